@@ -1,0 +1,94 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { EnvironmentConfig, ClusterConfig } from "../lib/config/schema";
+import { localKubeconfigPath } from "../lib/config/validate";
+import { environmentLabels, plannedNamespaces } from "../lib/environment-plan";
+import { ExistingCluster } from "./clusters/existing-cluster";
+import { LocalCluster } from "./clusters/local-cluster";
+import { ClusterAccess } from "./clusters/types";
+import * as path from "node:path";
+
+export interface KlutchEnvironmentArgs {
+  /** The validated environment config (see lib/config). */
+  config: EnvironmentConfig;
+  /** Directory that relative paths in the config are resolved against. */
+  projectDir: string;
+}
+
+/**
+ * A whole Klutch environment: the control plane cluster, the app clusters, and what runs
+ * on them. It wires the per-concern components together from the config; each of them can
+ * also be used on its own.
+ */
+export class KlutchEnvironment extends pulumi.ComponentResource {
+  public readonly controlPlane: ClusterAccess;
+  public readonly appClusters: Record<string, ClusterAccess>;
+  /** Namespaces created, by cluster name. */
+  public readonly namespaces: pulumi.Output<Record<string, string[]>>;
+
+  constructor(name: string, args: KlutchEnvironmentArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("klutch:index:Environment", name, {}, opts);
+    const { config } = args;
+    const labels = environmentLabels(config.environment);
+
+    this.controlPlane = this.cluster(`${name}-${config.controlPlane.name}`, config.controlPlane, args);
+    this.appClusters = Object.fromEntries(
+      config.appClusters.map((app) => [app.name, this.cluster(`${name}-${app.name}`, app, args)]),
+    );
+    const byName: Record<string, ClusterAccess> = {
+      ...this.appClusters,
+      [config.controlPlane.name]: this.controlPlane,
+    };
+
+    const created: Record<string, pulumi.Output<string>[]> = {};
+    for (const plan of plannedNamespaces(config)) {
+      const cluster = byName[plan.cluster];
+      if (!cluster) throw new Error(`internal: no cluster ${plan.cluster}`);
+      const ns = new k8s.core.v1.Namespace(
+        `${name}-${plan.cluster}-${plan.namespace}`,
+        { metadata: { name: plan.namespace, labels } },
+        { parent: this, provider: cluster.provider },
+      );
+      (created[plan.cluster] ??= []).push(ns.metadata.name);
+    }
+    this.namespaces = pulumi.output(
+      Object.fromEntries(Object.entries(created).map(([cluster, names]) => [cluster, pulumi.all(names)])),
+    );
+
+    this.registerOutputs({ namespaces: this.namespaces });
+  }
+
+  private cluster(name: string, config: ClusterConfig, args: KlutchEnvironmentArgs): ClusterAccess {
+    switch (config.infrastructure) {
+      case "local":
+        return new LocalCluster(
+          name,
+          {
+            clusterName: config.name,
+            kubeconfigPath: localKubeconfigPath(
+              args.projectDir,
+              args.config.localClusters.stateDir,
+              config.name,
+            ),
+          },
+          { parent: this },
+        );
+      case "existing":
+        if (!config.kubeconfig)
+          throw new Error(`internal: ${config.name} has no kubeconfig (validation should have caught this)`);
+        return new ExistingCluster(
+          name,
+          {
+            clusterName: config.name,
+            kubeconfigPath: path.resolve(args.projectDir, config.kubeconfig.path),
+            context: config.kubeconfig.context,
+          },
+          { parent: this },
+        );
+      default:
+        throw new Error(
+          `internal: infrastructure ${config.infrastructure} is not supported (validation should have caught this)`,
+        );
+    }
+  }
+}

@@ -1,0 +1,37 @@
+// ESLint flat config: TypeScript's type-aware rules plus the Pulumi plugin's
+// rules, which catch Outputs interpolated into plain template strings.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import pulumi from "@pulumi/eslint-plugin";
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "bin/**", ".pulumi/**", ".klutch/**", "eslint.config.mjs"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { "@pulumi": pulumi },
+    rules: {
+      "@pulumi/no-output-in-template-literal": "error",
+      "@pulumi/no-output-instance-in-template-literal": "error",
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    files: ["test/**/*.ts"],
+    rules: {
+      // Tests poke at raw, deliberately malformed config and at what mocks recorded:
+      // untyped data is the point there.
+      "@typescript-eslint/no-unused-expressions": "off",
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+    },
+  },
+);

@@ -1,0 +1,45 @@
+import * as fs from "node:fs";
+import * as pulumi from "@pulumi/pulumi";
+import { repoRoot } from "../toolchain";
+import { renderIssues } from "./messages";
+import { EnvironmentConfig } from "./schema";
+import { validateEnvironment } from "./validate";
+
+export interface LoadedEnvironment {
+  config: EnvironmentConfig;
+  /** Secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
+  secrets: { oidcClientSecret?: pulumi.Output<string> };
+  projectDir: string;
+}
+
+/** Turns config values back into data: structured settings arrive as JSON text. */
+function decode(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Reads and validates every `klutch:` setting of the current stack. On any problem it
+ * throws one RunError listing them all (Pulumi prints it without a stack trace), before
+ * the program registers a single resource.
+ */
+export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironment {
+  const raw: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(pulumi.runtime.allConfig())) {
+    if (key.startsWith("klutch:")) raw[key.slice("klutch:".length)] = decode(value);
+  }
+  const result = validateEnvironment(raw, {
+    projectDir,
+    readFile: (file) => fs.readFileSync(file, "utf8"),
+  });
+  if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
+  const secret = raw.oidcClientSecret;
+  return {
+    config: result.config,
+    secrets: typeof secret === "string" ? { oidcClientSecret: pulumi.secret(secret) } : {},
+    projectDir,
+  };
+}

@@ -1,0 +1,281 @@
+import { z } from "zod";
+import { cidrProblem } from "../net/cidr";
+
+/**
+ * The environment config model: one object per stack, read from the `klutch:` config
+ * namespace. This file holds the shape of each setting; rules that relate several
+ * settings (unique names, CIDR overlaps, implementation/infrastructure pairs) live in
+ * validate.ts so that every problem is reported in one pass.
+ */
+
+export const INFRASTRUCTURES = ["local", "existing", "aws", "openstack"] as const;
+export type Infrastructure = (typeof INFRASTRUCTURES)[number];
+
+export const CONNECTOR_IMPLEMENTATIONS = [
+  "proxy",
+  "wireguard",
+  "awsVpcPeering",
+  "openstack",
+  "noop",
+] as const;
+export type ConnectorImplementation = (typeof CONNECTOR_IMPLEMENTATIONS)[number];
+
+const dnsLabel = z
+  .string()
+  .regex(
+    /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+    "must be a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters",
+  );
+
+const cidr = z.string().superRefine((value, ctx) => {
+  const problem = cidrProblem(value);
+  if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+});
+
+export const port = z.number().int("must be a whole number").min(1).max(65535);
+
+const httpsUrl = z
+  .string()
+  .url("must be a URL such as https://bind.example.com")
+  .refine((u) => u.startsWith("https://"), "must use https://");
+
+const network = z
+  .object({
+    /** The cluster's own network: its VPC, OpenStack subnet or node network. */
+    nodeCidr: cidr,
+    podCidr: cidr.optional(),
+    serviceCidr: cidr.optional(),
+  })
+  .strict();
+
+const kubeconfigSource = z
+  .object({
+    /** Path of a kubeconfig file, absolute or relative to the project directory. */
+    path: z.string().min(1, "must name a kubeconfig file"),
+    /** Context to use; the file's current-context when omitted. */
+    context: z.string().min(1).optional(),
+  })
+  .strict();
+
+const awsAccountId = z.string().regex(/^\d{12}$/, "must be a 12-digit AWS account id");
+const awsRegion = z
+  .string()
+  .regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, "must be an AWS region such as eu-central-1");
+
+const awsCluster = z
+  .object({
+    region: awsRegion,
+    accountId: awsAccountId.optional(),
+    /** Role the AWS provider assumes for this cluster's account. */
+    roleArn: z
+      .string()
+      .regex(/^arn:aws:iam::\d{12}:role\/.+$/, "must be an IAM role ARN")
+      .optional(),
+    availabilityZoneCount: z.number().int().min(1).max(6).default(2),
+    kubernetesVersion: z
+      .string()
+      .regex(/^1\.\d+$/, "must be a Kubernetes minor version such as 1.33")
+      .default("1.33"),
+    nodeGroup: z
+      .object({
+        instanceType: z.string().min(1).default("m6i.large"),
+        minSize: z.number().int().min(1).default(2),
+        desiredSize: z.number().int().min(1).default(2),
+        maxSize: z.number().int().min(1).default(4),
+      })
+      .strict()
+      .default({}),
+    /** Adopt an existing VPC instead of creating one. */
+    existingVpcId: z
+      .string()
+      .regex(/^vpc-[0-9a-f]+$/, "must be a VPC id such as vpc-0abc123")
+      .optional(),
+    /** Adopt an existing EKS cluster instead of creating one. */
+    existingClusterName: z.string().min(1).optional(),
+  })
+  .strict();
+
+const openstackCluster = z
+  .object({
+    region: z.string().min(1).optional(),
+    externalNetworkId: z.string().min(1, "must name the external (floating IP) network"),
+    image: z.string().min(1).default("fedora-coreos-40"),
+    flavor: z.string().min(1).default("m1.large"),
+    masterFlavor: z.string().min(1).default("m1.medium"),
+    nodeCount: z.number().int().min(1).default(2),
+    dnsNameservers: z.array(z.string().ip({ version: "v4" })).default([]),
+    keypair: z.string().min(1).optional(),
+  })
+  .strict();
+
+const clusterFields = {
+  name: dnsLabel,
+  infrastructure: z.enum(INFRASTRUCTURES),
+  kubeconfig: kubeconfigSource.optional(),
+  aws: awsCluster.optional(),
+  openstack: openstackCluster.optional(),
+  network: network.optional(),
+};
+
+const proxyConnector = z
+  .object({
+    implementation: z.literal("proxy"),
+    /** How the proxy is exposed to the app cluster's network. */
+    serviceType: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]).default("LoadBalancer"),
+    /** Ports the proxy hands out, one per connection. */
+    portRange: z
+      .object({ from: port, to: port })
+      .strict()
+      .refine((r) => r.from <= r.to, { message: "from must not be greater than to", path: ["from"] })
+      .default({ from: 30000, to: 30999 }),
+  })
+  .strict();
+
+const wireguardConnector = z
+  .object({
+    implementation: z.literal("wireguard"),
+    /** Addresses for the tunnel interfaces; one per app cluster plus the gateway. */
+    tunnelCidr: cidr.default("100.96.0.0/24"),
+    listenPort: port.default(51820),
+    /** host:port where app clusters reach the gateway; derived from the gateway service when omitted. */
+    endpoint: z.string().min(1).optional(),
+    /** Change this value to rotate the key pairs. */
+    keyRotation: z.string().default("initial"),
+  })
+  .strict();
+
+const awsVpcPeeringConnector = z
+  .object({
+    implementation: z.literal("awsVpcPeering"),
+    /** Credentials of the accepter (data-service) side, needed across accounts. */
+    accepter: z
+      .object({ roleArn: z.string().regex(/^arn:aws:iam::\d{12}:role\/.+$/, "must be an IAM role ARN") })
+      .strict()
+      .optional(),
+    dataServicePorts: z.array(port).min(1).default([5432]),
+  })
+  .strict();
+
+const openstackConnector = z
+  .object({
+    implementation: z.literal("openstack"),
+    dataServicePorts: z.array(port).min(1).default([5432]),
+    /** Also give the proxy a floating IP. */
+    floatingIp: z.boolean().default(true),
+  })
+  .strict();
+
+const noopConnector = z.object({ implementation: z.literal("noop") }).strict();
+
+export const networkConnector = z.discriminatedUnion("implementation", [
+  proxyConnector,
+  wireguardConnector,
+  awsVpcPeeringConnector,
+  openstackConnector,
+  noopConnector,
+]);
+
+export const controlPlaneCluster = z
+  .object({
+    ...clusterFields,
+    /** The data-service network, when it is not the control plane's own network. */
+    dataServiceCidr: cidr.optional(),
+  })
+  .strict();
+
+export const appCluster = z
+  .object({
+    ...clusterFields,
+    networkConnector: networkConnector.default({ implementation: "proxy" }),
+    /** Exported APIs this app cluster binds (by resource name); all exported APIs when omitted. */
+    apis: z.array(z.string().min(1)).optional(),
+  })
+  .strict();
+
+const permissionClaim = z
+  .object({
+    group: z.string(),
+    resource: z.string().min(1),
+    version: z.string().min(1).default("v1"),
+  })
+  .strict();
+
+export const exportedApi = z
+  .object({
+    group: z.string().min(1),
+    version: z.string().regex(/^v\d+((alpha|beta)\d+)?$/, "must be a Kubernetes API version such as v1"),
+    resource: z.string().regex(/^[a-z][a-z0-9]*$/, "must be a plural lowercase resource name"),
+    kind: z
+      .string()
+      .regex(/^[A-Z][A-Za-z0-9]*$/, "must be a Kind such as PostgresqlInstance")
+      .optional(),
+    permissionClaims: z.array(permissionClaim).default([]),
+  })
+  .strict();
+
+export const oidc = z.discriminatedUnion("provider", [
+  z
+    .object({
+      provider: z.literal("dex"),
+      /** Issuer URL; derived from the backend's external address when omitted. */
+      issuerUrl: httpsUrl.optional(),
+      clientId: z.string().min(1).default("klutch-bind"),
+    })
+    .strict(),
+  z
+    .object({
+      provider: z.literal("keycloak"),
+      issuerUrl: httpsUrl,
+      clientId: z.string().min(1),
+    })
+    .strict(),
+]);
+
+export const localClusters = z
+  .object({
+    /** Where `npm run clusters -- up` keeps the local clusters, relative to the project. */
+    stateDir: z.string().min(1).default(".klutch/local"),
+  })
+  .strict();
+
+export const DEFAULT_EXPORTED_APIS: z.input<typeof exportedApi>[] = [
+  { group: "anynines.com", version: "v1", resource: "postgresqlinstances", kind: "PostgresqlInstance" },
+  {
+    group: "anynines.com",
+    version: "v1",
+    resource: "servicebindings",
+    kind: "ServiceBinding",
+    permissionClaims: [
+      { group: "", resource: "secrets", version: "v1" },
+      { group: "", resource: "configmaps", version: "v1" },
+    ],
+  },
+  { group: "anynines.com", version: "v1", resource: "backups", kind: "Backup" },
+  { group: "anynines.com", version: "v1", resource: "restores", kind: "Restore" },
+];
+
+/** Every setting of the `klutch:` namespace. Keys are the config keys without the namespace. */
+export const environmentSchema = z
+  .object({
+    environment: dnsLabel,
+    controlPlane: controlPlaneCluster,
+    appClusters: z.array(appCluster).default([]),
+    oidc: oidc.default({ provider: "dex" }),
+    exportedApis: z.array(exportedApi).min(1).default(DEFAULT_EXPORTED_APIS),
+    localClusters: localClusters.default({}),
+  })
+  .strict();
+
+export type EnvironmentConfig = z.output<typeof environmentSchema>;
+export type EnvironmentConfigInput = z.input<typeof environmentSchema>;
+export type ClusterConfig = z.output<typeof controlPlaneCluster> | z.output<typeof appCluster>;
+export type ControlPlaneConfig = z.output<typeof controlPlaneCluster>;
+export type AppClusterConfig = z.output<typeof appCluster>;
+export type NetworkConnectorConfig = z.output<typeof networkConnector>;
+export type ExportedApiConfig = z.output<typeof exportedApi>;
+export type OidcConfig = z.output<typeof oidc>;
+
+/** Settings whose values are secrets; they are read separately and never validated into plain output. */
+export const SECRET_SETTINGS = ["oidcClientSecret"] as const;
+
+export const SETTING_KEYS = [...Object.keys(environmentSchema.shape), ...SECRET_SETTINGS];

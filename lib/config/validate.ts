@@ -1,0 +1,408 @@
+import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { cidrsOverlap, cidrProblem } from "../net/cidr";
+import { ConfigIssue, errorMap, formatPath, zodIssues } from "./messages";
+import {
+  AppClusterConfig,
+  ClusterConfig,
+  ControlPlaneConfig,
+  DEFAULT_EXPORTED_APIS,
+  EnvironmentConfig,
+  SECRET_SETTINGS,
+  SETTING_KEYS,
+  appCluster as appClusterSchema,
+  controlPlaneCluster as controlPlaneSchema,
+  environmentSchema,
+  exportedApi as exportedApiSchema,
+} from "./schema";
+
+/** What validation may look at outside the config itself; injected so tests need no real files. */
+export interface ValidationContext {
+  /** Directory that relative paths are resolved against (the project directory). */
+  projectDir: string;
+  /** Reads a file's text; throws when it does not exist or cannot be read. */
+  readFile: (file: string) => string;
+}
+
+export type ValidationResult = { ok: true; config: EnvironmentConfig } | { ok: false; issues: ConfigIssue[] };
+
+/**
+ * Validates the raw `klutch:` settings (keys without the namespace). Shape errors and the
+ * rules that relate settings are all collected, so one run reports every problem.
+ */
+export function validateEnvironment(raw: Record<string, unknown>, ctx: ValidationContext): ValidationResult {
+  const issues: ConfigIssue[] = [];
+  for (const key of Object.keys(raw)) {
+    if (!SETTING_KEYS.includes(key)) {
+      const hint = SETTING_KEYS.find((k) => k.toLowerCase().startsWith(key.toLowerCase().slice(0, 5)));
+      issues.push({
+        path: `klutch:${key}`,
+        message: `unknown setting${hint ? `; did you mean klutch:${hint}?` : ""} (settings: ${SETTING_KEYS.join(", ")})`,
+      });
+    }
+  }
+  const plain = Object.fromEntries(
+    Object.entries(raw).filter(
+      ([k]) => SETTING_KEYS.includes(k) && !(SECRET_SETTINGS as readonly string[]).includes(k),
+    ),
+  );
+  const parsed = environmentSchema.safeParse(plain, { errorMap });
+  if (!parsed.success) issues.push(...zodIssues(parsed.error));
+  issues.push(...crossChecks(plain, ctx));
+  if (issues.length > 0 || !parsed.success) return { ok: false, issues: dedupe(issues) };
+  return { ok: true, config: parsed.data };
+}
+
+function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const key = `${i.path}\u0000${i.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+interface Located<T> {
+  value: T;
+  at: (string | number)[];
+}
+
+/**
+ * Rules across settings. They run on every cluster entry that is well-formed on its own,
+ * even when other entries are not, so the operator sees all problems in one run.
+ */
+function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const add = (at: (string | number)[], message: string) => issues.push({ path: formatPath(at), message });
+
+  const cp = controlPlaneSchema.safeParse(raw.controlPlane);
+  const controlPlane: Located<ControlPlaneConfig> | undefined = cp.success
+    ? { value: cp.data, at: ["controlPlane"] }
+    : undefined;
+  const apps: Located<AppClusterConfig>[] = [];
+  if (Array.isArray(raw.appClusters)) {
+    raw.appClusters.forEach((entry, i) => {
+      const r = appClusterSchema.safeParse(entry);
+      if (r.success) apps.push({ value: r.data, at: ["appClusters", i] });
+    });
+  }
+  const clusters: Located<ClusterConfig>[] = [...(controlPlane ? [controlPlane] : []), ...apps];
+
+  // Names identify clusters in resource names and kubeconfig paths, so they must be unique.
+  // Checked on the raw entries so that a problem elsewhere in an entry does not hide it.
+  const rawClusters: { name: unknown; at: (string | number)[] }[] = [
+    { name: (raw.controlPlane as { name?: unknown } | undefined)?.name, at: ["controlPlane"] },
+    ...(Array.isArray(raw.appClusters) ? raw.appClusters : []).map((e: unknown, i) => ({
+      name: (e as { name?: unknown } | undefined)?.name,
+      at: ["appClusters", i],
+    })),
+  ];
+  const firstByName = new Map<string, (string | number)[]>();
+  for (const c of rawClusters) {
+    if (typeof c.name !== "string") continue;
+    const prior = firstByName.get(c.name);
+    if (prior)
+      add(
+        [...c.at, "name"],
+        `"${c.name}" is already used by ${formatPath(prior)}; cluster names must be unique`,
+      );
+    else firstByName.set(c.name, c.at);
+  }
+
+  const stateDir = localStateDir(raw.localClusters);
+  for (const c of clusters) checkInfrastructure(c, stateDir, ctx, add);
+
+  if (controlPlane) {
+    for (const app of apps) checkConnector(app, controlPlane, add);
+  }
+  checkWireguardTunnels(apps, controlPlane, add);
+  checkApis(raw.exportedApis, apps, add);
+  return issues;
+}
+
+type Add = (at: (string | number)[], message: string) => void;
+
+function localStateDir(raw: unknown): string {
+  const dir = (raw as { stateDir?: unknown } | undefined)?.stateDir;
+  return typeof dir === "string" && dir.length > 0 ? dir : ".klutch/local";
+}
+
+/** Path of the kubeconfig that `npm run clusters -- up` writes for a local cluster. */
+export function localKubeconfigPath(projectDir: string, stateDir: string, cluster: string): string {
+  return path.resolve(projectDir, stateDir, cluster, "kubeconfig");
+}
+
+function checkInfrastructure(
+  c: Located<ClusterConfig>,
+  stateDir: string,
+  ctx: ValidationContext,
+  add: Add,
+): void {
+  const { value, at } = c;
+  const infra = value.infrastructure;
+  for (const block of ["aws", "openstack"] as const) {
+    if (value[block] && infra !== block) {
+      add(
+        [...at, block],
+        `is only allowed with infrastructure "${block}" (this cluster is "${infra}"); remove it`,
+      );
+    }
+  }
+  switch (infra) {
+    case "existing":
+      if (!value.kubeconfig) {
+        add(
+          [...at, "kubeconfig"],
+          'is required for infrastructure "existing": set kubeconfig.path to the cluster\'s kubeconfig file',
+        );
+      } else {
+        checkKubeconfigFile(
+          path.resolve(ctx.projectDir, value.kubeconfig.path),
+          value.kubeconfig.context,
+          [...at, "kubeconfig"],
+          ctx,
+          add,
+        );
+      }
+      break;
+    case "local":
+      if (value.kubeconfig) {
+        add(
+          [...at, "kubeconfig"],
+          'is not used with infrastructure "local" (the local clusters write their own); remove it, or use infrastructure "existing"',
+        );
+      } else {
+        const file = localKubeconfigPath(ctx.projectDir, stateDir, value.name);
+        checkKubeconfigFile(
+          file,
+          undefined,
+          [...at, "infrastructure"],
+          ctx,
+          add,
+          "start the local clusters first with `npm run clusters -- up`",
+        );
+      }
+      break;
+    case "aws":
+      if (!value.aws) add([...at, "aws"], 'is required for infrastructure "aws": set at least aws.region');
+      if (!value.network)
+        add([...at, "network"], 'is required for infrastructure "aws": set network.nodeCidr to the VPC CIDR');
+      if (value.aws) {
+        const g = value.aws.nodeGroup;
+        if (!(g.minSize <= g.desiredSize && g.desiredSize <= g.maxSize)) {
+          add(
+            [...at, "aws", "nodeGroup"],
+            `needs minSize <= desiredSize <= maxSize (got ${g.minSize}, ${g.desiredSize}, ${g.maxSize})`,
+          );
+        }
+      }
+      break;
+    case "openstack":
+      if (!value.openstack)
+        add(
+          [...at, "openstack"],
+          'is required for infrastructure "openstack": set at least openstack.externalNetworkId',
+        );
+      if (!value.network)
+        add(
+          [...at, "network"],
+          'is required for infrastructure "openstack": set network.nodeCidr to the subnet CIDR',
+        );
+      break;
+  }
+  const net = value.network;
+  if (net) {
+    for (const other of ["podCidr", "serviceCidr"] as const) {
+      const cidr = net[other];
+      if (cidr && cidrsOverlap(cidr, net.nodeCidr)) {
+        add(
+          [...at, "network", other],
+          `${cidr} overlaps the cluster's nodeCidr ${net.nodeCidr}; choose a disjoint range`,
+        );
+      }
+    }
+    if (net.podCidr && net.serviceCidr && cidrsOverlap(net.podCidr, net.serviceCidr)) {
+      add(
+        [...at, "network", "serviceCidr"],
+        `${net.serviceCidr} overlaps podCidr ${net.podCidr}; choose a disjoint range`,
+      );
+    }
+  }
+}
+
+function checkKubeconfigFile(
+  file: string,
+  context: string | undefined,
+  at: (string | number)[],
+  ctx: ValidationContext,
+  add: Add,
+  missingHint = "point kubeconfig.path at an existing file",
+): void {
+  let text: string;
+  try {
+    text = ctx.readFile(file);
+  } catch {
+    add(at, `kubeconfig file ${file} does not exist or cannot be read; ${missingHint}`);
+    return;
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    add(at, `kubeconfig file ${file} is not valid YAML (${(e as Error).message.split("\n")[0]})`);
+    return;
+  }
+  const kc = doc as {
+    clusters?: unknown;
+    contexts?: unknown;
+    users?: unknown;
+    "current-context"?: unknown;
+  } | null;
+  if (!kc || !Array.isArray(kc.clusters) || !Array.isArray(kc.contexts) || kc.clusters.length === 0) {
+    add(at, `kubeconfig file ${file} has no clusters or contexts; is it a kubeconfig?`);
+    return;
+  }
+  const names = (kc.contexts as { name?: unknown }[])
+    .map((c) => c.name)
+    .filter((n): n is string => typeof n === "string");
+  const wanted = context ?? (typeof kc["current-context"] === "string" ? kc["current-context"] : undefined);
+  if (!wanted) {
+    add(
+      at,
+      `kubeconfig file ${file} has no current-context; set kubeconfig.context to one of ${names.join(", ")}`,
+    );
+  } else if (!names.includes(wanted)) {
+    add(at, `context "${wanted}" is not in ${file}; contexts there: ${names.join(", ") || "none"}`);
+  }
+}
+
+function checkConnector(app: Located<AppClusterConfig>, cp: Located<ControlPlaneConfig>, add: Add): void {
+  const connector = app.value.networkConnector;
+  const at = [...app.at, "networkConnector"];
+  const dataCidrs = [cp.value.dataServiceCidr, cp.value.network?.nodeCidr].filter((c): c is string => !!c);
+  switch (connector.implementation) {
+    case "awsVpcPeering": {
+      if (app.value.infrastructure !== "aws" || cp.value.infrastructure !== "aws") {
+        add(
+          [...at, "implementation"],
+          `awsVpcPeering needs an aws app cluster and an aws control plane (got ${app.value.infrastructure} and ${cp.value.infrastructure}); use proxy or wireguard instead`,
+        );
+        break;
+      }
+      const appAccount = app.value.aws?.accountId;
+      const cpAccount = cp.value.aws?.accountId;
+      if (appAccount && cpAccount && appAccount !== cpAccount && !connector.accepter) {
+        add(
+          [...at, "accepter"],
+          `is required when peering across accounts (${appAccount} → ${cpAccount}): set accepter.roleArn to a role in ${cpAccount}`,
+        );
+      }
+      checkRoutedOverlap(app, dataCidrs, at, add);
+      break;
+    }
+    case "openstack":
+      if (app.value.infrastructure !== "openstack" || cp.value.infrastructure !== "openstack") {
+        add(
+          [...at, "implementation"],
+          `openstack needs an openstack app cluster and an openstack control plane (got ${app.value.infrastructure} and ${cp.value.infrastructure}); use proxy or wireguard instead`,
+        );
+        break;
+      }
+      checkRoutedOverlap(app, dataCidrs, at, add);
+      break;
+    default:
+      break;
+  }
+}
+
+/** Routed paths (peering, OpenStack routers) cannot work between overlapping networks. */
+function checkRoutedOverlap(
+  app: Located<AppClusterConfig>,
+  dataCidrs: string[],
+  at: (string | number)[],
+  add: Add,
+): void {
+  const own = app.value.network?.nodeCidr;
+  if (!own) return;
+  for (const data of dataCidrs) {
+    if (cidrsOverlap(own, data)) {
+      add(
+        [...app.at, "network", "nodeCidr"],
+        `${own} overlaps the data-service network ${data}; routed paths (${formatPath(at)}) need disjoint CIDRs`,
+      );
+    }
+  }
+}
+
+function checkWireguardTunnels(
+  apps: Located<AppClusterConfig>[],
+  cp: Located<ControlPlaneConfig> | undefined,
+  add: Add,
+): void {
+  const wg = apps.filter((a) => a.value.networkConnector.implementation === "wireguard");
+  const first = wg[0];
+  if (!first) return;
+  const tunnelOf = (a: Located<AppClusterConfig>) =>
+    a.value.networkConnector.implementation === "wireguard" ? a.value.networkConnector.tunnelCidr : "";
+  const tunnel = tunnelOf(first);
+  const networks: { cidr: string; owner: string }[] = [];
+  const all = [...(cp ? [cp] : []), ...apps] as Located<ClusterConfig>[];
+  for (const c of all) {
+    const n = c.value.network;
+    if (n) {
+      for (const field of ["nodeCidr", "podCidr", "serviceCidr"] as const) {
+        const cidr = n[field];
+        if (cidr) networks.push({ cidr, owner: formatPath([...c.at, "network", field]) });
+      }
+    }
+  }
+  if (cp?.value.dataServiceCidr)
+    networks.push({ cidr: cp.value.dataServiceCidr, owner: formatPath([...cp.at, "dataServiceCidr"]) });
+  for (const a of wg) {
+    const at = [...a.at, "networkConnector", "tunnelCidr"];
+    const mine = tunnelOf(a);
+    if (mine !== tunnel) {
+      add(
+        at,
+        `${mine} differs from ${tunnel} (${formatPath([...first.at, "networkConnector", "tunnelCidr"])}); app clusters share one WireGuard gateway, so use one tunnel CIDR`,
+      );
+      continue;
+    }
+    if (cidrProblem(mine)) continue;
+    for (const n of networks) {
+      if (cidrsOverlap(mine, n.cidr))
+        add(at, `${mine} overlaps ${n.owner} (${n.cidr}); choose a tunnel CIDR no cluster uses`);
+    }
+  }
+}
+
+function checkApis(rawApis: unknown, apps: Located<AppClusterConfig>[], add: Add): void {
+  const exported: { group: string; resource: string }[] = [];
+  if (Array.isArray(rawApis)) {
+    rawApis.forEach((entry, i) => {
+      const r = exportedApiSchema.safeParse(entry);
+      if (!r.success) return;
+      const dup = exported.find((e) => e.group === r.data.group && e.resource === r.data.resource);
+      if (dup)
+        add(
+          ["exportedApis", i, "resource"],
+          `${r.data.resource}.${r.data.group} is exported twice; remove one entry`,
+        );
+      else exported.push({ group: r.data.group, resource: r.data.resource });
+    });
+  } else if (rawApis === undefined) {
+    for (const d of DEFAULT_EXPORTED_APIS) exported.push({ group: d.group, resource: d.resource });
+  }
+  const names = exported.map((e) => e.resource);
+  for (const app of apps) {
+    app.value.apis?.forEach((api, i) => {
+      if (!names.includes(api)) {
+        add(
+          [...app.at, "apis", i],
+          `"${api}" is not an exported API; exported: ${names.join(", ") || "none"} (add it to klutch:exportedApis or remove it here)`,
+        );
+      }
+    });
+  }
+}

@@ -1,0 +1,100 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
+import { repoRoot, toolchainEnv } from "./toolchain";
+
+/**
+ * Passphrase for the `local` stack's secrets. It protects nothing but throw-away local
+ * clusters, and is documented in the README; every other stack must set its own
+ * PULUMI_CONFIG_PASSPHRASE (or a secrets provider).
+ */
+export const LOCAL_STACK_PASSPHRASE = "klutch-local-only";
+
+export const KUBERNETES_PLUGIN_VERSION = (
+  JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  }
+).dependencies["@pulumi/kubernetes"] as string;
+
+export interface RunnerOptions {
+  stack: string;
+  /** Overrides for tests: state and plugin directories, passphrase. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The environment the real Pulumi CLI runs in: the toolchain on PATH, a file backend and
+ * plugin home inside the project (gitignored), no update checks and no plugin downloads.
+ */
+export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = toolchainEnv(base);
+  env.PULUMI_BACKEND_URL ??= `file://${path.join(repoRoot, ".pulumi", "state")}`;
+  env.PULUMI_HOME ??= path.join(repoRoot, ".pulumi", "home");
+  env.PULUMI_SKIP_UPDATE_CHECK = "true";
+  env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION = "true";
+  if (!env.PULUMI_CONFIG_PASSPHRASE && !env.PULUMI_CONFIG_PASSPHRASE_FILE) {
+    if (stack !== "local") {
+      throw new Error(
+        `stack "${stack}" needs PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) to encrypt its secrets`,
+      );
+    }
+    env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
+  }
+  return env;
+}
+
+/** Installs the toolchain's pulumi-resource-kubernetes into PULUMI_HOME, once. */
+export function ensureKubernetesPlugin(env: NodeJS.ProcessEnv): void {
+  const home = env.PULUMI_HOME as string;
+  const installed = path.join(
+    home,
+    "plugins",
+    `resource-kubernetes-v${KUBERNETES_PLUGIN_VERSION}`,
+    "pulumi-resource-kubernetes",
+  );
+  if (fs.existsSync(installed)) return;
+  const binary = which("pulumi-resource-kubernetes", env);
+  if (!binary) throw new Error("pulumi-resource-kubernetes not found: run `bash scripts/toolchain.sh build`");
+  execFileSync(
+    "pulumi",
+    ["plugin", "install", "resource", "kubernetes", KUBERNETES_PLUGIN_VERSION, "--file", binary],
+    {
+      env,
+      stdio: ["ignore", "inherit", "inherit"],
+    },
+  );
+}
+
+function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? "").split(":")) {
+    const candidate = path.join(dir, binary);
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * Selects (or creates) a stack of this project for the real Pulumi CLI. The program runs
+ * in this process through the Automation API's language runtime (`pulumi up --client`),
+ * so only the engine binary and the provider plugins are needed, not a language host.
+ */
+export async function selectStack(options: RunnerOptions): Promise<Stack> {
+  const env = pulumiEnv(options.stack, { ...process.env, ...options.env });
+  if (!which("pulumi", env)) throw new Error("pulumi not found: run `bash scripts/toolchain.sh build`");
+  fs.mkdirSync((env.PULUMI_BACKEND_URL as string).replace(/^file:\/\//, ""), { recursive: true });
+  fs.mkdirSync(env.PULUMI_HOME as string, { recursive: true });
+  ensureKubernetesPlugin(env);
+  // The Automation API spawns `pulumi` with process.env plus envVars; PATH must be ours.
+  process.env.PATH = env.PATH;
+  const envVars = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+  // Loaded lazily so that `--help` and config errors do not pay for loading the program.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { klutchProgram } = require("../program") as typeof import("../program");
+  return LocalWorkspace.createOrSelectStack(
+    { stackName: options.stack, projectName: "klutch", program: () => Promise.resolve(klutchProgram()) },
+    { workDir: repoRoot, envVars },
+  );
+}

@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# Builds the real tools the project runs against (Pulumi CLI, the Kubernetes
+# provider plugin, kube-apiserver/controller-manager/kubectl, etcd, Crossplane)
+# from the Go module proxy into a version-keyed cache outside the clone.
+#
+#   scripts/toolchain.sh build     build whatever is missing (default)
+#   scripts/toolchain.sh env       print shell exports for the built tools
+#   scripts/toolchain.sh status    show what is cached and where
+#
+# The cache survives between sessions and CI runs on the same machine, so a
+# warm run only checks markers and takes seconds.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=../toolchain/versions.env
+source "$ROOT/toolchain/versions.env"
+
+CACHE="${KLUTCH_TOOLCHAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/klutch-pulumi/toolchain}"
+export GOFLAGS="-mod=mod"
+export GOTOOLCHAIN=local
+# This proxy serves the Pulumi modules, but the checksum database has no
+# entries for some of them; their integrity comes from the proxy alone.
+export GONOSUMDB="github.com/pulumi/*,github.com/crossplane/*"
+export CGO_ENABLED=0
+
+log() { printf '\033[1m[toolchain]\033[0m %s\n' "$*" >&2; }
+die() {
+  printf '\033[31m[toolchain] error:\033[0m %s\n' "$*" >&2
+  exit 1
+}
+
+pulumi_dir() { echo "$CACHE/pulumi-$PULUMI_VERSION"; }
+k8s_provider_dir() { echo "$CACHE/pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION"; }
+kubernetes_dir() { echo "$CACHE/kubernetes-$KUBERNETES_VERSION"; }
+etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
+crossplane_dir() { echo "$CACHE/crossplane-$CROSSPLANE_VERSION"; }
+
+is_built() { [[ -f "$1/.complete" ]]; }
+
+# Runs a long command with its output in a log file and a heartbeat on stderr,
+# so a 10-minute compile shows it is alive. On failure, shows the log's tail.
+run_logged() {
+  local label="$1" logfile="$2"
+  shift 2
+  local start=$SECONDS
+  "$@" >"$logfile" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 15
+    if kill -0 "$pid" 2>/dev/null; then
+      local lines
+      lines=$(wc -l <"$logfile" | tr -d ' ')
+      log "  $label: $((SECONDS - start))s elapsed, $lines packages/lines of progress"
+    fi
+  done
+  if ! wait "$pid"; then
+    tail -n 40 "$logfile" >&2 || true
+    if grep -qE '403 Forbidden|404 Not Found|dial tcp|no such host|TLS handshake' "$logfile"; then
+      die "$label failed: the Go module proxy refused or could not be reached (see above; full log: $logfile). Check GOPROXY and the pinned versions in toolchain/versions.env."
+    fi
+    die "$label failed (see above; full log: $logfile)"
+  fi
+  log "  $label: done in $((SECONDS - start))s"
+}
+
+module_dir() {
+  # Downloads a module and prints its directory in the module cache.
+  local mod="$1" out
+  if ! out=$(go mod download -json "$mod" 2>&1); then
+    echo "$out" >&2
+    die "could not download $mod from the Go module proxy ($(go env GOPROXY))"
+  fi
+  if grep -q '"Error"' <<<"$out"; then
+    echo "$out" >&2
+    die "could not download $mod from the Go module proxy ($(go env GOPROXY))"
+  fi
+  sed -n 's/.*"Dir": "\(.*\)",*/\1/p' <<<"$out"
+}
+
+# Prints the non-local replace directives of a go.mod, so a wrapper module
+# keeps the upstream's pins (go install refuses modules with replace lines).
+remote_replaces() {
+  awk '
+    /^replace \(/ { inblock = 1; next }
+    inblock && /^\)/ { inblock = 0; next }
+    inblock && /=>/ { print; next }
+    /^replace / && /=>/ { sub(/^replace /, ""); print }
+  ' "$1" | awk -F'=>' '{ t = $2; gsub(/^[ \t]+/, "", t); if (t !~ /^\./) print }'
+}
+
+finish() {
+  local dir="$1"
+  shift
+  printf '%s\n' "$@" >"$dir/.complete"
+  log "  installed into $dir"
+}
+
+build_pulumi() {
+  local dir
+  dir=$(pulumi_dir)
+  if is_built "$dir"; then
+    log "pulumi $PULUMI_VERSION: cached ($dir)"
+    return
+  fi
+  log "pulumi $PULUMI_VERSION: building the CLI from github.com/pulumi/pulumi/pkg/v3 (cold: ~10-15 min on 2 cores)"
+  local work="$dir/src"
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  local pkgdir
+  pkgdir=$(module_dir "github.com/pulumi/pulumi/pkg/v3@v$PULUMI_VERSION")
+  {
+    echo "module klutch.local/toolchain/pulumi"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$pkgdir/go.mod")"
+    echo
+    echo "require ("
+    echo "	github.com/pulumi/pulumi/pkg/v3 v$PULUMI_VERSION"
+    echo "	github.com/pulumi/pulumi/sdk/v3 v$PULUMI_VERSION"
+    echo ")"
+    remote_replaces "$pkgdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "pulumi: resolving modules" "$dir/resolve.log" go mod download -x github.com/pulumi/pulumi/pkg/v3
+    run_logged "pulumi: compiling" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION" \
+      -o "$dir/bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  )
+  finish "$dir" "pulumi v$PULUMI_VERSION"
+}
+
+build_k8s_provider() {
+  local dir
+  dir=$(k8s_provider_dir)
+  if is_built "$dir"; then
+    log "pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION: cached ($dir)"
+    return
+  fi
+  log "pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION: building (cold: ~10 min)"
+  rm -rf "$dir" && mkdir -p "$dir/bin"
+  local moddir work="$dir/src"
+  moddir=$(module_dir "github.com/pulumi/pulumi-kubernetes/provider/v4@$PULUMI_KUBERNETES_MODULE_VERSION")
+  # The provider embeds a versioned schema that its own `go generate` step
+  # writes next to main.go, so it is built from a writable copy.
+  cp -r "$moddir" "$work" && chmod -R u+w "$work"
+  (
+    cd "$work"
+    go mod edit -dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4 \
+      -require="github.com/pulumi/pulumi-kubernetes/sdk/v4@v$PULUMI_KUBERNETES_VERSION"
+    run_logged "pulumi-resource-kubernetes: generating the embedded schema" "$dir/generate.log" \
+      env VERSION="$PULUMI_KUBERNETES_VERSION" go generate ./cmd/pulumi-resource-kubernetes
+    run_logged "pulumi-resource-kubernetes: compiling" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$PULUMI_KUBERNETES_VERSION" \
+      -o "$dir/bin/pulumi-resource-kubernetes" ./cmd/pulumi-resource-kubernetes
+  )
+  rm -rf "$work"
+  finish "$dir" "pulumi-resource-kubernetes v$PULUMI_KUBERNETES_VERSION ($PULUMI_KUBERNETES_MODULE_VERSION)"
+}
+
+build_kubernetes() {
+  local dir
+  dir=$(kubernetes_dir)
+  if is_built "$dir"; then
+    log "kubernetes $KUBERNETES_VERSION: cached ($dir)"
+    return
+  fi
+  log "kubernetes $KUBERNETES_VERSION: building kube-apiserver, kube-controller-manager, kubectl (cold: ~10 min)"
+  local work="$dir/src"
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  local kdir staging="v0.${KUBERNETES_VERSION#1.}" minor
+  minor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")
+  kdir=$(module_dir "k8s.io/kubernetes@v$KUBERNETES_VERSION")
+  {
+    echo "module klutch.local/toolchain/kubernetes"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$kdir/go.mod")"
+    echo
+    echo "require k8s.io/kubernetes v$KUBERNETES_VERSION"
+    echo
+    echo "replace ("
+    # Every staging module is replaced by its published v0.x release.
+    grep -oE 'k8s.io/[a-z0-9-]+ => \./staging/src/k8s.io/[a-z0-9-]+' "$kdir/go.mod" |
+      awk -v v="$staging" '{ print "\t" $1 " => " $1 " " v }'
+    echo ")"
+  } >"$work/go.mod"
+  local vpkg=k8s.io/component-base/version cpkg=k8s.io/client-go/pkg/version ldflags="-s -w"
+  for p in $vpkg $cpkg; do
+    ldflags="$ldflags -X $p.gitVersion=v$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  (
+    cd "$work"
+    run_logged "kubernetes: resolving modules" "$dir/resolve.log" go mod download -x k8s.io/kubernetes
+    run_logged "kubernetes: compiling" "$dir/build.log" go build -v -trimpath -ldflags "$ldflags" -o "$dir/bin/" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
+  )
+  finish "$dir" "kube-apiserver, kube-controller-manager, kubectl v$KUBERNETES_VERSION"
+}
+
+build_etcd() {
+  local dir
+  dir=$(etcd_dir)
+  if is_built "$dir"; then
+    log "etcd $ETCD_VERSION: cached ($dir)"
+    return
+  fi
+  log "etcd $ETCD_VERSION: building (cold: ~2 min)"
+  local work="$dir/src" patch
+  patch="${ETCD_VERSION##*.}"
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  local edir
+  edir=$(module_dir "go.etcd.io/etcd/server/v3@v$ETCD_VERSION")
+  {
+    echo "module klutch.local/toolchain/etcd"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$edir/go.mod")"
+    echo
+    echo "require go.etcd.io/etcd/server/v3 v$ETCD_VERSION"
+    echo
+    echo "replace ("
+    # The sibling modules are released in lockstep; client/v2 carries v2.305.x.
+    grep -oE 'go.etcd.io/etcd/[a-z0-9/]+ => \.\./' "$edir/go.mod" | awk '{print $1}' |
+      while read -r m; do
+        if [[ "$m" == */v2 ]]; then echo "	$m => $m v2.305.$patch"; else echo "	$m => $m v$ETCD_VERSION"; fi
+      done
+    echo ")"
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "etcd: compiling" "$dir/build.log" go build -v -trimpath -ldflags "-s -w" -o "$dir/bin/etcd" go.etcd.io/etcd/server/v3
+  )
+  finish "$dir" "etcd v$ETCD_VERSION"
+}
+
+build_crossplane() {
+  local dir
+  dir=$(crossplane_dir)
+  if is_built "$dir"; then
+    log "crossplane $CROSSPLANE_VERSION: cached ($dir)"
+    return
+  fi
+  log "crossplane $CROSSPLANE_VERSION: building core (cold: ~8 min)"
+  local work="$dir/src"
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  local cdir
+  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_VERSION")
+  {
+    echo "module klutch.local/toolchain/crossplane"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
+    echo
+    echo "require github.com/crossplane/crossplane v$CROSSPLANE_VERSION"
+    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "crossplane: compiling" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_VERSION" \
+      -o "$dir/bin/crossplane" github.com/crossplane/crossplane/cmd/crossplane
+  )
+  # The chart and CRDs are files of the module; keep a copy next to the binary.
+  cp -r "$cdir/cluster" "$dir/cluster" && chmod -R u+w "$dir/cluster"
+  finish "$dir" "crossplane v$CROSSPLANE_VERSION"
+}
+
+check_versions() {
+  command -v go >/dev/null || die "Go is required to build the toolchain (the machine's Go, or apt-get install golang)"
+  local declared
+  declared=$(node -p "require('$ROOT/package.json').dependencies['@pulumi/kubernetes']" 2>/dev/null || echo "")
+  if [[ -n "$declared" && "$declared" != "$PULUMI_KUBERNETES_VERSION" ]]; then
+    die "package.json pins @pulumi/kubernetes $declared but toolchain/versions.env builds $PULUMI_KUBERNETES_VERSION; make them equal"
+  fi
+}
+
+print_env() {
+  echo "export KLUTCH_TOOLCHAIN_CACHE=\"$CACHE\""
+  echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
+  echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
+  echo "export PULUMI_SKIP_UPDATE_CHECK=true"
+  echo "export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true"
+}
+
+status() {
+  local d
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)"; do
+    if is_built "$d"; then
+      printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
+    else
+      printf '  %-64s %s\n' "$d" "missing"
+    fi
+  done
+}
+
+main() {
+  local cmd="${1:-build}"
+  case "$cmd" in
+    build)
+      check_versions
+      mkdir -p "$CACHE"
+      local start=$SECONDS
+      # One build at a time: the tests and the README's command may both call this.
+      exec 9>"$CACHE/.lock"
+      flock 9
+      local only="${2:-all}"
+      [[ "$only" == all || "$only" == etcd ]] && build_etcd
+      [[ "$only" == all || "$only" == kubernetes ]] && build_kubernetes
+      [[ "$only" == all || "$only" == pulumi ]] && build_pulumi
+      [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
+      [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
+      log "toolchain ready in $((SECONDS - start))s:"
+      status >&2
+      ;;
+    env) print_env ;;
+    status) status ;;
+    *) die "unknown command '$cmd' (use build, env or status)" ;;
+  esac
+}
+
+main "$@"

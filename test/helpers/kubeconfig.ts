@@ -1,0 +1,26 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { stringify } from "yaml";
+
+/** A syntactically valid kubeconfig for a cluster that does not need to exist. */
+export function fakeKubeconfig(name: string, server = "https://127.0.0.1:6443"): string {
+  return stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name, cluster: { server, "certificate-authority-data": "Zm9v" } }],
+    users: [{ name: `${name}-admin`, user: { token: "not-a-real-token" } }],
+    contexts: [{ name, context: { cluster: name, user: `${name}-admin` } }],
+    "current-context": name,
+  });
+}
+
+/** A temporary local-clusters state dir holding kubeconfigs for the given cluster names. */
+export function fakeLocalStateDir(names: string[]): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-local-"));
+  for (const name of names) {
+    fs.mkdirSync(path.join(dir, name));
+    fs.writeFileSync(path.join(dir, name, "kubeconfig"), fakeKubeconfig(name));
+  }
+  return dir;
+}

@@ -1,0 +1,151 @@
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { klutchProgram } from "../../program";
+import { fakeLocalStateDir } from "../helpers/kubeconfig";
+import { mockPulumi, valueOf, settle } from "../helpers/mocks";
+
+const ENV_LABEL = "klutch.anynines.com/environment";
+// Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
+
+function localConfig(stateDir: string, apps = ["app-1", "app-2"]) {
+  return {
+    environment: "local",
+    controlPlane: { name: "control-plane", infrastructure: "local" },
+    appClusters: apps.map((name) => ({ name, infrastructure: "local" })),
+    localClusters: { stateDir },
+  };
+}
+
+describe("KlutchEnvironment (mocks)", () => {
+  it("creates one provider per cluster and exactly the namespaces later components use", async () => {
+    const stateDir = fakeLocalStateDir(["control-plane", "app-1", "app-2"]);
+    const run = mockPulumi(localConfig(stateDir));
+    const outputs = klutchProgram();
+    const namespaces = await valueOf(outputs.namespaces as pulumi.Output<Record<string, string[]>>);
+    await settle();
+
+    assert.deepEqual(namespaces, {
+      "control-plane": ["crossplane-system", "bind"],
+      "app-1": ["klutch-bind"],
+      "app-2": ["klutch-bind"],
+    });
+    assert.equal(run.ofType("klutch:index:Environment").length, 1);
+    assert.deepEqual(
+      run.ofType("klutch:cluster:LocalCluster").map((r) => r.name),
+      ["local-control-plane", "local-app-1", "local-app-2"],
+    );
+    assert.equal(run.ofType("pulumi:providers:kubernetes").length, 3);
+    assert.equal(run.ofType("klutch:cluster:ExistingCluster").length, 0);
+
+    const ns = run.ofType("kubernetes:core/v1:Namespace");
+    assert.equal(ns.length, 4, "exactly four namespaces: two on the control plane, one per app cluster");
+    for (const n of ns) {
+      assert.equal(n.inputs.metadata.labels[ENV_LABEL], "local");
+      assert.equal(n.inputs.metadata.labels["app.kubernetes.io/managed-by"], "pulumi");
+    }
+    // Each namespace is created through its own cluster's provider.
+    const byName = Object.fromEntries(ns.map((n) => [n.name, n.provider ?? ""]));
+    assert.match(byName["local-control-plane-crossplane-system"] ?? "", /local-control-plane-provider/);
+    assert.match(byName["local-control-plane-bind"] ?? "", /local-control-plane-provider/);
+    assert.match(byName["local-app-1-klutch-bind"] ?? "", /local-app-1-provider/);
+    assert.match(byName["local-app-2-klutch-bind"] ?? "", /local-app-2-provider/);
+    // Nothing else: no workloads, no cluster-scoped RBAC yet.
+    const allowed = new Set([
+      "klutch:index:Environment",
+      "klutch:cluster:LocalCluster",
+      "pulumi:providers:kubernetes",
+      "kubernetes:core/v1:Namespace",
+    ]);
+    assert.deepEqual(
+      run.resources.filter((r) => !allowed.has(r.type)),
+      [],
+    );
+  });
+
+  it("passes each kubeconfig to its provider as a secret", async () => {
+    const stateDir = fakeLocalStateDir(["control-plane", "app-1"]);
+    const run = mockPulumi(localConfig(stateDir, ["app-1"]));
+    klutchProgram();
+    await settle();
+    const providers = run.ofType("pulumi:providers:kubernetes");
+    assert.equal(providers.length, 2);
+    for (const p of providers) {
+      const expected = fs.readFileSync(
+        path.join(stateDir, p.name.replace(/^local-|-provider$/g, ""), "kubeconfig"),
+        "utf8",
+      );
+      // A secret reaches the engine wrapped in Pulumi's secret envelope, never as plain text.
+      assert.deepEqual(p.inputs.kubeconfig, { [SECRET_SIG]: SECRET_MARKER, value: expected });
+      // Provider inputs travel as strings.
+      assert.equal(p.inputs.enableServerSideApply, "true");
+    }
+  });
+
+  it("registers no resource when the config is invalid", () => {
+    const stateDir = fakeLocalStateDir(["control-plane"]);
+    const run = mockPulumi({ ...localConfig(stateDir, ["app-1"]), environment: "Not Valid" });
+    assert.throws(
+      () => klutchProgram(),
+      (err: Error) => {
+        assert.match(err.message, /klutch:environment: must be a DNS-1123 label/);
+        assert.match(
+          err.message,
+          /klutch:appClusters\[0\]\.infrastructure: kubeconfig file .* does not exist/,
+        );
+        return true;
+      },
+    );
+    assert.equal(run.resources.length, 0);
+  });
+
+  it("registers no resource for infrastructures this version cannot create", () => {
+    const stateDir = fakeLocalStateDir(["control-plane"]);
+    const run = mockPulumi({
+      ...localConfig(stateDir, []),
+      appClusters: [
+        {
+          name: "eks",
+          infrastructure: "aws",
+          aws: { region: "eu-central-1" },
+          network: { nodeCidr: "10.1.0.0/16" },
+        },
+      ],
+    });
+    assert.throws(
+      () => klutchProgram(),
+      /klutch:appClusters\[0\]\.infrastructure: "aws" clusters cannot be created/,
+    );
+    assert.equal(run.resources.length, 0);
+  });
+});
+
+describe("cluster components keep kubeconfigs secret", () => {
+  it("LocalCluster.kubeconfig is a secret output", async () => {
+    const stateDir = fakeLocalStateDir(["c1"]);
+    mockPulumi({});
+    const { LocalCluster } = await import("../../components/clusters/local-cluster");
+    const cluster = new LocalCluster("c1", {
+      clusterName: "c1",
+      kubeconfigPath: path.join(stateDir, "c1", "kubeconfig"),
+    });
+    assert.equal(await pulumi.isSecret(cluster.kubeconfig), true);
+  });
+
+  it("ExistingCluster.kubeconfig is a secret output and keeps the context", async () => {
+    const stateDir = fakeLocalStateDir(["c2"]);
+    const run = mockPulumi({});
+    const { ExistingCluster } = await import("../../components/clusters/existing-cluster");
+    const cluster = new ExistingCluster("c2", {
+      clusterName: "c2",
+      kubeconfigPath: path.join(stateDir, "c2", "kubeconfig"),
+      context: "c2",
+    });
+    assert.equal(await pulumi.isSecret(cluster.kubeconfig), true);
+    await settle();
+    assert.equal(run.ofType("pulumi:providers:kubernetes")[0]?.inputs.context, "c2");
+  });
+});
