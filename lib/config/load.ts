@@ -31,6 +31,10 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
   for (const [key, value] of Object.entries(pulumi.runtime.allConfig())) {
     if (key.startsWith("klutch:")) raw[key.slice("klutch:".length)] = decode(value);
   }
+  // KLUTCH_LOCAL_DIR moves the local clusters (tests use a temporary directory); the local
+  // clusters command honours the same variable, so both sides agree on the kubeconfigs.
+  const localDir = process.env.KLUTCH_LOCAL_DIR;
+  if (localDir) raw.localClusters = { ...(raw.localClusters as object | undefined), stateDir: localDir };
   const result = validateEnvironment(raw, {
     projectDir,
     readFile: (file) => fs.readFileSync(file, "utf8"),

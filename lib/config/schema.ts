@@ -238,6 +238,81 @@ export const localClusters = z
   })
   .strict();
 
+/** A Crossplane package reference: registry/repository:tag, pinned (no `latest`). */
+const xpkg = z
+  .string()
+  .regex(
+    /^[a-z0-9.-]+(:[0-9]+)?(\/[a-z0-9._-]+)+:v?[0-9][A-Za-z0-9.+-]*$/,
+    "must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0",
+  );
+
+export const crossplane = z
+  .object({
+    /** Crossplane core; Klutch supports 1.17 to 1.20, not v2. */
+    version: z
+      .string()
+      .regex(
+        /^1\.(1[7-9]|20)\.\d+$/,
+        "must be a Crossplane 1.17.x to 1.20.x version (Klutch does not support v2)",
+      )
+      .default("1.20.1"),
+    /** Helm chart repository; ignored when chartPath is set. */
+    chartRepository: z.string().url().default("https://charts.crossplane.io/stable"),
+    /** A local chart folder (the local stack uses the one in the toolchain's Crossplane module). */
+    chartPath: z.string().min(1).optional(),
+    providerKubernetes: xpkg.default("xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0"),
+    providerAnynines: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0"),
+    functionPatchAndTransform: xpkg.default(
+      "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.8.2",
+    ),
+    dataservicesConfiguration: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0"),
+    /** anynines service brokers, one ProviderConfig each; credentials are klutch:anyninesCredentials. */
+    anyninesServices: z
+      .array(
+        z
+          .object({
+            /** Service type, e.g. postgresql; names the ProviderConfigs. */
+            name: dnsLabel,
+            serviceBrokerUrl: z.string().url(),
+            /** The service's backup manager; no backup ProviderConfig when omitted. */
+            backupManagerUrl: z.string().url().optional(),
+          })
+          .strict(),
+      )
+      .default([]),
+    /** Run Crossplane core as a local process against the control plane (local clusters have no kubelet). */
+    runLocally: z.boolean().default(false),
+  })
+  .strict();
+
+export const bind = z
+  .object({
+    /** Where app clusters reach the klutch-bind backend (https). */
+    externalAddress: httpsUrl.default("https://bind.klutch.localhost"),
+    image: z.string().min(1).default("public.ecr.aws/w5n9a2g2/klutch/example-backend:v1.4.0"),
+    konnectorImage: z.string().min(1).default("public.ecr.aws/w5n9a2g2/klutch/konnector:v1.4.0"),
+    namespacePrefix: dnsLabel.default("cluster"),
+    prettyName: z.string().min(1).default("Klutch"),
+    consumerScope: z.enum(["Namespaced", "Cluster"]).default("Namespaced"),
+    /** How the backend is exposed at externalAddress. */
+    exposure: z.enum(["ingress", "gateway", "none"]).default("ingress"),
+    ingressClassName: z.string().min(1).default("nginx"),
+    /** TLS: a cert-manager issuer, or a provided certificate (klutch:bindTlsCertificate/klutch:bindTlsKey). */
+    tls: z
+      .discriminatedUnion("source", [
+        z
+          .object({
+            source: z.literal("cert-manager"),
+            issuer: z.string().min(1),
+            issuerKind: z.enum(["Issuer", "ClusterIssuer"]).default("ClusterIssuer"),
+          })
+          .strict(),
+        z.object({ source: z.literal("provided") }).strict(),
+      ])
+      .default({ source: "cert-manager", issuer: "letsencrypt", issuerKind: "ClusterIssuer" }),
+  })
+  .strict();
+
 export const DEFAULT_EXPORTED_APIS: z.input<typeof exportedApi>[] = [
   { group: "anynines.com", version: "v1", resource: "postgresqlinstances", kind: "PostgresqlInstance" },
   {
@@ -263,6 +338,8 @@ export const environmentSchema = z
     oidc: oidc.default({ provider: "dex" }),
     exportedApis: z.array(exportedApi).min(1).default(DEFAULT_EXPORTED_APIS),
     localClusters: localClusters.default({}),
+    crossplane: crossplane.default({}),
+    bind: bind.default({}),
   })
   .strict();
 
@@ -274,8 +351,21 @@ export type AppClusterConfig = z.output<typeof appCluster>;
 export type NetworkConnectorConfig = z.output<typeof networkConnector>;
 export type ExportedApiConfig = z.output<typeof exportedApi>;
 export type OidcConfig = z.output<typeof oidc>;
+export type CrossplaneConfig = z.output<typeof crossplane>;
+export type BindConfig = z.output<typeof bind>;
 
 /** Settings whose values are secrets; they are read separately and never validated into plain output. */
-export const SECRET_SETTINGS = ["oidcClientSecret"] as const;
+export const SECRET_SETTINGS = [
+  "oidcClientSecret",
+  /** base64 of 32 or 64 random bytes; generated when not set. */
+  "bindCookieSigningKey",
+  /** base64 of 16, 24 or 32 random bytes; generated when not set. */
+  "bindCookieEncryptionKey",
+  /** PEM certificate and key for bind.tls.source = provided. */
+  "bindTlsCertificate",
+  "bindTlsKey",
+  /** Credentials per anynines service: {<name>: {serviceBroker: {username, password}, backupManager: {…}}}. */
+  "anyninesCredentials",
+] as const;
 
 export const SETTING_KEYS = [...Object.keys(environmentSchema.shape), ...SECRET_SETTINGS];

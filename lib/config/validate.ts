@@ -49,6 +49,7 @@ export function validateEnvironment(raw: Record<string, unknown>, ctx: Validatio
   const parsed = environmentSchema.safeParse(plain, { errorMap });
   if (!parsed.success) issues.push(...zodIssues(parsed.error));
   issues.push(...crossChecks(plain, ctx));
+  issues.push(...secretChecks(raw, plain));
   if (issues.length > 0 || !parsed.success) return { ok: false, issues: dedupe(issues) };
   return { ok: true, config: parsed.data };
 }
@@ -405,4 +406,95 @@ function checkApis(rawApis: unknown, apps: Located<AppClusterConfig>[], add: Add
       }
     });
   }
+}
+
+/** Length of base64 text once decoded, or undefined when it is not base64. */
+function base64Bytes(value: string): number | undefined {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0) return undefined;
+  return Buffer.from(value, "base64").length;
+}
+
+/**
+ * Checks of secret settings. Messages describe the value (its length, its form) and never
+ * repeat it, so an error cannot leak a secret into a terminal or a CI log.
+ */
+function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknown>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const add = (key: string, message: string) => issues.push({ path: `klutch:${key}`, message });
+  const text = (key: string): string => (typeof raw[key] === "string" ? (raw[key] as string) : "");
+
+  const keyLengths: [string, number[]][] = [
+    ["bindCookieSigningKey", [32, 64]],
+    ["bindCookieEncryptionKey", [16, 24, 32]],
+  ];
+  for (const [key, lengths] of keyLengths) {
+    const value = text(key);
+    if (!value) continue;
+    const bytes = base64Bytes(value);
+    if (bytes === undefined) add(key, "must be base64 text (for example from `openssl rand -base64 32`)");
+    else if (!lengths.includes(bytes)) {
+      add(
+        key,
+        `must decode to ${lengths.join(" or ")} bytes (the value given decodes to ${bytes}); generate one with \`openssl rand -base64 ${lengths[0]}\` or leave it empty to have one generated`,
+      );
+    }
+  }
+
+  const bindTls = (plain.bind as { tls?: { source?: unknown } } | undefined)?.tls?.source;
+  if (bindTls === "provided") {
+    for (const [key, marker] of [
+      ["bindTlsCertificate", "CERTIFICATE"],
+      ["bindTlsKey", "PRIVATE KEY"],
+    ] as const) {
+      const value = text(key);
+      if (!value)
+        add(key, 'is required when bind.tls.source is "provided": set it with `pulumi config set --secret`');
+      else if (!value.includes(`-----BEGIN `) || !value.includes(marker))
+        add(key, `must be PEM text containing a ${marker} block`);
+    }
+  }
+
+  const provider = (plain.oidc as { provider?: unknown } | undefined)?.provider;
+  if (provider === "keycloak" && !text("oidcClientSecret")) {
+    add(
+      "oidcClientSecret",
+      "is required for provider keycloak: set it with `pulumi config set --secret klutch:oidcClientSecret ...`",
+    );
+  }
+
+  const services = (plain.crossplane as { anyninesServices?: unknown } | undefined)?.anyninesServices;
+  const creds = raw.anyninesCredentials;
+  const credMap =
+    creds && typeof creds === "object" && !Array.isArray(creds) ? (creds as Record<string, unknown>) : {};
+  if (creds !== undefined && creds !== "" && (typeof creds !== "object" || Array.isArray(creds))) {
+    add("anyninesCredentials", "must be an object {<service name>: {username, password}}");
+  }
+  if (Array.isArray(services)) {
+    services.forEach((svc: unknown, i) => {
+      const entry = svc as { name?: unknown; backupManagerUrl?: unknown } | undefined;
+      if (typeof entry?.name !== "string") return;
+      const name = entry.name;
+      const parts = entry.backupManagerUrl ? ["serviceBroker", "backupManager"] : ["serviceBroker"];
+      const given = (credMap[name] ?? {}) as Record<
+        string,
+        { username?: unknown; password?: unknown } | undefined
+      >;
+      for (const part of parts) {
+        const c = given[part];
+        if (
+          !c ||
+          typeof c.username !== "string" ||
+          typeof c.password !== "string" ||
+          !c.username ||
+          !c.password
+        ) {
+          issues.push({
+            path: formatPath(["crossplane", "anyninesServices", i]),
+            message: `needs credentials: set klutch:anyninesCredentials.${name}.${part}.username and .password with \`pulumi config set --secret --path\``,
+          });
+        }
+      }
+    });
+  }
+  return issues;
 }

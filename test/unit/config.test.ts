@@ -117,6 +117,29 @@ describe("environment config", () => {
             issuerUrl: "https://sso.example.com/realms/klutch",
             clientId: "bind",
           },
+          oidcClientSecret: "from-pulumi-config-secret",
+          bindCookieSigningKey: Buffer.alloc(32, 7).toString("base64"),
+          bindCookieEncryptionKey: Buffer.alloc(16, 9).toString("base64"),
+          crossplane: {
+            version: "1.19.2",
+            anyninesServices: [
+              {
+                name: "postgresql",
+                serviceBrokerUrl: "https://a9s-pg-sb.example.com",
+                backupManagerUrl: "https://a9s-pg-bm.example.com",
+              },
+            ],
+          },
+          anyninesCredentials: {
+            postgresql: {
+              serviceBroker: { username: "admin", password: "pw" },
+              backupManager: { username: "admin", password: "pw2" },
+            },
+          },
+          bind: {
+            externalAddress: "https://bind.example.com",
+            tls: { source: "cert-manager", issuer: "le" },
+          },
         },
         context(localFiles),
       );
@@ -401,6 +424,52 @@ describe("environment config", () => {
         },
         path: "klutch:appClusters[0].network.nodeCidr",
         includes: "overlaps the data-service network 10.0.0.0/16",
+      },
+      {
+        name: "a cookie signing key of the wrong length",
+        mutate: (c) => (c.bindCookieSigningKey = Buffer.alloc(20, 1).toString("base64")),
+        path: "klutch:bindCookieSigningKey",
+        includes: "must decode to 32 or 64 bytes (the value given decodes to 20)",
+      },
+      {
+        name: "a cookie encryption key that is not base64",
+        mutate: (c) => (c.bindCookieEncryptionKey = "not base64!"),
+        path: "klutch:bindCookieEncryptionKey",
+        includes: "must be base64 text",
+      },
+      {
+        name: "an unpinned provider package",
+        mutate: (c) =>
+          (c.crossplane = { providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes" }),
+        path: "klutch:crossplane.providerKubernetes",
+        includes: "must be a pinned package reference",
+      },
+      {
+        name: "Crossplane v2",
+        mutate: (c) => (c.crossplane = { version: "2.0.0" }),
+        path: "klutch:crossplane.version",
+        includes: "Klutch does not support v2",
+      },
+      {
+        name: "an anynines service without credentials",
+        mutate: (c) =>
+          (c.crossplane = {
+            anyninesServices: [{ name: "postgresql", serviceBrokerUrl: "https://a9s.example.com" }],
+          }),
+        path: "klutch:crossplane.anyninesServices[0]",
+        includes: "klutch:anyninesCredentials.postgresql.serviceBroker.username",
+      },
+      {
+        name: "provided TLS without the certificate",
+        mutate: (c) => (c.bind = { tls: { source: "provided" } }),
+        path: "klutch:bindTlsCertificate",
+        includes: 'is required when bind.tls.source is "provided"',
+      },
+      {
+        name: "a backend address over plain http",
+        mutate: (c) => (c.bind = { externalAddress: "http://bind.example.com" }),
+        path: "klutch:bind.externalAddress",
+        includes: "must use https://",
       },
     ];
 

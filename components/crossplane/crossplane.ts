@@ -1,0 +1,192 @@
+import * as path from "node:path";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import {
+  AnyninesService,
+  Manifest,
+  PROVIDER_KUBERNETES_SERVICE_ACCOUNT,
+  PackageRefs,
+  credentialsSecretName,
+  packageManifests,
+  providerConfigManifests,
+} from "../../lib/crossplane/packages";
+
+export interface AnyninesCredentials {
+  serviceBroker: { username: string; password: string };
+  backupManager?: { username: string; password: string };
+}
+
+export interface CrossplaneArgs {
+  /** Provider of the control plane cluster. */
+  provider: k8s.Provider;
+  /** Namespace Crossplane runs in (created by the caller; the caller orders it with dependsOn). */
+  namespace: string;
+  /** Crossplane core version, 1.17.x to 1.20.x. */
+  version: string;
+  /** Chart source: a Helm repository, or a local chart folder. */
+  chart: { repository: string } | { path: string };
+  /**
+   * CRD folder to apply before the packages. Crossplane's init container does this on a real
+   * cluster; local clusters run no pods, so the toolchain's copy is applied instead.
+   */
+  crdsPath?: string;
+  packages: PackageRefs;
+  anyninesServices: AnyninesService[];
+  /** Credentials per anynines service name; a Pulumi secret. */
+  anyninesCredentials?: pulumi.Input<Record<string, AnyninesCredentials>>;
+  /**
+   * ProviderConfigs need the providers' CRDs, which the package manager installs after pulling
+   * the packages; clusters that cannot pull (local clusters) skip them.
+   */
+  installProviderConfigs: boolean;
+  /** Do not wait for workloads to become ready (local clusters have no kubelet). */
+  skipAwait: boolean;
+  labels: Record<string, string>;
+}
+
+/**
+ * Crossplane core from its Helm chart (with `--enable-ssa-claims`, as Klutch requires), the
+ * packages Klutch needs, and their ProviderConfigs. Type token `klutch:crossplane:Crossplane`.
+ */
+export class Crossplane extends pulumi.ComponentResource {
+  /** The package objects, for components that must wait for them. */
+  public readonly packages: k8s.apiextensions.CustomResource[];
+
+  constructor(name: string, args: CrossplaneArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("klutch:crossplane:Crossplane", name, {}, opts);
+    const child = { parent: this, provider: args.provider };
+    const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
+
+    const chartSource =
+      "path" in args.chart
+        ? { chart: args.chart.path }
+        : { chart: "crossplane", version: args.version, repositoryOpts: { repo: args.chart.repository } };
+    const chart = new k8s.helm.v4.Chart(
+      `${name}-chart`,
+      {
+        ...chartSource,
+        namespace: args.namespace,
+        skipAwait: args.skipAwait,
+        values: {
+          image: { tag: `v${args.version}` },
+          args: ["--enable-ssa-claims"],
+          customLabels: args.labels,
+        },
+      },
+      child,
+    );
+
+    const crds = args.crdsPath
+      ? [
+          new k8s.yaml.v2.ConfigGroup(
+            `${name}-crds`,
+            { files: [path.join(args.crdsPath, "*.yaml")], skipAwait: args.skipAwait },
+            child,
+          ),
+        ]
+      : [];
+
+    // Packages need Crossplane's CRDs: wait for the chart (its Deployment's init container
+    // installs them on a real cluster) or for the CRDs applied above.
+    const afterCore = { ...child, dependsOn: [chart, ...crds] };
+    this.packages = packageManifests(args.packages, args.labels).map((m) =>
+      this.customResource(name, m, skipAwait, afterCore),
+    );
+
+    this.providerKubernetesRbac(name, args, child);
+
+    if (args.installProviderConfigs) {
+      const secrets = this.credentialSecrets(name, args, child);
+      for (const m of providerConfigManifests(args.anyninesServices, args.namespace, args.labels)) {
+        this.customResource(name, m, skipAwait, { ...child, dependsOn: [...this.packages, ...secrets] });
+      }
+    }
+    this.registerOutputs({});
+  }
+
+  private customResource(
+    name: string,
+    m: Manifest,
+    annotations: Record<string, string> | undefined,
+    opts: pulumi.CustomResourceOptions,
+  ): k8s.apiextensions.CustomResource {
+    const resourceName = `${name}-${m.kind.toLowerCase()}-${m.metadata.name}`;
+    return new k8s.apiextensions.CustomResource(
+      resourceName,
+      { apiVersion: m.apiVersion, kind: m.kind, metadata: { ...m.metadata, annotations }, spec: m.spec },
+      opts,
+    );
+  }
+
+  /**
+   * provider-kubernetes acts with its injected identity; this grants it exactly the objects
+   * Klutch's compositions hand it (a8s data services and what their bindings produce), not
+   * cluster-admin.
+   */
+  private providerKubernetesRbac(
+    name: string,
+    args: CrossplaneArgs,
+    opts: pulumi.CustomResourceOptions,
+  ): void {
+    const verbs = ["get", "list", "watch", "create", "update", "patch", "delete"];
+    const role = new k8s.rbac.v1.ClusterRole(
+      `${name}-provider-kubernetes`,
+      {
+        metadata: { name: "klutch:provider-kubernetes", labels: args.labels },
+        rules: [
+          { apiGroups: [""], resources: ["secrets", "configmaps", "services"], verbs },
+          { apiGroups: ["postgresql.anynines.com"], resources: ["postgresqls"], verbs },
+          { apiGroups: ["servicebindings.anynines.com"], resources: ["servicebindings"], verbs },
+          { apiGroups: ["backups.anynines.com"], resources: ["backups", "restores"], verbs },
+        ],
+      },
+      opts,
+    );
+    new k8s.rbac.v1.ClusterRoleBinding(
+      `${name}-provider-kubernetes`,
+      {
+        metadata: { name: "klutch:provider-kubernetes", labels: args.labels },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
+        subjects: [
+          { kind: "ServiceAccount", name: PROVIDER_KUBERNETES_SERVICE_ACCOUNT, namespace: args.namespace },
+        ],
+      },
+      opts,
+    );
+  }
+
+  private credentialSecrets(
+    name: string,
+    args: CrossplaneArgs,
+    opts: pulumi.CustomResourceOptions,
+  ): k8s.core.v1.Secret[] {
+    const creds = pulumi.secret(args.anyninesCredentials ?? {});
+    return args.anyninesServices.flatMap((svc) => {
+      const parts: ("serviceBroker" | "backupManager")[] = svc.backupManagerUrl
+        ? ["serviceBroker", "backupManager"]
+        : ["serviceBroker"];
+      return parts.map(
+        (part) =>
+          new k8s.core.v1.Secret(
+            `${name}-${credentialsSecretName(svc.name, part)}`,
+            {
+              metadata: {
+                name: credentialsSecretName(svc.name, part),
+                namespace: args.namespace,
+                labels: args.labels,
+              },
+              type: "Opaque",
+              stringData: pulumi.secret(
+                creds.apply((c) => {
+                  const entry = c[svc.name]?.[part];
+                  if (!entry) throw new Error(`no credentials for ${svc.name}.${part}`);
+                  return { username: entry.username, password: entry.password };
+                }),
+              ),
+            },
+            opts,
+          ),
+      );
+    });
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The Crossplane objects Klutch needs on the control plane, as plain manifests: packages
+ * (providers, function, configuration), the runtime config that gives provider-kubernetes a
+ * known ServiceAccount, and the ProviderConfigs. Pure, so the component and the tests share it.
+ */
+
+export interface PackageRefs {
+  providerKubernetes: string;
+  providerAnynines: string;
+  functionPatchAndTransform: string;
+  dataservicesConfiguration: string;
+}
+
+export interface AnyninesService {
+  name: string;
+  serviceBrokerUrl: string;
+  backupManagerUrl?: string;
+}
+
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec?: Record<string, unknown>;
+}
+
+/** ServiceAccount provider-kubernetes runs as, so its RBAC can be bound by name. */
+export const PROVIDER_KUBERNETES_SERVICE_ACCOUNT = "provider-kubernetes";
+export const RUNTIME_CONFIG_NAME = "provider-kubernetes";
+
+export function packageManifests(refs: PackageRefs, labels: Record<string, string>): Manifest[] {
+  return [
+    {
+      apiVersion: "pkg.crossplane.io/v1beta1",
+      kind: "DeploymentRuntimeConfig",
+      metadata: { name: RUNTIME_CONFIG_NAME, labels },
+      spec: { serviceAccountTemplate: { metadata: { name: PROVIDER_KUBERNETES_SERVICE_ACCOUNT } } },
+    },
+    {
+      apiVersion: "pkg.crossplane.io/v1",
+      kind: "Provider",
+      metadata: { name: "provider-kubernetes", labels },
+      spec: { package: refs.providerKubernetes, runtimeConfigRef: { name: RUNTIME_CONFIG_NAME } },
+    },
+    {
+      apiVersion: "pkg.crossplane.io/v1",
+      kind: "Provider",
+      metadata: { name: "provider-anynines", labels },
+      spec: { package: refs.providerAnynines },
+    },
+    {
+      apiVersion: "pkg.crossplane.io/v1",
+      kind: "Function",
+      metadata: { name: "function-patch-and-transform", labels },
+      spec: { package: refs.functionPatchAndTransform },
+    },
+    {
+      apiVersion: "pkg.crossplane.io/v1",
+      kind: "Configuration",
+      metadata: { name: "dataservices", labels },
+      spec: { package: refs.dataservicesConfiguration },
+    },
+  ];
+}
+
+/** Name of the Secret holding one anynines endpoint's credentials. */
+export function credentialsSecretName(service: string, part: "serviceBroker" | "backupManager"): string {
+  return `${service}-${part === "serviceBroker" ? "service-broker" : "backup-manager"}-credentials`;
+}
+
+/**
+ * ProviderConfigs: provider-kubernetes with its injected identity, and one anynines config
+ * per service endpoint (service broker, backup manager) reading credentials from Secrets.
+ */
+export function providerConfigManifests(
+  services: AnyninesService[],
+  namespace: string,
+  labels: Record<string, string>,
+): Manifest[] {
+  const anynines = services.flatMap((svc) => {
+    const parts: { part: "serviceBroker" | "backupManager"; url: string; type: string; health: string }[] = [
+      {
+        part: "serviceBroker",
+        url: svc.serviceBrokerUrl,
+        type: "servicebroker",
+        health: "/osb_ext/v1/healthy",
+      },
+    ];
+    if (svc.backupManagerUrl) {
+      parts.push({
+        part: "backupManager",
+        url: svc.backupManagerUrl,
+        type: "backupmanager",
+        health: "/v2/healthy",
+      });
+    }
+    return parts.map(({ part, url, type, health }) => {
+      const secret = credentialsSecretName(svc.name, part);
+      const ref = (key: string) => ({ secretRef: { namespace, name: secret, key } });
+      return {
+        apiVersion: "dataservices.anynines.com/v1",
+        kind: "ProviderConfig",
+        metadata: { name: secret.replace(/-credentials$/, ""), labels },
+        spec: {
+          url,
+          serviceType: type,
+          healthCheckEndpoint: health,
+          providerCredentials: { source: "Secret", username: ref("username"), password: ref("password") },
+        },
+      };
+    });
+  });
+  return [
+    {
+      apiVersion: "kubernetes.crossplane.io/v1alpha1",
+      kind: "ProviderConfig",
+      metadata: { name: "kubernetes-provider", labels },
+      spec: { credentials: { source: "InjectedIdentity" } },
+    },
+    ...anynines,
+  ];
+}

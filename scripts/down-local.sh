@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Tears the embedded default down: `pulumi destroy` while the clusters still answer, then
+# stops every local cluster process.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+npx ts-node --transpile-only scripts/pulumi.ts --stack local destroy
+npx ts-node --transpile-only scripts/local-clusters.ts down

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One command for the embedded default: install what is needed, start the local clusters
+# of the `local` stack, and run the real `pulumi up` on it.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+npx ts-node --transpile-only scripts/local-clusters.ts up --stack local
+npx ts-node --transpile-only scripts/pulumi.ts --stack local up

@@ -1,0 +1,32 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { toolchainEnv } from "../../lib/toolchain";
+
+const env = toolchainEnv();
+
+/** Runs the toolchain's kubectl against one cluster and returns stdout; throws on failure. */
+export function kubectl(kubeconfig: string, args: string[]): string {
+  return execFileSync("kubectl", ["--kubeconfig", kubeconfig, ...args], { env, encoding: "utf8" });
+}
+
+export function kubectlJson<T = any>(kubeconfig: string, args: string[]): T {
+  return JSON.parse(kubectl(kubeconfig, [...args, "-o", "json"])) as T;
+}
+
+/** Exit status and output of a kubectl call that may fail (for "must be refused" checks). */
+export function kubectlTry(
+  kubeconfig: string,
+  args: string[],
+): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync("kubectl", ["--kubeconfig", kubeconfig, ...args], { env, encoding: "utf8" });
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Polls until check() returns true, or fails with what it last saw. */
+export async function eventually(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
