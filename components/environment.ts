@@ -7,10 +7,16 @@ import { ExistingCluster } from "./clusters/existing-cluster";
 import { LocalCluster } from "./clusters/local-cluster";
 import { ClusterAccess } from "./clusters/types";
 import * as path from "node:path";
+import { LoadedEnvironment } from "../lib/config/load";
+import { Crossplane } from "./crossplane/crossplane";
 
 export interface KlutchEnvironmentArgs {
   /** The validated environment config (see lib/config). */
   config: EnvironmentConfig;
+  /** Secret settings, already Pulumi secrets. */
+  secrets?: LoadedEnvironment["secrets"];
+  /** Where Crossplane's chart (and, for local clusters, its CRDs) come from; resolved by the caller. */
+  crossplaneSource: { chart: { repository: string } | { path: string }; crdsPath?: string };
   /** Directory that relative paths in the config are resolved against. */
   projectDir: string;
 }
@@ -23,6 +29,7 @@ export interface KlutchEnvironmentArgs {
 export class KlutchEnvironment extends pulumi.ComponentResource {
   public readonly controlPlane: ClusterAccess;
   public readonly appClusters: Record<string, ClusterAccess>;
+  public readonly crossplane: Crossplane;
   /** Namespaces created, by cluster name. */
   public readonly namespaces: pulumi.Output<Record<string, string[]>>;
 
@@ -41,6 +48,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     };
 
     const created: Record<string, pulumi.Output<string>[]> = {};
+    const namespaceResources: Record<string, k8s.core.v1.Namespace> = {};
     for (const plan of plannedNamespaces(config)) {
       const cluster = byName[plan.cluster];
       if (!cluster) throw new Error(`internal: no cluster ${plan.cluster}`);
@@ -50,9 +58,36 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         { parent: this, provider: cluster.provider },
       );
       (created[plan.cluster] ??= []).push(ns.metadata.name);
+      namespaceResources[`${plan.cluster}/${plan.namespace}`] = ns;
     }
     this.namespaces = pulumi.output(
       Object.fromEntries(Object.entries(created).map(([cluster, names]) => [cluster, pulumi.all(names)])),
+    );
+
+    const xp = config.crossplane;
+    const crossplaneNs = namespaceResources[`${config.controlPlane.name}/crossplane-system`];
+    this.crossplane = new Crossplane(
+      `${name}-crossplane`,
+      {
+        provider: this.controlPlane.provider,
+        namespace: "crossplane-system",
+        version: xp.version,
+        chart: args.crossplaneSource.chart,
+        crdsPath: args.crossplaneSource.crdsPath,
+        packages: {
+          providerKubernetes: xp.providerKubernetes,
+          providerAnynines: xp.providerAnynines,
+          functionPatchAndTransform: xp.functionPatchAndTransform,
+          dataservicesConfiguration: xp.dataservicesConfiguration,
+        },
+        anyninesServices: xp.anyninesServices,
+        anyninesCredentials: args.secrets?.anyninesCredentials,
+        // A Crossplane that cannot pull packages never gets the providers' CRDs.
+        installProviderConfigs: !xp.runLocally,
+        skipAwait: config.controlPlane.infrastructure === "local",
+        labels,
+      },
+      { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },
     );
 
     this.registerOutputs({ namespaces: this.namespaces });

@@ -33,6 +33,9 @@ export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env):
   env.PULUMI_HOME ??= path.join(repoRoot, ".pulumi", "home");
   env.PULUMI_SKIP_UPDATE_CHECK = "true";
   env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION = "true";
+  // Use the plugin installed in PULUMI_HOME at the version the program asks for, not
+  // whatever binary of that name happens to be on PATH.
+  env.PULUMI_IGNORE_AMBIENT_PLUGINS = "true";
   if (!env.PULUMI_CONFIG_PASSPHRASE && !env.PULUMI_CONFIG_PASSPHRASE_FILE) {
     if (stack !== "local") {
       throw new Error(

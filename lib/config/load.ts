@@ -3,12 +3,16 @@ import * as pulumi from "@pulumi/pulumi";
 import { repoRoot } from "../toolchain";
 import { renderIssues } from "./messages";
 import { EnvironmentConfig } from "./schema";
+import type { AnyninesCredentials } from "../../components/crossplane/crossplane";
 import { validateEnvironment } from "./validate";
 
 export interface LoadedEnvironment {
   config: EnvironmentConfig;
   /** Secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
-  secrets: { oidcClientSecret?: pulumi.Output<string> };
+  secrets: {
+    oidcClientSecret?: pulumi.Output<string>;
+    anyninesCredentials?: pulumi.Output<Record<string, AnyninesCredentials>>;
+  };
   projectDir: string;
 }
 
@@ -41,9 +45,15 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
   });
   if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
   const secret = raw.oidcClientSecret;
+  const creds = raw.anyninesCredentials;
   return {
     config: result.config,
-    secrets: typeof secret === "string" ? { oidcClientSecret: pulumi.secret(secret) } : {},
+    secrets: {
+      ...(typeof secret === "string" && secret ? { oidcClientSecret: pulumi.secret(secret) } : {}),
+      ...(creds && typeof creds === "object"
+        ? { anyninesCredentials: pulumi.secret(creds as Record<string, AnyninesCredentials>) }
+        : {}),
+    },
     projectDir,
   };
 }

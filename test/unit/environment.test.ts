@@ -53,15 +53,30 @@ describe("KlutchEnvironment (mocks)", () => {
     assert.match(byName["local-control-plane-bind"] ?? "", /local-control-plane-provider/);
     assert.match(byName["local-app-1-klutch-bind"] ?? "", /local-app-1-provider/);
     assert.match(byName["local-app-2-klutch-bind"] ?? "", /local-app-2-provider/);
-    // Nothing else: no workloads, no cluster-scoped RBAC yet.
-    const allowed = new Set([
+    // Crossplane goes to the control plane only; app clusters get nothing but their namespace.
+    assert.equal(run.ofType("klutch:crossplane:Crossplane").length, 1);
+    const onClusters = run.resources.filter((r) => r.type.startsWith("kubernetes:"));
+    for (const r of onClusters) {
+      if (r.type === "kubernetes:core/v1:Namespace") continue;
+      assert.match(r.provider ?? "", /local-control-plane-provider/, `${r.type} ${r.name} is not on the control plane`);
+    }
+    const expectedTypes = new Set([
       "klutch:index:Environment",
       "klutch:cluster:LocalCluster",
       "pulumi:providers:kubernetes",
       "kubernetes:core/v1:Namespace",
+      "klutch:crossplane:Crossplane",
+      "kubernetes:helm.sh/v4:Chart",
+      "kubernetes:pkg.crossplane.io/v1beta1:DeploymentRuntimeConfig",
+      "kubernetes:pkg.crossplane.io/v1:Provider",
+      "kubernetes:pkg.crossplane.io/v1:Function",
+      "kubernetes:pkg.crossplane.io/v1:Configuration",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+      "kubernetes:kubernetes.crossplane.io/v1alpha1:ProviderConfig",
     ]);
     assert.deepEqual(
-      run.resources.filter((r) => !allowed.has(r.type)),
+      run.resources.filter((r) => !expectedTypes.has(r.type)).map((r) => r.type),
       [],
     );
   });

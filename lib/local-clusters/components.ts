@@ -1,0 +1,103 @@
+import type { ClusterLayout } from "./layout";
+import type { PkiFiles } from "./pki";
+import type { ClusterPorts } from "./types";
+
+const LOOPBACK = "127.0.0.1";
+
+/** The issuer (and audience) of service account tokens, as a real cluster would name itself. */
+export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
+
+/**
+ * Only an allocation range for ClusterIPs: no kube-proxy runs, so no traffic ever goes there
+ * and it may overlap between clusters. Its first address is in the API server's cert.
+ */
+export const SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/16";
+
+export function etcdArgs(layout: ClusterLayout, ports: ClusterPorts): string[] {
+  const client = `http://${LOOPBACK}:${ports.etcdClient}`;
+  const peer = `http://${LOOPBACK}:${ports.etcdPeer}`;
+  return [
+    `--name=${layout.name}`,
+    `--data-dir=${layout.etcdDataDir}`,
+    // Plain HTTP on loopback only: the API server is the one client, on the same machine.
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=${layout.name}=${peer}`,
+    "--initial-cluster-state=new",
+    // These are throw-away dev clusters: losing the last writes in a machine crash is fine,
+    // while an fsync per write makes four clusters on one disk slow (API server start-up
+    // alone writes thousands of keys).
+    "--unsafe-no-fsync",
+    // Rebind the ports at once after a crash instead of waiting out TIME_WAIT.
+    "--socket-reuse-address",
+    // 512 MiB is plenty for a dev cluster and keeps a runaway controller from filling the disk.
+    "--quota-backend-bytes=536870912",
+    // Fewer raft entries kept in memory between snapshots (the default 100000 costs RAM).
+    "--snapshot-count=10000",
+    "--log-level=warn",
+  ];
+}
+
+export function apiServerArgs(layout: ClusterLayout, ports: ClusterPorts, pki: PkiFiles): string[] {
+  return [
+    `--etcd-servers=http://${LOOPBACK}:${ports.etcdClient}`,
+    `--bind-address=${LOOPBACK}`,
+    `--advertise-address=${LOOPBACK}`,
+    // The Endpoints API refuses loopback addresses, so the default reconciler would fail to
+    // publish 127.0.0.1 for the `kubernetes` Service every 10 s, forever. No pod could use
+    // it anyway (no kubelet, no kube-proxy): keep the Service, skip its endpoints.
+    "--endpoint-reconciler-type=none",
+    `--secure-port=${ports.apiServer}`,
+    // Go listeners skip SO_REUSEADDR unless asked: without this a restart right after a crash
+    // fails with "address already in use" while old connections sit in TIME_WAIT.
+    "--permit-address-sharing",
+    `--tls-cert-file=${pki.apiServerCert}`,
+    `--tls-private-key-file=${pki.apiServerKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    `--api-audiences=${SERVICE_ACCOUNT_ISSUER}`,
+    `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+    // RBAC only (no AlwaysAllow, no Node authorizer since no kubelet runs): scoped identities
+    // must really be denied.
+    "--authorization-mode=RBAC",
+    "--allow-privileged=true",
+    "--profiling=false",
+    // Never write self-signed serving certs to the default /var/run/kubernetes.
+    `--cert-dir=${layout.pkiDir}`,
+  ];
+}
+
+export function controllerManagerArgs(layout: ClusterLayout, ports: ClusterPorts, pki: PkiFiles): string[] {
+  return [
+    `--kubeconfig=${layout.controllerManagerKubeconfig}`,
+    // The same identity checks tokens and access for its health port; without these it logs
+    // warnings and cannot authenticate anyone there.
+    `--authentication-kubeconfig=${layout.controllerManagerKubeconfig}`,
+    `--authorization-kubeconfig=${layout.controllerManagerKubeconfig}`,
+    `--bind-address=${LOOPBACK}`,
+    `--secure-port=${ports.controllerManager}`,
+    "--permit-address-sharing",
+    `--tls-cert-file=${pki.controllerManagerServingCert}`,
+    `--tls-private-key-file=${pki.controllerManagerServingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    // The client CA is given above; without this it also looks for a front-proxy
+    // (requestheader) CA in kube-system, finds none, and logs an error every few seconds.
+    "--authentication-skip-lookup",
+    // One instance per cluster: leader election would only add start-up delay and lease churn.
+    "--leader-elect=false",
+    // Each controller acts as its own service account, so RBAC applies to controllers as well.
+    "--use-service-account-credentials=true",
+    `--service-account-private-key-file=${pki.serviceAccountKey}`,
+    `--root-ca-file=${pki.caCert}`,
+    `--cluster-signing-cert-file=${pki.caCert}`,
+    `--cluster-signing-key-file=${pki.caKey}`,
+    `--cluster-name=${layout.name}`,
+    // No nodes get pod CIDRs here: there are no nodes.
+    "--controllers=*,-node-ipam-controller",
+    "--profiling=false",
+  ];
+}

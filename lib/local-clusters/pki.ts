@@ -1,0 +1,206 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
+
+/** The files of one cluster's PKI, all in `<cluster>/pki`. */
+export interface PkiFiles {
+  caCert: string;
+  caKey: string;
+  apiServerCert: string;
+  apiServerKey: string;
+  adminCert: string;
+  adminKey: string;
+  controllerManagerCert: string;
+  controllerManagerKey: string;
+  /** Serving cert of kube-controller-manager's health port, so probes can verify it too. */
+  controllerManagerServingCert: string;
+  controllerManagerServingKey: string;
+  serviceAccountKey: string;
+  serviceAccountPub: string;
+}
+
+export function pkiFiles(pkiDir: string): PkiFiles {
+  const f = (name: string) => path.join(pkiDir, name);
+  return {
+    caCert: f("ca.crt"),
+    caKey: f("ca.key"),
+    apiServerCert: f("apiserver.crt"),
+    apiServerKey: f("apiserver.key"),
+    adminCert: f("admin.crt"),
+    adminKey: f("admin.key"),
+    controllerManagerCert: f("controller-manager.crt"),
+    controllerManagerKey: f("controller-manager.key"),
+    controllerManagerServingCert: f("controller-manager-serving.crt"),
+    controllerManagerServingKey: f("controller-manager-serving.key"),
+    serviceAccountKey: f("sa.key"),
+    serviceAccountPub: f("sa.pub"),
+  };
+}
+
+// Throw-away loopback clusters whose state dir may be kept for a long time: ten years so a
+// kept state dir never trips over an expired certificate.
+const DAYS = "3650";
+
+// Names and addresses the API server is reached by: loopback for everything on this machine,
+// the in-cluster names and the first address of --service-cluster-ip-range (10.96.0.0/16)
+// for anything that resolves the `kubernetes` Service.
+const API_SERVER_SANS = [
+  "DNS:localhost",
+  "DNS:kubernetes",
+  "DNS:kubernetes.default",
+  "DNS:kubernetes.default.svc",
+  "DNS:kubernetes.default.svc.cluster.local",
+  "IP:127.0.0.1",
+  "IP:10.96.0.1",
+].join(",");
+
+// Our own config file, so Debian's /etc/ssl/openssl.cnf (which adds CA extensions to every
+// `req -x509`) has no say in what the certificates contain.
+const OPENSSL_CONFIG = `
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = placeholder
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = ${API_SERVER_SANS}
+authorityKeyIdentifier = keyid
+[loopback_server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost,IP:127.0.0.1
+authorityKeyIdentifier = keyid
+[client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+authorityKeyIdentifier = keyid
+`;
+
+async function openssl(args: string[], cwd: string): Promise<void> {
+  try {
+    await execFileAsync("openssl", args, { cwd });
+  } catch (err) {
+    const e = err as Error & { stderr?: string };
+    throw new Error(`openssl ${args[0]} failed: ${(e.stderr ?? e.message).trim()}`);
+  }
+}
+
+// P-256 keys: generated in milliseconds (RSA takes up to a second each on a busy machine) and
+// accepted everywhere Kubernetes takes a key, including service account token signing (ES256).
+async function newKey(file: string, cwd: string): Promise<void> {
+  await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file], cwd);
+  fs.chmodSync(path.join(cwd, file), 0o600);
+}
+
+async function issue(
+  cwd: string,
+  base: string,
+  subject: string,
+  section: "server" | "loopback_server" | "client",
+): Promise<void> {
+  await newKey(`${base}.key`, cwd);
+  await openssl(
+    ["req", "-new", "-config", "openssl.cnf", "-key", `${base}.key`, "-subj", subject, "-out", `${base}.csr`],
+    cwd,
+  );
+  const serial = `0x${randomBytes(16).toString("hex")}`;
+  await openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${base}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-set_serial",
+      serial,
+      "-days",
+      DAYS,
+      "-extfile",
+      "openssl.cnf",
+      "-extensions",
+      section,
+      "-out",
+      `${base}.crt`,
+    ],
+    cwd,
+  );
+  fs.rmSync(path.join(cwd, `${base}.csr`));
+}
+
+async function generate(dir: string, clusterName: string): Promise<void> {
+  fs.writeFileSync(path.join(dir, "openssl.cnf"), OPENSSL_CONFIG);
+  await newKey("ca.key", dir);
+  await openssl(
+    [
+      "req",
+      "-x509",
+      "-new",
+      "-config",
+      "openssl.cnf",
+      "-extensions",
+      "ca",
+      "-key",
+      "ca.key",
+      "-subj",
+      `/CN=klutch-local-${clusterName}-ca`,
+      "-days",
+      DAYS,
+      "-out",
+      "ca.crt",
+    ],
+    dir,
+  );
+  // The leaves are independent of each other: issue them concurrently.
+  await Promise.all([
+    issue(dir, "apiserver", "/CN=kube-apiserver", "server"),
+    // O=system:masters is bound to cluster-admin by the bootstrap RBAC policy.
+    issue(dir, "admin", "/O=system:masters/CN=kubernetes-admin", "client"),
+    // This CN is the user the bootstrap policy grants the controller-manager's own role.
+    issue(dir, "controller-manager", "/CN=system:kube-controller-manager", "client"),
+    issue(dir, "controller-manager-serving", "/CN=kube-controller-manager", "loopback_server"),
+    (async () => {
+      await newKey("sa.key", dir);
+      await openssl(["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
+    })(),
+  ]);
+}
+
+function complete(pkiDir: string): boolean {
+  return (Object.values(pkiFiles(pkiDir)) as string[]).every((file) => fs.existsSync(file));
+}
+
+/**
+ * The cluster's certificates and keys, generated on first use and reused afterwards (etcd
+ * holds service account tokens signed with them). Generation happens in a scratch directory
+ * that is renamed into place, so a crash half-way never leaves a half PKI behind.
+ */
+export async function ensurePki(pkiDir: string, clusterName: string): Promise<PkiFiles> {
+  if (complete(pkiDir)) return pkiFiles(pkiDir);
+  const scratch = `${pkiDir}.partial-${process.pid}`;
+  fs.rmSync(scratch, { recursive: true, force: true });
+  fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
+  try {
+    await generate(scratch, clusterName);
+    fs.rmSync(pkiDir, { recursive: true, force: true });
+    fs.renameSync(scratch, pkiDir);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  return pkiFiles(pkiDir);
+}
