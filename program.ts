@@ -17,11 +17,18 @@ function resolveCrossplaneSource(config: EnvironmentConfig, projectDir: string) 
       return { chart: { path: local.chartPath }, crdsPath: local.crdsPath };
     } catch (e) {
       throw new pulumi.RunError(
-        renderIssues([{ path: "klutch:crossplane.runLocally", message: (e as Error).message }], pulumi.getStack()),
+        renderIssues(
+          [{ path: "klutch:crossplane.runLocally", message: (e as Error).message }],
+          pulumi.getStack(),
+        ),
       );
     }
   }
-  return { chart: xp.chartPath ? { path: path.resolve(projectDir, xp.chartPath) } : { repository: xp.chartRepository } };
+  return {
+    chart: xp.chartPath
+      ? { path: path.resolve(projectDir, xp.chartPath) }
+      : { repository: xp.chartRepository },
+  };
 }
 
 /**

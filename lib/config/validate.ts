@@ -421,7 +421,7 @@ function base64Bytes(value: string): number | undefined {
 function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknown>): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const add = (key: string, message: string) => issues.push({ path: `klutch:${key}`, message });
-  const text = (key: string): string => (typeof raw[key] === "string" ? (raw[key] as string) : "");
+  const text = (key: string): string => (typeof raw[key] === "string" ? raw[key] : "");
 
   const keyLengths: [string, number[]][] = [
     ["bindCookieSigningKey", [32, 64]],

@@ -11,9 +11,14 @@ export interface LocalCrossplaneSource {
  * (they are files of the Crossplane Go module). The local stack installs from here because
  * it reaches no chart repository. Fails clearly when the toolchain has a different version.
  */
-export function localCrossplaneSource(clusterDir: string | undefined, version: string): LocalCrossplaneSource {
+export function localCrossplaneSource(
+  clusterDir: string | undefined,
+  version: string,
+): LocalCrossplaneSource {
   if (!clusterDir) {
-    throw new Error("KLUTCH_CROSSPLANE_CLUSTER_DIR is not set: run `bash scripts/toolchain.sh build` and use `npm run pulumi`");
+    throw new Error(
+      "KLUTCH_CROSSPLANE_CLUSTER_DIR is not set: run `bash scripts/toolchain.sh build` and use `npm run pulumi`",
+    );
   }
   const built = /crossplane-([0-9.]+)\/cluster\/?$/.exec(clusterDir)?.[1];
   if (built && built !== version) {
@@ -21,9 +26,13 @@ export function localCrossplaneSource(clusterDir: string | undefined, version: s
       `klutch:crossplane.version is ${version} but the toolchain builds Crossplane ${built}; set crossplane.version to ${built} or change toolchain/versions.env`,
     );
   }
-  const source = { chartPath: path.join(clusterDir, "charts", "crossplane"), crdsPath: path.join(clusterDir, "crds") };
+  const source = {
+    chartPath: path.join(clusterDir, "charts", "crossplane"),
+    crdsPath: path.join(clusterDir, "crds"),
+  };
   for (const dir of [source.chartPath, source.crdsPath]) {
-    if (!fs.existsSync(dir)) throw new Error(`${dir} does not exist: run \`bash scripts/toolchain.sh build\``);
+    if (!fs.existsSync(dir))
+      throw new Error(`${dir} does not exist: run \`bash scripts/toolchain.sh build\``);
   }
   return source;
 }

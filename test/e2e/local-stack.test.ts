@@ -73,7 +73,10 @@ describe("local stack on real clusters (e2e)", function () {
 
   it("installs Crossplane on the control plane only: CRDs, core with SSA claims, pinned packages", () => {
     const cp = kubeconfig("control-plane");
-    for (const crd of ["providers.pkg.crossplane.io", "compositeresourcedefinitions.apiextensions.crossplane.io"]) {
+    for (const crd of [
+      "providers.pkg.crossplane.io",
+      "compositeresourcedefinitions.apiextensions.crossplane.io",
+    ]) {
       assert.equal(kubectlJson(cp, ["get", "crd", crd]).metadata.name, crd);
     }
     const deploy = kubectlJson(cp, ["-n", "crossplane-system", "get", "deployment", "crossplane"]);
