@@ -9,6 +9,7 @@ import { ClusterAccess } from "./clusters/types";
 import * as path from "node:path";
 import { LoadedEnvironment } from "../lib/config/load";
 import { Crossplane } from "./crossplane/crossplane";
+import { NetworkConnectorApi } from "./network/connector-api";
 
 export interface KlutchEnvironmentArgs {
   /** The validated environment config (see lib/config). */
@@ -30,6 +31,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   public readonly controlPlane: ClusterAccess;
   public readonly appClusters: Record<string, ClusterAccess>;
   public readonly crossplane: Crossplane;
+  public readonly connectorApi: NetworkConnectorApi;
   /** Namespaces created, by cluster name. */
   public readonly namespaces: pulumi.Output<Record<string, string[]>>;
 
@@ -88,6 +90,23 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         labels,
       },
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },
+    );
+
+    // Every implementation an app cluster uses, plus the proxy: Klutch's default.
+    const implementations = [
+      ...new Set(["proxy", ...config.appClusters.map((a) => a.networkConnector.implementation)]),
+    ].filter((i) => i !== "noop");
+    this.connectorApi = new NetworkConnectorApi(
+      `${name}-connector-api`,
+      {
+        provider: this.controlPlane.provider,
+        implementations,
+        defaultImplementation: "proxy",
+        compositionMode: xp.runLocally ? "Resources" : "Pipeline",
+        labels,
+        dependsOn: [this.crossplane],
+      },
+      { parent: this },
     );
 
     this.registerOutputs({ namespaces: this.namespaces });

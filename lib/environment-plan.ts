@@ -2,7 +2,7 @@ import { EnvironmentConfig, Infrastructure } from "./config/schema";
 import { ConfigIssue, formatPath } from "./config/messages";
 
 /** Namespaces the later components use, per cluster role. */
-export const CONTROL_PLANE_NAMESPACES = ["crossplane-system", "bind"] as const;
+export const CONTROL_PLANE_NAMESPACES = ["crossplane-system", "bind", "klutch-network"] as const;
 export const APP_CLUSTER_NAMESPACES = ["klutch-bind"] as const;
 
 export interface NamespacePlan {

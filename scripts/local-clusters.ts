@@ -5,6 +5,7 @@
 // detached, so they keep running after this command exits; see lib/local-clusters.
 import * as path from "node:path";
 import { Command } from "commander";
+import { LocalCrossplane } from "../lib/local-clusters/crossplane";
 import { readLocalClusterNames } from "../lib/config/stack-file";
 import {
   LocalClusters,
@@ -116,6 +117,36 @@ async function main(): Promise<void> {
       if (left.length > 0)
         throw new Error(`processes still reference ${clusters.stateDir}: ${left.join(", ")}`);
       out(opts.purge ? `stopped; deleted ${clusters.stateDir}` : "stopped; no cluster process left");
+    });
+
+  program
+    .command("crossplane")
+    .description(
+      "run Crossplane core as a local process against a cluster (after `pulumi up` applied its CRDs)",
+    )
+    .argument("<action>", "start | stop | status")
+    .option("--cluster <name>", "the cluster to run it against", "control-plane")
+    .option("--state-dir <dir>", "where the clusters live (default $KLUTCH_LOCAL_DIR or .klutch/local)")
+    .action(async (action: string, opts: { cluster: string; stateDir?: string }) => {
+      const xp = new LocalCrossplane(stateDir(opts.stateDir), opts.cluster, toolchainEnv());
+      switch (action) {
+        case "start": {
+          const pid = await xp.start();
+          out(`crossplane core running against ${opts.cluster} (pid ${pid}, log ${xp.logFile})`);
+          break;
+        }
+        case "stop":
+          out((await xp.stop()) ? "crossplane stopped" : "crossplane was not running");
+          break;
+        case "status": {
+          const pid = xp.pid();
+          out(pid ? `crossplane running (pid ${pid}, log ${xp.logFile})` : "crossplane not running");
+          if (!pid) process.exitCode = 3;
+          break;
+        }
+        default:
+          throw new Error(`unknown action "${action}": use start, stop or status`);
+      }
     });
 
   await program.parseAsync(process.argv);

@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import { LocalCrossplane, isCrossplaneProcess } from "./crossplane";
 import * as path from "node:path";
 import { toolchainEnv } from "../toolchain";
 import { resolveBinaries } from "./binaries";
@@ -94,6 +95,12 @@ export class LocalClusters {
 
   private async stopAll(purge: boolean): Promise<void> {
     const log = this.options.log ?? (() => undefined);
+    // Crossplane core talks to an API server: stop it before the clusters go.
+    for (const cluster of this.clusters()) {
+      if (await new LocalCrossplane(this.stateDir, cluster.name, this.options.env ?? process.env).stop()) {
+        log(cluster.name, "stopped crossplane");
+      }
+    }
     await Promise.all(
       this.clusters().map(async (cluster) => {
         const stopped = await cluster.stop();
@@ -101,7 +108,9 @@ export class LocalClusters {
       }),
     );
     const leftovers = this.leftoverProcesses();
-    for (const pid of leftovers.filter(isComponentProcess)) await stopProcess(pid, 2_000);
+    for (const pid of leftovers.filter((p) => isComponentProcess(p) || isCrossplaneProcess(p))) {
+      await stopProcess(pid, 2_000);
+    }
     const foreign = this.leftoverProcesses();
     if (foreign.length > 0) {
       log(

@@ -64,12 +64,39 @@ export function pulumiBackedComposition(implementation: string): CompositionMode
           spec: { implementation },
         },
         patches: [
-          { type: "FromCompositeFieldPath", fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]", toFieldPath: "metadata.namespace" },
-          { type: "FromCompositeFieldPath", fromFieldPath: "metadata.name", toFieldPath: "spec.connection", required: true },
-          { type: "FromCompositeFieldPath", fromFieldPath: "spec.instanceHost", toFieldPath: "spec.instanceHost", required: true },
-          { type: "FromCompositeFieldPath", fromFieldPath: "spec.port", toFieldPath: "spec.port", required: true },
-          { type: "FromCompositeFieldPath", fromFieldPath: "spec.enhancements", toFieldPath: "spec.enhancements" },
-          { type: "ToCompositeFieldPath", fromFieldPath: "status.hostForConsumer", toFieldPath: "status.hostForConsumer" },
+          {
+            type: "FromCompositeFieldPath",
+            fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
+            toFieldPath: "metadata.namespace",
+          },
+          {
+            type: "FromCompositeFieldPath",
+            fromFieldPath: "metadata.name",
+            toFieldPath: "spec.connection",
+            required: true,
+          },
+          {
+            type: "FromCompositeFieldPath",
+            fromFieldPath: "spec.instanceHost",
+            toFieldPath: "spec.instanceHost",
+            required: true,
+          },
+          {
+            type: "FromCompositeFieldPath",
+            fromFieldPath: "spec.port",
+            toFieldPath: "spec.port",
+            required: true,
+          },
+          {
+            type: "FromCompositeFieldPath",
+            fromFieldPath: "spec.enhancements",
+            toFieldPath: "spec.enhancements",
+          },
+          {
+            type: "ToCompositeFieldPath",
+            fromFieldPath: "status.hostForConsumer",
+            toFieldPath: "status.hostForConsumer",
+          },
           { type: "ToCompositeFieldPath", fromFieldPath: "status.port", toFieldPath: "status.port" },
         ],
         readyWhen: "Ready",
@@ -89,7 +116,11 @@ function renderResource(r: ComposedResource): Record<string, unknown> {
       ...(p.required ? { policy: { fromFieldPath: "Required" } } : {}),
     })),
     ...(r.readyWhen
-      ? { readinessChecks: [{ type: "MatchCondition", matchCondition: { type: r.readyWhen, status: "True" } }] }
+      ? {
+          readinessChecks: [
+            { type: "MatchCondition", matchCondition: { type: r.readyWhen, status: "True" } },
+          ],
+        }
       : {}),
   };
 }
@@ -105,7 +136,11 @@ function header(model: CompositionModel, labels: Record<string, string>) {
 const compositeTypeRef = { apiVersion: `${CONNECTOR_GROUP}/${CONNECTOR_VERSION}`, kind: XR_KIND };
 
 /** Production form: Pipeline mode, one function-patch-and-transform step. */
-export function renderPipeline(model: CompositionModel, labels: Record<string, string> = {}, functionName = "function-patch-and-transform") {
+export function renderPipeline(
+  model: CompositionModel,
+  labels: Record<string, string> = {},
+  functionName = "function-patch-and-transform",
+) {
   return {
     ...header(model, labels),
     spec: {
@@ -126,14 +161,40 @@ export function renderPipeline(model: CompositionModel, labels: Record<string, s
   };
 }
 
+/**
+ * Resources mode refuses a composition without resources, so a model that composes nothing
+ * (NOOP) gets one inert marker: a ConfigMap that records the connection and is ready at once.
+ */
+function resourcesModeMarker(model: CompositionModel): ComposedResource {
+  return {
+    name: "noop-marker",
+    base: {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        namespace: DEFAULT_PATH_NAMESPACE,
+        labels: { [IMPLEMENTATION_LABEL]: model.implementation },
+      },
+      data: { note: "This connection opted out of a network path (NOOP implementation)." },
+    },
+    patches: [
+      {
+        type: "FromCompositeFieldPath",
+        fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
+        toFieldPath: "metadata.namespace",
+      },
+    ],
+  };
+}
+
 /** Function-less form (Crossplane 1.x `mode: Resources`), for a Crossplane that runs no function pods. */
 export function renderResourcesMode(model: CompositionModel, labels: Record<string, string> = {}) {
+  const resources =
+    model.resources.length > 0
+      ? model.resources.map(renderResource)
+      : [{ ...renderResource(resourcesModeMarker(model)), readinessChecks: [{ type: "None" }] }];
   return {
     ...header(model, labels),
-    spec: {
-      compositeTypeRef,
-      mode: "Resources",
-      resources: model.resources.map(renderResource),
-    },
+    spec: { compositeTypeRef, mode: "Resources", resources },
   };
 }

@@ -37,16 +37,23 @@ function enhancementSchema(): Schema {
   );
   return {
     type: "object",
-    description: "An optional hint about the instance or the connection; implementations fall back to the core fields.",
+    description:
+      "An optional hint about the instance or the connection; implementations fall back to the core fields.",
     properties: {
-      InstanceType: str("Software of the instance, e.g. PostgreSQL or RabbitMQ.", { minLength: 1, maxLength: 63 }),
+      InstanceType: str("Software of the instance, e.g. PostgreSQL or RabbitMQ.", {
+        minLength: 1,
+        maxLength: 63,
+      }),
       ConnectionType: str("How the app cluster connects.", { enum: types }),
       vpnEndpoint: str("wireguardVPN: host:port of the VPN gateway.", { minLength: 1 }),
       clientIP: str("wireguardVPN: tunnel address requested for the app cluster.", { minLength: 1 }),
       meshID: str("istioMesh: the mesh to join.", { minLength: 1 }),
       instanceVPC: str("awsVPCPeering: VPC of the instance.", { pattern: "^vpc-[0-9a-f]+$" }),
       appClusterVPC: str("awsVPCPeering: VPC of the app cluster.", { pattern: "^vpc-[0-9a-f]+$" }),
-      serverName: str("tlsSNI: TLS server name clients send for this instance.", { minLength: 1, maxLength: 253 }),
+      serverName: str("tlsSNI: TLS server name clients send for this instance.", {
+        minLength: 1,
+        maxLength: 253,
+      }),
     },
     oneOf: [{ required: ["InstanceType"] }, { required: ["ConnectionType"] }],
     "x-kubernetes-validations": rules,
@@ -77,7 +84,12 @@ export function connectorSchema(): Schema {
         required: ["instanceHost", "port"],
         properties: {
           instanceHost: str("Host of the data service instance.", { minLength: 1, maxLength: 253 }),
-          port: { type: "integer", minimum: 1, maximum: 65535, description: "Port of the data service instance." },
+          port: {
+            type: "integer",
+            minimum: 1,
+            maximum: 65535,
+            description: "Port of the data service instance.",
+          },
           enhancements: { type: "array", items: enhancementSchema(), maxItems: 16 },
         },
       },

@@ -6,8 +6,10 @@ import { Stack } from "@pulumi/pulumi/automation";
 import { readLocalClusterNames } from "../../lib/config/stack-file";
 import { LocalClusters } from "../../lib/local-clusters";
 import { selectStack } from "../../lib/pulumi-runner";
-import { repoRoot } from "../../lib/toolchain";
-import { eventually, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { LocalCrossplane } from "../../lib/local-clusters/crossplane";
+import { XRD_NAME } from "../../lib/network/connector-api";
+import { repoRoot, toolchainEnv } from "../../lib/toolchain";
+import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -29,6 +31,7 @@ describe("local stack on real clusters (e2e)", function () {
   const stateDir = path.join(work, "clusters");
   const saved = { ...process.env };
   let clusters: LocalClusters;
+  let crossplane: LocalCrossplane | undefined;
   let stack: Stack;
   const log: string[] = [];
   const onOutput = (s: string) => log.push(s);
@@ -87,9 +90,111 @@ describe("local stack on real clusters (e2e)", function () {
     assert.notEqual(kubectlTry(kubeconfig("app-1"), ["get", "crd", "providers.pkg.crossplane.io"]).status, 0);
   });
 
+  it("local Crossplane core establishes the XTCPConnection XRD and serves its claim", async () => {
+    crossplane = new LocalCrossplane(stateDir, "control-plane", toolchainEnv());
+    await crossplane.start();
+    const cp = kubeconfig("control-plane");
+    const established = () =>
+      kubectlJson(cp, ["get", "xrd", XRD_NAME]).status?.conditions?.find((c: any) => c.type === "Established")
+        ?.status;
+    await eventually("the XRD to be established", () => established() === "True", 90_000);
+    for (const crd of ["xtcpconnections.klutch.anynines.com", "tcpconnections.klutch.anynines.com"]) {
+      assert.equal(kubectlJson(cp, ["get", "crd", crd]).spec.group, "klutch.anynines.com");
+    }
+    assert.deepEqual(
+      kubectlJson(cp, ["get", "compositions"])
+        .items.map((c: any) => c.metadata.name)
+        .sort(),
+      ["xtcpconnections-noop", "xtcpconnections-proxy"],
+    );
+  });
+
+  it("the API server accepts the seed's connection and rejects invalid ones, naming the field", () => {
+    const cp = kubeconfig("control-plane");
+    const connection = (spec: string) =>
+      `apiVersion: klutch.anynines.com/v1\nkind: TCPConnection\nmetadata: {name: c, namespace: klutch-network}\nspec:\n${spec}`;
+    const seed = connection(
+      [
+        "  instanceHost: pg.example.internal",
+        "  port: 5432",
+        "  enhancements:",
+        "    - InstanceType: PostgreSQL",
+        "    - {ConnectionType: wireguardVPN, vpnEndpoint: 'vpn.example.com:51820', clientIP: 100.96.0.5}",
+        "    - {ConnectionType: istioMesh, meshID: mesh1}",
+        "    - {ConnectionType: awsVPCPeering, instanceVPC: vpc-0abc, appClusterVPC: vpc-0def}",
+        "",
+      ].join("\n"),
+    );
+    const ok = kubectlApply(cp, seed, true);
+    assert.equal(ok.status, 0, ok.stderr);
+    const rejected: [string, RegExp][] = [
+      ["  instanceHost: h\n  port: 0\n", /spec\.port: Invalid value: 0: .*greater than or equal to 1/],
+      [
+        "  instanceHost: h\n  port: 65536\n",
+        /spec\.port: Invalid value: 65536: .*less than or equal to 65535/,
+      ],
+      ["  port: 5432\n", /spec\.instanceHost: Required value/],
+      [
+        "  instanceHost: h\n  port: 5432\n  enhancements:\n    - ConnectionType: carrierPigeon\n",
+        /spec\.enhancements\[0\]\.ConnectionType: Unsupported value: "carrierPigeon"/,
+      ],
+      [
+        "  instanceHost: h\n  port: 5432\n  enhancements:\n    - ConnectionType: wireguardVPN\n",
+        /spec\.enhancements\[0\].*vpnEndpoint is required for ConnectionType wireguardVPN/,
+      ],
+      [
+        "  instanceHost: h\n  port: 5432\n  enhancements:\n    - Carrier: pigeon\n",
+        /unknown field "spec\.enhancements\[0\]\.Carrier"/,
+      ],
+    ];
+    for (const [spec, message] of rejected) {
+      const r = kubectlApply(cp, connection(spec), true);
+      assert.notEqual(r.status, 0, `accepted:\n${spec}`);
+      assert.match(r.stderr, message);
+    }
+  });
+
+  it("a NOOP connection is composed by Crossplane and becomes Ready without a network path", async () => {
+    const cp = kubeconfig("control-plane");
+    const r = kubectlApply(
+      cp,
+      [
+        "apiVersion: klutch.anynines.com/v1",
+        "kind: TCPConnection",
+        "metadata: {name: opted-out, namespace: klutch-network}",
+        "spec:",
+        "  instanceHost: pg.example.internal",
+        "  port: 5432",
+        "  compositionSelector: {matchLabels: {klutch.anynines.com/implementation: noop}}",
+        "",
+      ].join("\n"),
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const ready = () =>
+      kubectlJson(cp, ["-n", "klutch-network", "get", "tcpconnection", "opted-out"]).status?.conditions?.find(
+        (c: any) => c.type === "Ready",
+      )?.status;
+    await eventually("the NOOP connection to be Ready", () => ready() === "True", 90_000);
+    assert.equal(
+      kubectlJson(cp, ["get", "networkpaths", "-A"]).items.length,
+      0,
+      "NOOP creates no network path",
+    );
+    // Clean up before destroy removes the XRD underneath it.
+    kubectl(cp, [
+      "-n",
+      "klutch-network",
+      "delete",
+      "tcpconnection",
+      "opted-out",
+      "--wait=true",
+      "--timeout=60s",
+    ]);
+  });
+
   it("the namespaces exist on the right API servers, labelled with the environment", () => {
     const expected: Record<string, string[]> = {
-      "control-plane": ["crossplane-system", "bind"],
+      "control-plane": ["crossplane-system", "bind", "klutch-network"],
       "app-1": ["klutch-bind"],
       "app-2": ["klutch-bind"],
     };
@@ -141,7 +246,7 @@ describe("local stack on real clusters (e2e)", function () {
     assert.equal(res.summary.resourceChanges?.delete, created, log.join(""));
     // Namespace deletion is finalised by the real namespace controller.
     await eventually("namespaces to be gone", () =>
-      ["crossplane-system", "bind"].every(
+      ["crossplane-system", "bind", "klutch-network"].every(
         (ns) => kubectlTry(kubeconfig("control-plane"), ["get", "namespace", ns]).status !== 0,
       ),
     );

@@ -30,3 +30,14 @@ export async function eventually(what: string, check: () => boolean, timeoutMs =
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** `kubectl apply` of a YAML document from memory; with dryRun the API server validates without storing. */
+export function kubectlApply(
+  kubeconfig: string,
+  yaml: string,
+  dryRun = false,
+): { status: number; stdout: string; stderr: string } {
+  const args = ["--kubeconfig", kubeconfig, "apply", "-f", "-", ...(dryRun ? ["--dry-run=server"] : [])];
+  const r = spawnSync("kubectl", args, { env, encoding: "utf8", input: yaml });
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}

@@ -29,7 +29,7 @@ describe("KlutchEnvironment (mocks)", () => {
     await settle();
 
     assert.deepEqual(namespaces, {
-      "control-plane": ["crossplane-system", "bind"],
+      "control-plane": ["crossplane-system", "bind", "klutch-network"],
       "app-1": ["klutch-bind"],
       "app-2": ["klutch-bind"],
     });
@@ -42,7 +42,7 @@ describe("KlutchEnvironment (mocks)", () => {
     assert.equal(run.ofType("klutch:cluster:ExistingCluster").length, 0);
 
     const ns = run.ofType("kubernetes:core/v1:Namespace");
-    assert.equal(ns.length, 4, "exactly four namespaces: two on the control plane, one per app cluster");
+    assert.equal(ns.length, 5, "exactly five namespaces: three on the control plane, one per app cluster");
     for (const n of ns) {
       assert.equal(n.inputs.metadata.labels[ENV_LABEL], "local");
       assert.equal(n.inputs.metadata.labels["app.kubernetes.io/managed-by"], "pulumi");
@@ -51,6 +51,7 @@ describe("KlutchEnvironment (mocks)", () => {
     const byName = Object.fromEntries(ns.map((n) => [n.name, n.provider ?? ""]));
     assert.match(byName["local-control-plane-crossplane-system"] ?? "", /local-control-plane-provider/);
     assert.match(byName["local-control-plane-bind"] ?? "", /local-control-plane-provider/);
+    assert.match(byName["local-control-plane-klutch-network"] ?? "", /local-control-plane-provider/);
     assert.match(byName["local-app-1-klutch-bind"] ?? "", /local-app-1-provider/);
     assert.match(byName["local-app-2-klutch-bind"] ?? "", /local-app-2-provider/);
     // Crossplane goes to the control plane only; app clusters get nothing but their namespace.
@@ -58,7 +59,11 @@ describe("KlutchEnvironment (mocks)", () => {
     const onClusters = run.resources.filter((r) => r.type.startsWith("kubernetes:"));
     for (const r of onClusters) {
       if (r.type === "kubernetes:core/v1:Namespace") continue;
-      assert.match(r.provider ?? "", /local-control-plane-provider/, `${r.type} ${r.name} is not on the control plane`);
+      assert.match(
+        r.provider ?? "",
+        /local-control-plane-provider/,
+        `${r.type} ${r.name} is not on the control plane`,
+      );
     }
     const expectedTypes = new Set([
       "klutch:index:Environment",
@@ -74,7 +79,22 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
       "kubernetes:kubernetes.crossplane.io/v1alpha1:ProviderConfig",
+      "klutch:network:ConnectorApi",
+      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+      "kubernetes:apiextensions.crossplane.io/v1:CompositeResourceDefinition",
+      "kubernetes:apiextensions.crossplane.io/v1:Composition",
     ]);
+    // One XRD; NOOP and the proxy (Klutch's default) as Pipeline compositions on a real cluster.
+    assert.equal(
+      run.ofType("kubernetes:apiextensions.crossplane.io/v1:CompositeResourceDefinition").length,
+      1,
+    );
+    const compositions = run.ofType("kubernetes:apiextensions.crossplane.io/v1:Composition");
+    assert.deepEqual(compositions.map((c) => c.inputs.metadata.name).sort(), [
+      "xtcpconnections-noop",
+      "xtcpconnections-proxy",
+    ]);
+    for (const c of compositions) assert.equal(c.inputs.spec.mode, "Pipeline");
     assert.deepEqual(
       run.resources.filter((r) => !expectedTypes.has(r.type)).map((r) => r.type),
       [],

@@ -1,0 +1,362 @@
+import { createHash } from "node:crypto";
+import { renderGatewayNftables } from "./render-nftables";
+import { ClientPlan, WireguardPlan } from "./planner";
+
+/**
+ * Kubernetes objects for both ends of the tunnel, as plain manifests. Secrets carry
+ * placeholders: the component fills `stringData` from secret Outputs, so no private key
+ * ever passes through these functions.
+ *
+ * Gateway (data-service side): one pod with the WireGuard interface and the nftables
+ * filter, behind a UDP Service. It re-reads its Secret and ConfigMap every few seconds and
+ * applies changes with `wg syncconf` and an atomic `nft -f`, so adding a peer or a flow
+ * never restarts the pod and never drops the sessions of other app clusters.
+ *
+ * Client (app cluster): one pod with the tunnel and one TCP forwarder per connection, and
+ * one Service per connection; its DNS name is the connection's `hostForConsumer`.
+ */
+
+export const CONFIG_PLACEHOLDER = "<filled by WireguardTunnel from a secret output>";
+export const DEFAULT_WIREGUARD_IMAGE = "lscr.io/linuxserver/wireguard:1.0.20210914";
+export const DEFAULT_FORWARDER_IMAGE = "docker.io/alpine/socat:1.8.0.0";
+
+export interface K8sRenderOptions {
+  /** Base name of every object (a DNS-1123 label); Service names are `<name>-<connection>`. */
+  name: string;
+  gatewayNamespace: string;
+  clientNamespace: string;
+  /** Image with wg, wg-quick and nft. */
+  image?: string;
+  /** Image whose entrypoint is socat. */
+  forwarderImage?: string;
+  gatewayServiceType?: "ClusterIP" | "NodePort" | "LoadBalancer";
+  /** Annotate workloads with pulumi.com/skipAwait (clusters without a kubelet never get ready). */
+  skipAwait?: boolean;
+  clusterDomain?: string;
+  /** The key rotation trigger; part of the client pod template so a rotation restarts the pod. */
+  keyRotation?: string;
+}
+
+type Labels = Record<string, string>;
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  labels: Labels;
+  annotations?: Record<string, string>;
+}
+
+export interface SecretManifest {
+  apiVersion: "v1";
+  kind: "Secret";
+  metadata: ObjectMeta;
+  type: "Opaque";
+  stringData: Record<string, string>;
+}
+
+export interface ConfigMapManifest {
+  apiVersion: "v1";
+  kind: "ConfigMap";
+  metadata: ObjectMeta;
+  data: Record<string, string>;
+}
+
+export interface ServiceManifest {
+  apiVersion: "v1";
+  kind: "Service";
+  metadata: ObjectMeta;
+  spec: {
+    type: string;
+    selector: Labels;
+    ports: { name: string; protocol: "TCP" | "UDP"; port: number; targetPort: number }[];
+  };
+}
+
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  command?: string[];
+  args?: string[];
+  ports?: { name: string; containerPort: number; protocol: string }[];
+  securityContext?: { capabilities: { add: string[] } };
+  volumeMounts?: { name: string; mountPath: string; readOnly: boolean }[];
+}
+
+export interface VolumeSpec {
+  name: string;
+  secret?: { secretName: string; defaultMode: number };
+  configMap?: { name: string };
+}
+
+export interface DeploymentManifest {
+  apiVersion: "apps/v1";
+  kind: "Deployment";
+  metadata: ObjectMeta;
+  spec: {
+    replicas: number;
+    strategy: { type: "Recreate" };
+    selector: { matchLabels: Labels };
+    template: {
+      metadata: { labels: Labels; annotations?: Record<string, string> };
+      spec: {
+        securityContext?: { sysctls: { name: string; value: string }[] };
+        containers: ContainerSpec[];
+        volumes: VolumeSpec[];
+      };
+    };
+  };
+}
+
+export interface GatewayManifests {
+  secret: SecretManifest;
+  rules: ConfigMapManifest;
+  deployment: DeploymentManifest;
+  service: ServiceManifest;
+}
+
+export interface ConsumerEndpoint {
+  hostForConsumer: string;
+  port: number;
+}
+
+export interface ClientManifests {
+  secret: SecretManifest;
+  deployment: DeploymentManifest;
+  /** One per connection, in the plan's connection order. */
+  services: ServiceManifest[];
+  /** What each connection's XTCPConnection status reports. */
+  endpoints: Record<string, ConsumerEndpoint>;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function label(value: string, field: string): string {
+  if (!DNS_LABEL.test(value)) {
+    throw new Error(
+      `${field} ${JSON.stringify(value)} must be a DNS-1123 label (lowercase letters, digits, '-', at most 63 characters); shorten the tunnel or connection name`,
+    );
+  }
+  return value;
+}
+
+function labels(opts: K8sRenderOptions, component: string, appCluster?: string): Labels {
+  return {
+    "app.kubernetes.io/name": "klutch-wireguard",
+    "app.kubernetes.io/instance": opts.name,
+    "app.kubernetes.io/component": component,
+    "app.kubernetes.io/managed-by": "pulumi",
+    ...(appCluster ? { "klutch.anynines.com/app-cluster": appCluster } : {}),
+  };
+}
+
+function meta(name: string, namespace: string, lbls: Labels, skipAwait = false): ObjectMeta {
+  return {
+    name,
+    namespace,
+    labels: lbls,
+    ...(skipAwait ? { annotations: { "pulumi.com/skipAwait": "true" } } : {}),
+  };
+}
+
+/** Shell run by the gateway container: bring the tunnel up, then apply config changes live. */
+const GATEWAY_SCRIPT = [
+  "set -eu",
+  "install -m 0600 /etc/klutch/wireguard/wg0.conf /etc/wireguard/wg0.conf",
+  "wg-quick up wg0",
+  "nft -f /etc/klutch/rules/rules.nft",
+  "trap 'wg-quick down wg0; exit 0' TERM INT",
+  "sum() { cat /etc/klutch/wireguard/wg0.setconf /etc/klutch/rules/rules.nft | sha256sum; }",
+  'last="$(sum)"',
+  "while true; do",
+  "  sleep 5 & wait $!",
+  '  now="$(sum)"',
+  '  if [ "$now" != "$last" ]; then',
+  '    wg syncconf wg0 /etc/klutch/wireguard/wg0.setconf && nft -f /etc/klutch/rules/rules.nft && last="$now"',
+  "  fi",
+  "done",
+].join("\n");
+
+/** Shell run by the client's tunnel container; its config changes come with a new pod. */
+const CLIENT_SCRIPT = [
+  "set -eu",
+  "install -m 0600 /etc/klutch/wireguard/wg0.conf /etc/wireguard/wg0.conf",
+  "wg-quick up wg0",
+  "trap 'wg-quick down wg0; exit 0' TERM INT",
+  "while true; do sleep 3600 & wait $!; done",
+].join("\n");
+
+function tunnelContainer(
+  image: string,
+  script: string,
+  ports: { containerPort: number; protocol: string }[],
+): ContainerSpec & { volumeMounts: NonNullable<ContainerSpec["volumeMounts"]> } {
+  return {
+    name: "wireguard",
+    image,
+    command: ["/bin/sh", "-c", script],
+    ...(ports.length > 0 ? { ports: ports.map((p) => ({ name: "wireguard", ...p })) } : {}),
+    securityContext: { capabilities: { add: ["NET_ADMIN"] } },
+    volumeMounts: [{ name: "wireguard", mountPath: "/etc/klutch/wireguard", readOnly: true }],
+  };
+}
+
+/**
+ * The gateway's UDP Service. It needs only the listen port, not the plan, because the
+ * plan may need the Service's load balancer address as the endpoint clients dial.
+ */
+export function renderGatewayService(listenPort: number, opts: K8sRenderOptions): ServiceManifest {
+  const name = label(`${label(opts.name, "name")}-gateway`, "gateway name");
+  const lbls = labels(opts, "gateway");
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(name, opts.gatewayNamespace, lbls, opts.skipAwait),
+    spec: {
+      type: opts.gatewayServiceType ?? "LoadBalancer",
+      selector: lbls,
+      ports: [{ name: "wireguard", protocol: "UDP", port: listenPort, targetPort: listenPort }],
+    },
+  };
+}
+
+export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptions): GatewayManifests {
+  const name = label(`${label(opts.name, "name")}-gateway`, "gateway name");
+  const lbls = labels(opts, "gateway");
+  const image = opts.image ?? DEFAULT_WIREGUARD_IMAGE;
+  const ns = opts.gatewayNamespace;
+  const container = tunnelContainer(image, GATEWAY_SCRIPT, [
+    { containerPort: plan.listenPort, protocol: "UDP" },
+  ]);
+  container.volumeMounts.push({ name: "rules", mountPath: "/etc/klutch/rules", readOnly: true });
+  return {
+    secret: {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: meta(name, ns, lbls),
+      type: "Opaque",
+      stringData: { "wg0.conf": CONFIG_PLACEHOLDER, "wg0.setconf": CONFIG_PLACEHOLDER },
+    },
+    // Not a Secret: the filter holds no key, and reviewers should see its diff in a preview.
+    rules: {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: meta(`${name}-rules`, ns, lbls),
+      data: { "rules.nft": renderGatewayNftables(plan, { interfaceName: "wg0", masquerade: true }) },
+    },
+    deployment: {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: meta(name, ns, lbls, opts.skipAwait),
+      spec: {
+        // One replica: WireGuard sessions live in one process; two behind one UDP Service would fight.
+        replicas: 1,
+        strategy: { type: "Recreate" },
+        selector: { matchLabels: lbls },
+        template: {
+          metadata: { labels: lbls },
+          spec: {
+            // ip_forward is not a "safe" sysctl: the kubelet must allow it (--allowed-unsafe-sysctls).
+            securityContext: { sysctls: [{ name: "net.ipv4.ip_forward", value: "1" }] },
+            containers: [container],
+            volumes: [
+              { name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } },
+              { name: "rules", configMap: { name: `${name}-rules` } },
+            ],
+          },
+        },
+      },
+    },
+    service: renderGatewayService(plan.listenPort, opts),
+  };
+}
+
+/** A short digest of non-secret data, for pod template annotations. */
+function digest(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+}
+
+function clientPlan(plan: WireguardPlan, appCluster: string): ClientPlan {
+  const c = plan.clients.find((x) => x.appCluster === appCluster);
+  if (!c) throw new Error(`appCluster ${JSON.stringify(appCluster)} has no client in this plan`);
+  return c;
+}
+
+export function renderClientManifests(
+  plan: WireguardPlan,
+  appCluster: string,
+  opts: K8sRenderOptions,
+): ClientManifests {
+  const c = clientPlan(plan, appCluster);
+  const name = label(`${label(opts.name, "name")}-client`, "client name");
+  const lbls = labels(opts, "client", appCluster);
+  const ns = opts.clientNamespace;
+  const domain = opts.clusterDomain ?? "cluster.local";
+  const forwarders = c.connections.map((conn): ContainerSpec => ({
+    name: label(`fwd-${conn.name}`, `forwarder container of connection ${conn.name}`),
+    image: opts.forwarderImage ?? DEFAULT_FORWARDER_IMAGE,
+    // The tunnel routes the data-service host, so the forwarder dials the real host:port.
+    args: [`TCP-LISTEN:${conn.forwarderPort},fork,reuseaddr`, `TCP:${conn.instanceHost}:${conn.port}`],
+    ports: [{ name: "tcp", containerPort: conn.forwarderPort, protocol: "TCP" }],
+  }));
+  const services: ServiceManifest[] = c.connections.map((conn) => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(
+      label(`${opts.name}-${conn.name}`, `Service name of connection ${conn.name}`),
+      ns,
+      { ...lbls, "klutch.anynines.com/connection": conn.name },
+      opts.skipAwait,
+    ),
+    spec: {
+      type: "ClusterIP",
+      selector: lbls,
+      ports: [{ name: "tcp", protocol: "TCP", port: conn.port, targetPort: conn.forwarderPort }],
+    },
+  }));
+  const endpoints = Object.fromEntries(
+    c.connections.map((conn, i) => [
+      conn.name,
+      { hostForConsumer: `${services[i]?.metadata.name ?? ""}.${ns}.svc.${domain}`, port: conn.port },
+    ]),
+  );
+  return {
+    secret: {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: meta(name, ns, lbls),
+      type: "Opaque",
+      stringData: { "wg0.conf": CONFIG_PLACEHOLDER },
+    },
+    deployment: {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: meta(name, ns, lbls, opts.skipAwait),
+      spec: {
+        replicas: 1,
+        strategy: { type: "Recreate" },
+        selector: { matchLabels: lbls },
+        template: {
+          metadata: {
+            labels: lbls,
+            // wg-quick reads its file once: a new address, endpoint, route or key must restart the pod.
+            annotations: {
+              "klutch.anynines.com/tunnel-config": digest({
+                interface: c.interface,
+                rotation: opts.keyRotation ?? "",
+              }),
+            },
+          },
+          spec: {
+            containers: [
+              tunnelContainer(opts.image ?? DEFAULT_WIREGUARD_IMAGE, CLIENT_SCRIPT, []),
+              ...forwarders,
+            ],
+            volumes: [{ name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } }],
+          },
+        },
+      },
+    },
+    services,
+    endpoints,
+  };
+}
