@@ -7,3 +7,6 @@ cd "$ROOT"
 bash scripts/setup.sh
 npx ts-node --transpile-only scripts/local-clusters.ts up --stack local
 npx ts-node --transpile-only scripts/pulumi.ts --stack local up
+# Local clusters run no pods: Crossplane core runs as a process against the control plane,
+# now that `pulumi up` has applied its CRDs.
+npx ts-node --transpile-only scripts/local-clusters.ts crossplane start

@@ -37,13 +37,14 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
   public readonly compositions: string[];
 
   constructor(name: string, args: NetworkConnectorApiArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("klutch:network:ConnectorApi", name, {}, opts);
+    // Checked before registering the component itself, so bad input leaves nothing behind.
     const implementations = [...new Set(args.implementations)].filter((i) => i !== "noop");
     if (args.defaultImplementation !== "noop" && !implementations.includes(args.defaultImplementation)) {
       throw new Error(
         `defaultImplementation "${args.defaultImplementation}" is not among ${["noop", ...implementations].join(", ")}`,
       );
     }
+    super("klutch:network:ConnectorApi", name, {}, opts);
     const child = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
 
     const pathCrd = new k8s.apiextensions.v1.CustomResourceDefinition(
