@@ -196,10 +196,24 @@ describe("local clusters (e2e)", function () {
     const oldPort = Number(new URL(oldUrl).port);
     await killAll("app-1");
     const foreign = net.createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve, reject) => {
-      foreign.once("error", reject);
-      foreign.listen(oldPort, "127.0.0.1", resolve);
-    });
+    // The killed API server's sockets can hold the port for a moment after the process is
+    // gone (its last connections closing); keep trying to take it, briefly.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      try {
+        await new Promise<void>((resolve, reject) => {
+          foreign.once("error", reject);
+          foreign.listen(oldPort, "127.0.0.1", () => {
+            foreign.removeListener("error", reject);
+            resolve();
+          });
+        });
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE" || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
     try {
       const [info] = await clusters.up(["app-1"]);
       assert.ok(info);
