@@ -10,6 +10,13 @@ import * as path from "node:path";
 import { LoadedEnvironment } from "../lib/config/load";
 import { Crossplane } from "./crossplane/crossplane";
 import { NetworkConnectorApi } from "./network/connector-api";
+import { backendUrls } from "../lib/bind/backend-plan";
+import { clusterEndpoint } from "../lib/bind/cluster-endpoint";
+import { KlutchBindBackend } from "./bind/bind-backend";
+import { ExportedApi } from "./bind/exported-api";
+import { OidcProvider } from "./bind/oidc-provider";
+import { AppClusterBinding } from "./bind/app-cluster-binding";
+import { boundApis } from "../lib/bind/app-cluster-plan";
 
 export interface KlutchEnvironmentArgs {
   /** The validated environment config (see lib/config). */
@@ -32,6 +39,11 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   public readonly appClusters: Record<string, ClusterAccess>;
   public readonly crossplane: Crossplane;
   public readonly connectorApi: NetworkConnectorApi;
+  public readonly oidc: OidcProvider;
+  public readonly bindBackend: KlutchBindBackend;
+  public readonly exportedApis: ExportedApi[];
+  /** One binding per app cluster, by name. */
+  public readonly bindings: Record<string, AppClusterBinding>;
   /** Namespaces created, by cluster name. */
   public readonly namespaces: pulumi.Output<Record<string, string[]>>;
 
@@ -107,6 +119,96 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         dependsOn: [this.crossplane],
       },
       { parent: this },
+    );
+
+    const skipAwait = config.controlPlane.infrastructure === "local";
+    const bindNs = namespaceResources[`${config.controlPlane.name}/bind`];
+    const urls = backendUrls(config.bind, config.oidc);
+    this.oidc = new OidcProvider(
+      `${name}-oidc`,
+      {
+        provider: this.controlPlane.provider,
+        namespace: "bind",
+        oidc: config.oidc,
+        issuerUrl: urls.issuerUrl,
+        callbackUrl: urls.callbackUrl,
+        clientName: config.bind.prettyName,
+        clientSecret: args.secrets?.oidcClientSecret,
+        keyRotation: config.bind.keyRotation,
+        labels,
+        skipAwait,
+      },
+      { parent: this, dependsOn: bindNs ? [bindNs] : [] },
+    );
+    // The address and CA konnectors use are public facts of the control plane's
+    // kubeconfig; taking them out of the (secret) kubeconfig must not carry its secrecy.
+    const cpContext = config.controlPlane.kubeconfig?.context;
+    const endpoint = pulumi.unsecret(
+      this.controlPlane.kubeconfig.apply((k) => clusterEndpoint(k, cpContext)),
+    );
+    const apiServer = endpoint.apply((e) => ({
+      address: config.bind.apiServerAddress ?? e.server,
+      caPem: e.caPem ?? "",
+    }));
+    this.bindBackend = new KlutchBindBackend(
+      `${name}-bind`,
+      {
+        provider: this.controlPlane.provider,
+        bind: config.bind,
+        urls,
+        exportedApis: config.exportedApis,
+        oidc: {
+          clientId: this.oidc.clientId,
+          clientSecret: this.oidc.clientSecret,
+          dexService: this.oidc.service,
+        },
+        apiServer,
+        cookieSigningKey: args.secrets?.bindCookieSigningKey,
+        cookieEncryptionKey: args.secrets?.bindCookieEncryptionKey,
+        tls:
+          args.secrets?.bindTlsCertificate && args.secrets.bindTlsKey
+            ? { certificate: args.secrets.bindTlsCertificate, key: args.secrets.bindTlsKey }
+            : undefined,
+        createNamespace: false,
+        namespace: "bind",
+        labels,
+        skipAwait,
+      },
+      { parent: this, dependsOn: bindNs ? [bindNs] : [] },
+    );
+    // Klutch's backend looks for templates in crossplane-system (seed 004).
+    this.exportedApis = config.exportedApis.map(
+      (api) =>
+        new ExportedApi(
+          `${name}-export-${api.resource}`,
+          { provider: this.controlPlane.provider, namespace: "crossplane-system", api, labels },
+          { parent: this, dependsOn: [...this.bindBackend.crds, ...(crossplaneNs ? [crossplaneNs] : [])] },
+        ),
+    );
+
+    this.bindings = Object.fromEntries(
+      config.appClusters.map((app) => {
+        const appNs = namespaceResources[`${app.name}/klutch-bind`];
+        const binding = new AppClusterBinding(
+          `${name}-${app.name}-binding`,
+          {
+            appCluster: app.name,
+            controlPlaneProvider: this.controlPlane.provider,
+            appClusterProvider: this.appClusters[app.name]!.provider,
+            namespacePrefix: config.bind.namespacePrefix,
+            prettyName: config.bind.prettyName,
+            apis: boundApis(app, config.exportedApis),
+            controlPlane: apiServer,
+            konnectorImage: config.bind.konnectorImage,
+            createKonnectorNamespace: false,
+            controlPlaneDependsOn: this.bindBackend.crds,
+            labels,
+            skipAwait,
+          },
+          { parent: this, dependsOn: appNs ? [appNs] : [] },
+        );
+        return [app.name, binding];
+      }),
     );
 
     this.registerOutputs({ namespaces: this.namespaces });

@@ -95,11 +95,29 @@ finish() {
   log "  installed into $dir"
 }
 
+# The official Pulumi distribution ships `pulumi-resource-pulumi-nodejs` (the host of
+# dynamic providers) next to the CLI; the engine looks for it there even with ambient
+# plugins ignored. A built CLI lacks it, so it is written here: it runs the dynamic provider
+# of the @pulumi/pulumi that the program in the current directory resolves.
+install_bundled_plugins() {
+  local bin="$1/bin" plugin="$1/bin/pulumi-resource-pulumi-nodejs"
+  local content='#!/bin/sh
+# Host of Pulumi dynamic providers: the @pulumi/pulumi of the program being run.
+script=$(node -e "process.stdout.write(require.resolve(\"@pulumi/pulumi/cmd/dynamic-provider\"))") || exit 1
+exec node "$script" "$@"'
+  if [[ ! -f "$plugin" || "$(cat "$plugin")" != "$content" ]]; then
+    mkdir -p "$bin"
+    printf '%s\n' "$content" >"$plugin.tmp" && chmod 0755 "$plugin.tmp" && mv "$plugin.tmp" "$plugin"
+    log "  installed the dynamic provider host next to the CLI ($plugin)"
+  fi
+}
+
 build_pulumi() {
   local dir
   dir=$(pulumi_dir)
   if is_built "$dir"; then
     log "pulumi $PULUMI_VERSION: cached ($dir)"
+    install_bundled_plugins "$dir"
     return
   fi
   log "pulumi $PULUMI_VERSION: building the CLI from github.com/pulumi/pulumi/pkg/v3 (cold: ~10-15 min on 2 cores)"
@@ -125,6 +143,7 @@ build_pulumi() {
       -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION" \
       -o "$dir/bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   )
+  install_bundled_plugins "$dir"
   finish "$dir" "pulumi v$PULUMI_VERSION"
 }
 

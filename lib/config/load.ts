@@ -11,6 +11,10 @@ export interface LoadedEnvironment {
   /** Secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
   secrets: {
     oidcClientSecret?: pulumi.Output<string>;
+    bindCookieSigningKey?: pulumi.Output<string>;
+    bindCookieEncryptionKey?: pulumi.Output<string>;
+    bindTlsCertificate?: pulumi.Output<string>;
+    bindTlsKey?: pulumi.Output<string>;
     anyninesCredentials?: pulumi.Output<Record<string, AnyninesCredentials>>;
   };
   projectDir: string;
@@ -44,12 +48,19 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
     readFile: (file) => fs.readFileSync(file, "utf8"),
   });
   if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
-  const secret = raw.oidcClientSecret;
   const creds = raw.anyninesCredentials;
+  const text = (key: string) => {
+    const value = raw[key];
+    return typeof value === "string" && value ? { [key]: pulumi.secret(value) } : {};
+  };
   return {
     config: result.config,
     secrets: {
-      ...(typeof secret === "string" && secret ? { oidcClientSecret: pulumi.secret(secret) } : {}),
+      ...text("oidcClientSecret"),
+      ...text("bindCookieSigningKey"),
+      ...text("bindCookieEncryptionKey"),
+      ...text("bindTlsCertificate"),
+      ...text("bindTlsKey"),
       ...(creds && typeof creds === "object"
         ? { anyninesCredentials: pulumi.secret(creds as Record<string, AnyninesCredentials>) }
         : {}),

@@ -197,6 +197,11 @@ const permissionClaim = z
     group: z.string(),
     resource: z.string().min(1),
     version: z.string().min(1).default("v1"),
+    /** Which side's objects are synced: those the provider (control plane) owns, or the consumer's. */
+    selector: z
+      .object({ owner: z.enum(["Provider", "Consumer"]) })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -217,9 +222,28 @@ export const oidc = z.discriminatedUnion("provider", [
   z
     .object({
       provider: z.literal("dex"),
-      /** Issuer URL; derived from the backend's external address when omitted. */
+      /** Issuer URL; `<bind.externalAddress>/dex` (served by the backend's exposure) when omitted. */
       issuerUrl: httpsUrl.optional(),
       clientId: z.string().min(1).default("klutch-bind"),
+      image: z.string().min(1).default("ghcr.io/dexidp/dex:v2.41.1"),
+      /** Size of the volume holding Dex's SQLite database (signing keys, sessions). */
+      storageSize: z
+        .string()
+        .regex(/^[1-9][0-9]*(Mi|Gi)$/, "must be a size such as 1Gi")
+        .default("1Gi"),
+      /** Dex connectors (upstream identity providers), as in Dex's own config: {type, id, name, config}. */
+      connectors: z
+        .array(
+          z
+            .object({
+              type: z.string().min(1),
+              id: z.string().min(1),
+              name: z.string().min(1),
+              config: z.record(z.unknown()).optional(),
+            })
+            .strict(),
+        )
+        .default([]),
     })
     .strict(),
   z
@@ -292,11 +316,21 @@ export const bind = z
     image: z.string().min(1).default("public.ecr.aws/w5n9a2g2/klutch/example-backend:v1.4.0"),
     konnectorImage: z.string().min(1).default("public.ecr.aws/w5n9a2g2/klutch/konnector:v1.4.0"),
     namespacePrefix: dnsLabel.default("cluster"),
+    /**
+     * The control plane's Kubernetes API address that konnectors reach (https); the control
+     * plane kubeconfig's server, with its CA, when omitted.
+     */
+    apiServerAddress: httpsUrl.optional(),
+    replicas: z.number().int().min(1).max(10).default(1),
+    /** Change to make new cookie keys (users then log in again). */
+    keyRotation: z.string().min(1).default("initial"),
     prettyName: z.string().min(1).default("Klutch"),
     consumerScope: z.enum(["Namespaced", "Cluster"]).default("Namespaced"),
     /** How the backend is exposed at externalAddress. */
     exposure: z.enum(["ingress", "gateway", "none"]).default("ingress"),
     ingressClassName: z.string().min(1).default("nginx"),
+    /** GatewayClass of the Gateway made for exposure: gateway. */
+    gatewayClassName: z.string().min(1).default("nginx"),
     /** TLS: a cert-manager issuer, or a provided certificate (klutch:bindTlsCertificate/klutch:bindTlsKey). */
     tls: z
       .discriminatedUnion("source", [
@@ -321,8 +355,8 @@ export const DEFAULT_EXPORTED_APIS: z.input<typeof exportedApi>[] = [
     resource: "servicebindings",
     kind: "ServiceBinding",
     permissionClaims: [
-      { group: "", resource: "secrets", version: "v1" },
-      { group: "", resource: "configmaps", version: "v1" },
+      { group: "", resource: "secrets", version: "v1", selector: { owner: "Provider" } },
+      { group: "", resource: "configmaps", version: "v1", selector: { owner: "Provider" } },
     ],
   },
   { group: "anynines.com", version: "v1", resource: "backups", kind: "Backup" },

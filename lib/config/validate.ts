@@ -119,7 +119,23 @@ function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): Conf
   }
   checkWireguardTunnels(apps, controlPlane, add);
   checkApis(raw.exportedApis, apps, add);
+  checkConsumerNamespaces(raw.bind, apps, add);
   return issues;
+}
+
+/** Each app cluster's consumer namespace on the control plane is `<namespacePrefix>-<name>`. */
+function checkConsumerNamespaces(rawBind: unknown, apps: Located<AppClusterConfig>[], add: Add): void {
+  const prefix = (rawBind as { namespacePrefix?: unknown } | undefined)?.namespacePrefix;
+  const p = typeof prefix === "string" && prefix.length > 0 ? prefix : "cluster";
+  for (const app of apps) {
+    const ns = `${p}-${app.value.name}`;
+    if (ns.length > 63) {
+      add(
+        [...app.at, "name"],
+        `makes the consumer namespace "${ns}" (${ns.length} characters; at most 63): shorten the name or bind.namespacePrefix`,
+      );
+    }
+  }
 }
 
 type Add = (at: (string | number)[], message: string) => void;
@@ -384,11 +400,14 @@ function checkApis(rawApis: unknown, apps: Located<AppClusterConfig>[], add: Add
     rawApis.forEach((entry, i) => {
       const r = exportedApiSchema.safeParse(entry);
       if (!r.success) return;
-      const dup = exported.find((e) => e.group === r.data.group && e.resource === r.data.resource);
+      // Templates and app clusters' `apis` name an exported API by its resource alone.
+      const dup = exported.find((e) => e.resource === r.data.resource);
       if (dup)
         add(
           ["exportedApis", i, "resource"],
-          `${r.data.resource}.${r.data.group} is exported twice; remove one entry`,
+          dup.group === r.data.group
+            ? `${r.data.resource}.${r.data.group} is exported twice; remove one entry`
+            : `${r.data.resource} is already exported from ${dup.group || "the core group"}; exported resource names must be unique`,
         );
       else exported.push({ group: r.data.group, resource: r.data.resource });
     });

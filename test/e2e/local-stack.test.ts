@@ -1,11 +1,12 @@
 import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Stack } from "@pulumi/pulumi/automation";
 import { readLocalClusterNames } from "../../lib/config/stack-file";
 import { LocalClusters } from "../../lib/local-clusters";
-import { selectStack } from "../../lib/pulumi-runner";
+import { pulumiEnv, selectStack } from "../../lib/pulumi-runner";
 import { LocalCrossplane } from "../../lib/local-clusters/crossplane";
 import { XRD_NAME } from "../../lib/network/connector-api";
 import { repoRoot, toolchainEnv } from "../../lib/toolchain";
@@ -210,6 +211,86 @@ describe("local stack on real clusters (e2e)", function () {
     assert.notEqual(kubectlTry(kubeconfig("control-plane"), ["get", "namespace", "klutch-bind"]).status, 0);
   });
 
+  it("installs the klutch-bind backend: CRDs the API server validates, export templates, Dex", () => {
+    const cp = kubeconfig("control-plane");
+    for (const crd of [
+      "apiserviceexportrequests.klutch.anynines.com",
+      "apiserviceexports.klutch.anynines.com",
+      "apiservicebindings.klutch.anynines.com",
+      "apiservicenamespaces.klutch.anynines.com",
+      "clusterbindings.klutch.anynines.com",
+      "appclusterbindings.klutch.anynines.com",
+      "apiserviceexporttemplates.example-backend.klutch.anynines.com",
+    ]) {
+      kubectl(cp, ["wait", "--for=condition=Established", `crd/${crd}`, "--timeout=60s"]);
+    }
+    // One template per exported API, accepted by the API server through the real schema.
+    const templates = kubectlJson<{
+      items: { metadata: { name: string }; spec: { permissionClaims?: { resource: string }[] } }[];
+    }>(cp, ["-n", "crossplane-system", "get", "apiserviceexporttemplates"]);
+    assert.deepEqual(templates.items.map((t) => t.metadata.name).sort(), [
+      "backups",
+      "postgresqlinstances",
+      "restores",
+      "servicebindings",
+    ]);
+    const sb = templates.items.find((t) => t.metadata.name === "servicebindings");
+    assert.deepEqual(
+      sb?.spec.permissionClaims?.map((c) => c.resource),
+      ["secrets", "configmaps"],
+    );
+    // The schema is real: a template without its selector is refused, naming the field.
+    const bad = kubectlApply(
+      cp,
+      JSON.stringify({
+        apiVersion: "example-backend.klutch.anynines.com/v1alpha1",
+        kind: "APIServiceExportTemplate",
+        metadata: { name: "no-selector", namespace: "crossplane-system" },
+        spec: { permissionClaims: [] },
+      }),
+      true,
+    );
+    assert.notEqual(bad.status, 0, "a template without APIServiceSelector must be rejected");
+    assert.match(bad.stderr, /APIServiceSelector/);
+
+    // Backend and Dex workloads with their identities; RBAC without cluster-admin.
+    for (const [kind, name] of [
+      ["deployment", "klutch-bind-backend"],
+      ["deployment", "dex"],
+      ["service", "klutch-bind-backend"],
+      ["service", "dex"],
+      ["serviceaccount", "klutch-bind-backend"],
+      ["ingress", "klutch-bind-backend"],
+      ["secret", "klutch-bind-backend"],
+      ["secret", "dex-config"],
+    ] as const) {
+      kubectl(cp, ["-n", "bind", "get", kind, name]);
+    }
+    const binding = kubectlJson<{ roleRef: { name: string } }>(cp, [
+      "get",
+      "clusterrolebinding",
+      "klutch-bind-backend",
+    ]);
+    assert.equal(binding.roleRef.name, "klutch-bind-backend");
+    // The backend's identity may do what it does and no more.
+    const can = (verb: string, resource: string, ns?: string) =>
+      kubectlTry(cp, [
+        "auth",
+        "can-i",
+        verb,
+        resource,
+        "--as=system:serviceaccount:bind:klutch-bind-backend",
+        ...(ns ? ["-n", ns] : []),
+      ]).status === 0;
+    assert.ok(can("create", "apiserviceexports.klutch.anynines.com", "cluster-abc"));
+    assert.ok(can("create", "namespaces"));
+    assert.ok(can("update", "configmaps", "cluster-abc"), "it holds the claims it grants");
+    assert.ok(!can("create", "deployments.apps", "kube-system"), "no workload writes");
+    assert.ok(!can("escalate", "clusterroles"), "no escalate");
+    assert.ok(!can("bind", "clusterroles/cluster-admin"), "may not bind cluster-admin");
+    assert.ok(!can("create", "nodes"), "no cluster infrastructure writes");
+  });
+
   it("`pulumi preview --expect-no-changes` passes and a second `up` changes nothing", async () => {
     const preview = await stack.preview({ expectNoChanges: true });
     assert.deepEqual(Object.keys(preview.changeSummary), ["same"]);
@@ -238,6 +319,37 @@ describe("local stack on real clusters (e2e)", function () {
       }
     }
     assert.ok(state.includes("ciphertext"), "the state holds the kubeconfigs encrypted");
+  });
+
+  it("keeps generated secrets (cookie keys, OIDC client secret) out of `pulumi stack export`", () => {
+    const cp = kubeconfig("control-plane");
+    const { data } = kubectlJson<{ data: Record<string, string> }>(cp, [
+      "-n",
+      "bind",
+      "get",
+      "secret",
+      "klutch-bind-backend",
+    ]);
+    const generated = ["COOKIE_SIGNING_KEY", "COOKIE_ENCRYPTION_KEY", "OIDC_CLIENT_SECRET"].map((k) =>
+      Buffer.from(data[k] ?? "", "base64").toString("utf8"),
+    );
+    // The backend accepts these sizes only (base64 of 32 bytes; a hex client secret).
+    assert.equal(Buffer.from(generated[0]!, "base64").length, 32);
+    assert.equal(Buffer.from(generated[1]!, "base64").length, 32);
+    assert.match(generated[2]!, /^[0-9a-f]{64}$/);
+    const exported = execFileSync("pulumi", ["stack", "export", "--stack", "local"], {
+      cwd: repoRoot,
+      env: pulumiEnv("local"),
+      maxBuffer: 512 * 1024 * 1024,
+    }).toString();
+    assert.ok(exported.includes("klutch:RandomKey"), "the export holds the generated keys' resources");
+    const onDisk = listFiles(path.join(work, "state"))
+      .map((f) => fs.readFileSync(f, "utf8"))
+      .join("\n");
+    for (const value of generated) {
+      assert.ok(!exported.includes(value), "a generated secret appears in `pulumi stack export`");
+      assert.ok(!onDisk.includes(value), "a generated secret appears in the state files");
+    }
   });
 
   it("`pulumi destroy` removes everything it created", async () => {

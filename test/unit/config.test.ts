@@ -61,7 +61,13 @@ describe("environment config", () => {
         serviceType: "LoadBalancer",
         portRange: { from: 30000, to: 30999 },
       });
-      assert.deepEqual(result.config.oidc, { provider: "dex", clientId: "klutch-bind" });
+      assert.deepEqual(result.config.oidc, {
+        provider: "dex",
+        clientId: "klutch-bind",
+        image: "ghcr.io/dexidp/dex:v2.41.1",
+        storageSize: "1Gi",
+        connectors: [],
+      });
       assert.deepEqual(
         result.config.exportedApis.map((a) => a.resource),
         ["postgresqlinstances", "servicebindings", "backups", "restores"],

@@ -41,7 +41,16 @@ describe("KlutchEnvironment (mocks)", () => {
     assert.equal(run.ofType("pulumi:providers:kubernetes").length, 3);
     assert.equal(run.ofType("klutch:cluster:ExistingCluster").length, 0);
 
-    const ns = run.ofType("kubernetes:core/v1:Namespace");
+    // The bindings add each app cluster's consumer namespace on the control plane.
+    const consumerNs = run.ofType("kubernetes:core/v1:Namespace").filter((n) => n.name.includes("-binding-"));
+    assert.deepEqual(
+      consumerNs.map((n) => [n.inputs.metadata.name, /local-control-plane-provider/.test(n.provider ?? "")]),
+      [
+        ["cluster-app-1", true],
+        ["cluster-app-2", true],
+      ],
+    );
+    const ns = run.ofType("kubernetes:core/v1:Namespace").filter((n) => !n.name.includes("-binding-"));
     assert.equal(ns.length, 5, "exactly five namespaces: three on the control plane, one per app cluster");
     for (const n of ns) {
       assert.equal(n.inputs.metadata.labels[ENV_LABEL], "local");
@@ -54,11 +63,16 @@ describe("KlutchEnvironment (mocks)", () => {
     assert.match(byName["local-control-plane-klutch-network"] ?? "", /local-control-plane-provider/);
     assert.match(byName["local-app-1-klutch-bind"] ?? "", /local-app-1-provider/);
     assert.match(byName["local-app-2-klutch-bind"] ?? "", /local-app-2-provider/);
-    // Crossplane goes to the control plane only; app clusters get nothing but their namespace.
+    // Crossplane goes to the control plane only; app clusters get their namespace and what
+    // their binding puts there (the konnector), nothing else.
     assert.equal(run.ofType("klutch:crossplane:Crossplane").length, 1);
     const onClusters = run.resources.filter((r) => r.type.startsWith("kubernetes:"));
     for (const r of onClusters) {
       if (r.type === "kubernetes:core/v1:Namespace") continue;
+      if (/-binding-(konnector|binding-|apiservicebindings)/.test(r.name)) {
+        assert.match(r.provider ?? "", /local-app-\d-provider/, `${r.type} ${r.name} is on its app cluster`);
+        continue;
+      }
       assert.match(
         r.provider ?? "",
         /local-control-plane-provider/,
@@ -83,6 +97,24 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
       "kubernetes:apiextensions.crossplane.io/v1:CompositeResourceDefinition",
       "kubernetes:apiextensions.crossplane.io/v1:Composition",
+      // klutch-bind: backend, Dex, export templates and one binding per app cluster.
+      "klutch:bind:OidcProvider",
+      "klutch:bind:KlutchBindBackend",
+      "klutch:bind:ExportedApi",
+      "klutch:bind:AppClusterBinding",
+      "pulumi-nodejs:dynamic/klutch:RandomKey",
+      "kubernetes:core/v1:Secret",
+      "kubernetes:core/v1:ServiceAccount",
+      "kubernetes:core/v1:Service",
+      "kubernetes:core/v1:PersistentVolumeClaim",
+      "kubernetes:apps/v1:Deployment",
+      "kubernetes:networking.k8s.io/v1:Ingress",
+      "kubernetes:rbac.authorization.k8s.io/v1:Role",
+      "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+      "kubernetes:example-backend.klutch.anynines.com/v1alpha1:APIServiceExportTemplate",
+      "kubernetes:klutch.anynines.com/v1alpha1:ClusterBinding",
+      "kubernetes:klutch.anynines.com/v1alpha1:APIServiceExportRequest",
+      "kubernetes:klutch.anynines.com/v1alpha1:APIServiceBinding",
     ]);
     // One XRD; NOOP and the proxy (Klutch's default) as Pipeline compositions on a real cluster.
     assert.equal(
