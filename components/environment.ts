@@ -10,6 +10,9 @@ import * as path from "node:path";
 import { LoadedEnvironment } from "../lib/config/load";
 import { Crossplane } from "./crossplane/crossplane";
 import { NetworkConnectorApi } from "./network/connector-api";
+import { AwsCluster } from "./clusters/aws/aws-cluster";
+import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
+import { CloudPaths, cloudNetworkPaths } from "./network/cloud-paths";
 
 export interface KlutchEnvironmentArgs {
   /** The validated environment config (see lib/config). */
@@ -32,6 +35,8 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   public readonly appClusters: Record<string, ClusterAccess>;
   public readonly crossplane: Crossplane;
   public readonly connectorApi: NetworkConnectorApi;
+  /** VPC peerings, OpenStack routes and addresses of the app clusters' network paths. */
+  public readonly cloudPaths: CloudPaths;
   /** Namespaces created, by cluster name. */
   public readonly namespaces: pulumi.Output<Record<string, string[]>>;
 
@@ -44,6 +49,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     this.appClusters = Object.fromEntries(
       config.appClusters.map((app) => [app.name, this.cluster(`${name}-${app.name}`, app, args)]),
     );
+    this.cloudPaths = cloudNetworkPaths(name, config, this.controlPlane, this.appClusters, this);
     const byName: Record<string, ClusterAccess> = {
       ...this.appClusters,
       [config.controlPlane.name]: this.controlPlane,
@@ -139,9 +145,39 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           },
           { parent: this },
         );
-      default:
-        throw new Error(
-          `internal: infrastructure ${config.infrastructure} is not supported (validation should have caught this)`,
+      case "aws":
+        if (!config.aws || !config.network)
+          throw new Error(
+            `internal: ${config.name} has no aws or network settings (validation should have caught this)`,
+          );
+        return new AwsCluster(
+          name,
+          {
+            clusterName: config.name,
+            aws: config.aws,
+            vpcCidr: config.network.nodeCidr,
+            eksName: `${args.config.environment}-${config.name}`,
+            tags: { "klutch.anynines.com/environment": args.config.environment },
+          },
+          { parent: this },
+        );
+      case "openstack":
+        if (!config.openstack || !config.network)
+          throw new Error(
+            `internal: ${config.name} has no openstack or network settings (validation should have caught this)`,
+          );
+        return new OpenstackCluster(
+          name,
+          {
+            clusterName: config.name,
+            openstack: config.openstack,
+            cidr: config.network.nodeCidr,
+            kubeconfigPath: config.kubeconfig
+              ? path.resolve(args.projectDir, config.kubeconfig.path)
+              : undefined,
+            kubeconfigContext: config.kubeconfig?.context,
+          },
+          { parent: this },
         );
     }
   }
