@@ -17,6 +17,9 @@ import { ExportedApi } from "./bind/exported-api";
 import { OidcProvider } from "./bind/oidc-provider";
 import { AppClusterBinding } from "./bind/app-cluster-binding";
 import { boundApis } from "../lib/bind/app-cluster-plan";
+import { AwsCluster } from "./clusters/aws/aws-cluster";
+import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
+import { CloudPaths, cloudNetworkPaths } from "./network/cloud-paths";
 
 export interface KlutchEnvironmentArgs {
   /** The validated environment config (see lib/config). */
@@ -44,6 +47,8 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   public readonly exportedApis: ExportedApi[];
   /** One binding per app cluster, by name. */
   public readonly bindings: Record<string, AppClusterBinding>;
+  /** VPC peerings, OpenStack routes and addresses of the app clusters' network paths. */
+  public readonly cloudPaths: CloudPaths;
   /** Namespaces created, by cluster name. */
   public readonly namespaces: pulumi.Output<Record<string, string[]>>;
 
@@ -56,6 +61,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     this.appClusters = Object.fromEntries(
       config.appClusters.map((app) => [app.name, this.cluster(`${name}-${app.name}`, app, args)]),
     );
+    this.cloudPaths = cloudNetworkPaths(name, config, this.controlPlane, this.appClusters, this);
     const byName: Record<string, ClusterAccess> = {
       ...this.appClusters,
       [config.controlPlane.name]: this.controlPlane,
@@ -241,9 +247,39 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           },
           { parent: this },
         );
-      default:
-        throw new Error(
-          `internal: infrastructure ${config.infrastructure} is not supported (validation should have caught this)`,
+      case "aws":
+        if (!config.aws || !config.network)
+          throw new Error(
+            `internal: ${config.name} has no aws or network settings (validation should have caught this)`,
+          );
+        return new AwsCluster(
+          name,
+          {
+            clusterName: config.name,
+            aws: config.aws,
+            vpcCidr: config.network.nodeCidr,
+            eksName: `${args.config.environment}-${config.name}`,
+            tags: { "klutch.anynines.com/environment": args.config.environment },
+          },
+          { parent: this },
+        );
+      case "openstack":
+        if (!config.openstack || !config.network)
+          throw new Error(
+            `internal: ${config.name} has no openstack or network settings (validation should have caught this)`,
+          );
+        return new OpenstackCluster(
+          name,
+          {
+            clusterName: config.name,
+            openstack: config.openstack,
+            cidr: config.network.nodeCidr,
+            kubeconfigPath: config.kubeconfig
+              ? path.resolve(args.projectDir, config.kubeconfig.path)
+              : undefined,
+            kubeconfigContext: config.kubeconfig?.context,
+          },
+          { parent: this },
         );
     }
   }

@@ -29,7 +29,7 @@ export function environmentLabels(environment: string): Record<string, string> {
 }
 
 /** Infrastructures this version can stand clusters up on. */
-export const SUPPORTED_INFRASTRUCTURES: readonly Infrastructure[] = ["local", "existing"];
+export const SUPPORTED_INFRASTRUCTURES: readonly Infrastructure[] = ["local", "existing", "aws", "openstack"];
 
 /**
  * Clusters on infrastructures whose components are not part of this version. Reported

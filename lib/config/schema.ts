@@ -90,8 +90,16 @@ const awsCluster = z
       .string()
       .regex(/^vpc-[0-9a-f]+$/, "must be a VPC id such as vpc-0abc123")
       .optional(),
-    /** Adopt an existing EKS cluster instead of creating one. */
+    /** Adopt an existing EKS cluster instead of creating one (needs existingVpcId). */
     existingClusterName: z.string().min(1).optional(),
+    /** With existingVpcId: the route tables that get routes to peered VPCs. */
+    existingRouteTableIds: z
+      .array(z.string().regex(/^rtb-[0-9a-f]+$/, "must be a route table id such as rtb-0abc123"))
+      .optional(),
+    /** With existingVpcId and no existingClusterName: the private subnets for the EKS cluster. */
+    existingSubnetIds: z
+      .array(z.string().regex(/^subnet-[0-9a-f]+$/, "must be a subnet id such as subnet-0abc123"))
+      .optional(),
   })
   .strict();
 
@@ -105,6 +113,16 @@ const openstackCluster = z
     nodeCount: z.number().int().min(1).default(2),
     dnsNameservers: z.array(z.string().ip({ version: "v4" })).default([]),
     keypair: z.string().min(1).optional(),
+    /** Kubernetes version label (kube_tag) for the Magnum template, e.g. v1.30.4. */
+    kubernetesVersion: z.string().min(1).optional(),
+    /** Adopt an existing network instead of creating one; network.nodeCidr must be its subnet's CIDR. */
+    existingNetwork: z
+      .object({ networkId: z.string().min(1), subnetId: z.string().min(1), routerId: z.string().min(1) })
+      .strict()
+      .optional(),
+    /** For the wireguard path: image and flavor of the gateway VM. */
+    gatewayImage: z.string().min(1).default("debian-12"),
+    gatewayFlavor: z.string().min(1).default("m1.small"),
   })
   .strict();
 
@@ -387,6 +405,8 @@ export type ExportedApiConfig = z.output<typeof exportedApi>;
 export type OidcConfig = z.output<typeof oidc>;
 export type CrossplaneConfig = z.output<typeof crossplane>;
 export type BindConfig = z.output<typeof bind>;
+export type AwsClusterConfig = z.output<typeof awsCluster>;
+export type OpenstackClusterConfig = z.output<typeof openstackCluster>;
 
 /** Settings whose values are secrets; they are read separately and never validated into plain output. */
 export const SECRET_SETTINGS = [

@@ -1,8 +1,11 @@
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { cidrsOverlap, cidrProblem } from "../net/cidr";
+import { cidrsOverlap, cidrProblem, parseCidr } from "../net/cidr";
+import { availabilityZoneProblem } from "../cloud/aws/regions";
+import { vpcCidrProblem } from "../cloud/aws/subnets";
 import { ConfigIssue, errorMap, formatPath, zodIssues } from "./messages";
 import {
+  AwsClusterConfig,
   AppClusterConfig,
   ClusterConfig,
   ControlPlaneConfig,
@@ -205,6 +208,7 @@ function checkInfrastructure(
       if (!value.aws) add([...at, "aws"], 'is required for infrastructure "aws": set at least aws.region');
       if (!value.network)
         add([...at, "network"], 'is required for infrastructure "aws": set network.nodeCidr to the VPC CIDR');
+      if (value.aws) checkAwsCluster(value.aws, value.network?.nodeCidr, !!value.kubeconfig, at, add);
       if (value.aws) {
         const g = value.aws.nodeGroup;
         if (!(g.minSize <= g.desiredSize && g.desiredSize <= g.maxSize)) {
@@ -224,8 +228,26 @@ function checkInfrastructure(
       if (!value.network)
         add(
           [...at, "network"],
-          'is required for infrastructure "openstack": set network.nodeCidr to the subnet CIDR',
+          'is required for infrastructure "openstack": the Magnum cluster template needs a network; set network.nodeCidr to the subnet CIDR',
         );
+      if (value.kubeconfig) {
+        // An existing Magnum (or other) cluster in the project, reached by its kubeconfig.
+        checkKubeconfigFile(
+          path.resolve(ctx.projectDir, value.kubeconfig.path),
+          value.kubeconfig.context,
+          [...at, "kubeconfig"],
+          ctx,
+          add,
+        );
+      }
+      if (value.network && !cidrProblem(value.network.nodeCidr)) {
+        const prefix = Number(value.network.nodeCidr.split("/")[1]);
+        if (prefix > 28)
+          add(
+            [...at, "network", "nodeCidr"],
+            `${value.network.nodeCidr} is too small for a cluster subnet; use at most a /28`,
+          );
+      }
       break;
   }
   const net = value.network;
@@ -246,6 +268,51 @@ function checkInfrastructure(
       );
     }
   }
+}
+
+function checkAwsCluster(
+  aws: AwsClusterConfig,
+  nodeCidr: string | undefined,
+  hasKubeconfig: boolean,
+  at: (string | number)[],
+  add: Add,
+): void {
+  const zones = availabilityZoneProblem(aws.region, aws.availabilityZoneCount);
+  if (zones) add([...at, "aws", "availabilityZoneCount"], zones);
+  if (hasKubeconfig)
+    add(
+      [...at, "kubeconfig"],
+      'is not used with infrastructure "aws"; adopt a cluster with aws.existingClusterName',
+    );
+  if (aws.existingVpcId) {
+    if (!aws.existingRouteTableIds?.length)
+      add(
+        [...at, "aws", "existingRouteTableIds"],
+        `is required with existingVpcId: list the route tables of ${aws.existingVpcId} that peered networks need routes in`,
+      );
+    if (!aws.existingClusterName && !aws.existingSubnetIds?.length)
+      add(
+        [...at, "aws", "existingSubnetIds"],
+        `is required with existingVpcId when the EKS cluster is created: list the private subnets of ${aws.existingVpcId} (at least two zones)`,
+      );
+  } else {
+    for (const field of ["existingClusterName", "existingRouteTableIds", "existingSubnetIds"] as const) {
+      if (aws[field] !== undefined)
+        add(
+          [...at, "aws", field],
+          "needs aws.existingVpcId (the VPC it lives in); set it or remove this field",
+        );
+    }
+    if (nodeCidr && !cidrProblem(nodeCidr)) {
+      const problem = vpcCidrProblem(nodeCidr, aws.availabilityZoneCount);
+      if (problem) add([...at, "network", "nodeCidr"], problem);
+    }
+  }
+}
+
+/** The account a cluster lives in: its accountId, else the account of the role the provider assumes. */
+function awsAccountOf(aws: AwsClusterConfig | undefined): string | undefined {
+  return aws?.accountId ?? aws?.roleArn?.split(":")[4];
 }
 
 function checkKubeconfigFile(
@@ -307,8 +374,22 @@ function checkConnector(app: Located<AppClusterConfig>, cp: Located<ControlPlane
         );
         break;
       }
-      const appAccount = app.value.aws?.accountId;
-      const cpAccount = cp.value.aws?.accountId;
+      const appAccount = awsAccountOf(app.value.aws);
+      const cpAccount = awsAccountOf(cp.value.aws);
+      const dataCidr = cp.value.dataServiceCidr;
+      const cpCidr = cp.value.network?.nodeCidr;
+      if (
+        dataCidr &&
+        cpCidr &&
+        !cidrProblem(dataCidr) &&
+        !cidrProblem(cpCidr) &&
+        !cidrInside(dataCidr, cpCidr)
+      ) {
+        add(
+          ["controlPlane", "dataServiceCidr"],
+          `${dataCidr} must lie inside the control plane VPC ${cpCidr} for awsVpcPeering (${formatPath(at)}): peering routes only the VPC's own CIDR`,
+        );
+      }
       if (appAccount && cpAccount && appAccount !== cpAccount && !connector.accepter) {
         add(
           [...at, "accepter"],
@@ -516,4 +597,10 @@ function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknow
     });
   }
   return issues;
+}
+
+function cidrInside(inner: string, outer: string): boolean {
+  const a = parseCidr(inner);
+  const b = parseCidr(outer);
+  return a.first >= b.first && a.last <= b.last;
 }

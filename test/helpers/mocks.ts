@@ -26,9 +26,11 @@ export interface MockedRun {
 export function mockPulumi(
   config: Record<string, unknown>,
   stack = "test",
-  options: MockOptions = {},
+  options: MockOptions & CloudMockOptions = {},
 ): MockedRun {
   const resources: Registered[] = [];
+  // Provider inputs by resource name, so cloud calls can answer for the provider's region.
+  const providerInputs = new Map<string, Record<string, any>>();
   // setMocks returns a promise only for the async form of mocks; ours are synchronous.
   void pulumi.runtime.setMocks(
     {
@@ -40,6 +42,7 @@ export function mockPulumi(
           provider: args.provider,
         };
         resources.push(registered);
+        if (args.type.startsWith("pulumi:providers:")) providerInputs.set(args.name, args.inputs);
         const dynamic = options.dynamicProviders?.[args.type];
         if (dynamic) {
           // A dynamic provider computes its outputs; run the real one as the engine would.
@@ -49,10 +52,12 @@ export function mockPulumi(
           registered.outputs = { ...inputs, ...(created.outs as Record<string, unknown>) };
           return { id: created.id, state: registered.outputs };
         }
-        return { id: `${args.name}-id`, state: args.inputs };
+        return { id: `${args.name}-id`, state: { ...computedState(args), ...args.inputs } };
       },
       call(args: pulumi.runtime.MockCallArgs) {
-        return args.inputs;
+        const providerName = args.provider?.split("::")[3];
+        const provider = providerName ? (providerInputs.get(providerName) ?? {}) : {};
+        return cloudCall(args, provider, options) ?? args.inputs;
       },
     },
     "klutch",
@@ -100,4 +105,88 @@ export function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
 /** Waits until every registration the program started has reached the mocks. */
 export async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** What the cloud would say that the program cannot know; used by the AWS and OpenStack tests. */
+export interface CloudMockOptions {
+  /** Availability zone names by region; default: one per zone the region offers (`<region>a`, …). */
+  zones?: Record<string, string[]>;
+}
+
+const ZONE_LETTERS = "abcdef";
+// Known zone counts, so a test of "more zones than the region has" asks the mock, not a constant.
+const MOCK_REGION_ZONES: Record<string, number> = {
+  "eu-central-1": 3,
+  "eu-west-1": 3,
+  "us-west-1": 2,
+  "us-east-1": 6,
+};
+
+/** Answers for the provider functions (invokes) our components call. */
+function cloudCall(
+  args: pulumi.runtime.MockCallArgs,
+  provider: Record<string, any>,
+  options: CloudMockOptions,
+): Record<string, any> | undefined {
+  switch (args.token) {
+    case "aws:index/getAvailabilityZones:getAvailabilityZones": {
+      const region = String(provider.region ?? "us-east-1");
+      const names =
+        options.zones?.[region] ??
+        Array.from({ length: MOCK_REGION_ZONES[region] ?? 3 }, (_, i) => `${region}${ZONE_LETTERS[i]}`);
+      return { id: region, names, zoneIds: names.map((n) => `${n}-id`), groupNames: names, region };
+    }
+    case "aws:eks/getCluster:getCluster": {
+      const name = String(args.inputs.name);
+      return {
+        id: name,
+        name,
+        endpoint: `https://${name}.eks.example.test`,
+        certificateAuthorities: [{ data: Buffer.from(`ca of ${name}`).toString("base64") }],
+        vpcConfig: { clusterSecurityGroupId: `sg-${name}` },
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Outputs the cloud computes on create (ARNs, endpoints, kubeconfigs); inputs still win. */
+function computedState(args: pulumi.runtime.MockResourceArgs): Record<string, any> {
+  switch (args.type) {
+    case "aws:iam/role:Role":
+      return { arn: `arn:aws:iam::123456789012:role/${args.name}`, name: args.name };
+    case "aws:eks/cluster:Cluster":
+      return {
+        arn: `arn:aws:eks:eu-central-1:123456789012:cluster/${args.name}`,
+        endpoint: `https://${args.name}.eks.example.test`,
+        certificateAuthority: { data: Buffer.from(`ca of ${args.name}`).toString("base64") },
+        vpcConfig: { clusterSecurityGroupId: `sg-${args.name}` },
+      };
+    case "openstack:containerinfra/cluster:Cluster":
+      return {
+        kubeconfig: {
+          rawConfig: `apiVersion: v1\nkind: Config\nclusters: [{name: ${args.name}, cluster: {server: "https://${args.name}.magnum.example.test:6443"}}]\n`,
+        },
+      };
+    case "openstack:networking/floatingIp:FloatingIp":
+      return { address: "203.0.113.10" };
+    default:
+      return {};
+  }
+}
+
+/** URNs of everything registered in the current mocked run (components included). */
+export function registeredUrns(): string[] {
+  const monitor = pulumi.runtime.getMonitor() as unknown as {
+    getRegisteredResources(): Map<string, { urn: string }>;
+  };
+  return [...monitor.getRegisteredResources().keys()];
+}
+
+/** The parent's type token in a mocked URN (`…::Parent$Child::name`), or undefined at the root. */
+export function parentTypeOf(urn: string): string | undefined {
+  const qualified = urn.split("::")[2] ?? "";
+  const parts = qualified.split("$");
+  return parts.length > 1 ? parts[parts.length - 2] : undefined;
 }

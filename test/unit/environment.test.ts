@@ -169,7 +169,7 @@ describe("KlutchEnvironment (mocks)", () => {
     assert.equal(run.resources.length, 0);
   });
 
-  it("registers no resource for infrastructures this version cannot create", () => {
+  it("registers no resource when an aws cluster asks for more zones than its region has", () => {
     const stateDir = fakeLocalStateDir(["control-plane"]);
     const run = mockPulumi({
       ...localConfig(stateDir, []),
@@ -177,14 +177,14 @@ describe("KlutchEnvironment (mocks)", () => {
         {
           name: "eks",
           infrastructure: "aws",
-          aws: { region: "eu-central-1" },
+          aws: { region: "us-west-1", availabilityZoneCount: 3 },
           network: { nodeCidr: "10.1.0.0/16" },
         },
       ],
     });
     assert.throws(
       () => klutchProgram(),
-      /klutch:appClusters\[0\]\.infrastructure: "aws" clusters cannot be created/,
+      /klutch:appClusters\[0\]\.aws\.availabilityZoneCount: us-west-1 has 2 availability zone\(s\)/,
     );
     assert.equal(run.resources.length, 0);
   });

@@ -1,0 +1,122 @@
+import { strict as assert } from "node:assert";
+import { renderIssues } from "../../lib/config/messages";
+import { validateEnvironment, ValidationContext } from "../../lib/config/validate";
+import { fakeKubeconfig } from "../helpers/kubeconfig";
+import { stackSettings } from "../helpers/stacks";
+
+const files: Record<string, string> = { "/project/kube/magnum.yaml": fakeKubeconfig("magnum") };
+const ctx: ValidationContext = {
+  projectDir: "/project",
+  readFile: (file) => {
+    const text = files[file];
+    if (text === undefined) throw new Error(`ENOENT: ${file}`);
+    return text;
+  },
+};
+
+function expectIssue(raw: Record<string, unknown>, at: string, includes: string): void {
+  const result = validateEnvironment(raw, ctx);
+  assert.equal(result.ok, false, "expected the config to be rejected");
+  if (result.ok) return;
+  assert.ok(
+    result.issues.some((i) => i.path === at && i.message.includes(includes)),
+    `no issue at ${at} containing "${includes}"; got:\n${renderIssues(result.issues, "t")}`,
+  );
+}
+
+describe("cloud stack configs", () => {
+  for (const stack of ["aws-example", "openstack-example"]) {
+    it(`stacks/Pulumi.${stack}.yaml is valid`, () => {
+      const result = validateEnvironment(stackSettings(stack), ctx);
+      assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, stack));
+    });
+  }
+
+  it("rejects more availability zones than the region has, naming the field", () => {
+    const raw = stackSettings("aws-example");
+    raw.appClusters[0].aws.region = "us-west-1";
+    raw.appClusters[0].aws.availabilityZoneCount = 3;
+    expectIssue(
+      raw,
+      "klutch:appClusters[0].aws.availabilityZoneCount",
+      "us-west-1 has 2 availability zone(s)",
+    );
+  });
+
+  it("rejects overlapping peered VPCs", () => {
+    const raw = stackSettings("aws-example");
+    raw.appClusters[0].network.nodeCidr = "10.10.128.0/20";
+    expectIssue(
+      raw,
+      "klutch:appClusters[0].network.nodeCidr",
+      "overlaps the data-service network 10.10.0.0/16",
+    );
+  });
+
+  it("rejects cross-account peering without accepter credentials (account from the role ARN too)", () => {
+    const raw = stackSettings("aws-example");
+    delete raw.appClusters[1].networkConnector.accepter;
+    delete raw.appClusters[1].aws.accountId; // still known from aws.roleArn
+    expectIssue(
+      raw,
+      "klutch:appClusters[1].networkConnector.accepter",
+      "is required when peering across accounts",
+    );
+  });
+
+  it("rejects a VPC CIDR too small for its zones", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.network.nodeCidr = "10.10.0.0/24";
+    raw.controlPlane.dataServiceCidr = "10.10.0.0/25";
+    expectIssue(raw, "klutch:controlPlane.network.nodeCidr", "too small for 3 availability zone(s)");
+  });
+
+  it("rejects a data-service CIDR outside the peered control plane VPC", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.dataServiceCidr = "10.99.0.0/24";
+    expectIssue(
+      raw,
+      "klutch:controlPlane.dataServiceCidr",
+      "must lie inside the control plane VPC 10.10.0.0/16",
+    );
+  });
+
+  it("needs route tables and subnets to adopt a VPC, and a VPC to adopt a cluster", () => {
+    const raw = stackSettings("aws-example");
+    raw.appClusters[0].aws.existingVpcId = "vpc-0abc";
+    expectIssue(raw, "klutch:appClusters[0].aws.existingRouteTableIds", "is required with existingVpcId");
+    expectIssue(raw, "klutch:appClusters[0].aws.existingSubnetIds", "is required with existingVpcId");
+    const raw2 = stackSettings("aws-example");
+    raw2.appClusters[0].aws.existingClusterName = "legacy";
+    expectIssue(raw2, "klutch:appClusters[0].aws.existingClusterName", "needs aws.existingVpcId");
+  });
+
+  it("accepts an adopted VPC and cluster", () => {
+    const raw = stackSettings("aws-example");
+    Object.assign(raw.appClusters[0].aws, {
+      existingVpcId: "vpc-0abc",
+      existingClusterName: "legacy",
+      existingRouteTableIds: ["rtb-01", "rtb-02"],
+    });
+    const result = validateEnvironment(raw, ctx);
+    assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
+  });
+
+  it("rejects an OpenStack cluster (its Magnum template) without a network", () => {
+    const raw = stackSettings("openstack-example");
+    delete raw.controlPlane.network;
+    expectIssue(raw, "klutch:controlPlane.network", "the Magnum cluster template needs a network");
+    const raw2 = stackSettings("openstack-example");
+    delete raw2.controlPlane.openstack.externalNetworkId;
+    expectIssue(raw2, "klutch:controlPlane.openstack.externalNetworkId", "is required");
+  });
+
+  it("checks the kubeconfig of an existing OpenStack cluster", () => {
+    const raw = stackSettings("openstack-example");
+    raw.appClusters[1].kubeconfig = { path: "kube/missing.yaml" };
+    expectIssue(raw, "klutch:appClusters[1].kubeconfig", "does not exist");
+    raw.appClusters[1].kubeconfig = { path: "kube/magnum.yaml" };
+    const result = validateEnvironment(raw, ctx);
+    assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
+  });
+});
