@@ -17,7 +17,7 @@ import {
   renderConsumerKubeconfig,
   serviceBindingSpec,
 } from "../../lib/bind/app-cluster-plan";
-import { apiServiceBindingCrd } from "../../lib/bind/bind-crds";
+import { apiServiceBindingCrd } from "../../lib/bind/crds";
 
 export interface AppClusterBindingArgs {
   /** The app cluster's name in the environment config. */

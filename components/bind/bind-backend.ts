@@ -14,7 +14,7 @@ import {
   binderRules,
   type BackendUrls,
 } from "../../lib/bind/backend-plan";
-import { bindCrds } from "../../lib/bind/bind-crds";
+import { bindCrds } from "../../lib/bind/crds";
 import { RandomKey } from "../../providers/random-key";
 
 export interface KlutchBindBackendArgs {

@@ -14,8 +14,8 @@ export const KONNECTOR_NAMESPACE = "klutch-bind";
 export const KUBECONFIG_SECRET = "kubeconfig";
 export const KUBECONFIG_KEY = "kubeconfig";
 export const CONSUMER_ROLE = "klutch-consumer";
-/** Klutch's ClusterBinding is a singleton per consumer namespace. */
-export const CLUSTER_BINDING_NAME = "cluster";
+/** Klutch's ClusterBinding is a singleton per consumer namespace, named by its CRD's rule. */
+export { CLUSTER_BINDING_NAME } from "./crds";
 
 /** The consumer's namespace on the control plane: the backend's prefix and the app cluster's name. */
 export function consumerNamespace(prefix: string, appCluster: string): string {
