@@ -32,6 +32,9 @@ export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env):
   env.PULUMI_BACKEND_URL ??= `file://${path.join(repoRoot, ".pulumi", "state")}`;
   env.PULUMI_HOME ??= path.join(repoRoot, ".pulumi", "home");
   env.PULUMI_SKIP_UPDATE_CHECK = "true";
+  // The dynamic provider host resolves @pulumi/pulumi from the workspace directory; a
+  // workspace outside the project (the bridge's state dir) finds it through NODE_PATH.
+  env.NODE_PATH = [path.join(repoRoot, "node_modules"), env.NODE_PATH].filter(Boolean).join(path.delimiter);
   env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION = "true";
   // Use the plugin installed in PULUMI_HOME at the version the program asks for, not
   // whatever binary of that name happens to be on PATH.

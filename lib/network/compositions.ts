@@ -60,14 +60,13 @@ export function pulumiBackedComposition(implementation: string): CompositionMode
         base: {
           apiVersion: NETWORK_PATH_API_VERSION,
           kind: NETWORK_PATH_KIND,
-          metadata: { namespace: DEFAULT_PATH_NAMESPACE },
           spec: { implementation },
         },
         patches: [
           {
             type: "FromCompositeFieldPath",
             fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
-            toFieldPath: "metadata.namespace",
+            toFieldPath: "spec.consumerNamespace",
           },
           {
             type: "FromCompositeFieldPath",

@@ -24,6 +24,10 @@ export function networkPathCrd(labels: Record<string, string> = {}) {
         minLength: 1,
         description: "Name of the XTCPConnection this path realises.",
       },
+      consumerNamespace: {
+        type: "string",
+        description: "Namespace of the TCPConnection claim, when the connection was claimed.",
+      },
     },
   };
   const status = {
@@ -39,7 +43,9 @@ export function networkPathCrd(labels: Record<string, string> = {}) {
     metadata: { name: `networkpaths.${CONNECTOR_GROUP}`, labels },
     spec: {
       group: CONNECTOR_GROUP,
-      scope: "Namespaced",
+      // Crossplane 1.x records composed resources by name only, so what a composition
+      // composes must be cluster-scoped; the consumer's namespace is a spec field instead.
+      scope: "Cluster",
       names: {
         kind: NETWORK_PATH_KIND,
         plural: "networkpaths",

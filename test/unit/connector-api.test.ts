@@ -68,7 +68,9 @@ describe("network connector API (pure)", () => {
   it("NetworkPath carries the connection's spec plus implementation and a status subresource", () => {
     const crd = networkPathCrd();
     const v = crd.spec.versions[0] as any;
-    assert.equal(crd.spec.scope, "Namespaced");
+    // Crossplane 1.x composes only cluster-scoped resources (it records them by name).
+    assert.equal(crd.spec.scope, "Cluster");
+    assert.ok("consumerNamespace" in v.schema.openAPIV3Schema.properties.spec.properties);
     assert.deepEqual(v.subresources, { status: {} });
     assert.deepEqual(v.schema.openAPIV3Schema.properties.spec.required, [
       "implementation",

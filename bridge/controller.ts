@@ -1,0 +1,415 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import {
+  BRIDGE_FINALIZER,
+  NETWORK_PATH_GROUP,
+  NETWORK_PATH_PLURAL,
+  NETWORK_PATH_VERSION,
+  assignSlot,
+  backoffDelay,
+  failedStatus,
+  groupKey,
+  hasFinalizer,
+  needsReconcile,
+  staleLocks,
+  pathId,
+  planGroup,
+  readyStatus,
+  sameStatus,
+  slotRange,
+  stackName,
+  type Endpoint,
+  type NetworkPathObject,
+} from "../lib/bridge/model";
+import type { BridgeMetrics } from "../lib/bridge/metrics";
+import type { Logger } from "./log";
+import { reapOrphans } from "./orphans";
+import { groupProgram, type Target } from "./program";
+
+export interface BridgeOptions {
+  kubeconfig: string;
+  target: Target;
+  /** Directory for the bridge's workspace, slots and (by default) its Pulumi state. */
+  stateDir: string;
+  /** Environment for the Pulumi CLI (backend URL, passphrase, PATH). */
+  pulumiEnv: Record<string, string>;
+  concurrency: number;
+  /** Ports per group for the local target. */
+  slotSize: number;
+  log: Logger;
+  metrics: BridgeMetrics;
+}
+
+const PROJECT = "klutch-network-paths";
+
+/**
+ * The Crossplane bridge: watches NetworkPaths (what the Pulumi-backed compositions
+ * compose), realises each group's paths by running its Pulumi program through the
+ * Automation API, and writes hostForConsumer, port and Ready/Synced conditions back.
+ * Level-triggered: every reconcile recomputes a group's stack from the objects, so a
+ * restart at any point converges.
+ */
+export class Bridge {
+  private readonly kc = new k8s.KubeConfig();
+  private readonly api: k8s.CustomObjectsApi;
+  private readonly cache = new Map<string, NetworkPathObject>();
+  private readonly dirty = new Set<string>();
+  private readonly running = new Set<string>();
+  private readonly attempts = new Map<string, number>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private watchAbort?: AbortController;
+  private watching = false;
+  private stopped = false;
+  private readonly slotsFile: string;
+
+  constructor(private readonly opts: BridgeOptions) {
+    this.kc.loadFromFile(opts.kubeconfig);
+    this.api = this.kc.makeApiClient(k8s.CustomObjectsApi);
+    fs.mkdirSync(path.join(opts.stateDir, "workspace"), { recursive: true });
+    this.slotsFile = path.join(opts.stateDir, "slots.json");
+  }
+
+  healthy(): boolean {
+    return this.watching;
+  }
+
+  async start(): Promise<void> {
+    await reapOrphans(this.opts.pulumiEnv.PULUMI_BACKEND_URL ?? "", (pids) =>
+      this.opts.log("warn", "killing engine processes a previous bridge left behind", { pids }),
+    );
+    // The control plane may be down or restarting when the bridge starts: keep trying.
+    let resourceVersion: string | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        resourceVersion = await this.relist();
+        break;
+      } catch (e) {
+        if (this.stopped) return;
+        const delay = backoffDelay(attempt, 500, 10_000);
+        this.opts.log("warn", "cannot list network paths yet", {
+          error: (e as Error).message,
+          retryInMs: delay,
+        });
+        await sleep(delay);
+      }
+    }
+    // Groups that have a stack but no paths any more (deleted while the bridge was down).
+    for (const key of Object.keys(this.readSlots())) this.enqueue(key);
+    void this.watchLoop(resourceVersion);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watchAbort?.abort();
+    for (const t of this.timers.values()) clearTimeout(t);
+  }
+
+  /** Lists every NetworkPath, replaces the cache and queues every group. */
+  private async relist(): Promise<string | undefined> {
+    const list = (await this.api.listClusterCustomObject({
+      group: NETWORK_PATH_GROUP,
+      version: NETWORK_PATH_VERSION,
+      plural: NETWORK_PATH_PLURAL,
+    })) as { items: NetworkPathObject[]; metadata?: { resourceVersion?: string } };
+    this.cache.clear();
+    for (const item of list.items) this.cache.set(pathId(item), item);
+    for (const item of list.items) this.enqueue(groupKey(item));
+    this.opts.log("info", "listed network paths", { count: list.items.length });
+    return list.metadata?.resourceVersion;
+  }
+
+  private async watchLoop(resourceVersion: string | undefined): Promise<void> {
+    let rv = resourceVersion;
+    while (!this.stopped) {
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const watch = new k8s.Watch(this.kc);
+          void watch
+            .watch(
+              `/apis/${NETWORK_PATH_GROUP}/${NETWORK_PATH_VERSION}/${NETWORK_PATH_PLURAL}`,
+              { allowWatchBookmarks: true, ...(rv ? { resourceVersion: rv } : {}) },
+              (type: string, obj: NetworkPathObject & { metadata: { resourceVersion?: string } }) => {
+                if (obj?.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
+                if (type === "BOOKMARK") return;
+                if (type === "ERROR") return reject(new Error(`watch error: ${JSON.stringify(obj)}`));
+                this.watching = true;
+                const previous = this.cache.get(pathId(obj));
+                if (type === "DELETED") this.cache.delete(pathId(obj));
+                else this.cache.set(pathId(obj), obj);
+                if (type === "DELETED" || needsReconcile(previous, obj)) this.enqueue(groupKey(obj));
+              },
+              (err: unknown) => (err ? reject(err as Error) : resolve()),
+            )
+            .then((abort) => {
+              this.watchAbort = abort;
+              this.watching = true;
+            }, reject);
+        });
+      } catch (e) {
+        this.watching = false;
+        if (this.stopped) return;
+        this.opts.log("warn", "watch ended; listing again", { error: (e as Error).message });
+        await sleep(1000);
+        try {
+          rv = await this.relist();
+        } catch (err) {
+          this.opts.log("error", "list failed", { error: (err as Error).message });
+          rv = undefined;
+        }
+      }
+    }
+  }
+
+  private enqueue(key: string, delayMs = 0): void {
+    if (this.stopped) return;
+    if (delayMs > 0) {
+      if (this.timers.has(key)) return;
+      this.timers.set(
+        key,
+        setTimeout(() => {
+          this.timers.delete(key);
+          this.enqueue(key);
+        }, delayMs),
+      );
+      return;
+    }
+    this.dirty.add(key);
+    this.opts.metrics.setQueueDepth(this.dirty.size);
+    this.pump();
+  }
+
+  /** Starts queued groups up to the concurrency limit; a group never runs twice at once. */
+  private pump(): void {
+    for (const key of [...this.dirty]) {
+      if (this.running.size >= this.opts.concurrency) return;
+      if (this.running.has(key)) continue;
+      this.dirty.delete(key);
+      this.running.add(key);
+      this.opts.metrics.setQueueDepth(this.dirty.size);
+      void this.reconcile(key).finally(() => {
+        this.running.delete(key);
+        this.pump();
+      });
+    }
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const started = Date.now();
+    const paths = [...this.cache.values()].filter((p) => groupKey(p) === key);
+    const { live, releasing } = planGroup(paths);
+    const log = (level: Parameters<Logger>[0], msg: string, f: Record<string, unknown> = {}) =>
+      this.opts.log(level, msg, { group: key, ...f });
+    try {
+      for (const p of live) if (!hasFinalizer(p)) await this.addFinalizer(p);
+      const stack = await this.stack(key, live);
+      await this.clearStaleLocks(stack, log);
+      await this.clearPendingOperations(stack, log);
+      let endpoints: Record<string, Endpoint> = {};
+      if (live.length > 0) {
+        this.opts.metrics.recordEngineRun();
+        const result = await stack.up();
+        endpoints = (result.outputs.endpoints?.value ?? {}) as Record<string, Endpoint>;
+        log("info", "network paths up", { paths: live.length, changes: result.summary.resourceChanges });
+      } else {
+        this.opts.metrics.recordEngineRun();
+        await stack.destroy();
+        await stack.workspace.removeStack(stack.name);
+        this.releaseSlot(key);
+        log("info", "group has no paths; stack destroyed");
+      }
+      const now = new Date().toISOString();
+      for (const p of live) {
+        const endpoint = endpoints[pathId(p)];
+        if (!endpoint) throw new Error(`the program reported no endpoint for ${pathId(p)}`);
+        const status = readyStatus(p, endpoint, now);
+        if (!sameStatus(p.status, status)) await this.writeStatus(p, status);
+      }
+      for (const p of releasing) await this.removeFinalizer(p);
+      this.attempts.delete(key);
+      this.opts.metrics.recordReconcile("success", (Date.now() - started) / 1000);
+    } catch (e) {
+      const message = (e as Error).message.split("\n").filter(Boolean).slice(-8).join("\n");
+      const attempt = (this.attempts.get(key) ?? 0) + 1;
+      this.attempts.set(key, attempt);
+      const delay = backoffDelay(attempt);
+      this.opts.metrics.recordReconcile("error", (Date.now() - started) / 1000);
+      log("error", "reconcile failed", { attempt, retryInMs: delay, error: message });
+      const now = new Date().toISOString();
+      for (const p of live) {
+        await this.writeStatus(p, failedStatus(p, message, now)).catch((err: Error) =>
+          log("warn", "could not write status", { path: pathId(p), error: err.message }),
+        );
+      }
+      this.enqueue(key, delay);
+    }
+  }
+
+  private async stack(key: string, live: NetworkPathObject[]): Promise<Stack> {
+    const target: Target =
+      this.opts.target.kind === "local"
+        ? { ...this.opts.target, portRange: this.portRangeFor(key) }
+        : this.opts.target;
+    return LocalWorkspace.createOrSelectStack(
+      { stackName: stackName(key), projectName: PROJECT, program: groupProgram(key, live, target) },
+      {
+        workDir: path.join(this.opts.stateDir, "workspace"),
+        envVars: this.opts.pulumiEnv,
+        projectSettings: { name: PROJECT, runtime: "nodejs" },
+      },
+    );
+  }
+
+  /**
+   * A bridge killed during an update leaves the operations it had started recorded as
+   * pending, and the next update refuses to run. The providers here are idempotent (a
+   * re-created proxy takes over the pid file, ports come from state), so the pending
+   * entries are dropped and the next up re-creates whatever they were doing.
+   */
+  private async clearPendingOperations(
+    stack: Stack,
+    log: (l: "warn", m: string, f?: Record<string, unknown>) => void,
+  ) {
+    const state = await stack.exportStack();
+    const deployment = state.deployment as { pending_operations?: unknown[] } | undefined;
+    if (!deployment?.pending_operations?.length) return;
+    log("warn", "clearing pending operations of an interrupted update", {
+      count: deployment.pending_operations.length,
+    });
+    deployment.pending_operations = [];
+    await stack.importStack(state);
+  }
+
+  /**
+   * A file-backend lock whose pulumi process is gone (the bridge was killed mid-update) is
+   * cleared with `pulumi cancel`; a lock held by a live process makes this reconcile fail
+   * and retry later, so two updates never run on one stack.
+   */
+  private async clearStaleLocks(
+    stack: Stack,
+    log: (l: "warn", m: string, f?: Record<string, unknown>) => void,
+  ) {
+    const backend = this.opts.pulumiEnv.PULUMI_BACKEND_URL ?? "";
+    if (!backend.startsWith("file://")) return;
+    const dir = path.join(
+      backend.slice("file://".length),
+      ".pulumi",
+      "locks",
+      "organization",
+      PROJECT,
+      stack.name,
+    );
+    if (!fs.existsSync(dir)) return;
+    // The backend keeps a `.attrs` file next to each lock; only the `.json` files are locks.
+    const locks = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => {
+        const file = path.join(dir, f);
+        try {
+          const j = JSON.parse(fs.readFileSync(file, "utf8")) as { pid?: number; hostname?: string };
+          return { file, pid: j.pid, hostname: j.hostname };
+        } catch {
+          return { file };
+        }
+      });
+    if (locks.length === 0) return;
+    const stale = staleLocks(locks, os.hostname(), (pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (stale.length === locks.length) {
+      log("warn", "clearing the lock of an interrupted update", { locks: stale.map((l) => l.pid) });
+      await stack.cancel();
+    } else {
+      throw new Error(`stack ${stack.name} is locked by a running update; retrying later`);
+    }
+  }
+
+  private readSlots(): Record<string, number> {
+    try {
+      return JSON.parse(fs.readFileSync(this.slotsFile, "utf8")) as Record<string, number>;
+    } catch {
+      return {};
+    }
+  }
+
+  private portRangeFor(key: string): { from: number; to: number } {
+    const target = this.opts.target;
+    const slots = this.readSlots();
+    const max = Math.floor((target.portRange.to - target.portRange.from + 1) / this.opts.slotSize);
+    const slot = assignSlot(slots, key, max);
+    if (slots[key] === undefined) {
+      fs.writeFileSync(`${this.slotsFile}.tmp`, JSON.stringify({ ...slots, [key]: slot }));
+      fs.renameSync(`${this.slotsFile}.tmp`, this.slotsFile);
+    }
+    return slotRange(target.portRange, slot, this.opts.slotSize);
+  }
+
+  private releaseSlot(key: string): void {
+    const slots = this.readSlots();
+    if (slots[key] === undefined) return;
+    delete slots[key];
+    fs.writeFileSync(`${this.slotsFile}.tmp`, JSON.stringify(slots));
+    fs.renameSync(`${this.slotsFile}.tmp`, this.slotsFile);
+  }
+
+  private patchOptions() {
+    return k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+  }
+
+  private async addFinalizer(p: NetworkPathObject): Promise<void> {
+    const finalizers = [...(p.metadata.finalizers ?? []), BRIDGE_FINALIZER];
+    await this.api.patchClusterCustomObject(
+      {
+        group: NETWORK_PATH_GROUP,
+        version: NETWORK_PATH_VERSION,
+        plural: NETWORK_PATH_PLURAL,
+        name: p.metadata.name,
+        body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
+      },
+      this.patchOptions(),
+    );
+  }
+
+  private async removeFinalizer(p: NetworkPathObject): Promise<void> {
+    const finalizers = (p.metadata.finalizers ?? []).filter((f) => f !== BRIDGE_FINALIZER);
+    await this.api.patchClusterCustomObject(
+      {
+        group: NETWORK_PATH_GROUP,
+        version: NETWORK_PATH_VERSION,
+        plural: NETWORK_PATH_PLURAL,
+        name: p.metadata.name,
+        body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
+      },
+      this.patchOptions(),
+    );
+    this.opts.log("info", "released network path", { path: pathId(p) });
+  }
+
+  private async writeStatus(
+    p: NetworkPathObject,
+    status: NonNullable<NetworkPathObject["status"]>,
+  ): Promise<void> {
+    await this.api.patchClusterCustomObjectStatus(
+      {
+        group: NETWORK_PATH_GROUP,
+        version: NETWORK_PATH_VERSION,
+        plural: NETWORK_PATH_PLURAL,
+        name: p.metadata.name,
+        body: { status },
+      },
+      this.patchOptions(),
+    );
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

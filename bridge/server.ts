@@ -1,0 +1,27 @@
+import * as http from "node:http";
+import type { BridgeMetrics } from "../lib/bridge/metrics";
+
+/** /healthz (200 while the watch on NetworkPaths is alive) and /metrics (Prometheus text). */
+export function startOpsServer(
+  port: number,
+  metrics: BridgeMetrics,
+  healthy: () => boolean,
+  host = "127.0.0.1",
+): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.url === "/healthz") {
+      const ok = healthy();
+      res
+        .writeHead(ok ? 200 : 503, { "content-type": "text/plain" })
+        .end(ok ? "ok\n" : "watch not established\n");
+    } else if (req.url === "/metrics") {
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(metrics.render());
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

@@ -1,0 +1,291 @@
+/**
+ * Pure decisions of the Crossplane bridge: which Pulumi stack a NetworkPath belongs to,
+ * what a stack must contain, what status to write back, and how long to wait after a
+ * failure. No Kubernetes client and no Pulumi here, so every rule is tested directly.
+ */
+
+export const NETWORK_PATH_GROUP = "klutch.anynines.com";
+export const NETWORK_PATH_VERSION = "v1alpha1";
+export const NETWORK_PATH_PLURAL = "networkpaths";
+/** Held on every NetworkPath the bridge realised, until its path is gone. */
+export const BRIDGE_FINALIZER = "klutch.anynines.com/network-path";
+
+export interface Condition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/** The fields of a NetworkPath the bridge reads. */
+export interface NetworkPathObject {
+  metadata: {
+    name: string;
+    generation?: number;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    resourceVersion?: string;
+  };
+  spec: {
+    implementation: string;
+    connection: string;
+    /** The claim's namespace; absent for an XTCPConnection made without a claim. */
+    consumerNamespace?: string;
+    instanceHost: string;
+    port: number;
+    enhancements?: Record<string, unknown>[];
+  };
+  status?: {
+    hostForConsumer?: string;
+    port?: number;
+    observedGeneration?: number;
+    conditions?: Condition[];
+  };
+}
+
+export interface Endpoint {
+  hostForConsumer: string;
+  port: number;
+}
+
+/** The path's identity in stacks and in the proxy's port assignments (NetworkPaths are cluster-scoped). */
+export function pathId(p: Pick<NetworkPathObject, "metadata">): string {
+  return p.metadata.name;
+}
+
+/** Connections made without a claim share one group per implementation. */
+export const UNCLAIMED = "_unclaimed";
+
+/**
+ * Paths are grouped into one Pulumi stack per consumer namespace and implementation, so a
+ * burst of connections costs one engine run, not one each, and one consumer's failure does
+ * not hold up another's.
+ */
+export function groupKey(p: Pick<NetworkPathObject, "spec">): string {
+  return `${p.spec.consumerNamespace || UNCLAIMED}/${p.spec.implementation}`;
+}
+
+/** A stack name for a group: lowercase, [a-z0-9-], at most 100 characters, stable. */
+export function stackName(key: string): string {
+  const cleaned = key
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+  return `np-${cleaned}`.slice(0, 100);
+}
+
+export function isDeleting(p: Pick<NetworkPathObject, "metadata">): boolean {
+  return Boolean(p.metadata.deletionTimestamp);
+}
+
+export function hasFinalizer(p: Pick<NetworkPathObject, "metadata">): boolean {
+  return (p.metadata.finalizers ?? []).includes(BRIDGE_FINALIZER);
+}
+
+/** What one group's stack must hold: its live paths, sorted; and which deleting paths it releases. */
+export function planGroup(paths: NetworkPathObject[]): {
+  live: NetworkPathObject[];
+  releasing: NetworkPathObject[];
+} {
+  const sorted = [...paths].sort((a, b) => (pathId(a) < pathId(b) ? -1 : pathId(a) > pathId(b) ? 1 : 0));
+  return {
+    live: sorted.filter((p) => !isDeleting(p)),
+    // Only paths that still carry our finalizer wait for us; others are already let go.
+    releasing: sorted.filter((p) => isDeleting(p) && hasFinalizer(p)),
+  };
+}
+
+function condition(
+  type: string,
+  status: Condition["status"],
+  reason: string,
+  message: string,
+  now: string,
+  previous: Condition[] | undefined,
+  generation: number | undefined,
+): Condition {
+  const prior = previous?.find((c) => c.type === type);
+  // The transition time moves only when the status does, as Kubernetes conditions require.
+  const lastTransitionTime = prior && prior.status === status ? prior.lastTransitionTime : now;
+  return {
+    type,
+    status,
+    reason,
+    message,
+    lastTransitionTime,
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
+}
+
+/** The status of a path whose network path is in place. */
+export function readyStatus(
+  p: NetworkPathObject,
+  endpoint: Endpoint,
+  now: string,
+): NonNullable<NetworkPathObject["status"]> {
+  const prev = p.status?.conditions;
+  const generation = p.metadata.generation;
+  return {
+    hostForConsumer: endpoint.hostForConsumer,
+    port: endpoint.port,
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions: [
+      condition(
+        "Ready",
+        "True",
+        "ConnectivityEstablished",
+        `TCP connection available at ${endpoint.hostForConsumer}:${endpoint.port}`,
+        now,
+        prev,
+        generation,
+      ),
+      condition(
+        "Synced",
+        "True",
+        "ReconcileSuccess",
+        "The network path matches the spec",
+        now,
+        prev,
+        generation,
+      ),
+    ],
+  };
+}
+
+/**
+ * The status of a path whose reconcile failed: Synced=False with the error. An endpoint
+ * that worked before stays reported (and Ready stays as it was) because the old path is
+ * still in place; a path that never worked is Ready=False.
+ */
+export function failedStatus(
+  p: NetworkPathObject,
+  error: string,
+  now: string,
+): NonNullable<NetworkPathObject["status"]> {
+  const prev = p.status?.conditions;
+  const generation = p.metadata.generation;
+  const message = error.length > 1000 ? `${error.slice(0, 997)}...` : error;
+  const wasReady = prev?.find((c) => c.type === "Ready");
+  const ready =
+    wasReady?.status === "True" && p.status?.hostForConsumer
+      ? wasReady
+      : condition("Ready", "False", "ReconcileError", message, now, prev, generation);
+  return {
+    ...(p.status?.hostForConsumer ? { hostForConsumer: p.status.hostForConsumer } : {}),
+    ...(p.status?.port ? { port: p.status.port } : {}),
+    ...(p.status?.observedGeneration !== undefined
+      ? { observedGeneration: p.status.observedGeneration }
+      : {}),
+    conditions: [ready, condition("Synced", "False", "ReconcileError", message, now, prev, generation)],
+  };
+}
+
+/** Whether the status written last already says what `next` says (no write needed). */
+export function sameStatus(
+  current: NetworkPathObject["status"],
+  next: NonNullable<NetworkPathObject["status"]>,
+): boolean {
+  const strip = (s: NetworkPathObject["status"]) =>
+    JSON.stringify({
+      ...s,
+      conditions: (s?.conditions ?? []).map(({ lastTransitionTime: _t, ...rest }) => rest),
+    });
+  return strip(current) === strip(next);
+}
+
+/**
+ * Exponential backoff with full jitter: attempt 1 waits up to `base`, doubling to `max`.
+ * `random` is injectable so the schedule is testable.
+ */
+export function backoffDelay(
+  attempt: number,
+  base = 1000,
+  max = 60_000,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(max, base * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/**
+ * Port ranges for the local target: every group's proxy runs on this one machine, so each
+ * group gets its own slice of the bridge's port range. Slots are stable (recorded by the
+ * caller) and the lowest free one is taken; a slot is free again once its group is gone.
+ */
+export function assignSlot(slots: Readonly<Record<string, number>>, key: string, maxSlots: number): number {
+  const existing = slots[key];
+  if (existing !== undefined) return existing;
+  const used = new Set(Object.values(slots));
+  for (let i = 0; i < maxSlots; i++) if (!used.has(i)) return i;
+  throw new Error(
+    `no free port slot for ${key}: all ${maxSlots} slots of the bridge's port range are in use; widen --port-range`,
+  );
+}
+
+export function slotRange(
+  base: { from: number; to: number },
+  slot: number,
+  size: number,
+): { from: number; to: number } {
+  const from = base.from + slot * size;
+  const to = from + size - 1;
+  if (to > base.to)
+    throw new Error(`slot ${slot} (${from}-${to}) lies outside the port range ${base.from}-${base.to}`);
+  return { from, to };
+}
+
+/**
+ * The bridge's own permissions on the control plane: NetworkPaths (read, finalizers) and
+ * their status, and events. It touches nothing else there; what it builds lives in the
+ * data plane, through the data plane's own credentials.
+ */
+export function bridgeRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
+  return [
+    {
+      apiGroups: [NETWORK_PATH_GROUP],
+      resources: [NETWORK_PATH_PLURAL],
+      verbs: ["get", "list", "watch", "patch", "update"],
+    },
+    {
+      apiGroups: [NETWORK_PATH_GROUP],
+      resources: [`${NETWORK_PATH_PLURAL}/status`],
+      verbs: ["get", "patch", "update"],
+    },
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+  ];
+}
+
+/**
+ * Whether a watch event calls for a reconcile. The bridge's own status writes come back as
+ * MODIFIED events; reacting to them would bypass the backoff of a failing group and spin.
+ * A spec change bumps the generation; deletion and finalizers are metadata changes.
+ */
+export function needsReconcile(previous: NetworkPathObject | undefined, next: NetworkPathObject): boolean {
+  if (!previous) return true;
+  return (
+    previous.metadata.generation !== next.metadata.generation ||
+    previous.metadata.deletionTimestamp !== next.metadata.deletionTimestamp ||
+    hasFinalizer(previous) !== hasFinalizer(next)
+  );
+}
+
+/** A file-backend stack lock: who holds it. */
+export interface StackLock {
+  file: string;
+  pid?: number;
+  hostname?: string;
+}
+
+/**
+ * Locks left by an update whose process is gone (a bridge killed mid-update leaves one),
+ * which are safe to clear; a lock held by a live process on this host is not.
+ */
+export function staleLocks(
+  locks: StackLock[],
+  hostname: string,
+  alive: (pid: number) => boolean,
+): StackLock[] {
+  return locks.filter((l) => l.hostname === hostname && l.pid !== undefined && !alive(l.pid));
+}

@@ -1,0 +1,124 @@
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Command } from "commander";
+import { Bridge } from "../bridge/controller";
+import { jsonLogger } from "../bridge/log";
+import { startOpsServer } from "../bridge/server";
+import type { Target } from "../bridge/program";
+import { BridgeMetrics } from "../lib/bridge/metrics";
+import { pulumiEnv } from "../lib/pulumi-runner";
+import { repoRoot } from "../lib/toolchain";
+
+function range(text: string): { from: number; to: number } {
+  const m = /^(\d+)-(\d+)$/.exec(text);
+  const from = Number(m?.[1]);
+  const to = Number(m?.[2]);
+  if (!m || from < 1 || to > 65535 || from > to) {
+    throw new Error(`--port-range "${text}" must be FROM-TO within 1-65535, e.g. 42000-42999`);
+  }
+  return { from, to };
+}
+
+const program = new Command()
+  .name("bridge")
+  .description(
+    "Realises NetworkPaths (composed by Crossplane for XTCPConnections) with this project's Pulumi code",
+  )
+  .requiredOption("--kubeconfig <file>", "kubeconfig of the control plane the NetworkPaths live on")
+  .option(
+    "--target <kind>",
+    "where proxies run: local (HAProxy processes on this machine) or kubernetes",
+    "local",
+  )
+  .option("--data-plane-kubeconfig <file>", "kubeconfig of the data-service cluster (target kubernetes)")
+  .option("--data-plane-namespace <ns>", "namespace of the proxies (target kubernetes)", "klutch-network")
+  .option("--service-type <type>", "Service type of the proxies (target kubernetes)", "LoadBalancer")
+  .option("--bind-address <ip>", "address local proxies listen on and report as hostForConsumer", "127.0.0.1")
+  .option("--port-range <from-to>", "ports the proxies hand out", "42000-42999")
+  .option("--slot-size <n>", "ports per group (local target)", "50")
+  .option("--state-dir <dir>", "workspace, state and proxy files", path.join(repoRoot, ".klutch", "bridge"))
+  .option("--backend <url>", "Pulumi backend URL (default: file backend in the state dir)")
+  .option("--concurrency <n>", "groups reconciled at once", "2")
+  .option("--ops-port <port>", "port of /healthz and /metrics on 127.0.0.1", "9464")
+  .option("--debug", "debug logs");
+
+async function main(): Promise<void> {
+  program.parse();
+  // A controller keeps going through a failed request; what failed is retried by its group.
+  process.on("unhandledRejection", (reason) => {
+    process.stdout.write(
+      `${JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "unhandled rejection", error: String(reason) })}\n`,
+    );
+  });
+  const o = program.opts<Record<string, string | boolean | undefined>>();
+  const log = jsonLogger(o.debug ? "debug" : "info");
+  const stateDir = path.resolve(String(o.stateDir));
+  fs.mkdirSync(stateDir, { recursive: true });
+  const portRange = range(String(o.portRange));
+  const concurrency = Number(o.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Error("--concurrency must be a whole number >= 1");
+  let target: Target;
+  if (o.target === "local") {
+    target = { kind: "local", stateDir, bindAddress: String(o.bindAddress), portRange };
+  } else if (o.target === "kubernetes") {
+    if (!o.dataPlaneKubeconfig) throw new Error("--target kubernetes needs --data-plane-kubeconfig");
+    target = {
+      kind: "kubernetes",
+      kubeconfig: fs.readFileSync(String(o.dataPlaneKubeconfig), "utf8"),
+      namespace: String(o.dataPlaneNamespace),
+      portRange,
+      serviceType: String(o.serviceType),
+    };
+  } else {
+    throw new Error(`--target "${String(o.target)}" is not one of local, kubernetes`);
+  }
+
+  // Secrets in the bridge's stacks (kubeconfigs) need a passphrase; without one given, a
+  // random one is made once and kept next to the state, readable by this user only.
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  base.PULUMI_BACKEND_URL = String(o.backend ?? `file://${path.join(stateDir, "state")}`);
+  if (base.PULUMI_BACKEND_URL.startsWith("file://")) {
+    fs.mkdirSync(base.PULUMI_BACKEND_URL.slice("file://".length), { recursive: true });
+  }
+  if (!base.PULUMI_CONFIG_PASSPHRASE && !base.PULUMI_CONFIG_PASSPHRASE_FILE) {
+    const file = path.join(stateDir, "passphrase");
+    if (!fs.existsSync(file))
+      fs.writeFileSync(file, crypto.randomBytes(32).toString("base64"), { mode: 0o600 });
+    base.PULUMI_CONFIG_PASSPHRASE_FILE = file;
+  }
+  const env = pulumiEnv("bridge", base);
+  process.env.PATH = env.PATH;
+  const pulumiEnvVars = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+
+  const metrics = new BridgeMetrics();
+  const bridge = new Bridge({
+    kubeconfig: String(o.kubeconfig),
+    target,
+    stateDir,
+    pulumiEnv: pulumiEnvVars,
+    concurrency,
+    slotSize: Number(o.slotSize),
+    log,
+    metrics,
+  });
+  const server = await startOpsServer(Number(o.opsPort), metrics, () => bridge.healthy());
+  const shutdown = () => {
+    log("info", "stopping");
+    bridge.stop();
+    server.close();
+    setTimeout(() => process.exit(0), 200).unref();
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  log("info", "bridge starting", { target: target.kind, stateDir, concurrency, opsPort: Number(o.opsPort) });
+  await bridge.start();
+}
+
+main().catch((e: Error) => {
+  process.stderr.write(`bridge: ${e.message}\n`);
+  process.exit(1);
+});

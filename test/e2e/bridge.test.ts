@@ -1,0 +1,325 @@
+import { strict as assert } from "node:assert";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { reapOrphans } from "../../bridge/orphans";
+import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import { LocalClusters } from "../../lib/local-clusters";
+import { LocalCrossplane } from "../../lib/local-clusters/crossplane";
+import {
+  compositionName,
+  noopComposition,
+  pulumiBackedComposition,
+  renderResourcesMode,
+} from "../../lib/network/compositions";
+import { connectorXrd } from "../../lib/network/connector-api";
+import { networkPathCrd } from "../../lib/network/network-path-crd";
+import { repoRoot, toolchainEnv } from "../../lib/toolchain";
+import { Postgres } from "../bench/proxy";
+import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+
+const CP = "bridge-cp";
+const NS = "team-a";
+const TRIALS = Number(process.env.KLUTCH_BRIDGE_FAULT_TRIALS ?? 20);
+
+interface Claim {
+  metadata: { name: string; deletionTimestamp?: string };
+  spec: { resourceRef?: { name: string } };
+  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * The Crossplane bridge end to end, all real: a local control plane API server, Crossplane
+ * core 1.20 composing XTCPConnections into NetworkPaths, the bridge as a process running
+ * this project's Pulumi program through the real CLI, Debian HAProxy and PostgreSQL.
+ */
+describe("Crossplane bridge on real Crossplane (e2e)", function () {
+  this.timeout(30 * 60_000);
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-bridge-"));
+  const stateDir = path.join(work, "clusters");
+  const bridgeDir = path.join(work, "bridge");
+  const env = toolchainEnv();
+  const opsPort = 19464 + Math.floor(Math.random() * 500);
+  let clusters: LocalClusters;
+  let crossplane: LocalCrossplane;
+  let pg: Postgres;
+  let bridge: ChildProcess | undefined;
+  const bridgeLog: string[] = [];
+  const kc = () => clusters.kubeconfigPath(CP);
+
+  function startBridge(): void {
+    bridge = spawn(
+      process.execPath,
+      [
+        "-r",
+        "ts-node/register/transpile-only",
+        "scripts/bridge.ts",
+        "--kubeconfig",
+        kc(),
+        "--state-dir",
+        bridgeDir,
+        "--ops-port",
+        String(opsPort),
+        "--port-range",
+        "43000-43499",
+      ],
+      { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const logFile = path.join(work, "bridge.log");
+    const keep = (d: Buffer) => {
+      bridgeLog.push(d.toString());
+      fs.appendFileSync(logFile, d);
+    };
+    bridge.stdout?.on("data", keep);
+    bridge.stderr?.on("data", keep);
+    bridge.once("exit", (code, signal) =>
+      fs.appendFileSync(logFile, `-- bridge exited: ${code} ${signal}\n`),
+    );
+  }
+
+  async function killBridge(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    const b = bridge;
+    bridge = undefined;
+    if (!b || b.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      b.once("exit", () => resolve());
+      b.kill(signal);
+    });
+    // A killed bridge may leave `pulumi` children running an update; they die without their client.
+    await eventually("the bridge's pulumi processes to end", () => pulumiChildren().length === 0, 60_000);
+  }
+
+  function pulumiChildren(): number[] {
+    // The bridge's engine runs: `pulumi up|destroy … --exec-kind auto.inline --stack np-…`.
+    const out = spawnSync("pgrep", ["-f", "exec-kind auto.inline --stack np-"], {
+      encoding: "utf8",
+    }).stdout.trim();
+    return out ? out.split("\n").map(Number) : [];
+  }
+
+  const claim = (name: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      apiVersion: "klutch.anynines.com/v1",
+      kind: "TCPConnection",
+      metadata: { name, namespace: NS },
+      spec: {
+        instanceHost: "127.0.0.1",
+        port: pg.port,
+        enhancements: [{ InstanceType: "PostgreSQL" }],
+        ...extra,
+      },
+    });
+
+  const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
+  const isReady = (c: Claim) =>
+    Boolean(c.status?.hostForConsumer && c.status.port) &&
+    c.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True");
+
+  const psql = (host: string, port: number) =>
+    spawnSync("psql", ["-h", host, "-p", String(port), "-U", "postgres", "-tAc", "select 42"], {
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+
+  function refused(port: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const s = net.connect({ host: "127.0.0.1", port });
+      s.once("connect", () => {
+        s.destroy();
+        resolve(false);
+      });
+      s.once("error", () => resolve(true));
+    });
+  }
+
+  async function waitReady(name: string, timeoutMs = 180_000): Promise<Claim> {
+    let last: Claim | undefined;
+    await eventually(
+      `TCPConnection ${name} to be Ready with an endpoint`,
+      () => {
+        last = claims().find((c) => c.metadata.name === name);
+        return Boolean(last && isReady(last));
+      },
+      timeoutMs,
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}\nlast: ${JSON.stringify(last?.status)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
+      );
+    });
+    return last!;
+  }
+
+  /** Every claim Ready, distinct ports, psql through each, no path left over or stuck. */
+  async function converged(): Promise<void> {
+    await eventually(
+      "every connection to be Ready and every deleted path to be gone",
+      () => {
+        const all = claims();
+        const paths = kubectlJson<{ items: { metadata: { deletionTimestamp?: string } }[] }>(kc(), [
+          "get",
+          "networkpaths",
+        ]).items;
+        return (
+          all.every(isReady) &&
+          paths.length === all.length &&
+          paths.every((p) => !p.metadata.deletionTimestamp)
+        );
+      },
+      240_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nbridge log:\n${bridgeLog.slice(-40).join("")}`);
+    });
+    const all = claims();
+    const ports = all.map((c) => c.status!.port!);
+    assert.equal(new Set(ports).size, ports.length, `duplicate ports: ${ports.join(", ")}`);
+    for (const c of all) {
+      const r = psql(c.status!.hostForConsumer!, c.status!.port!);
+      assert.equal(r.stdout.trim(), "42", `${c.metadata.name}: ${r.stderr}`);
+    }
+  }
+
+  before(async () => {
+    clusters = new LocalClusters(stateDir);
+    await clusters.up([CP]);
+    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
+    kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
+    kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
+    const manifests = [
+      connectorXrd(compositionName("proxy")),
+      renderResourcesMode(noopComposition()),
+      renderResourcesMode(pulumiBackedComposition("proxy")),
+      networkPathCrd(),
+    ];
+    for (const m of manifests) assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
+    crossplane = new LocalCrossplane(stateDir, CP, env);
+    await crossplane.start();
+    await eventually(
+      "the XRD to be established",
+      () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
+    );
+    kubectl(kc(), ["create", "namespace", NS]);
+    pg = await Postgres.start();
+    startBridge();
+  });
+
+  after(async () => {
+    try {
+      // Let the bridge release what it made before the cluster goes.
+      if (clusters && bridge) {
+        kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
+      }
+      await killBridge("SIGTERM");
+      await crossplane?.stop?.();
+      if (clusters) await clusters.down();
+      await pg?.destroy().catch(() => undefined);
+    } finally {
+      // Neither HAProxy nor an engine process of the bridge may outlive the test.
+      spawnSync("pkill", ["-f", `${bridgeDir}/proxies`]);
+      await reapOrphans(`file://${path.join(bridgeDir, "state")}`, () => undefined);
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  let orders: Claim;
+
+  it("an XTCPConnection Crossplane composes gets a real path: Ready, hostForConsumer/port, psql works", async () => {
+    assert.equal(kubectlApply(kc(), claim("orders")).status, 0);
+    orders = await waitReady("orders");
+    assert.equal(orders.status?.hostForConsumer, "127.0.0.1");
+    assert.notEqual(orders.status?.port, pg.port);
+    const r = psql("127.0.0.1", orders.status.port!);
+    assert.equal(r.stdout.trim(), "42", r.stderr);
+    // Crossplane did the composing: the XR owns a NetworkPath that the bridge finalizes.
+    const paths = kubectlJson<{
+      items: {
+        metadata: { finalizers?: string[] };
+        status: { conditions: { type: string; reason: string }[] };
+      }[];
+    }>(kc(), ["get", "networkpaths"]).items;
+    assert.equal(paths.length, 1);
+    assert.ok(paths[0]!.metadata.finalizers?.includes("klutch.anynines.com/network-path"));
+    assert.equal(
+      paths[0]!.status.conditions.find((c) => c.type === "Ready")?.reason,
+      "ConnectivityEstablished",
+    );
+  });
+
+  it("a second connection gets its own port; /healthz and /metrics report the bridge's work", async () => {
+    assert.equal(kubectlApply(kc(), claim("reports")).status, 0);
+    const reports = await waitReady("reports");
+    assert.notEqual(reports.status?.port, orders.status?.port);
+    assert.equal(psql("127.0.0.1", reports.status!.port!).stdout.trim(), "42");
+    const health = await fetch(`http://127.0.0.1:${opsPort}/healthz`);
+    assert.equal(health.status, 200);
+    const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+    assert.match(metrics, /klutch_bridge_reconciles_total\{result="success"\} [1-9]/);
+    assert.match(metrics, /klutch_bridge_engine_runs_total [1-9]/);
+  });
+
+  it("deleting a connection removes its path and leaves the other untouched", async () => {
+    const ordersPort = orders.status!.port!;
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnection", "orders", "--wait=true", "--timeout=180s"]);
+    await eventually(
+      "the orders NetworkPath to be gone",
+      () =>
+        claims().length === 1 &&
+        kubectlJson<{ items: unknown[] }>(kc(), ["get", "networkpaths"]).items.length === 1,
+      180_000,
+    );
+    // The old HAProxy process lets go of the listener once the reloaded one has taken over.
+    let closed = false;
+    for (let i = 0; i < 30 && !closed; i++) {
+      closed = await refused(ordersPort);
+      if (!closed) await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.ok(closed, "the deleted connection's port still accepts connections after 15 s");
+    const reports = claims()[0]!;
+    assert.equal(psql("127.0.0.1", reports.status!.port!).stdout.trim(), "42");
+  });
+
+  it(`converges after the bridge is killed at random points of create, update and delete (${TRIALS} trials)`, async () => {
+    const ops = ["create", "update", "delete"] as const;
+    const live = new Set<string>(["reports"]);
+    let next = 0;
+    for (let t = 0; t < TRIALS; t++) {
+      const op = ops[t % 3]!;
+      const existing = [...live].filter((n) => n !== "reports");
+      if (op === "create" || existing.length === 0) {
+        const name = `f-${next++}`;
+        assert.equal(kubectlApply(kc(), claim(name)).status, 0);
+        live.add(name);
+      } else if (op === "update") {
+        // Toggle the PostgreSQL health check: a new HAProxy config for the group.
+        const name = existing[t % existing.length]!;
+        const enhancements = t % 2 === 0 ? [] : [{ InstanceType: "PostgreSQL" }];
+        assert.equal(kubectlApply(kc(), claim(name, { enhancements })).status, 0);
+      } else {
+        const name = existing[t % existing.length]!;
+        kubectl(kc(), ["-n", NS, "delete", "tcpconnection", name, "--wait=false"]);
+        live.delete(name);
+      }
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 4000)));
+      await killBridge();
+      startBridge();
+      await converged();
+    }
+  });
+
+  it("converges after the control plane API server restarts during a reconcile", async () => {
+    assert.equal(kubectlApply(kc(), claim("during-restart")).status, 0);
+    await new Promise((r) => setTimeout(r, 1500));
+    const status = (await clusters.status()).find((s) => s.name === CP);
+    const apiServer = (status as unknown as { components: Record<string, { pid?: number }> }).components[
+      "kube-apiserver"
+    ]?.pid;
+    assert.ok(apiServer, "the API server's pid");
+    process.kill(apiServer, "SIGKILL");
+    await new Promise((r) => setTimeout(r, 1000));
+    await clusters.up([CP]);
+    await crossplane.start();
+    await converged();
+  });
+});
