@@ -36,6 +36,8 @@ export interface BridgeOptions {
   stateDir: string;
   /** Environment for the Pulumi CLI (backend URL, passphrase, PATH). */
   pulumiEnv: Record<string, string>;
+  /** Secrets provider of new stacks (e.g. awskms://…); the passphrase provider when unset. */
+  secretsProvider?: string;
   concurrency: number;
   /** Ports per group for the local target. */
   slotSize: number;
@@ -258,6 +260,7 @@ export class Bridge {
         workDir: path.join(this.opts.stateDir, "workspace"),
         envVars: this.opts.pulumiEnv,
         projectSettings: { name: PROJECT, runtime: "nodejs" },
+        ...(this.opts.secretsProvider ? { secretsProvider: this.opts.secretsProvider } : {}),
       },
     );
   }

@@ -39,6 +39,7 @@ const program = new Command()
   .option("--slot-size <n>", "ports per group (local target)", "50")
   .option("--state-dir <dir>", "workspace, state and proxy files", path.join(repoRoot, ".klutch", "bridge"))
   .option("--backend <url>", "Pulumi backend URL (default: file backend in the state dir)")
+  .option("--secrets-provider <url>", "secrets provider of the bridge's stacks (default: passphrase)")
   .option("--concurrency <n>", "groups reconciled at once", "2")
   .option("--ops-port <port>", "port of /healthz and /metrics on 127.0.0.1", "9464")
   .option("--debug", "debug logs");
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     target,
     stateDir,
     pulumiEnv: pulumiEnvVars,
+    ...(o.secretsProvider ? { secretsProvider: String(o.secretsProvider) } : {}),
     concurrency,
     slotSize: Number(o.slotSize),
     log,
