@@ -13,7 +13,10 @@ import {
   failedStatus,
   groupKey,
   hasFinalizer,
+  isManaged,
   needsReconcile,
+  realisationOf,
+  unsupportedImplementation,
   staleLocks,
   pathId,
   planGroup,
@@ -28,6 +31,9 @@ import type { BridgeMetrics } from "../lib/bridge/metrics";
 import type { Logger } from "./log";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
+
+/** How soon a routed group whose probe failed is probed again. */
+const PROBE_RETRY_MS = 15_000;
 
 export interface BridgeOptions {
   kubeconfig: string;
@@ -117,9 +123,13 @@ export class Bridge {
       plural: NETWORK_PATH_PLURAL,
     })) as { items: NetworkPathObject[]; metadata?: { resourceVersion?: string } };
     this.cache.clear();
-    for (const item of list.items) this.cache.set(pathId(item), item);
-    for (const item of list.items) this.enqueue(groupKey(item));
-    this.opts.log("info", "listed network paths", { count: list.items.length });
+    const managed = list.items.filter(isManaged);
+    for (const item of managed) this.cache.set(pathId(item), item);
+    for (const item of managed) this.enqueue(groupKey(item));
+    this.opts.log("info", "listed network paths", {
+      count: managed.length,
+      ignored: list.items.length - managed.length,
+    });
     return list.metadata?.resourceVersion;
   }
 
@@ -138,6 +148,7 @@ export class Bridge {
                 if (type === "BOOKMARK") return;
                 if (type === "ERROR") return reject(new Error(`watch error: ${JSON.stringify(obj)}`));
                 this.watching = true;
+                if (!isManaged(obj)) return;
                 const previous = this.cache.get(pathId(obj));
                 if (type === "DELETED") this.cache.delete(pathId(obj));
                 else this.cache.set(pathId(obj), obj);
@@ -204,6 +215,23 @@ export class Bridge {
     const { live, releasing } = planGroup(paths);
     const log = (level: Parameters<Logger>[0], msg: string, f: Record<string, unknown> = {}) =>
       this.opts.log(level, msg, { group: key, ...f });
+    const realisation = realisationOf(
+      live[0]?.spec.implementation ?? releasing[0]?.spec.implementation ?? "",
+    );
+    if (paths.length > 0 && realisation === undefined) {
+      // Nothing of ours to build or clean up: say so on each path and let deletions through.
+      const implementation = (paths[0] as NetworkPathObject).spec.implementation;
+      const now = new Date().toISOString();
+      for (const p of live) {
+        await this.writeStatus(p, failedStatus(p, unsupportedImplementation(implementation), now)).catch(
+          (err: Error) => log("warn", "could not write status", { path: pathId(p), error: err.message }),
+        );
+      }
+      for (const p of releasing) await this.removeFinalizer(p);
+      this.opts.metrics.recordReconcile("error", (Date.now() - started) / 1000);
+      log("error", "unsupported implementation", { implementation });
+      return;
+    }
     try {
       for (const p of live) if (!hasFinalizer(p)) await this.addFinalizer(p);
       const stack = await this.stack(key, live);
@@ -212,7 +240,9 @@ export class Bridge {
       let endpoints: Record<string, Endpoint> = {};
       if (live.length > 0) {
         this.opts.metrics.recordEngineRun();
-        const result = await stack.up();
+        // Routed paths are probes: refresh re-probes them, so an instance that came up (or
+        // went away) since the last run is reported as it is now.
+        const result = await stack.up({ refresh: realisation === "routed" });
         endpoints = (result.outputs.endpoints?.value ?? {}) as Record<string, Endpoint>;
         log("info", "network paths up", { paths: live.length, changes: result.summary.resourceChanges });
       } else {
@@ -231,6 +261,9 @@ export class Bridge {
       }
       for (const p of releasing) await this.removeFinalizer(p);
       this.attempts.delete(key);
+      if (live.some((p) => endpoints[pathId(p)]?.probe?.ready === false)) {
+        this.enqueue(key, PROBE_RETRY_MS);
+      }
       this.opts.metrics.recordReconcile("success", (Date.now() - started) / 1000);
     } catch (e) {
       const message = (e as Error).message.split("\n").filter(Boolean).slice(-8).join("\n");

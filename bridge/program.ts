@@ -3,17 +3,26 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { TcpProxy } from "../components/network/proxy/tcp-proxy";
 import type { Endpoint, NetworkPathObject } from "../lib/bridge/model";
-import { pathId } from "../lib/bridge/model";
+import { pathId, realisationOf, unsupportedImplementation } from "../lib/bridge/model";
 import { consumerEndpoints, renderHaproxyConfig } from "../lib/network/proxy/haproxy-config";
 import type { PortRange, ProxyConnection } from "../lib/network/proxy/types";
 import { listenerKeys } from "../lib/network/proxy/types";
+import { ConnectivityProbe } from "../providers/connectivity-probe";
 import { LocalHaproxy } from "../providers/local-haproxy";
 import { PortAllocation } from "../providers/port-allocation";
 
 /** Where a group's proxy runs. */
 export type Target =
   | { kind: "local"; stateDir: string; bindAddress: string; portRange: PortRange }
-  | { kind: "kubernetes"; kubeconfig: string; namespace: string; portRange: PortRange; serviceType: string };
+  | {
+      kind: "kubernetes";
+      kubeconfig: string;
+      namespace: string;
+      portRange: PortRange;
+      serviceType: string;
+      /** Whole CPUs per proxy pod (TcpProxy `dedicatedCpus`); shared CPUs when unset. */
+      dedicatedCpus?: number;
+    };
 
 const STATS = "~stats";
 const HEALTH = "~health";
@@ -37,6 +46,12 @@ export function groupProgram(
   paths: NetworkPathObject[],
   target: Target,
 ): () => Promise<Record<string, unknown>> {
+  const implementation = group.slice(group.lastIndexOf("/") + 1);
+  const realisation = realisationOf(implementation);
+  if (realisation === "routed") return routedProgram(paths);
+  if (realisation !== "proxy") {
+    return () => Promise.reject(new Error(unsupportedImplementation(implementation)));
+  }
   return () => {
     const connections = paths.map(toConnection);
     if (target.kind === "kubernetes") {
@@ -47,6 +62,7 @@ export function groupProgram(
         connections,
         portRange: target.portRange,
         serviceType: target.serviceType as "ClusterIP",
+        dedicatedCpus: target.dedicatedCpus,
       });
       return Promise.resolve({ endpoints: proxy.endpoints });
     }
@@ -72,5 +88,33 @@ export function groupProgram(
       config,
     });
     return Promise.resolve({ endpoints });
+  };
+}
+
+/**
+ * Routed implementations (WireGuard, VPC peering, OpenStack routes): the environment stack
+ * built the network between app clusters and data services, so each consumer dials the
+ * instance itself. Per path, a ConnectivityProbe checks from the bridge (which runs in the
+ * data-service network) that the instance accepts TCP; a failure is reported, not thrown.
+ */
+export function routedProgram(paths: NetworkPathObject[]): () => Promise<Record<string, unknown>> {
+  return () => {
+    const endpoints: Record<string, pulumi.Output<Endpoint>> = {};
+    for (const p of paths) {
+      const probe = new ConnectivityProbe(`probe-${pathId(p)}`, {
+        host: p.spec.instanceHost,
+        port: p.spec.port,
+        // No proxy in between: an accepted connection is the instance's own.
+        settleMs: 0,
+      });
+      endpoints[pathId(p)] = pulumi
+        .all([probe.ready, probe.reason, probe.message])
+        .apply(([ready, reason, message]) => ({
+          hostForConsumer: p.spec.instanceHost,
+          port: p.spec.port,
+          probe: { ready, reason, message },
+        }));
+    }
+    return Promise.resolve({ endpoints: pulumi.output(endpoints) });
   };
 }

@@ -7,6 +7,7 @@ import { jsonLogger } from "../bridge/log";
 import { startOpsServer } from "../bridge/server";
 import type { Target } from "../bridge/program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
+import { profileProblem } from "../lib/network/proxy/profile";
 import { pulumiEnv } from "../lib/pulumi-runner";
 import { repoRoot } from "../lib/toolchain";
 
@@ -34,6 +35,10 @@ const program = new Command()
   .option("--data-plane-kubeconfig <file>", "kubeconfig of the data-service cluster (target kubernetes)")
   .option("--data-plane-namespace <ns>", "namespace of the proxies (target kubernetes)", "klutch-network")
   .option("--service-type <type>", "Service type of the proxies (target kubernetes)", "LoadBalancer")
+  .option(
+    "--dedicated-cpus <n>",
+    "whole CPUs of each proxy pod, pinned with busy polling (target kubernetes; default: shared CPUs)",
+  )
   .option("--bind-address <ip>", "address local proxies listen on and report as hostForConsumer", "127.0.0.1")
   .option("--port-range <from-to>", "ports the proxies hand out", "42000-42999")
   .option("--slot-size <n>", "ports per group (local target)", "50")
@@ -43,6 +48,13 @@ const program = new Command()
   .option("--concurrency <n>", "groups reconciled at once", "2")
   .option("--ops-port <port>", "port of /healthz and /metrics on 127.0.0.1", "9464")
   .option("--debug", "debug logs");
+
+function dedicatedCpus(text: string): number {
+  const n = Number(text);
+  const problem = profileProblem(n);
+  if (problem) throw new Error(`--dedicated-cpus "${text}": ${problem.replace(/^dedicatedCpus /, "")}`);
+  return n;
+}
 
 async function main(): Promise<void> {
   program.parse();
@@ -71,6 +83,7 @@ async function main(): Promise<void> {
       namespace: String(o.dataPlaneNamespace),
       portRange,
       serviceType: String(o.serviceType),
+      ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: dedicatedCpus(String(o.dedicatedCpus)) } : {}),
     };
   } else {
     throw new Error(`--target "${String(o.target)}" is not one of local, kubernetes`);

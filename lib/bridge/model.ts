@@ -48,6 +48,42 @@ export interface NetworkPathObject {
 export interface Endpoint {
   hostForConsumer: string;
   port: number;
+  /** Set when the program probed the endpoint; a failed probe makes the path Ready=False. */
+  probe?: { ready: boolean; reason: string; message: string };
+}
+
+/**
+ * How the bridge realises an implementation's paths:
+ * - `proxy`: a TCP proxy per group, hostForConsumer is the proxy;
+ * - `routed`: the stack already built a routed network between app clusters and the
+ *   data services (WireGuard tunnel, VPC peering, OpenStack routes and security groups),
+ *   so consumers dial the instance itself; the bridge probes it and reports it;
+ * - `ignored`: NOOP, whose marker NetworkPath nobody realises.
+ */
+export type Realisation = "proxy" | "routed" | "ignored";
+
+const REALISATIONS: Readonly<Record<string, Realisation>> = {
+  proxy: "proxy",
+  wireguard: "routed",
+  awsVpcPeering: "routed",
+  openstack: "routed",
+  noop: "ignored",
+};
+
+/** The realisation of an implementation, or undefined for one this bridge does not know. */
+export function realisationOf(implementation: string): Realisation | undefined {
+  return Object.hasOwn(REALISATIONS, implementation) ? REALISATIONS[implementation] : undefined;
+}
+
+/** Whether the bridge reconciles a path at all (NOOP markers are left alone: no finalizer, no status). */
+export function isManaged(p: Pick<NetworkPathObject, "spec">): boolean {
+  return realisationOf(p.spec.implementation) !== "ignored";
+}
+
+/** Error for a path whose implementation the bridge does not realise. */
+export function unsupportedImplementation(implementation: string): string {
+  const known = Object.keys(REALISATIONS).filter((k) => REALISATIONS[k] !== "ignored");
+  return `implementation "${implementation}" is not realised by this bridge; it realises ${known.join(", ")} (noop needs no bridge)`;
 }
 
 /** The path's identity in stacks and in the proxy's port assignments (NetworkPaths are cluster-scoped). */
@@ -119,7 +155,7 @@ function condition(
   };
 }
 
-/** The status of a path whose network path is in place. */
+/** The status of a path whose network path is in place (Ready=False when its probe failed). */
 export function readyStatus(
   p: NetworkPathObject,
   endpoint: Endpoint,
@@ -127,20 +163,24 @@ export function readyStatus(
 ): NonNullable<NetworkPathObject["status"]> {
   const prev = p.status?.conditions;
   const generation = p.metadata.generation;
+  const ready =
+    endpoint.probe && !endpoint.probe.ready
+      ? condition("Ready", "False", endpoint.probe.reason, endpoint.probe.message, now, prev, generation)
+      : condition(
+          "Ready",
+          "True",
+          "ConnectivityEstablished",
+          `TCP connection available at ${endpoint.hostForConsumer}:${endpoint.port}`,
+          now,
+          prev,
+          generation,
+        );
   return {
     hostForConsumer: endpoint.hostForConsumer,
     port: endpoint.port,
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     conditions: [
-      condition(
-        "Ready",
-        "True",
-        "ConnectivityEstablished",
-        `TCP connection available at ${endpoint.hostForConsumer}:${endpoint.port}`,
-        now,
-        prev,
-        generation,
-      ),
+      ready,
       condition(
         "Synced",
         "True",

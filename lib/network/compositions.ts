@@ -34,8 +34,8 @@ export interface CompositionModel {
 export const IMPLEMENTATION_LABEL = "klutch.anynines.com/implementation";
 export const NETWORK_PATH_KIND = "NetworkPath";
 export const NETWORK_PATH_API_VERSION = `${CONNECTOR_GROUP}/v1alpha1`;
-/** Namespace for paths of connections created without a claim (XRs are cluster-scoped). */
-export const DEFAULT_PATH_NAMESPACE = "klutch-network";
+/** Implementation name of NOOP; the bridge leaves its NetworkPaths alone. */
+export const NOOP_IMPLEMENTATION = "noop";
 
 export function compositionName(implementation: string): string {
   return `xtcpconnections-${implementation.toLowerCase()}`;
@@ -43,7 +43,7 @@ export function compositionName(implementation: string): string {
 
 /** Opt out: accepts the XRD and creates nothing. */
 export function noopComposition(): CompositionModel {
-  return { name: compositionName("noop"), implementation: "noop", resources: [] };
+  return { name: compositionName(NOOP_IMPLEMENTATION), implementation: NOOP_IMPLEMENTATION, resources: [] };
 }
 
 /**
@@ -54,53 +54,43 @@ export function pulumiBackedComposition(implementation: string): CompositionMode
   return {
     name: compositionName(implementation),
     implementation,
-    resources: [
-      {
-        name: "network-path",
-        base: {
-          apiVersion: NETWORK_PATH_API_VERSION,
-          kind: NETWORK_PATH_KIND,
-          spec: { implementation },
-        },
-        patches: [
-          {
-            type: "FromCompositeFieldPath",
-            fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
-            toFieldPath: "spec.consumerNamespace",
-          },
-          {
-            type: "FromCompositeFieldPath",
-            fromFieldPath: "metadata.name",
-            toFieldPath: "spec.connection",
-            required: true,
-          },
-          {
-            type: "FromCompositeFieldPath",
-            fromFieldPath: "spec.instanceHost",
-            toFieldPath: "spec.instanceHost",
-            required: true,
-          },
-          {
-            type: "FromCompositeFieldPath",
-            fromFieldPath: "spec.port",
-            toFieldPath: "spec.port",
-            required: true,
-          },
-          {
-            type: "FromCompositeFieldPath",
-            fromFieldPath: "spec.enhancements",
-            toFieldPath: "spec.enhancements",
-          },
-          {
-            type: "ToCompositeFieldPath",
-            fromFieldPath: "status.hostForConsumer",
-            toFieldPath: "status.hostForConsumer",
-          },
-          { type: "ToCompositeFieldPath", fromFieldPath: "status.port", toFieldPath: "status.port" },
-        ],
-        readyWhen: "Ready",
-      },
+    resources: [networkPathResource(implementation, "network-path", true)],
+  };
+}
+
+/**
+ * A composed NetworkPath carrying the connection (cluster-scoped: Crossplane 1.x records
+ * composed resources by name only, so a namespaced one cannot be read back). `reportBack`
+ * copies the bridge's result into the XR and waits for Ready.
+ */
+function networkPathResource(implementation: string, name: string, reportBack: boolean): ComposedResource {
+  const fromXr = (fromFieldPath: string, toFieldPath: string, required = false): Patch => ({
+    type: "FromCompositeFieldPath",
+    fromFieldPath,
+    toFieldPath,
+    ...(required ? { required } : {}),
+  });
+  const toXr = (field: string): Patch => ({
+    type: "ToCompositeFieldPath",
+    fromFieldPath: field,
+    toFieldPath: field,
+  });
+  return {
+    name,
+    base: {
+      apiVersion: NETWORK_PATH_API_VERSION,
+      kind: NETWORK_PATH_KIND,
+      spec: { implementation },
+    },
+    patches: [
+      fromXr("metadata.labels[crossplane.io/claim-namespace]", "spec.consumerNamespace"),
+      fromXr("metadata.name", "spec.connection", true),
+      fromXr("spec.instanceHost", "spec.instanceHost", true),
+      fromXr("spec.port", "spec.port", true),
+      fromXr("spec.enhancements", "spec.enhancements"),
+      ...(reportBack ? [toXr("status.hostForConsumer"), toXr("status.port")] : []),
     ],
+    ...(reportBack ? { readyWhen: "Ready" } : {}),
   };
 }
 
@@ -162,28 +152,11 @@ export function renderPipeline(
 
 /**
  * Resources mode refuses a composition without resources, so a model that composes nothing
- * (NOOP) gets one inert marker: a ConfigMap that records the connection and is ready at once.
+ * (NOOP) gets one inert marker: a NetworkPath of implementation `noop` that records the
+ * connection, which the bridge ignores and nothing waits on.
  */
 function resourcesModeMarker(model: CompositionModel): ComposedResource {
-  return {
-    name: "noop-marker",
-    base: {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        namespace: DEFAULT_PATH_NAMESPACE,
-        labels: { [IMPLEMENTATION_LABEL]: model.implementation },
-      },
-      data: { note: "This connection opted out of a network path (NOOP implementation)." },
-    },
-    patches: [
-      {
-        type: "FromCompositeFieldPath",
-        fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
-        toFieldPath: "metadata.namespace",
-      },
-    ],
-  };
+  return networkPathResource(model.implementation, "noop-marker", false);
 }
 
 /** Function-less form (Crossplane 1.x `mode: Resources`), for a Crossplane that runs no function pods. */

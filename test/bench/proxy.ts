@@ -1,455 +1,274 @@
 /**
  * Benchmark of the default network path: pgbench TPS and connection set-up latency through
- * HAProxy (configured by our renderer) versus straight to PostgreSQL, in one run, on
- * 127.0.0.1 only. Run with:
+ * HAProxy (configured by our renderer and CPU profiles) versus straight to PostgreSQL, in
+ * one run, on 127.0.0.1 only. Run with:
  *
- *   npx ts-node --transpile-only test/bench/proxy.ts
+ *   npm run bench            (or: npx ts-node --transpile-only test/bench/proxy.ts)
  *
- * BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3) and BENCH_CONNECTIONS (default 200)
- * shorten or lengthen it; BENCH_NBTHREAD (default 1) sets HAProxy's threads. Goals: proxy TPS >= 0.9 of direct, <= 1 ms added median set-up.
+ * It measures each CPU topology with its own direct baseline, alternating direct and proxy
+ * rounds so drift on this noisy machine hits both alike:
  *
- * The harness below (real PostgreSQL 15 and HAProxy processes under our own control) is
- * also what test/dataplane/proxy.test.ts uses; importing this file does not run the bench.
+ *   dedicated  the proxy on a CPU of its own, client and PostgreSQL on the others, HAProxy
+ *              as TcpProxy renders it with `dedicatedCpus: 1` (busy polling). This is the
+ *              deployed shape (the proxy is its own pod) and the one the goals apply to.
+ *   sleeping   the same CPUs, HAProxy with the shared-CPU poller: what busy polling buys.
+ *   shared     client, PostgreSQL and HAProxy on every CPU: on a small, saturated host the
+ *              proxy's CPU time is taken from the other two, and the ratio shows that cost.
+ *
+ * BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 200) and
+ * BENCH_TOPOLOGIES (default dedicated,sleeping,shared) shorten or select.
+ * Goals: proxy TPS >= 0.9 of direct, <= 1 ms added median set-up.
  */
-import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as http from "node:http";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { HaproxyOptions, renderHaproxyConfig } from "../../lib/network/proxy/haproxy-config";
-import { planPorts } from "../../lib/network/proxy/port-planner";
-import { PortRange, ProxyConnection, listenerKeys } from "../../lib/network/proxy/types";
+import { HaproxyOptions } from "../../lib/network/proxy/haproxy-config";
+import { haproxyOptionsFor } from "../../lib/network/proxy/profile";
+import { ProxyConnection } from "../../lib/network/proxy/types";
+import {
+  Haproxy,
+  Postgres,
+  cpuSeconds,
+  freePort,
+  freePortRange,
+  pgHandshakeMs,
+  pgbenchTps,
+  pinProcess,
+  renderLocal,
+  run,
+} from "../helpers/pg-haproxy";
 
-const PG_BIN = "/usr/lib/postgresql/15/bin";
-export const HAPROXY = "/usr/sbin/haproxy";
-/** Environment for psql/pgbench: no TLS negotiation round trip, bounded connects. */
-export const PG_CLIENT_ENV = {
-  ...process.env,
-  PGUSER: "postgres",
-  PGDATABASE: "postgres",
-  PGSSLMODE: "disable",
-  PGCONNECT_TIMEOUT: "5",
-};
+const GOAL_TPS_RATIO = 0.9;
+const GOAL_ADDED_SETUP_MS = 1;
 
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
+interface Topology {
+  name: string;
+  what: string;
+  /** taskset CPU list of pgbench, PostgreSQL and this process; undefined = all. */
+  clientCpus?: string;
+  proxyCpus?: string;
+  haproxy: HaproxyOptions;
+  /** The goals are checked on this one; the others explain it. */
+  goal: boolean;
 }
 
-/** Runs a command to completion with a hard time limit (the child is killed when it is reached). */
-export function run(
-  cmd: string,
-  args: string[],
-  opts: { timeoutMs?: number; cwd?: string; input?: string } = {},
-): Promise<RunResult> {
-  const started = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: PG_CLIENT_ENV, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 30000);
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6 });
-    });
-    child.stdin.end(opts.input ?? "");
-  });
+interface Workload {
+  name: string;
+  args: string[];
 }
 
-export async function waitFor(
-  what: string,
-  timeoutMs: number,
-  check: () => Promise<boolean> | boolean,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+interface TopologyResult {
+  topology: Topology;
+  /** proxyCpuUs: HAProxy's CPU per proxied transaction (NaN with busy polling, which burns its CPU regardless). */
+  tps: { workload: string; direct: number; proxy: number; proxyCpuUs: number }[];
+  setup: Record<"direct" | "proxy", number[]>;
 }
 
-/** A port that was free a moment ago (the OS picked it). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-async function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
-/** `count` consecutive free ports below the ephemeral range, so the proxy's ports stay ours. */
-export async function freePortRange(count: number): Promise<PortRange> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const from = 20000 + Math.floor(Math.random() * 9000);
-    const checks = await Promise.all(Array.from({ length: count }, (_, i) => portIsFree(from + i)));
-    if (checks.every(Boolean)) return { from, to: from + count - 1 };
-  }
-  throw new Error(`no ${count} consecutive free ports found between 20000 and 29999`);
-}
-
-/** Ports with a listening socket owned by `pid`, from /proc (no ss/netstat parsing). */
-export function listeningPorts(pid: number): number[] {
-  let fds: string[];
-  try {
-    fds = fs.readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return [];
-  }
-  const inodes = new Set<string>();
-  for (const fd of fds) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (m) inodes.add(m[1] as string);
-    } catch {
-      // fd closed meanwhile
-    }
-  }
-  const ports: number[] = [];
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    if (!fs.existsSync(table)) continue;
-    for (const line of fs.readFileSync(table, "utf8").split("\n").slice(1)) {
-      const f = line.trim().split(/\s+/);
-      // local_address is f[1] (hex ip:port), st is f[3] (0A = LISTEN), inode is f[9]
-      if (f[3] === "0A" && inodes.has(f[9] ?? ""))
-        ports.push(parseInt((f[1] ?? "").split(":")[1] ?? "0", 16));
-    }
-  }
-  return [...new Set(ports)].sort((a, b) => a - b);
-}
-
-function alive(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return alive(child) ? new Promise((resolve) => child.once("exit", () => resolve())) : Promise.resolve();
-}
-
-/** A real PostgreSQL 15, run as the postgres OS user in a temp dir, on 127.0.0.1 only. */
-export class Postgres {
-  private constructor(
-    public readonly port: number,
-    public readonly dir: string,
-    private readonly child: ChildProcess,
-    private log: string[],
-  ) {}
-
-  static async start(opts: { maxConnections?: number } = {}): Promise<Postgres> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-pg-"));
-    const uid = Number(spawnSync("id", ["-u", "postgres"], { encoding: "utf8" }).stdout.trim());
-    const gid = Number(spawnSync("id", ["-g", "postgres"], { encoding: "utf8" }).stdout.trim());
-    fs.chownSync(dir, uid, gid);
-    const data = path.join(dir, "data");
-    const init = await run(
-      "runuser",
-      ["-u", "postgres", "--", `${PG_BIN}/initdb`, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
-      {
-        cwd: dir,
-        timeoutMs: 60000,
-      },
+function topologies(cpus: number): Topology[] {
+  const all = `0-${cpus - 1}`;
+  const client = cpus > 2 ? `0-${cpus - 2}` : "0";
+  const proxy = String(cpus - 1);
+  const list: Topology[] = [
+    {
+      name: "dedicated",
+      what: `proxy on CPU ${proxy} with busy polling (TcpProxy dedicatedCpus: 1); client and PostgreSQL on CPU ${client}`,
+      clientCpus: client,
+      proxyCpus: proxy,
+      haproxy: haproxyOptionsFor(1),
+      goal: true,
+    },
+    {
+      name: "sleeping",
+      what: `proxy on CPU ${proxy}, sleeping in the poller; client and PostgreSQL on CPU ${client}`,
+      clientCpus: client,
+      proxyCpus: proxy,
+      haproxy: { nbthread: 1 },
+      goal: false,
+    },
+    {
+      name: "shared",
+      what: `client, PostgreSQL and the proxy (1 thread) all on CPUs ${all}`,
+      haproxy: { nbthread: 1 },
+      goal: false,
+    },
+  ];
+  // With one CPU there is nothing to dedicate.
+  const usable = cpus >= 2 ? list : list.filter((t) => t.proxyCpus === undefined);
+  const wanted = (process.env.BENCH_TOPOLOGIES ?? "").split(",").filter(Boolean);
+  const unknown = wanted.filter((w) => !list.some((t) => t.name === w));
+  if (unknown.length > 0)
+    throw new Error(
+      `BENCH_TOPOLOGIES: unknown ${unknown.join(", ")}; use ${list.map((t) => t.name).join(",")}`,
     );
-    if (init.code !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-    const port = await freePort();
-    const settings = {
-      listen_addresses: "127.0.0.1",
-      port: String(port),
-      unix_socket_directories: dir,
-      max_connections: String(opts.maxConnections ?? 100),
-      fsync: "off",
-      synchronous_commit: "off",
-      full_page_writes: "off",
-      shared_buffers: "64MB",
-    };
-    const args = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
-    // Foreground under our control; PostgreSQL refuses to run as root, hence runuser.
-    const child = spawn("runuser", ["-u", "postgres", "--", `${PG_BIN}/postgres`, "-D", data, ...args], {
-      cwd: dir,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const log: string[] = [];
-    child.stderr?.on("data", (d: Buffer) => log.push(d.toString()));
-    child.stdout?.on("data", (d: Buffer) => log.push(d.toString()));
-    const pg = new Postgres(port, dir, child, log);
-    try {
-      await waitFor("PostgreSQL to accept connections", 30000, async () => {
-        if (!alive(child)) throw new Error(`postgres exited: ${log.join("")}`);
-        const r = await run("psql", ["-h", "127.0.0.1", "-p", String(port), "-tAc", "select 1"], {
-          timeoutMs: 5000,
-        });
-        return r.code === 0;
-      });
-    } catch (err) {
-      await pg.destroy();
-      throw err;
-    }
-    return pg;
-  }
-
-  get running(): boolean {
-    return alive(this.child);
-  }
-
-  logText(): string {
-    return this.log.join("");
-  }
-
-  /** `pg_ctl stop` (fast: sessions are cut, like a crashed or restarted instance). */
-  async stop(mode: "fast" | "immediate" = "fast"): Promise<void> {
-    if (!this.running) return;
-    await run(
-      "runuser",
-      [
-        "-u",
-        "postgres",
-        "--",
-        `${PG_BIN}/pg_ctl`,
-        "-D",
-        path.join(this.dir, "data"),
-        "-m",
-        mode,
-        "-w",
-        "stop",
-      ],
-      {
-        cwd: this.dir,
-        timeoutMs: 20000,
-      },
-    );
-    await Promise.race([exited(this.child), new Promise((r) => setTimeout(r, 5000))]);
-  }
-
-  /** Stops whatever is left and removes the temp dir; safe to call twice. */
-  async destroy(): Promise<void> {
-    await this.stop("immediate").catch(() => undefined);
-    if (this.running) {
-      const pidFile = path.join(this.dir, "data", "postmaster.pid");
-      const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]) : NaN;
-      if (Number.isInteger(pid) && pid > 0) process.kill(pid, "SIGKILL");
-      this.child.kill("SIGKILL");
-      await Promise.race([exited(this.child), new Promise((r) => setTimeout(r, 3000))]);
-    }
-    fs.rmSync(this.dir, { recursive: true, force: true });
-  }
+  return wanted.length > 0 ? usable.filter((t) => wanted.includes(t.name)) : usable;
 }
 
-/** One HAProxy process in the foreground (-db); `replacing` soft-reloads over an older one (-sf). */
-export class Haproxy {
-  private output: string[] = [];
-
-  private constructor(
-    public readonly child: ChildProcess,
-    public readonly configFile: string,
-  ) {
-    child.stdout?.on("data", (d: Buffer) => this.output.push(d.toString()));
-    child.stderr?.on("data", (d: Buffer) => this.output.push(d.toString()));
-  }
-
-  get pid(): number {
-    return this.child.pid as number;
-  }
-
-  get running(): boolean {
-    return alive(this.child);
-  }
-
-  logText(): string {
-    return this.output.join("");
-  }
-
-  /**
-   * Starts HAProxy on `config` and waits until it listens on every port in `ports`. With
-   * `replacing`, the old process is told to stop listening and finish its sessions
-   * (HAProxy's soft stop); this waits until it no longer listens.
-   */
-  static async start(config: string, dir: string, ports: number[], replacing?: Haproxy): Promise<Haproxy> {
-    const file = path.join(dir, `haproxy-${Date.now()}-${Math.floor(Math.random() * 1e6)}.cfg`);
-    fs.writeFileSync(file, config);
-    const args = ["-f", file, "-db", ...(replacing ? ["-sf", String(replacing.pid)] : [])];
-    const proxy = new Haproxy(spawn(HAPROXY, args, { stdio: ["ignore", "pipe", "pipe"] }), file);
-    try {
-      await waitFor(`haproxy to listen on ${ports.join(", ")}`, 10000, () => {
-        if (!proxy.running) throw new Error(`haproxy exited: ${proxy.logText()}`);
-        const open = listeningPorts(proxy.pid);
-        return ports.every((p) => open.includes(p));
-      });
-      if (replacing) {
-        await waitFor(
-          "the old haproxy to stop listening",
-          10000,
-          () => listeningPorts(replacing.pid).length === 0,
-        );
-      }
-    } catch (err) {
-      await proxy.stop();
-      throw err;
-    }
-    return proxy;
-  }
-
-  /** Hard stop (SIGTERM, then SIGKILL); safe to call twice. */
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.child.kill("SIGTERM");
-    await Promise.race([exited(this.child), new Promise((r) => setTimeout(r, 3000))]);
-    if (this.running) {
-      this.child.kill("SIGKILL");
-      await exited(this.child);
-    }
-  }
-
-  /** Resolves when the process has exited on its own (e.g. after a soft stop), or after timeoutMs. */
-  async exit(timeoutMs: number): Promise<boolean> {
-    await Promise.race([exited(this.child), new Promise((r) => setTimeout(r, timeoutMs))]);
-    return !this.running;
-  }
+function quantile(xs: number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i] as number;
 }
 
-/** HAProxy's stats CSV, as rows keyed by column name. */
-export async function haproxyStats(statsPort: number): Promise<Record<string, string>[]> {
-  const body = await new Promise<string>((resolve, reject) => {
-    http
-      .get(`http://127.0.0.1:${statsPort}/stats;csv`, { timeout: 3000 }, (res) => {
-        let text = "";
-        res.on("data", (d: Buffer) => (text += d.toString()));
-        res.on("end", () => resolve(text));
-      })
-      .on("error", reject);
-  });
-  const [header, ...lines] = body.trim().split("\n");
-  const cols = (header ?? "").replace(/^#\s*/, "").split(",");
-  return lines.map((l) => Object.fromEntries(l.split(",").map((v, i) => [cols[i] ?? String(i), v])));
-}
-
-/** Renders the proxy config for `connections` with our planner and renderer, bound to 127.0.0.1. */
-export function renderLocal(
-  connections: ProxyConnection[],
-  range: PortRange,
-  options: HaproxyOptions,
-  previous?: Record<string, number>,
-): { config: string; assignments: Record<string, number> } {
-  const plan = planPorts({
-    range,
-    ids: listenerKeys(connections),
-    previous,
-    reserved: [options.statsPort ?? 0, options.healthPort ?? 0].filter((p) => p > 0),
-  });
-  return {
-    config: renderHaproxyConfig(connections, plan.assignments, { bindAddress: "127.0.0.1", ...options }),
-    assignments: plan.assignments,
-  };
-}
-
-/**
- * Time from connect() to PostgreSQL's ReadyForQuery: TCP plus the startup handshake (trust
- * auth), in ms. Then a Terminate, so the server does not log an unexpected EOF.
- */
-export function pgHandshakeMs(port: number, timeoutMs = 5000): Promise<number> {
-  const params = Buffer.from("user\0postgres\0database\0postgres\0\0", "latin1");
-  const startup = Buffer.alloc(8 + params.length);
-  startup.writeInt32BE(startup.length, 0);
-  startup.writeInt32BE(196608, 4); // protocol 3.0
-  params.copy(startup, 8);
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const socket = net.connect({ host: "127.0.0.1", port, noDelay: true });
-    let buf = Buffer.alloc(0);
-    const timer = setTimeout(() => fail(new Error(`no ReadyForQuery within ${timeoutMs} ms`)), timeoutMs);
-    const fail = (err: Error) => {
-      clearTimeout(timer);
-      socket.destroy();
-      reject(err);
-    };
-    socket.on("error", fail);
-    socket.on("close", () => fail(new Error("connection closed before ReadyForQuery")));
-    socket.on("connect", () => socket.write(startup));
-    socket.on("data", (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      while (buf.length >= 5) {
-        const type = String.fromCharCode(buf[0] as number);
-        const len = buf.readInt32BE(1);
-        if (buf.length < 1 + len) break;
-        if (type === "E")
-          return fail(new Error(`server error: ${buf.subarray(5, 1 + len).toString("latin1")}`));
-        if (type === "Z") {
-          const ms = Number(process.hrtime.bigint() - started) / 1e6;
-          clearTimeout(timer);
-          socket.removeAllListeners("close");
-          socket.end(Buffer.from([0x58, 0, 0, 0, 4])); // Terminate
-          return resolve(ms);
-        }
-        buf = buf.subarray(1 + len);
-      }
-    });
-  });
-}
-
-export function pgbenchTps(output: string): number {
-  const m =
-    /tps = ([\d.]+) \(without initial connection time\)/.exec(output) ?? /tps = ([\d.]+)/.exec(output);
-  if (!m) throw new Error(`no tps in pgbench output:\n${output}`);
-  return Number(m[1]);
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
-export function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return ticks / 100; // USER_HZ is 100 on Linux
-}
+const median = (xs: number[]) => quantile(xs, 0.5);
+const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(3)}`;
 
 function pgbenchTransactions(output: string): number {
   const m = /number of transactions actually processed: (\d+)/.exec(output);
   return m ? Number(m[1]) : 0;
 }
 
-function medianOf(xs: number[]): number {
-  return quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
+async function pgbench(port: number, args: string[], cpus: string | undefined, seconds: number) {
+  const argv = ["-h", "127.0.0.1", "-p", String(port), ...args];
+  const res = await (cpus
+    ? run("taskset", ["-c", cpus, "pgbench", ...argv], { timeoutMs: (seconds + 30) * 1000 })
+    : run("pgbench", argv, { timeoutMs: (seconds + 30) * 1000 }));
+  if (res.code !== 0) throw new Error(`pgbench ${argv.join(" ")} failed: ${res.stderr}`);
+  return { tps: pgbenchTps(res.stdout), transactions: pgbenchTransactions(res.stdout) };
 }
 
-function quantile(sorted: number[], q: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i] as number;
+async function measure(
+  topology: Topology,
+  pg: Postgres,
+  work: string,
+  settings: { seconds: number; rounds: number; samples: number; allCpus: string; workloads: Workload[] },
+): Promise<TopologyResult> {
+  console.log(`\n== ${topology.name}: ${topology.what}`);
+  pg.pin(topology.clientCpus ?? settings.allCpus);
+  pinProcess(process.pid, topology.clientCpus ?? settings.allCpus);
+  const statsPort = await freePort();
+  const healthPort = await freePort();
+  const range = await freePortRange(4);
+  const connection: ProxyConnection = {
+    id: "bench/db",
+    instanceHost: "127.0.0.1",
+    port: pg.port,
+    enhancements: [{ InstanceType: "PostgreSQL" }],
+  };
+  const { config, assignments } = renderLocal([connection], range, {
+    ...topology.haproxy,
+    statsPort,
+    healthPort,
+    pgsqlCheckUser: "postgres",
+  });
+  const proxyPort = assignments["bench/db"] as number;
+  const proxy = await Haproxy.start(config, work, [proxyPort, statsPort, healthPort], undefined, {
+    cpus: topology.proxyCpus,
+  });
+  try {
+    const targets = { direct: pg.port, proxy: proxyPort };
+    const tps: TopologyResult["tps"] = [];
+    for (const workload of settings.workloads) {
+      let proxyCpu = 0;
+      let proxyTransactions = 0;
+      const seen: Record<"direct" | "proxy", number[]> = { direct: [], proxy: [] };
+      console.log(
+        `pgbench ${workload.args.join(" ")}: ${settings.rounds} rounds, direct and proxy alternating`,
+      );
+      for (let r = 1; r <= settings.rounds; r++) {
+        // Alternate which goes first, so a drifting machine does not favour one side.
+        const order = r % 2 === 1 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const);
+        for (const kind of order) {
+          const cpuBefore = cpuSeconds(proxy.pid);
+          const result = await pgbench(targets[kind], workload.args, topology.clientCpus, settings.seconds);
+          seen[kind].push(result.tps);
+          if (kind === "proxy") {
+            proxyCpu += cpuSeconds(proxy.pid) - cpuBefore;
+            proxyTransactions += result.transactions;
+          }
+          console.log(`  round ${r} ${kind.padEnd(6)} ${result.tps.toFixed(0)} tps`);
+        }
+      }
+      tps.push({
+        workload: workload.name,
+        direct: median(seen.direct),
+        proxy: median(seen.proxy),
+        // Busy polling burns its CPU whether or not it proxies, so a per-transaction figure means nothing.
+        proxyCpuUs: topology.haproxy.busyPolling ? NaN : (proxyCpu / Math.max(1, proxyTransactions)) * 1e6,
+      });
+    }
+    console.log(`connection set-up: ${settings.samples} fresh connections each, interleaved`);
+    const setup: TopologyResult["setup"] = { direct: [], proxy: [] };
+    for (let i = 0; i < settings.samples; i++) {
+      for (const kind of i % 2 === 0 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const)) {
+        setup[kind].push(await pgHandshakeMs(targets[kind]));
+      }
+    }
+    return { topology, tps, setup };
+  } finally {
+    await proxy.stop();
+  }
+}
+
+function report(results: TopologyResult[]): void {
+  const row = (cells: string[]) =>
+    console.log(cells.map((c, i) => (i === 0 ? c.padEnd(34) : c.padStart(16))).join(""));
+  for (const r of results) {
+    console.log(`\n${r.topology.name}${r.topology.goal ? " (goals)" : ""}: ${r.topology.what}`);
+    row(["", "direct", "proxy", "proxy/direct", "HAProxy µs/txn"]);
+    for (const t of r.tps) {
+      row([
+        `${t.workload} TPS (median)`,
+        t.direct.toFixed(0),
+        t.proxy.toFixed(0),
+        (t.proxy / t.direct).toFixed(3),
+        Number.isFinite(t.proxyCpuUs) ? t.proxyCpuUs.toFixed(1) : "(polling)",
+      ]);
+    }
+    const added = (q: number) => quantile(r.setup.proxy, q) - quantile(r.setup.direct, q);
+    for (const [label, q] of [
+      ["set-up median (ms)", 0.5],
+      ["set-up p95 (ms)", 0.95],
+    ] as const) {
+      row([
+        label,
+        quantile(r.setup.direct, q).toFixed(3),
+        quantile(r.setup.proxy, q).toFixed(3),
+        signed(added(q)),
+      ]);
+    }
+  }
+  console.log("");
+  for (const r of results) {
+    const added = median(r.setup.proxy) - median(r.setup.direct);
+    const verdicts = [
+      ...r.tps.map((t) => ({
+        text: `${t.workload} TPS ratio >= ${GOAL_TPS_RATIO}`,
+        met: t.proxy / t.direct >= GOAL_TPS_RATIO,
+        value: (t.proxy / t.direct).toFixed(3),
+      })),
+      {
+        text: `added median set-up <= ${GOAL_ADDED_SETUP_MS} ms`,
+        met: added <= GOAL_ADDED_SETUP_MS,
+        value: `${signed(added)} ms`,
+      },
+    ];
+    for (const v of verdicts) {
+      const verdict = r.topology.goal ? (v.met ? "MET" : "MISSED") : v.met ? "within" : "outside";
+      console.log(
+        `${r.topology.goal ? "goal" : "info"} [${r.topology.name}] ${v.text}: ${verdict} (${v.value})`,
+      );
+    }
+  }
 }
 
 async function main(): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const samples = Number(process.env.BENCH_CONNECTIONS ?? 200);
+  const cpus = os.availableParallelism();
+  const allCpus = `0-${cpus - 1}`;
+  const chosen = topologies(cpus);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-bench-"));
   let pg: Postgres | undefined;
-  let proxy: Haproxy | undefined;
   const cleanup = async () => {
-    await proxy?.stop();
     await pg?.destroy();
     fs.rmSync(work, { recursive: true, force: true });
   };
   process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
   try {
     console.log(
-      `starting PostgreSQL 15 and HAProxy on 127.0.0.1 (${os.cpus().length} CPUs, load ${os.loadavg()[0]?.toFixed(2)})`,
+      `PostgreSQL 15 and HAProxy on 127.0.0.1, ${cpus} CPUs, load ${os.loadavg()[0]?.toFixed(2)}; ` +
+        `topologies ${chosen.map((t) => t.name).join(", ")}; ${rounds} x ${seconds} s per side and workload`,
     );
     pg = await Postgres.start();
     // Scale 4 for 4 clients: pgbench's own advice, so TPC-B measures the path, not row locks
@@ -458,129 +277,25 @@ async function main(): Promise<void> {
       timeoutMs: 120000,
     });
     if (init.code !== 0) throw new Error(`pgbench -i failed: ${init.stderr}`);
-    const statsPort = await freePort();
-    const healthPort = await freePort();
-    const range = await freePortRange(4);
-    const connection: ProxyConnection = {
-      id: "bench/db",
-      instanceHost: "127.0.0.1",
-      port: pg.port,
-      enhancements: [{ InstanceType: "PostgreSQL" }],
-    };
-    const { config, assignments } = renderLocal([connection], range, {
-      statsPort,
-      healthPort,
-      pgsqlCheckUser: "postgres",
-      // Two CPUs shared by pgbench, PostgreSQL and the proxy: one proxy thread is plenty.
-      nbthread: Number(process.env.BENCH_NBTHREAD ?? 1),
-    });
-    const proxyPort = assignments["bench/db"] as number;
-    proxy = await Haproxy.start(config, work, [proxyPort, statsPort, healthPort]);
-
-    const targets = { direct: pg.port, proxy: proxyPort };
-    // Two workloads: pgbench's standard TPC-B-like transaction, and select-only (-S), the worst
-    // case for a proxy because the database does almost nothing per round trip.
-    const workloads = [
+    // TPC-B-like (7 statements a transaction) and select-only (-S), the worst case for a
+    // proxy because the database does almost nothing per round trip.
+    const workloads: Workload[] = [
       { name: "pgbench TPC-B", args: ["-c", "4", "-j", "2", "-T", String(seconds), "-n"] },
       { name: "pgbench -S", args: ["-S", "-c", "4", "-j", "2", "-T", String(seconds), "-n"] },
     ];
-    const results: { name: string; direct: number; proxy: number }[] = [];
-    let proxyCpu = 0;
-    let proxyTransactions = 0;
-    for (const workload of workloads) {
-      const tps: Record<"direct" | "proxy", number[]> = { direct: [], proxy: [] };
-      console.log(`pgbench ${workload.args.join(" ")}: ${rounds} rounds, direct and proxy alternating`);
-      for (let r = 1; r <= rounds; r++) {
-        for (const kind of ["direct", "proxy"] as const) {
-          const cpuBefore = cpuSeconds(proxy.pid);
-          const res = await run(
-            "pgbench",
-            ["-h", "127.0.0.1", "-p", String(targets[kind]), ...workload.args],
-            {
-              timeoutMs: (seconds + 30) * 1000,
-            },
-          );
-          if (res.code !== 0) throw new Error(`pgbench (${kind}) failed: ${res.stderr}`);
-          tps[kind].push(pgbenchTps(res.stdout));
-          if (kind === "proxy") {
-            proxyCpu += cpuSeconds(proxy.pid) - cpuBefore;
-            proxyTransactions += pgbenchTransactions(res.stdout);
-          }
-          console.log(`  round ${r} ${kind.padEnd(6)} ${pgbenchTps(res.stdout).toFixed(0)} tps`);
-        }
-      }
-      results.push({ name: workload.name, direct: medianOf(tps.direct), proxy: medianOf(tps.proxy) });
+    const results: TopologyResult[] = [];
+    for (const topology of chosen) {
+      results.push(await measure(topology, pg, work, { seconds, rounds, samples, allCpus, workloads }));
     }
-
-    console.log(
-      `connection set-up (TCP + startup to ReadyForQuery): ${samples} fresh connections each, interleaved`,
-    );
-    const setup: Record<"direct" | "proxy", number[]> = { direct: [], proxy: [] };
-    for (let i = 0; i < samples; i++) {
-      for (const kind of i % 2 === 0 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const)) {
-        setup[kind].push(await pgHandshakeMs(targets[kind]));
-      }
-    }
-
-    const median = (xs: number[]) =>
-      quantile(
-        [...xs].sort((a, b) => a - b),
-        0.5,
-      );
-    const p95 = (xs: number[]) =>
-      quantile(
-        [...xs].sort((a, b) => a - b),
-        0.95,
-      );
-    const added = median(setup.proxy) - median(setup.direct);
-    const row = (cells: string[]) =>
-      console.log(cells.map((c, i) => (i === 0 ? c.padEnd(28) : c.padStart(14))).join(""));
-    console.log("");
-    row(["", "direct", "proxy", "proxy/direct"]);
-    for (const r of results) {
-      row([
-        `${r.name} TPS (median)`,
-        r.direct.toFixed(0),
-        r.proxy.toFixed(0),
-        (r.proxy / r.direct).toFixed(3),
-      ]);
-    }
-    row([
-      "set-up median (ms)",
-      median(setup.direct).toFixed(3),
-      median(setup.proxy).toFixed(3),
-      `+${added.toFixed(3)}`,
-    ]);
-    row([
-      "set-up p95 (ms)",
-      p95(setup.direct).toFixed(3),
-      p95(setup.proxy).toFixed(3),
-      `+${(p95(setup.proxy) - p95(setup.direct)).toFixed(3)}`,
-    ]);
-    console.log("");
-    const cpuPerTxn = (proxyCpu / Math.max(1, proxyTransactions)) * 1e6;
-    console.log(
-      `HAProxy CPU while proxying: ${proxyCpu.toFixed(2)} s for ${proxyTransactions} transactions = ${cpuPerTxn.toFixed(1)} µs per transaction ` +
-        `(${((proxyCpu / (workloads.length * rounds * seconds)) * 100).toFixed(0)}% of one core); ` +
-        `on a CPU-bound host that time is taken from pgbench and PostgreSQL`,
-    );
-    for (const r of results) {
-      const ratio = r.proxy / r.direct;
-      console.log(
-        `goal ${r.name} TPS ratio >= 0.90: ${ratio >= 0.9 ? "MET" : "MISSED"} (${ratio.toFixed(3)})`,
-      );
-    }
-    console.log(
-      `goal added median set-up <= 1 ms: ${added <= 1 ? "MET" : "MISSED"} (+${added.toFixed(3)} ms)`,
-    );
+    pg.pin(allCpus);
+    pinProcess(process.pid, allCpus);
+    report(results);
   } finally {
     await cleanup();
   }
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -19,7 +19,7 @@ import {
   renderLocal,
   run,
   waitFor,
-} from "../bench/proxy";
+} from "../helpers/pg-haproxy";
 
 /**
  * The default network path for real: PostgreSQL 15 and HAProxy 2.6 from Debian, HAProxy

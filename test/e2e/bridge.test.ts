@@ -17,11 +17,13 @@ import {
 import { connectorXrd } from "../../lib/network/connector-api";
 import { networkPathCrd } from "../../lib/network/network-path-crd";
 import { repoRoot, toolchainEnv } from "../../lib/toolchain";
-import { Postgres } from "../bench/proxy";
+import { Postgres } from "../helpers/pg-haproxy";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 const CP = "bridge-cp";
 const NS = "team-a";
+/** Claims of routed and NOOP implementations live apart, so the proxy tests' counts hold. */
+const ROUTED_NS = "team-routed";
 const TRIALS = Number(process.env.KLUTCH_BRIDGE_FAULT_TRIALS ?? 20);
 
 interface Claim {
@@ -191,6 +193,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       connectorXrd(compositionName("proxy")),
       renderResourcesMode(noopComposition()),
       renderResourcesMode(pulumiBackedComposition("proxy")),
+      renderResourcesMode(pulumiBackedComposition("wireguard")),
       networkPathCrd(),
     ];
     for (const m of manifests) assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
@@ -201,6 +204,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
     );
     kubectl(kc(), ["create", "namespace", NS]);
+    kubectl(kc(), ["create", "namespace", ROUTED_NS]);
     pg = await Postgres.start();
     startBridge();
   });
@@ -321,5 +325,100 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     await clusters.up([CP]);
     await crossplane.start();
     await converged();
+  });
+
+  it("routed (WireGuard) paths report the instance itself after a probe; a dead one is Ready=False until it listens; NOOP is left alone", async () => {
+    const routedClaim = (name: string, implementation: string, port: number) =>
+      JSON.stringify({
+        apiVersion: "klutch.anynines.com/v1",
+        kind: "TCPConnection",
+        metadata: { name, namespace: ROUTED_NS },
+        spec: {
+          instanceHost: "127.0.0.1",
+          port,
+          compositionSelector: { matchLabels: { "klutch.anynines.com/implementation": implementation } },
+        },
+      });
+    type Path = {
+      metadata: { finalizers?: string[] };
+      spec: { implementation: string; port: number; consumerNamespace?: string };
+      status?: {
+        hostForConsumer?: string;
+        port?: number;
+        conditions?: { type: string; status: string; reason: string }[];
+      };
+    };
+    const routedPaths = () =>
+      kubectlJson<{ items: Path[] }>(kc(), ["get", "networkpaths"]).items.filter(
+        (p) => p.spec.consumerNamespace === ROUTED_NS,
+      );
+    const pathFor = (port: number, implementation: string) =>
+      routedPaths().find((p) => p.spec.port === port && p.spec.implementation === implementation);
+    const readyOf = (p: Path | undefined) => p?.status?.conditions?.find((c) => c.type === "Ready");
+
+    // Nothing listens here until the test opens it.
+    const deadPort = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    for (const [name, implementation, port] of [
+      ["wg-orders", "wireguard", pg.port],
+      ["wg-late", "wireguard", deadPort],
+      ["opted-out", "noop", pg.port],
+    ] as const) {
+      assert.equal(kubectlApply(kc(), routedClaim(name, implementation, port)).status, 0);
+    }
+
+    // A live instance: consumers dial it directly (the tunnel routes), and psql works there.
+    await eventually(
+      "the routed path to a live instance to be Ready",
+      () => readyOf(pathFor(pg.port, "wireguard"))?.status === "True",
+      180_000,
+    );
+    const live = pathFor(pg.port, "wireguard")!;
+    assert.deepEqual([live.status?.hostForConsumer, live.status?.port], ["127.0.0.1", pg.port]);
+    assert.equal(psql("127.0.0.1", live.status!.port!).stdout.trim(), "42");
+    const claimReady = () =>
+      kubectlJson<{ items: Claim[] }>(kc(), ["-n", ROUTED_NS, "get", "tcpconnections"]).items.find(
+        (c) => c.metadata.name === "wg-orders",
+      );
+    await eventually(
+      "the routed claim to be Ready",
+      () => Boolean(claimReady() && isReady(claimReady()!)),
+      60_000,
+    );
+
+    // A dead instance: reported, with the probe's reason, and not a reconcile error.
+    await eventually(
+      "the dead routed path to report its probe",
+      () => readyOf(pathFor(deadPort, "wireguard"))?.reason === "ConnectionRefused",
+      120_000,
+    );
+    const dead = pathFor(deadPort, "wireguard")!;
+    assert.equal(readyOf(dead)?.status, "False");
+    assert.equal(dead.status?.conditions?.find((c) => c.type === "Synced")?.status, "True");
+
+    // The instance comes up: the bridge probes again (refresh) and the path turns Ready.
+    const late = net.createServer((s) => s.end()).listen(deadPort, "127.0.0.1");
+    try {
+      await eventually(
+        "the late instance to be seen",
+        () => readyOf(pathFor(deadPort, "wireguard"))?.status === "True",
+        90_000,
+      );
+    } finally {
+      late.close();
+    }
+
+    // NOOP: Crossplane's marker NetworkPath exists, and the bridge never touched it.
+    const noop = pathFor(pg.port, "noop");
+    assert.ok(noop, "the NOOP marker path");
+    assert.equal(noop.status, undefined);
+    assert.deepEqual(noop.metadata.finalizers ?? [], []);
+
+    kubectl(kc(), ["-n", ROUTED_NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
+    await eventually("the routed namespace's paths to be gone", () => routedPaths().length === 0, 120_000);
   });
 });

@@ -9,7 +9,10 @@ import {
   bridgeRules,
   failedStatus,
   groupKey,
+  isManaged,
   needsReconcile,
+  realisationOf,
+  unsupportedImplementation,
   staleLocks,
   planGroup,
   readyStatus,
@@ -107,6 +110,52 @@ describe("Crossplane bridge: pure decisions", () => {
     assert.equal(ready?.reason, "ReconcileError");
     assert.equal(ready?.message.length, 1000);
     assert.equal(failed.hostForConsumer, undefined);
+  });
+
+  it("realises proxy paths with a proxy, routed implementations by probing the instance, and leaves NOOP alone", () => {
+    assert.equal(realisationOf("proxy"), "proxy");
+    for (const routed of ["wireguard", "awsVpcPeering", "openstack"])
+      assert.equal(realisationOf(routed), "routed");
+    assert.equal(realisationOf("noop"), "ignored");
+    assert.equal(realisationOf("istio"), undefined);
+    assert.equal(realisationOf("toString"), undefined, "no prototype keys");
+    assert.equal(isManaged(path("a")), true);
+    assert.equal(isManaged({ spec: { ...path("a").spec, implementation: "noop" } }), false);
+    assert.equal(
+      unsupportedImplementation("istio"),
+      'implementation "istio" is not realised by this bridge; it realises proxy, wireguard, awsVpcPeering, openstack (noop needs no bridge)',
+    );
+  });
+
+  it("a failed probe makes the path Ready=False with the probe's reason, still Synced, endpoint reported", () => {
+    const now = "2026-11-22T10:00:00Z";
+    const status = readyStatus(
+      path("a"),
+      {
+        hostForConsumer: "10.0.0.5",
+        port: 5432,
+        probe: { ready: false, reason: "ConnectionRefused", message: "10.0.0.5:5432 refused the connection" },
+      },
+      now,
+    );
+    assert.equal(status.hostForConsumer, "10.0.0.5");
+    assert.deepEqual(
+      status.conditions?.map((c) => [c.type, c.status, c.reason, c.message]),
+      [
+        ["Ready", "False", "ConnectionRefused", "10.0.0.5:5432 refused the connection"],
+        ["Synced", "True", "ReconcileSuccess", "The network path matches the spec"],
+      ],
+    );
+    const ok = readyStatus(
+      path("a"),
+      {
+        hostForConsumer: "10.0.0.5",
+        port: 5432,
+        probe: { ready: true, reason: "ConnectivityEstablished", message: "" },
+      },
+      now,
+    );
+    assert.equal(ok.conditions?.[0]?.status, "True");
   });
 
   it("backs off exponentially with jitter, capped", () => {

@@ -61,8 +61,16 @@ describe("network connector API (pure)", () => {
     assert.deepEqual((renderPipeline(noop) as any).spec.pipeline[0].input.resources, []);
     const res = (renderResourcesMode(noop) as any).spec.resources;
     assert.equal(res.length, 1);
-    assert.equal(res[0].base.kind, "ConfigMap");
+    // A cluster-scoped NetworkPath: Crossplane 1.x cannot read a namespaced composed resource back.
+    assert.equal(res[0].base.kind, "NetworkPath");
+    assert.deepEqual(res[0].base.spec, { implementation: "noop" });
     assert.deepEqual(res[0].readinessChecks, [{ type: "None" }]);
+    const patches = res[0].patches.map((p: any) => `${p.type}:${p.fromFieldPath}->${p.toFieldPath}`);
+    assert.ok(patches.includes("FromCompositeFieldPath:spec.instanceHost->spec.instanceHost"));
+    assert.ok(
+      patches.every((p: string) => p.startsWith("FromCompositeFieldPath:")),
+      "nothing is copied back: nobody realises a NOOP path",
+    );
   });
 
   it("NetworkPath carries the connection's spec plus implementation and a status subresource", () => {

@@ -140,6 +140,23 @@ describe("HAProxy config (pure, checked by the real haproxy)", function () {
     );
   });
 
+  it("polls without sleeping only when asked, and haproxy accepts it", () => {
+    const one = CASES["one-connection.cfg"] as ProxyConnection[];
+    assert.doesNotMatch(render(one), /busy-polling/);
+    const config = renderHaproxyConfig(
+      one,
+      { "team-a/orders-db": 30000 },
+      { nbthread: 1, busyPolling: true },
+    );
+    const global = config.slice(config.indexOf("global\n"), config.indexOf("\ndefaults"));
+    assert.deepEqual(global.split("\n").slice(1, 4), [
+      "    maxconn 4096",
+      "    nbthread 1",
+      "    busy-polling",
+    ]);
+    assertHaproxyAccepts(config);
+  });
+
   it("uses the pgsql-aware check only for PostgreSQL instances", () => {
     const config = renderHaproxyConfig(
       CASES["postgresql.cfg"] as ProxyConnection[],

@@ -273,6 +273,52 @@ describe("TcpProxy (mocks)", function () {
     assert.deepEqual(run.ofType(PORTS_TYPE)[0]!.inputs.range, { from: 30000, to: 30999 });
   });
 
+  it("shares CPUs by default: small requests, no CPU limit, two threads, no busy polling", async () => {
+    const run = mockRun();
+    await finish(new TcpProxy("klutch-proxy", args()));
+    const container = run.ofType(DEPLOYMENT)[0]!.inputs.spec.template.spec.containers[0];
+    assert.deepEqual(container.resources, {
+      requests: { cpu: "100m", memory: "64Mi" },
+      limits: { memory: "256Mi" },
+    });
+    const config = run.ofType(CONFIGMAP)[0]!.inputs.data["haproxy.cfg"] as string;
+    assert.match(config, /^ {4}nbthread 2$/m);
+    assert.doesNotMatch(config, /busy-polling/);
+  });
+
+  it("with dedicatedCpus: Guaranteed QoS with whole CPUs, one thread per CPU, busy polling", async () => {
+    const run = mockRun();
+    await finish(new TcpProxy("klutch-proxy", args({ dedicatedCpus: 2 })));
+    const container = run.ofType(DEPLOYMENT)[0]!.inputs.spec.template.spec.containers[0];
+    // requests == limits with an integer CPU count: what the static CPU manager pins.
+    assert.deepEqual(container.resources, {
+      requests: { cpu: "2", memory: "256Mi" },
+      limits: { cpu: "2", memory: "256Mi" },
+    });
+    const config = run.ofType(CONFIGMAP)[0]!.inputs.data["haproxy.cfg"] as string;
+    assert.match(config, /^ {4}nbthread 2\n {4}busy-polling$/m);
+  });
+
+  it("rejects dedicated-CPU settings that contradict each other", () => {
+    mockRun();
+    assert.throws(
+      () => new TcpProxy("p", args({ dedicatedCpus: 1.5 })),
+      /TcpProxy p: dedicatedCpus must be a whole number of CPUs from 1 to 64 \(got 1\.5\); leave it unset to share CPUs/,
+    );
+    assert.throws(
+      () => new TcpProxy("p", args({ dedicatedCpus: 0 })),
+      /dedicatedCpus must be a whole number/,
+    );
+    assert.throws(
+      () => new TcpProxy("p", args({ dedicatedCpus: 2, haproxy: { nbthread: 4 } })),
+      /TcpProxy p: haproxy\.nbthread 4 differs from dedicatedCpus 2; .* drop haproxy\.nbthread/,
+    );
+    assert.throws(
+      () => new TcpProxy("p", args({ haproxy: { busyPolling: true } })),
+      /TcpProxy p: haproxy\.busyPolling keeps a CPU fully busy per thread, .* set dedicatedCpus instead/,
+    );
+  });
+
   it("rejects bad arguments by name at construction", () => {
     mockRun();
     assert.throws(

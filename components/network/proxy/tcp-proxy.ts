@@ -13,6 +13,7 @@ import {
   renderHaproxyConfig,
 } from "../../../lib/network/proxy/haproxy-config";
 import { portRangeProblem } from "../../../lib/network/proxy/port-planner";
+import { haproxyOptionsFor, profileProblem, proxyResources } from "../../../lib/network/proxy/profile";
 import {
   ConnectionEnhancement,
   ConsumerEndpoint,
@@ -54,14 +55,19 @@ export interface TcpProxyArgs {
   nodeHost?: pulumi.Input<string>;
   /** Default cluster.local. */
   clusterDomain?: string;
+  /**
+   * Give each proxy pod this many whole CPUs of its own: requests equal limits (Guaranteed
+   * QoS, so a kubelet with the static CPU manager policy pins the container to exclusive
+   * cores), one HAProxy thread per CPU, and busy polling. For latency-sensitive paths; the
+   * benchmark (test/bench/proxy.ts) measures what it buys. Default: shared CPUs, 2 threads.
+   */
+  dedicatedCpus?: number;
   /** Health-check user, timeouts, check timing, nbthread (default 2); ports and bind address are the component's. */
   haproxy?: Omit<HaproxyOptions, "bindAddress" | "statsPort" | "healthPort">;
 }
 
 export const DEFAULT_HAPROXY_IMAGE = "docker.io/library/haproxy:2.6.12";
 export const DEFAULT_PORT_RANGE: PortRange = { from: 30000, to: 30999 };
-/** Threads per pod; set explicitly because HAProxy would size itself to the node, not the pod. */
-export const DEFAULT_NBTHREAD = 2;
 const CONFIG_DIR = "/usr/local/etc/haproxy";
 /** The official image's `haproxy` user; numeric so the kubelet can check runAsNonRoot. */
 const HAPROXY_UID = 99;
@@ -117,7 +123,7 @@ export class TcpProxy extends pulumi.ComponentResource {
     this.config = pulumi
       .all([connections, ports.assignments])
       .apply(([list, assignments]) =>
-        renderHaproxyConfig(list, assignments, { nbthread: DEFAULT_NBTHREAD, ...args.haproxy }),
+        renderHaproxyConfig(list, assignments, haproxyOptionsFor(args.dedicatedCpus, args.haproxy)),
       );
     const checksum = this.config.apply((c) => createHash("sha256").update(c).digest("hex"));
     const listenerPorts = ports.assignments.apply((a) =>
@@ -216,6 +222,8 @@ function checkArgs(name: string, args: TcpProxyArgs): void {
         throw new Error(`TcpProxy ${name}: invalid connections:\n  - ${problems.join("\n  - ")}`);
     }
   }
+  const profile = profileProblem(args.dedicatedCpus, args.haproxy);
+  if (profile) throw new Error(`TcpProxy ${name}: ${profile}`);
   if (args.portRange !== undefined && !pulumi.Output.isInstance(args.portRange)) {
     const problem = portRangeProblem(args.portRange, "portRange");
     if (problem) throw new Error(`TcpProxy ${name}: ${problem}`);
@@ -279,7 +287,7 @@ function podSpec(
         ]),
         readinessProbe: { ...healthProbe, periodSeconds: 5, failureThreshold: 2 },
         livenessProbe: { ...healthProbe, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
-        resources: { requests: { cpu: "100m", memory: "64Mi" }, limits: { memory: "256Mi" } },
+        resources: proxyResources(args.dedicatedCpus),
         securityContext: {
           allowPrivilegeEscalation: false,
           readOnlyRootFilesystem: true,

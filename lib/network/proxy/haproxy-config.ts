@@ -68,6 +68,13 @@ export interface HaproxyOptions {
    * is usually every CPU of the node, whatever the pod's CPU limit.
    */
   nbthread?: number;
+  /**
+   * Poll without sleeping (HAProxy's `busy-polling`). On a VM an idle CPU takes tens of µs
+   * to wake, and every proxied round trip pays that twice; polling removes it, at the price
+   * of one fully busy CPU per thread. Only for proxies with CPUs of their own (see the
+   * TcpProxy's `dedicatedCpus`), never on shared CPUs.
+   */
+  busyPolling?: boolean;
   timeouts?: Partial<HaproxyTimeouts>;
   check?: Partial<HealthCheck>;
 }
@@ -208,6 +215,7 @@ export function renderHaproxyConfig(
     "global",
     `    maxconn ${options.maxconn ?? 4096}`,
     ...(nbthread !== undefined ? [`    nbthread ${nbthread}`] : []),
+    ...(options.busyPolling ? ["    busy-polling"] : []),
     "    log stdout format raw local0 info",
     "",
     "defaults",
