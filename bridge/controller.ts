@@ -12,6 +12,7 @@ import {
   backoffDelay,
   failedStatus,
   groupKey,
+  groupNamespace,
   hasFinalizer,
   isManaged,
   needsReconcile,
@@ -28,6 +29,12 @@ import {
   type NetworkPathObject,
 } from "../lib/bridge/model";
 import type { BridgeMetrics } from "../lib/bridge/metrics";
+import {
+  SETTINGS_KEY,
+  parseBridgeSettings,
+  proxySettingsFor,
+  type BridgeSettings,
+} from "../lib/bridge/settings";
 import type { Logger } from "./log";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
@@ -44,6 +51,8 @@ export interface BridgeOptions {
   pulumiEnv: Record<string, string>;
   /** Secrets provider of new stacks (e.g. awskms://…); the passphrase provider when unset. */
   secretsProvider?: string;
+  /** The settings ConfigMap the environment stack writes (lib/bridge/settings.ts); none when unset. */
+  settings?: { namespace: string; name: string };
   concurrency: number;
   /** Ports per group for the local target. */
   slotSize: number;
@@ -63,6 +72,7 @@ const PROJECT = "klutch-network-paths";
 export class Bridge {
   private readonly kc = new k8s.KubeConfig();
   private readonly api: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
   private readonly cache = new Map<string, NetworkPathObject>();
   private readonly dirty = new Set<string>();
   private readonly running = new Set<string>();
@@ -76,6 +86,7 @@ export class Bridge {
   constructor(private readonly opts: BridgeOptions) {
     this.kc.loadFromFile(opts.kubeconfig);
     this.api = this.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.core = this.kc.makeApiClient(k8s.CoreV1Api);
     fs.mkdirSync(path.join(opts.stateDir, "workspace"), { recursive: true });
     this.slotsFile = path.join(opts.stateDir, "slots.json");
   }
@@ -282,11 +293,30 @@ export class Bridge {
     }
   }
 
+  /**
+   * The environment's settings for the bridge (per consumer namespace: the app cluster's
+   * network connector), read on every reconcile so a changed stack takes effect at the
+   * next one. Absent settings mean the command-line defaults; malformed ones fail the
+   * reconcile with the field named.
+   */
+  private async readSettings(): Promise<BridgeSettings | undefined> {
+    const ref = this.opts.settings;
+    if (!ref) return undefined;
+    try {
+      const cm = await this.core.readNamespacedConfigMap({ name: ref.name, namespace: ref.namespace });
+      const text = cm.data?.[SETTINGS_KEY];
+      return text ? parseBridgeSettings(text) : undefined;
+    } catch (e) {
+      if ((e as { code?: number }).code === 404) return undefined;
+      throw e;
+    }
+  }
+
   private async stack(key: string, live: NetworkPathObject[]): Promise<Stack> {
     const target: Target =
       this.opts.target.kind === "local"
         ? { ...this.opts.target, portRange: this.portRangeFor(key) }
-        : this.opts.target;
+        : { ...this.opts.target, ...proxySettingsFor(await this.readSettings(), groupNamespace(key)) };
     return LocalWorkspace.createOrSelectStack(
       { stackName: stackName(key), projectName: PROJECT, program: groupProgram(key, live, target) },
       {

@@ -3,7 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { TcpProxy } from "../components/network/proxy/tcp-proxy";
 import type { Endpoint, NetworkPathObject } from "../lib/bridge/model";
-import { pathId, realisationOf, unsupportedImplementation } from "../lib/bridge/model";
+import { pathId, proxyName, realisationOf, unsupportedImplementation } from "../lib/bridge/model";
 import { consumerEndpoints, renderHaproxyConfig } from "../lib/network/proxy/haproxy-config";
 import type { PortRange, ProxyConnection } from "../lib/network/proxy/types";
 import { listenerKeys } from "../lib/network/proxy/types";
@@ -22,6 +22,8 @@ export type Target =
       serviceType: string;
       /** Whole CPUs per proxy pod (TcpProxy `dedicatedCpus`); shared CPUs when unset. */
       dedicatedCpus?: number;
+      /** Do not wait for the proxy's pods (a cluster without kubelets, e.g. the local ones). */
+      skipAwait?: boolean;
     };
 
 const STATS = "~stats";
@@ -56,13 +58,14 @@ export function groupProgram(
     const connections = paths.map(toConnection);
     if (target.kind === "kubernetes") {
       const provider = new k8s.Provider("data-plane", { kubeconfig: pulumi.secret(target.kubeconfig) });
-      const proxy = new TcpProxy("proxy", {
+      const proxy = new TcpProxy(proxyName(group), {
         provider,
         namespace: target.namespace,
         connections,
         portRange: target.portRange,
         serviceType: target.serviceType as "ClusterIP",
         dedicatedCpus: target.dedicatedCpus,
+        skipAwait: target.skipAwait,
       });
       return Promise.resolve({ endpoints: proxy.endpoints });
     }

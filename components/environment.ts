@@ -20,6 +20,14 @@ import { boundApis } from "../lib/bind/app-cluster-plan";
 import { AwsCluster } from "./clusters/aws/aws-cluster";
 import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
 import { CloudPaths, cloudNetworkPaths } from "./network/cloud-paths";
+import { BridgeIdentity } from "./bridge/bridge-identity";
+import {
+  SETTINGS_CONFIGMAP,
+  SETTINGS_KEY,
+  SETTINGS_NAMESPACE,
+  bridgeSettings,
+  renderBridgeSettings,
+} from "../lib/bridge/settings";
 
 export interface KlutchEnvironmentArgs {
   /** The validated environment config (see lib/config). */
@@ -125,6 +133,28 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         dependsOn: [this.crossplane],
       },
       { parent: this },
+    );
+
+    // What the Crossplane bridge needs on the control plane: its identity, and each app
+    // cluster's network connector settings, keyed by the consumer namespace its claims land in.
+    const networkNs = namespaceResources[`${config.controlPlane.name}/${SETTINGS_NAMESPACE}`];
+    new k8s.core.v1.ConfigMap(
+      `${name}-bridge-settings`,
+      {
+        metadata: { name: SETTINGS_CONFIGMAP, namespace: SETTINGS_NAMESPACE, labels },
+        data: { [SETTINGS_KEY]: renderBridgeSettings(bridgeSettings(config)) },
+      },
+      { parent: this, provider: this.controlPlane.provider, dependsOn: networkNs ? [networkNs] : [] },
+    );
+    new BridgeIdentity(
+      `${name}-bridge-identity`,
+      {
+        provider: this.controlPlane.provider,
+        namespace: SETTINGS_NAMESPACE,
+        settings: { namespace: SETTINGS_NAMESPACE, name: SETTINGS_CONFIGMAP },
+        labels,
+      },
+      { parent: this, dependsOn: networkNs ? [networkNs] : [] },
     );
 
     const skipAwait = config.controlPlane.infrastructure === "local";

@@ -8,6 +8,7 @@ import { startOpsServer } from "../bridge/server";
 import type { Target } from "../bridge/program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
 import { profileProblem } from "../lib/network/proxy/profile";
+import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { pulumiEnv } from "../lib/pulumi-runner";
 import { repoRoot } from "../lib/toolchain";
 
@@ -39,6 +40,12 @@ const program = new Command()
     "--dedicated-cpus <n>",
     "whole CPUs of each proxy pod, pinned with busy polling (target kubernetes; default: shared CPUs)",
   )
+  .option("--skip-await", "do not wait for proxy pods (target kubernetes on a cluster without kubelets)")
+  .option(
+    "--settings <namespace/name>",
+    "ConfigMap with the environment's per-consumer settings ('' for none)",
+    `${SETTINGS_NAMESPACE}/${SETTINGS_CONFIGMAP}`,
+  )
   .option("--bind-address <ip>", "address local proxies listen on and report as hostForConsumer", "127.0.0.1")
   .option("--port-range <from-to>", "ports the proxies hand out", "42000-42999")
   .option("--slot-size <n>", "ports per group (local target)", "50")
@@ -48,6 +55,13 @@ const program = new Command()
   .option("--concurrency <n>", "groups reconciled at once", "2")
   .option("--ops-port <port>", "port of /healthz and /metrics on 127.0.0.1", "9464")
   .option("--debug", "debug logs");
+
+function settingsRef(text: string): { settings?: { namespace: string; name: string } } {
+  if (text === "") return {};
+  const m = /^([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})$/.exec(text);
+  if (!m) throw new Error(`--settings "${text}" must be NAMESPACE/NAME of a ConfigMap, or '' for none`);
+  return { settings: { namespace: m[1] as string, name: m[2] as string } };
+}
 
 function dedicatedCpus(text: string): number {
   const n = Number(text);
@@ -84,6 +98,7 @@ async function main(): Promise<void> {
       portRange,
       serviceType: String(o.serviceType),
       ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: dedicatedCpus(String(o.dedicatedCpus)) } : {}),
+      ...(o.skipAwait ? { skipAwait: true } : {}),
     };
   } else {
     throw new Error(`--target "${String(o.target)}" is not one of local, kubernetes`);
@@ -115,6 +130,7 @@ async function main(): Promise<void> {
     stateDir,
     pulumiEnv: pulumiEnvVars,
     ...(o.secretsProvider ? { secretsProvider: String(o.secretsProvider) } : {}),
+    ...settingsRef(String(o.settings ?? "")),
     concurrency,
     slotSize: Number(o.slotSize),
     log,

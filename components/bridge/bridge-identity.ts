@@ -6,12 +6,15 @@ export interface BridgeIdentityArgs {
   /** The control plane's Kubernetes provider. */
   provider: k8s.Provider;
   namespace: pulumi.Input<string>;
+  /** The settings ConfigMap the environment writes for the bridge; the identity may read that one object. */
+  settings?: { namespace: pulumi.Input<string>; name: string };
   labels?: Record<string, string>;
 }
 
 /**
  * The identity the Crossplane bridge runs as on the control plane: a ServiceAccount bound
- * to a ClusterRole limited to NetworkPaths, their status and events.
+ * to a ClusterRole limited to NetworkPaths, their status and events, and (with `settings`)
+ * a Role that may get exactly the settings ConfigMap.
  */
 export class BridgeIdentity extends pulumi.ComponentResource {
   public readonly serviceAccountName: pulumi.Output<string>;
@@ -39,6 +42,32 @@ export class BridgeIdentity extends pulumi.ComponentResource {
       },
       child,
     );
+    if (args.settings) {
+      const reader = new k8s.rbac.v1.Role(
+        `${name}-settings-role`,
+        {
+          metadata: { name: "klutch-bridge-settings", namespace: args.settings.namespace, labels },
+          rules: [
+            {
+              apiGroups: [""],
+              resources: ["configmaps"],
+              resourceNames: [args.settings.name],
+              verbs: ["get"],
+            },
+          ],
+        },
+        child,
+      );
+      new k8s.rbac.v1.RoleBinding(
+        `${name}-settings-role-binding`,
+        {
+          metadata: { name: "klutch-bridge-settings", namespace: args.settings.namespace, labels },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: reader.metadata.name },
+          subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace: args.namespace }],
+        },
+        child,
+      );
+    }
     this.serviceAccountName = account.metadata.name;
     this.registerOutputs({ serviceAccountName: this.serviceAccountName });
   }

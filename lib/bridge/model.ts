@@ -4,6 +4,8 @@
  * failure. No Kubernetes client and no Pulumi here, so every rule is tested directly.
  */
 
+import { createHash } from "node:crypto";
+
 export const NETWORK_PATH_GROUP = "klutch.anynines.com";
 export const NETWORK_PATH_VERSION = "v1alpha1";
 export const NETWORK_PATH_PLURAL = "networkpaths";
@@ -101,6 +103,26 @@ export const UNCLAIMED = "_unclaimed";
  */
 export function groupKey(p: Pick<NetworkPathObject, "spec">): string {
   return `${p.spec.consumerNamespace || UNCLAIMED}/${p.spec.implementation}`;
+}
+
+/** The consumer namespace of a group key; undefined for connections made without a claim. */
+export function groupNamespace(key: string): string | undefined {
+  const ns = key.slice(0, key.lastIndexOf("/"));
+  return ns && ns !== UNCLAIMED ? ns : undefined;
+}
+
+/**
+ * The name of a group's proxy (its Deployment and Service) in the data-plane namespace:
+ * one per group, so groups never share objects; a DNS-1035 label of at most 63 characters,
+ * shortened with a hash of the key when needed.
+ */
+export function proxyName(key: string): string {
+  const cleaned = `np-${key
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")}`;
+  if (cleaned.length <= 63) return cleaned;
+  return `${cleaned.slice(0, 54).replace(/-+$/g, "")}-${createHash("sha256").update(key).digest("hex").slice(0, 8)}`;
 }
 
 /** A stack name for a group: lowercase, [a-z0-9-], at most 100 characters, stable. */

@@ -32,7 +32,7 @@ export const errorMap: z.ZodErrorMap = (issue, ctx) => {
     case z.ZodIssueCode.invalid_type:
       if (issue.received === "undefined") return { message: `is required (${issue.expected})` };
       return {
-        message: `must be ${issue.expected === "array" ? "a list" : `a ${issue.expected}`} (got ${issue.received})`,
+        message: `must be ${expectedNoun(issue.expected)} (got ${issue.received === "float" ? "a fraction" : issue.received})`,
       };
     case z.ZodIssueCode.invalid_enum_value:
       return { message: `must be one of ${issue.options.join(", ")} (got ${show(issue.received)})` };
@@ -104,4 +104,11 @@ export function renderIssues(issues: ConfigIssue[], stack: string): string {
     ...lines,
     `Fix these in stacks/Pulumi.${stack}.yaml (or with \`pulumi config set --path\`) and run again; nothing was created or changed.`,
   ].join("\n");
+}
+
+/** "a list", "a whole number", "an object": zod's type names as a sentence needs them. */
+function expectedNoun(expected: string): string {
+  if (expected === "array") return "a list";
+  if (expected === "integer") return "a whole number";
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
 }

@@ -146,6 +146,11 @@ const proxyConnector = z
       .strict()
       .refine((r) => r.from <= r.to, { message: "from must not be greater than to", path: ["from"] })
       .default({ from: 30000, to: 30999 }),
+    /**
+     * Whole CPUs per proxy pod, pinned, with busy polling (lowest latency, one busy CPU per
+     * thread); shared CPUs when unset.
+     */
+    dedicatedCpus: z.number().int().min(1).max(64).optional(),
   })
   .strict();
 

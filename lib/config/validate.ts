@@ -121,6 +121,7 @@ function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): Conf
     for (const app of apps) checkConnector(app, controlPlane, add);
   }
   checkWireguardTunnels(apps, controlPlane, add);
+  checkNodePortRanges(apps, add);
   checkApis(raw.exportedApis, apps, add);
   checkConsumerNamespaces(raw.bind, apps, add);
   return issues;
@@ -430,6 +431,27 @@ function checkRoutedOverlap(
         `${own} overlaps the data-service network ${data}; routed paths (${formatPath(at)}) need disjoint CIDRs`,
       );
     }
+  }
+}
+
+/**
+ * Every app cluster's proxy runs in the one data-service cluster, where node ports are
+ * cluster-wide: two NodePort proxies with overlapping port ranges would fight over ports.
+ */
+function checkNodePortRanges(apps: Located<AppClusterConfig>[], add: Add): void {
+  const seen: { range: { from: number; to: number }; at: (string | number)[] }[] = [];
+  for (const a of apps) {
+    const c = a.value.networkConnector;
+    if (c.implementation !== "proxy" || c.serviceType !== "NodePort") continue;
+    const at = [...a.at, "networkConnector", "portRange"];
+    const clash = seen.find((s) => s.range.from <= c.portRange.to && c.portRange.from <= s.range.to);
+    if (clash) {
+      add(
+        at,
+        `${c.portRange.from}-${c.portRange.to} overlaps ${formatPath(clash.at)} (${clash.range.from}-${clash.range.to}); NodePort proxies share the data-service cluster's node ports, so give each app cluster its own range`,
+      );
+    }
+    seen.push({ range: c.portRange, at });
   }
 }
 

@@ -66,6 +66,12 @@ export class LocalCrossplane {
         "--namespace=crossplane-system",
         "--webhook-enabled=false",
         "--enable-ssa-claims",
+        // Realtime compositions (beta, on by default in 1.20) rely on watches of composed
+        // kinds, and 1.20 can miss a composed resource's change and leave its XR unready for
+        // good (crossplane/crossplane#6455; seen here with NetworkPaths). Polling every few
+        // seconds is cheap for a local control plane and always converges.
+        "--enable-realtime-compositions=false",
+        "--poll-interval=5s",
         `--xpkg-cache-dir=${path.join(this.dir, "xpkg")}`,
         `--metrics-port=${metricsPort}`,
         `--health-probe-port=${healthPort}`,

@@ -16,6 +16,8 @@ import {
 } from "../../lib/network/compositions";
 import { connectorXrd } from "../../lib/network/connector-api";
 import { networkPathCrd } from "../../lib/network/network-path-crd";
+import { bridgeSettings, renderBridgeSettings } from "../../lib/bridge/settings";
+import { environmentSchema } from "../../lib/config/schema";
 import { repoRoot, toolchainEnv } from "../../lib/toolchain";
 import { Postgres } from "../helpers/pg-haproxy";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
@@ -43,6 +45,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-bridge-"));
   const stateDir = path.join(work, "clusters");
   const bridgeDir = path.join(work, "bridge");
+  /** State of the kubernetes-target bridge of the last test. */
+  const k8sDir = path.join(work, "bridge-k8s");
   const env = toolchainEnv();
   const opsPort = 19464 + Math.floor(Math.random() * 500);
   let clusters: LocalClusters;
@@ -52,7 +56,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const bridgeLog: string[] = [];
   const kc = () => clusters.kubeconfigPath(CP);
 
-  function startBridge(): void {
+  function startBridge(extra: string[] = [], dir = bridgeDir): void {
     bridge = spawn(
       process.execPath,
       [
@@ -62,11 +66,12 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
         "--kubeconfig",
         kc(),
         "--state-dir",
-        bridgeDir,
+        dir,
         "--ops-port",
         String(opsPort),
         "--port-range",
         "43000-43499",
+        ...extra,
       ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -222,7 +227,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     } finally {
       // Neither HAProxy nor an engine process of the bridge may outlive the test.
       spawnSync("pkill", ["-f", `${bridgeDir}/proxies`]);
-      await reapOrphans(`file://${path.join(bridgeDir, "state")}`, () => undefined);
+      for (const dir of [bridgeDir, k8sDir])
+        await reapOrphans(`file://${path.join(dir, "state")}`, () => undefined);
       fs.rmSync(work, { recursive: true, force: true });
     }
   });
@@ -420,5 +426,113 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
 
     kubectl(kc(), ["-n", ROUTED_NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
     await eventually("the routed namespace's paths to be gone", () => routedPaths().length === 0, 120_000);
+  });
+
+  it("target kubernetes: each group gets its own TcpProxy, shaped by the environment's settings for its consumer namespace", async () => {
+    // Hand the NetworkPaths over from the local-target bridge to a kubernetes-target one.
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
+    await eventually(
+      "the local-target paths to be released",
+      () => kubectlJson<{ items: unknown[] }>(kc(), ["get", "networkpaths"]).items.length === 0,
+      120_000,
+    );
+    await killBridge("SIGTERM");
+
+    // What the environment stack writes for an app cluster "app-k" with a tuned proxy.
+    const consumerNs = "cluster-app-k";
+    const settings = bridgeSettings(
+      environmentSchema.parse({
+        environment: "e2e",
+        controlPlane: { name: "cp", infrastructure: "local" },
+        appClusters: [
+          {
+            name: "app-k",
+            infrastructure: "local",
+            networkConnector: {
+              implementation: "proxy",
+              serviceType: "NodePort",
+              portRange: { from: 31500, to: 31599 },
+              dedicatedCpus: 1,
+            },
+          },
+        ],
+      }),
+    );
+    for (const ns of [consumerNs, "klutch-network", "proxies"]) kubectlTry(kc(), ["create", "namespace", ns]);
+    const configMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "klutch-bridge-settings", namespace: "klutch-network" },
+      data: { "settings.json": renderBridgeSettings(settings) },
+    };
+    assert.equal(kubectlApply(kc(), JSON.stringify(configMap)).status, 0);
+    startBridge(
+      [
+        "--target",
+        "kubernetes",
+        "--data-plane-kubeconfig",
+        kc(),
+        "--data-plane-namespace",
+        "proxies",
+        "--skip-await",
+      ],
+      k8sDir,
+    );
+
+    const tuned = JSON.stringify({
+      apiVersion: "klutch.anynines.com/v1",
+      kind: "TCPConnection",
+      metadata: { name: "tuned", namespace: consumerNs },
+      spec: { instanceHost: "10.50.0.10", port: 5432, enhancements: [{ InstanceType: "PostgreSQL" }] },
+    });
+    assert.equal(kubectlApply(kc(), tuned).status, 0);
+    type Obj = { metadata: { name: string }; spec: any; status?: any; data?: Record<string, string> };
+    let path0: Obj | undefined;
+    await eventually(
+      "the kubernetes-target path to be Ready",
+      () => {
+        path0 = kubectlJson<{ items: Obj[] }>(kc(), ["get", "networkpaths"]).items[0];
+        return (
+          path0?.status?.conditions?.some(
+            (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
+          ) ?? false
+        );
+      },
+      180_000,
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}\nlast: ${JSON.stringify(path0?.status)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
+      );
+    });
+    const port = path0!.status.port as number;
+    assert.ok(port >= 31500 && port <= 31599, `port ${port} from the app cluster's portRange`);
+
+    const name = "np-cluster-app-k-proxy";
+    const deployment = kubectlJson<Obj>(kc(), ["-n", "proxies", "get", "deployment", name]);
+    assert.deepEqual(deployment.spec.template.spec.containers[0].resources, {
+      requests: { cpu: "1", memory: "256Mi" },
+      limits: { cpu: "1", memory: "256Mi" },
+    });
+    const service = kubectlJson<Obj>(kc(), ["-n", "proxies", "get", "service", name]);
+    assert.equal(service.spec.type, "NodePort");
+    assert.deepEqual(
+      service.spec.ports.map((p: { port: number; nodePort: number }) => [p.port, p.nodePort]),
+      [[port, port]],
+    );
+    const configMapName = deployment.spec.template.spec.volumes[0].configMap.name as string;
+    const haproxyCfg = kubectlJson<Obj>(kc(), ["-n", "proxies", "get", "configmap", configMapName]).data![
+      "haproxy.cfg"
+    ]!;
+    assert.match(haproxyCfg, /^ {4}nbthread 1\n {4}busy-polling$/m);
+    assert.match(haproxyCfg, new RegExp(`bind 0\\.0\\.0\\.0:${port}\n`));
+
+    // Deleting the connection destroys the group's proxy.
+    kubectl(kc(), ["-n", consumerNs, "delete", "tcpconnection", "tuned", "--wait=true", "--timeout=120s"]);
+    await eventually(
+      "the group's proxy to be destroyed",
+      () => kubectlTry(kc(), ["-n", "proxies", "get", "deployment", name]).status !== 0,
+      120_000,
+    );
+    assert.equal(kubectlTry(kc(), ["-n", "proxies", "get", "service", name]).status, 1);
   });
 });

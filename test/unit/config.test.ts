@@ -432,6 +432,48 @@ describe("environment config", () => {
         includes: "overlaps the data-service network 10.0.0.0/16",
       },
       {
+        name: "two NodePort proxies with overlapping port ranges",
+        mutate: (c) => {
+          c.appClusters = [
+            {
+              name: "app-1",
+              infrastructure: "local",
+              networkConnector: {
+                implementation: "proxy",
+                serviceType: "NodePort",
+                portRange: { from: 31000, to: 31099 },
+              },
+            },
+            {
+              name: "app-2",
+              infrastructure: "local",
+              networkConnector: {
+                implementation: "proxy",
+                serviceType: "NodePort",
+                portRange: { from: 31050, to: 31149 },
+              },
+            },
+          ];
+        },
+        path: "klutch:appClusters[1].networkConnector.portRange",
+        includes:
+          "31050-31149 overlaps klutch:appClusters[0].networkConnector.portRange (31000-31099); NodePort proxies share",
+      },
+      {
+        name: "a proxy with a fractional number of dedicated CPUs",
+        mutate: (c) => {
+          c.appClusters = [
+            {
+              name: "app-1",
+              infrastructure: "local",
+              networkConnector: { implementation: "proxy", dedicatedCpus: 1.5 },
+            },
+          ];
+        },
+        path: "klutch:appClusters[0].networkConnector.dedicatedCpus",
+        includes: "must be a whole number (got a fraction)",
+      },
+      {
         name: "a cookie signing key of the wrong length",
         mutate: (c) => (c.bindCookieSigningKey = Buffer.alloc(20, 1).toString("base64")),
         path: "klutch:bindCookieSigningKey",

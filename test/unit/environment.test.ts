@@ -115,6 +115,9 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:klutch.anynines.com/v1alpha1:ClusterBinding",
       "kubernetes:klutch.anynines.com/v1alpha1:APIServiceExportRequest",
       "kubernetes:klutch.anynines.com/v1alpha1:APIServiceBinding",
+      // The Crossplane bridge's identity and its settings ConfigMap.
+      "klutch:bridge:BridgeIdentity",
+      "kubernetes:core/v1:ConfigMap",
     ]);
     // One XRD; NOOP and the proxy (Klutch's default) as Pipeline compositions on a real cluster.
     assert.equal(
@@ -131,6 +134,50 @@ describe("KlutchEnvironment (mocks)", () => {
       run.resources.filter((r) => !expectedTypes.has(r.type)).map((r) => r.type),
       [],
     );
+  });
+
+  it("gives the Crossplane bridge an identity and each app cluster's connector settings by consumer namespace", async () => {
+    const stateDir = fakeLocalStateDir(["control-plane", "app-1", "app-2"]);
+    const config = localConfig(stateDir) as Record<string, any>;
+    config.appClusters[0].networkConnector = {
+      implementation: "proxy",
+      serviceType: "NodePort",
+      portRange: { from: 31000, to: 31099 },
+      dedicatedCpus: 2,
+    };
+    config.appClusters[1].networkConnector = { implementation: "wireguard" };
+    const run = mockPulumi(config);
+    klutchProgram();
+    await settle();
+
+    const maps = run.ofType("kubernetes:core/v1:ConfigMap").filter((c) => c.name === "local-bridge-settings");
+    assert.equal(maps.length, 1);
+    assert.match(maps[0]?.provider ?? "", /local-control-plane-provider/);
+    assert.deepEqual(maps[0]?.inputs.metadata.name, "klutch-bridge-settings");
+    assert.deepEqual(maps[0]?.inputs.metadata.namespace, "klutch-network");
+    assert.deepEqual(JSON.parse(maps[0]?.inputs.data["settings.json"]), {
+      version: 1,
+      consumers: {
+        "cluster-app-1": {
+          appCluster: "app-1",
+          implementation: "proxy",
+          proxy: { serviceType: "NodePort", portRange: { from: 31000, to: 31099 }, dedicatedCpus: 2 },
+        },
+        "cluster-app-2": { appCluster: "app-2", implementation: "wireguard" },
+      },
+    });
+    assert.equal(run.ofType("klutch:bridge:BridgeIdentity").length, 1);
+    const reader = run
+      .ofType("kubernetes:rbac.authorization.k8s.io/v1:Role")
+      .filter((r) => r.name === "local-bridge-identity-settings-role");
+    assert.deepEqual(reader[0]?.inputs.rules, [
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        resourceNames: ["klutch-bridge-settings"],
+        verbs: ["get"],
+      },
+    ]);
   });
 
   it("passes each kubeconfig to its provider as a secret", async () => {

@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { consumerNamespace } from "../bind/app-cluster-plan";
+import type { EnvironmentConfig } from "../config/schema";
+import type { PortRange } from "../network/proxy/types";
+
+/**
+ * What the environment stack tells the Crossplane bridge: per consumer namespace on the
+ * control plane (one per app cluster), the app cluster's network connector settings, so a
+ * connection's path is built as that app cluster's `networkConnector` says. The stack
+ * writes it into a ConfigMap; the bridge reads it on every reconcile. Pure.
+ */
+
+export const SETTINGS_NAMESPACE = "klutch-network";
+export const SETTINGS_CONFIGMAP = "klutch-bridge-settings";
+export const SETTINGS_KEY = "settings.json";
+
+const portRange = z
+  .object({ from: z.number().int().min(1).max(65535), to: z.number().int().min(1).max(65535) })
+  .strict()
+  .refine((r) => r.from <= r.to, { message: "from must not be greater than to" });
+
+const proxySettings = z
+  .object({
+    serviceType: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]),
+    portRange,
+    dedicatedCpus: z.number().int().min(1).max(64).optional(),
+  })
+  .strict();
+
+const consumerSettings = z
+  .object({
+    appCluster: z.string().min(1),
+    implementation: z.string().min(1),
+    proxy: proxySettings.optional(),
+  })
+  .strict();
+
+const settingsSchema = z.object({ version: z.literal(1), consumers: z.record(consumerSettings) }).strict();
+
+export type BridgeSettings = z.infer<typeof settingsSchema>;
+export type ProxySettings = z.infer<typeof proxySettings>;
+
+/** The settings of an environment, keyed by consumer namespace. */
+export function bridgeSettings(config: Pick<EnvironmentConfig, "appClusters" | "bind">): BridgeSettings {
+  const consumers: BridgeSettings["consumers"] = {};
+  for (const app of config.appClusters) {
+    const connector = app.networkConnector;
+    consumers[consumerNamespace(config.bind.namespacePrefix, app.name)] = {
+      appCluster: app.name,
+      implementation: connector.implementation,
+      ...(connector.implementation === "proxy"
+        ? {
+            proxy: {
+              serviceType: connector.serviceType,
+              portRange: connector.portRange,
+              ...(connector.dedicatedCpus !== undefined ? { dedicatedCpus: connector.dedicatedCpus } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+  return { version: 1, consumers };
+}
+
+/** The ConfigMap's text: sorted keys, so equal settings give equal bytes. */
+export function renderBridgeSettings(settings: BridgeSettings): string {
+  const sorted = Object.fromEntries(Object.entries(settings.consumers).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return `${JSON.stringify({ version: settings.version, consumers: sorted }, null, 2)}\n`;
+}
+
+/** Parses and checks the ConfigMap's text; the error names the field. */
+export function parseBridgeSettings(text: string): BridgeSettings {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`bridge settings: ${SETTINGS_KEY} is not JSON: ${(e as Error).message}`);
+  }
+  const parsed = settingsSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`bridge settings: ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
+  }
+  return parsed.data;
+}
+
+/** The proxy settings of a consumer namespace, when the stack gave any. */
+export function proxySettingsFor(
+  settings: BridgeSettings | undefined,
+  namespace: string | undefined,
+): { portRange: PortRange; serviceType: string; dedicatedCpus?: number } | undefined {
+  if (!settings || !namespace) return undefined;
+  return settings.consumers[namespace]?.proxy;
+}
