@@ -21,7 +21,9 @@ import { AwsCluster } from "./clusters/aws/aws-cluster";
 import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
 import { CloudPaths, cloudNetworkPaths } from "./network/cloud-paths";
 import { BridgeIdentity } from "./bridge/bridge-identity";
+import { BridgeSettings } from "./bridge/bridge-settings";
 import {
+  LEADER_LEASE,
   SETTINGS_CONFIGMAP,
   SETTINGS_KEY,
   SETTINGS_NAMESPACE,
@@ -138,20 +140,25 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     // What the Crossplane bridge needs on the control plane: its identity, and each app
     // cluster's network connector settings, keyed by the consumer namespace its claims land in.
     const networkNs = namespaceResources[`${config.controlPlane.name}/${SETTINGS_NAMESPACE}`];
-    new k8s.core.v1.ConfigMap(
+    new BridgeSettings(
       `${name}-bridge-settings`,
       {
-        metadata: { name: SETTINGS_CONFIGMAP, namespace: SETTINGS_NAMESPACE, labels },
-        data: { [SETTINGS_KEY]: renderBridgeSettings(bridgeSettings(config)) },
+        kubeconfig: this.controlPlane.kubeconfig,
+        context: config.controlPlane.kubeconfig?.context,
+        namespace: SETTINGS_NAMESPACE,
+        configMapName: SETTINGS_CONFIGMAP,
+        key: SETTINGS_KEY,
+        settings: renderBridgeSettings(bridgeSettings(config)),
+        labels,
       },
-      { parent: this, provider: this.controlPlane.provider, dependsOn: networkNs ? [networkNs] : [] },
+      { parent: this, dependsOn: networkNs ? [networkNs] : [] },
     );
     new BridgeIdentity(
       `${name}-bridge-identity`,
       {
         provider: this.controlPlane.provider,
         namespace: SETTINGS_NAMESPACE,
-        settings: { namespace: SETTINGS_NAMESPACE, name: SETTINGS_CONFIGMAP },
+        coordination: { namespace: SETTINGS_NAMESPACE, settings: SETTINGS_CONFIGMAP, lease: LEADER_LEASE },
         labels,
       },
       { parent: this, dependsOn: networkNs ? [networkNs] : [] },

@@ -1,14 +1,16 @@
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { Command } from "commander";
 import { Bridge } from "../bridge/controller";
+import { LeaderElector } from "../bridge/leader";
 import { jsonLogger } from "../bridge/log";
 import { startOpsServer } from "../bridge/server";
 import type { Target } from "../bridge/program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
 import { profileProblem } from "../lib/network/proxy/profile";
-import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
+import { LEADER_LEASE, SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { pulumiEnv } from "../lib/pulumi-runner";
 import { repoRoot } from "../lib/toolchain";
 
@@ -46,6 +48,15 @@ const program = new Command()
     "ConfigMap with the environment's per-consumer settings ('' for none)",
     `${SETTINGS_NAMESPACE}/${SETTINGS_CONFIGMAP}`,
   )
+  .option(
+    "--leader-elect",
+    "run as one of several replicas: only the holder of the lease reconciles (needs a shared --backend)",
+  )
+  .option(
+    "--lease <namespace/name>",
+    "the Lease used for leader election",
+    `${SETTINGS_NAMESPACE}/${LEADER_LEASE}`,
+  )
   .option("--bind-address <ip>", "address local proxies listen on and report as hostForConsumer", "127.0.0.1")
   .option("--port-range <from-to>", "ports the proxies hand out", "42000-42999")
   .option("--slot-size <n>", "ports per group (local target)", "50")
@@ -55,6 +66,12 @@ const program = new Command()
   .option("--concurrency <n>", "groups reconciled at once", "2")
   .option("--ops-port <port>", "port of /healthz and /metrics on 127.0.0.1", "9464")
   .option("--debug", "debug logs");
+
+function leaseRef(text: string): { namespace: string; name: string } {
+  const m = /^([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})$/.exec(text);
+  if (!m) throw new Error(`--lease "${text}" must be NAMESPACE/NAME`);
+  return { namespace: m[1] as string, name: m[2] as string };
+}
 
 function settingsRef(text: string): { settings?: { namespace: string; name: string } } {
   if (text === "") return {};
@@ -136,16 +153,44 @@ async function main(): Promise<void> {
     log,
     metrics,
   });
-  const server = await startOpsServer(Number(o.opsPort), metrics, () => bridge.healthy());
+  const elector = o.leaderElect
+    ? new LeaderElector({
+        kubeconfig: String(o.kubeconfig),
+        ...leaseRef(String(o.lease)),
+        identity: `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString("hex")}`,
+        log,
+      })
+    : undefined;
+  let leading = !elector;
+  metrics.setLeader(leading);
+  // A standby is alive and well; only a leader's health depends on its watch.
+  const server = await startOpsServer(Number(o.opsPort), metrics, () => !leading || bridge.healthy());
   const shutdown = () => {
     log("info", "stopping");
     bridge.stop();
     server.close();
-    setTimeout(() => process.exit(0), 200).unref();
+    const released = elector ? elector.release().catch(() => undefined) : Promise.resolve();
+    void Promise.race([released, new Promise((r) => setTimeout(r, 1000))]).then(() => process.exit(0));
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
-  log("info", "bridge starting", { target: target.kind, stateDir, concurrency, opsPort: Number(o.opsPort) });
+  log("info", "bridge starting", {
+    target: target.kind,
+    stateDir,
+    concurrency,
+    opsPort: Number(o.opsPort),
+    leaderElection: Boolean(elector),
+  });
+  if (elector) {
+    await elector.run(() => {
+      // Another bridge may take over any moment now: stop at once, mid-run or not; the
+      // next leader recovers whatever this one left (locks, pending operations, processes).
+      metrics.setLeader(false);
+      process.exit(1);
+    });
+    leading = true;
+    metrics.setLeader(true);
+  }
   await bridge.start();
 }
 

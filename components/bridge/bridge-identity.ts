@@ -1,20 +1,24 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { bridgeRules } from "../../lib/bridge/model";
+import { bridgeNamespaceRules, bridgeRules } from "../../lib/bridge/model";
 
 export interface BridgeIdentityArgs {
   /** The control plane's Kubernetes provider. */
   provider: k8s.Provider;
   namespace: pulumi.Input<string>;
-  /** The settings ConfigMap the environment writes for the bridge; the identity may read that one object. */
-  settings?: { namespace: pulumi.Input<string>; name: string };
+  /**
+   * The namespace of the settings ConfigMap and the leader Lease: the identity may read
+   * that one ConfigMap and hold that one Lease there.
+   */
+  coordination?: { namespace: pulumi.Input<string>; settings: string; lease: string };
   labels?: Record<string, string>;
 }
 
 /**
  * The identity the Crossplane bridge runs as on the control plane: a ServiceAccount bound
- * to a ClusterRole limited to NetworkPaths, their status and events, and (with `settings`)
- * a Role that may get exactly the settings ConfigMap.
+ * to a ClusterRole limited to NetworkPaths, their status and events, and (with
+ * `coordination`) a Role that may get exactly the settings ConfigMap and hold exactly the
+ * leader Lease.
  */
 export class BridgeIdentity extends pulumi.ComponentResource {
   public readonly serviceAccountName: pulumi.Output<string>;
@@ -42,26 +46,20 @@ export class BridgeIdentity extends pulumi.ComponentResource {
       },
       child,
     );
-    if (args.settings) {
+    if (args.coordination) {
+      const { namespace, settings, lease } = args.coordination;
       const reader = new k8s.rbac.v1.Role(
-        `${name}-settings-role`,
+        `${name}-coordination-role`,
         {
-          metadata: { name: "klutch-bridge-settings", namespace: args.settings.namespace, labels },
-          rules: [
-            {
-              apiGroups: [""],
-              resources: ["configmaps"],
-              resourceNames: [args.settings.name],
-              verbs: ["get"],
-            },
-          ],
+          metadata: { name: "klutch-bridge", namespace, labels },
+          rules: bridgeNamespaceRules(settings, lease),
         },
         child,
       );
       new k8s.rbac.v1.RoleBinding(
-        `${name}-settings-role-binding`,
+        `${name}-coordination-role-binding`,
         {
-          metadata: { name: "klutch-bridge-settings", namespace: args.settings.namespace, labels },
+          metadata: { name: "klutch-bridge", namespace, labels },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: reader.metadata.name },
           subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace: args.namespace }],
         },

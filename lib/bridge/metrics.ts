@@ -4,6 +4,8 @@ export class BridgeMetrics {
   private readonly durations: number[] = [];
   private engineRuns = 0;
   private queueDepth = 0;
+  /** 1 while this process leads (always 1 without leader election). */
+  private leader = 1;
 
   recordReconcile(result: "success" | "error", seconds: number): void {
     this.reconciles.set(result, (this.reconciles.get(result) ?? 0) + 1);
@@ -16,6 +18,10 @@ export class BridgeMetrics {
 
   setQueueDepth(n: number): void {
     this.queueDepth = n;
+  }
+
+  setLeader(leading: boolean): void {
+    this.leader = leading ? 1 : 0;
   }
 
   /** Histogram buckets in seconds: an engine run takes seconds, a no-op well under one. */
@@ -34,6 +40,9 @@ export class BridgeMetrics {
       "# HELP klutch_bridge_queue_depth Groups waiting to be reconciled.",
       "# TYPE klutch_bridge_queue_depth gauge",
       `klutch_bridge_queue_depth ${this.queueDepth}`,
+      "# HELP klutch_bridge_leader 1 while this bridge holds the leader lease (or runs without election).",
+      "# TYPE klutch_bridge_leader gauge",
+      `klutch_bridge_leader ${this.leader}`,
       "# HELP klutch_bridge_reconcile_duration_seconds Duration of group reconciles.",
       "# TYPE klutch_bridge_reconcile_duration_seconds histogram",
     ];

@@ -303,6 +303,27 @@ export function slotRange(
  * their status, and events. It touches nothing else there; what it builds lives in the
  * data plane, through the data plane's own credentials.
  */
+/**
+ * The bridge's rights in its own namespace: read the environment's settings ConfigMap, and
+ * hold the leader Lease. RBAC cannot limit `create` by name, so creating leases is granted
+ * namespace-wide; reading and renewing only the one Lease.
+ */
+export function bridgeNamespaceRules(
+  settingsConfigMap: string,
+  lease: string,
+): { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] }[] {
+  return [
+    { apiGroups: [""], resources: ["configmaps"], resourceNames: [settingsConfigMap], verbs: ["get"] },
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+    {
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      resourceNames: [lease],
+      verbs: ["get", "update"],
+    },
+  ];
+}
+
 export function bridgeRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   return [
     {

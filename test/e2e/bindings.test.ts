@@ -7,7 +7,7 @@ import { stringify } from "yaml";
 import { LocalClusters } from "../../lib/local-clusters";
 import { selectStack } from "../../lib/pulumi-runner";
 import { repoRoot } from "../../lib/toolchain";
-import { kubectl, kubectlApply, kubectlTry } from "../helpers/kubectl";
+import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 const STACK = "bindings-e2e";
 const CP = "control-plane";
@@ -220,18 +220,32 @@ describe("app cluster bindings on real clusters (e2e)", function () {
     return changes;
   }
 
+  /** The bridge's settings list every app cluster's connector, so they change in place. */
+  const isBridgeSettings = (urn: string) =>
+    /kubernetes:core\/v1:ConfigMap::[^:]*-bridge-settings-configmap$/.test(urn);
+  const settingsText = () =>
+    kubectlJson(cp(), ["-n", "klutch-network", "get", "configmap", "klutch-bridge-settings"]).data[
+      "settings.json"
+    ] as string;
+
   it("adding a fourth app cluster creates only its resources; removing it deletes only those", async () => {
     writeConfig(["app-1", "app-2", "app-3", "app-4"]);
     const adds = await previewChanges();
     assert.ok(adds.length > 10, `expected app-4's resources, got ${adds.length}`);
+    assert.deepEqual(
+      adds.filter(([, urn]) => isBridgeSettings(urn)).map(([op]) => op),
+      ["update"],
+      "the bridge settings are updated in place, not replaced",
+    );
     for (const [op, urn] of adds) {
       // The stack outputs (kubeconfigs, bindings) are the stack resource's, which changes too.
-      if (isBookkeeping(urn)) continue;
+      if (isBookkeeping(urn) || isBridgeSettings(urn)) continue;
       assert.equal(op, "create", `${op} ${urn}`);
       assert.match(urn, /app-4/, `only app-4's resources change: ${op} ${urn}`);
     }
     assert.equal((await stack.up()).summary.result, "succeeded");
     kubectl(clusters.kubeconfigPath("app-4"), ["-n", "klutch-bind", "get", "deployment", "konnector"]);
+    assert.ok(JSON.parse(settingsText()).consumers["cluster-app-4"], "the bridge learns of app-4");
 
     writeConfig(["app-1", "app-2", "app-3"]);
     const removes = await previewChanges();
@@ -240,11 +254,12 @@ describe("app cluster bindings on real clusters (e2e)", function () {
       adds.filter(([op]) => op === "create").length,
     );
     for (const [op, urn] of removes) {
-      if (isBookkeeping(urn)) continue;
+      if (isBookkeeping(urn) || isBridgeSettings(urn)) continue;
       assert.equal(op, "delete", `${op} ${urn}`);
       assert.match(urn, /app-4/, `only app-4's resources change: ${op} ${urn}`);
     }
     assert.equal((await stack.up()).summary.result, "succeeded");
+    assert.equal(JSON.parse(settingsText()).consumers["cluster-app-4"], undefined);
     assert.notEqual(
       kubectlTry(cp(), ["get", "namespace", "cluster-app-4", "-o", "jsonpath={.status.phase}"]).stdout,
       "Active",

@@ -47,6 +47,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const bridgeDir = path.join(work, "bridge");
   /** State of the kubernetes-target bridge of the last test. */
   const k8sDir = path.join(work, "bridge-k8s");
+  /** State shared by the two replicas of the leader-election test (like a shared backend). */
+  const haDir = path.join(work, "bridge-ha");
   const env = toolchainEnv();
   const opsPort = 19464 + Math.floor(Math.random() * 500);
   let clusters: LocalClusters;
@@ -57,7 +59,18 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const kc = () => clusters.kubeconfigPath(CP);
 
   function startBridge(extra: string[] = [], dir = bridgeDir): void {
-    bridge = spawn(
+    bridge = spawnBridge(extra, dir, opsPort, bridgeLog, "bridge.log");
+  }
+
+  /** A bridge process; its output goes to `lines` and to `logName` in the work dir. */
+  function spawnBridge(
+    extra: string[],
+    dir: string,
+    port: number,
+    lines: string[],
+    logName: string,
+  ): ChildProcess {
+    const child = spawn(
       process.execPath,
       [
         "-r",
@@ -68,23 +81,22 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
         "--state-dir",
         dir,
         "--ops-port",
-        String(opsPort),
+        String(port),
         "--port-range",
         "43000-43499",
         ...extra,
       ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
     );
-    const logFile = path.join(work, "bridge.log");
+    const logFile = path.join(work, logName);
     const keep = (d: Buffer) => {
-      bridgeLog.push(d.toString());
+      lines.push(d.toString());
       fs.appendFileSync(logFile, d);
     };
-    bridge.stdout?.on("data", keep);
-    bridge.stderr?.on("data", keep);
-    bridge.once("exit", (code, signal) =>
-      fs.appendFileSync(logFile, `-- bridge exited: ${code} ${signal}\n`),
-    );
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    child.once("exit", (code, signal) => fs.appendFileSync(logFile, `-- bridge exited: ${code} ${signal}\n`));
+    return child;
   }
 
   async function killBridge(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
@@ -226,8 +238,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       await pg?.destroy().catch(() => undefined);
     } finally {
       // Neither HAProxy nor an engine process of the bridge may outlive the test.
-      spawnSync("pkill", ["-f", `${bridgeDir}/proxies`]);
-      for (const dir of [bridgeDir, k8sDir])
+      for (const dir of [bridgeDir, haDir]) spawnSync("pkill", ["-f", `${dir}/proxies`]);
+      for (const dir of [bridgeDir, k8sDir, haDir])
         await reapOrphans(`file://${path.join(dir, "state")}`, () => undefined);
       fs.rmSync(work, { recursive: true, force: true });
     }
@@ -534,5 +546,83 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       120_000,
     );
     assert.equal(kubectlTry(kc(), ["-n", "proxies", "get", "service", name]).status, 1);
+  });
+
+  it("with --leader-elect only the lease holder reconciles; the standby takes over when it dies, and a stopping leader hands over", async () => {
+    await killBridge("SIGTERM");
+    kubectlTry(kc(), ["create", "namespace", "klutch-network"]);
+    const ports = [opsPort + 600, opsPort + 601];
+    const logs: string[][] = [[], []];
+    const replicas = ports.map((port, i) =>
+      spawnBridge(["--leader-elect", "--settings", ""], haDir, port, logs[i]!, `bridge-ha-${i}.log`),
+    );
+    const leaderGauge = async (port: number) => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined))?.text();
+      return /^klutch_bridge_leader (\d)$/m.exec(text ?? "")?.[1];
+    };
+    const holder = () =>
+      kubectlJson<{ spec: { holderIdentity?: string } }>(kc(), [
+        "-n",
+        "klutch-network",
+        "get",
+        "lease",
+        "klutch-bridge",
+      ]).spec.holderIdentity;
+    const gauges = async () => Promise.all(ports.map(leaderGauge));
+    try {
+      await eventually(
+        "one replica to lead and the other to stand by",
+        async () => {
+          const g = await gauges();
+          return g.includes("1") && g.includes("0");
+        },
+        60_000,
+      );
+      const leader = (await gauges()).indexOf("1");
+      const standby = 1 - leader;
+      const firstHolder = holder();
+      assert.ok(firstHolder, "the lease names its holder");
+
+      assert.equal(kubectlApply(kc(), claim("ha-one")).status, 0);
+      const one = await waitReady("ha-one");
+      assert.equal(psql("127.0.0.1", one.status!.port!).stdout.trim(), "42");
+      assert.ok(!logs[standby]!.join("").includes("network paths up"), "the standby ran no engine");
+
+      // The leader dies without a word: the standby waits out the lease (15 s), then leads.
+      replicas[leader]!.kill("SIGKILL");
+      assert.equal(kubectlApply(kc(), claim("ha-two")).status, 0);
+      const two = await waitReady("ha-two", 120_000);
+      assert.equal(psql("127.0.0.1", two.status!.port!).stdout.trim(), "42");
+      assert.equal(await leaderGauge(ports[standby]!), "1");
+      assert.notEqual(holder(), firstHolder);
+      assert.equal(
+        psql("127.0.0.1", one.status!.port!).stdout.trim(),
+        "42",
+        "the first path survived the handover",
+      );
+
+      kubectl(kc(), [
+        "-n",
+        NS,
+        "delete",
+        "tcpconnections",
+        "ha-one",
+        "ha-two",
+        "--wait=true",
+        "--timeout=120s",
+      ]);
+      // A leader told to stop releases the lease, so a successor need not wait it out.
+      const exited = new Promise((r) => replicas[standby]!.once("exit", r));
+      replicas[standby]!.kill("SIGTERM");
+      await exited;
+      assert.equal(holder() ?? "", "");
+    } catch (e) {
+      // What each replica said is the only way to tell a stuck election from a crashed one.
+      const tails = logs.map((l, i) => `--- replica ${i}:\n${l.join("").split("\n").slice(-15).join("\n")}`);
+      (e as Error).message += `\n${tails.join("\n")}`;
+      throw e;
+    } finally {
+      for (const r of replicas) if (r.exitCode === null && r.signalCode === null) r.kill("SIGKILL");
+    }
   });
 });

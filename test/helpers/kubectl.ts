@@ -22,10 +22,14 @@ export function kubectlTry(
 }
 
 /** Polls until check() returns true, or fails with what it last saw. */
-export async function eventually(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+export async function eventually(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (check()) return;
+    if (await check()) return;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 500));
   }

@@ -190,7 +190,13 @@ describe("aws-example stack (mocks)", function () {
 
   it("hands every kubeconfig on as a secret with exec auth", () => {
     const providers = run.ofType("pulumi:providers:kubernetes");
-    assert.equal(providers.length, 3);
+    // One per cluster, and the control plane's second one for the bridge settings.
+    assert.deepEqual(providers.map((p) => p.name).sort(), [
+      "aws-example-app-1-provider",
+      "aws-example-app-2-provider",
+      "aws-example-bridge-settings-provider",
+      "aws-example-control-plane-provider",
+    ]);
     for (const p of providers) {
       assert.equal(p.inputs.kubeconfig[SECRET_SIG], SECRET_MARKER, p.name);
       const kc = parse(p.inputs.kubeconfig.value as string);

@@ -38,7 +38,8 @@ describe("KlutchEnvironment (mocks)", () => {
       run.ofType("klutch:cluster:LocalCluster").map((r) => r.name),
       ["local-control-plane", "local-app-1", "local-app-2"],
     );
-    assert.equal(run.ofType("pulumi:providers:kubernetes").length, 3);
+    // One per cluster, plus the bridge settings' own (mutable ConfigMaps) on the control plane.
+    assert.equal(run.ofType("pulumi:providers:kubernetes").length, 4);
     assert.equal(run.ofType("klutch:cluster:ExistingCluster").length, 0);
 
     // The bindings add each app cluster's consumer namespace on the control plane.
@@ -75,7 +76,8 @@ describe("KlutchEnvironment (mocks)", () => {
       }
       assert.match(
         r.provider ?? "",
-        /local-control-plane-provider/,
+        // The bridge settings' provider is the control plane's second one (mutable ConfigMaps).
+        /local-(control-plane|bridge-settings)-provider/,
         `${r.type} ${r.name} is not on the control plane`,
       );
     }
@@ -117,6 +119,7 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:klutch.anynines.com/v1alpha1:APIServiceBinding",
       // The Crossplane bridge's identity and its settings ConfigMap.
       "klutch:bridge:BridgeIdentity",
+      "klutch:bridge:BridgeSettings",
       "kubernetes:core/v1:ConfigMap",
     ]);
     // One XRD; NOOP and the proxy (Klutch's default) as Pipeline compositions on a real cluster.
@@ -150,9 +153,17 @@ describe("KlutchEnvironment (mocks)", () => {
     klutchProgram();
     await settle();
 
-    const maps = run.ofType("kubernetes:core/v1:ConfigMap").filter((c) => c.name === "local-bridge-settings");
+    const maps = run
+      .ofType("kubernetes:core/v1:ConfigMap")
+      .filter((c) => c.name === "local-bridge-settings-configmap");
     assert.equal(maps.length, 1);
-    assert.match(maps[0]?.provider ?? "", /local-control-plane-provider/);
+    // Its own provider, with mutable ConfigMaps: a changed app cluster list updates it in place.
+    assert.match(maps[0]?.provider ?? "", /local-bridge-settings-provider/);
+    const settingsProvider = run
+      .ofType("pulumi:providers:kubernetes")
+      .filter((p) => p.name === "local-bridge-settings-provider");
+    assert.equal(settingsProvider.length, 1);
+    assert.equal(settingsProvider[0]?.inputs.enableConfigMapMutable, "true");
     assert.deepEqual(maps[0]?.inputs.metadata.name, "klutch-bridge-settings");
     assert.deepEqual(maps[0]?.inputs.metadata.namespace, "klutch-network");
     assert.deepEqual(JSON.parse(maps[0]?.inputs.data["settings.json"]), {
@@ -169,13 +180,21 @@ describe("KlutchEnvironment (mocks)", () => {
     assert.equal(run.ofType("klutch:bridge:BridgeIdentity").length, 1);
     const reader = run
       .ofType("kubernetes:rbac.authorization.k8s.io/v1:Role")
-      .filter((r) => r.name === "local-bridge-identity-settings-role");
+      .filter((r) => r.name === "local-bridge-identity-coordination-role");
+    assert.equal(reader[0]?.inputs.metadata.namespace, "klutch-network");
     assert.deepEqual(reader[0]?.inputs.rules, [
       {
         apiGroups: [""],
         resources: ["configmaps"],
         resourceNames: ["klutch-bridge-settings"],
         verbs: ["get"],
+      },
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+      {
+        apiGroups: ["coordination.k8s.io"],
+        resources: ["leases"],
+        resourceNames: ["klutch-bridge"],
+        verbs: ["get", "update"],
       },
     ]);
   });
@@ -186,12 +205,18 @@ describe("KlutchEnvironment (mocks)", () => {
     klutchProgram();
     await settle();
     const providers = run.ofType("pulumi:providers:kubernetes");
-    assert.equal(providers.length, 2);
+    // One per cluster, and the control plane's second one for the bridge settings.
+    assert.deepEqual(providers.map((p) => p.name).sort(), [
+      "local-app-1-provider",
+      "local-bridge-settings-provider",
+      "local-control-plane-provider",
+    ]);
     for (const p of providers) {
-      const expected = fs.readFileSync(
-        path.join(stateDir, p.name.replace(/^local-|-provider$/g, ""), "kubeconfig"),
-        "utf8",
-      );
+      const cluster =
+        p.name === "local-bridge-settings-provider"
+          ? "control-plane"
+          : p.name.replace(/^local-|-provider$/g, "");
+      const expected = fs.readFileSync(path.join(stateDir, cluster, "kubeconfig"), "utf8");
       // A secret reaches the engine wrapped in Pulumi's secret envelope, never as plain text.
       assert.deepEqual(p.inputs.kubeconfig, { [SECRET_SIG]: SECRET_MARKER, value: expected });
       // Provider inputs travel as strings.

@@ -1,0 +1,158 @@
+import * as k8s from "@kubernetes/client-node";
+import {
+  DEFAULT_TIMING,
+  leaseDecision,
+  nextLeaseSpec,
+  timingProblem,
+  type LeaseSpec,
+  type LeaseTiming,
+} from "../lib/bridge/lease";
+import type { Logger } from "./log";
+
+export interface LeaderElectorOptions {
+  kubeconfig: string;
+  namespace: string;
+  name: string;
+  identity: string;
+  log: Logger;
+  timing?: LeaseTiming;
+}
+
+/**
+ * Holds a Lease for as long as this process leads. `run` resolves once this process is
+ * the leader; `onLost` is called (once) when it could not renew within the renew deadline,
+ * and the caller must stop doing leader work at once (the bridge exits).
+ */
+export class LeaderElector {
+  private readonly api: k8s.CoordinationV1Api;
+  private readonly timing: LeaseTiming;
+  private lastRenew = 0;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly opts: LeaderElectorOptions) {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(opts.kubeconfig);
+    this.api = kc.makeApiClient(k8s.CoordinationV1Api);
+    this.timing = opts.timing ?? DEFAULT_TIMING;
+    const problem = timingProblem(this.timing);
+    if (problem) throw new Error(`leader election: ${problem}`);
+  }
+
+  /** Waits until this process holds the lease, then keeps renewing it. */
+  async run(onLost: () => void): Promise<void> {
+    let waitingLogged = false;
+    while (!this.stopped) {
+      const outcome = await this.tryAcquireOrRenew().catch((e: Error) => {
+        this.opts.log("warn", "leader election: lease request failed", { error: e.message });
+        return "failed" as const;
+      });
+      if (outcome === "held") break;
+      if (outcome === "wait" && !waitingLogged) {
+        this.opts.log("info", "leader election: another bridge leads; standing by", {
+          lease: `${this.opts.namespace}/${this.opts.name}`,
+        });
+        waitingLogged = true;
+      }
+      await sleep(this.timing.retryPeriodSeconds * 1000);
+    }
+    if (this.stopped) return;
+    this.opts.log("info", "leader election: leading", {
+      lease: `${this.opts.namespace}/${this.opts.name}`,
+      identity: this.opts.identity,
+    });
+    const renew = async () => {
+      if (this.stopped) return;
+      const outcome = await this.tryAcquireOrRenew().catch((e: Error) => {
+        this.opts.log("warn", "leader election: renewal failed", { error: e.message });
+        return "failed" as const;
+      });
+      if (outcome !== "held" && Date.now() - this.lastRenew > this.timing.renewDeadlineSeconds * 1000) {
+        this.opts.log("error", "leader election: lost the lease; stopping", { outcome });
+        this.stop();
+        onLost();
+        return;
+      }
+      this.timer = setTimeout(() => void renew(), this.timing.retryPeriodSeconds * 1000);
+    };
+    this.timer = setTimeout(() => void renew(), this.timing.retryPeriodSeconds * 1000);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /**
+   * Stops renewing and, if this process holds the lease, empties its holder so a standby
+   * takes over at its next retry instead of waiting out the lease (a rolling update).
+   */
+  async release(): Promise<void> {
+    this.stop();
+    if (this.lastRenew === 0) return;
+    const { namespace, name, identity } = this.opts;
+    const current = await this.api.readNamespacedLease({ name, namespace });
+    if (current.spec?.holderIdentity !== identity) return;
+    const spec = { ...plainSpec(current.spec), holderIdentity: "" };
+    await this.api.replaceNamespacedLease({
+      name,
+      namespace,
+      body: { ...current, spec: spec as unknown as k8s.V1LeaseSpec },
+    });
+  }
+
+  /** One round: "held" when this process holds the lease afterwards. */
+  private async tryAcquireOrRenew(): Promise<"held" | "wait"> {
+    const { namespace, name, identity } = this.opts;
+    let current: k8s.V1Lease | undefined;
+    try {
+      current = await this.api.readNamespacedLease({ name, namespace });
+    } catch (e) {
+      if ((e as { code?: number }).code !== 404) throw e;
+    }
+    const now = new Date();
+    const seen = plainSpec(current?.spec);
+    const decision = leaseDecision(seen, identity, now);
+    if (decision === "wait") return "wait";
+    const spec = nextLeaseSpec(seen, identity, now, decision, this.timing);
+    const body: k8s.V1Lease = {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: {
+        name,
+        namespace,
+        ...(current?.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
+      },
+      // MicroTime strings pass through the client's serializer unchanged.
+      spec: spec as unknown as k8s.V1LeaseSpec,
+    };
+    try {
+      if (decision === "create") await this.api.createNamespacedLease({ namespace, body });
+      // resourceVersion makes this a compare-and-swap: a rival's write in between is a 409.
+      else await this.api.replaceNamespacedLease({ name, namespace, body });
+    } catch (e) {
+      const code = (e as { code?: number }).code;
+      if (code === 409) return "wait";
+      throw e;
+    }
+    this.lastRenew = now.getTime();
+    return "held";
+  }
+}
+
+/** The lease as the pure rules take it: times as RFC 3339 strings, whatever the client gave. */
+function plainSpec(spec: k8s.V1LeaseSpec | undefined): LeaseSpec | undefined {
+  if (!spec) return undefined;
+  const time = (v: unknown) => (v instanceof Date ? v.toISOString() : typeof v === "string" ? v : undefined);
+  return {
+    holderIdentity: spec.holderIdentity,
+    leaseDurationSeconds: spec.leaseDurationSeconds,
+    acquireTime: time(spec.acquireTime),
+    renewTime: time(spec.renewTime),
+    leaseTransitions: spec.leaseTransitions,
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
