@@ -28,6 +28,7 @@ export class LeaderElector {
   private readonly timing: LeaseTiming;
   private lastRenew = 0;
   private timer?: NodeJS.Timeout;
+  private watchdog?: NodeJS.Timeout;
   private stopped = false;
 
   constructor(private readonly opts: LeaderElectorOptions) {
@@ -61,26 +62,34 @@ export class LeaderElector {
       lease: `${this.opts.namespace}/${this.opts.name}`,
       identity: this.opts.identity,
     });
+    const lose = (reason: string) => {
+      if (this.stopped) return;
+      this.opts.log("error", "leader election: lost the lease; stopping", { reason });
+      this.stop();
+      onLost();
+    };
+    const overdue = () => Date.now() - this.lastRenew > this.timing.renewDeadlineSeconds * 1000;
     const renew = async () => {
       if (this.stopped) return;
       const outcome = await this.tryAcquireOrRenew().catch((e: Error) => {
         this.opts.log("warn", "leader election: renewal failed", { error: e.message });
         return "failed" as const;
       });
-      if (outcome !== "held" && Date.now() - this.lastRenew > this.timing.renewDeadlineSeconds * 1000) {
-        this.opts.log("error", "leader election: lost the lease; stopping", { outcome });
-        this.stop();
-        onLost();
-        return;
-      }
+      if (outcome !== "held" && overdue()) return lose(outcome);
       this.timer = setTimeout(() => void renew(), this.timing.retryPeriodSeconds * 1000);
     };
     this.timer = setTimeout(() => void renew(), this.timing.retryPeriodSeconds * 1000);
+    // A renewal request that hangs (API server gone half-way) must not keep this process
+    // leading past its deadline: the deadline is watched apart from the requests.
+    this.watchdog = setInterval(() => {
+      if (overdue()) lose("renew deadline passed");
+    }, 500);
   }
 
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.watchdog) clearInterval(this.watchdog);
   }
 
   /**

@@ -9,12 +9,13 @@ cd "$ROOT"
 step() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
 # Debian packages, only what is missing: openssl makes the local clusters' certificates;
-# haproxy, postgresql, wireguard-tools/wireguard-go and iproute2 are the real data plane the
-# tests run in network namespaces; procps/util-linux give ps and flock.
+# haproxy, postgresql, wireguard-tools/wireguard-go, iproute2 and nftables (the gateway's
+# filter) are the real data plane the tests run in network namespaces; procps/util-linux give
+# ps, sysctl, flock and taskset.
 need=()
 for pair in openssl:openssl ps:procps flock:util-linux ip:iproute2 haproxy:haproxy \
   /usr/lib/postgresql/15/bin/postgres:postgresql-15 pgbench:postgresql-client-15 \
-  wg:wireguard-tools wireguard-go:wireguard-go; do
+  wg:wireguard-tools wireguard-go:wireguard-go nft:nftables taskset:util-linux; do
   tool="${pair%%:*}"
   if [[ "$tool" == /* ]]; then [[ -x "$tool" ]] && continue; else command -v "$tool" >/dev/null && continue; fi
   export PATH="$PATH:/usr/sbin:/sbin"

@@ -119,6 +119,15 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     return out ? out.split("\n").map(Number) : [];
   }
 
+  async function apiServerPid(): Promise<number> {
+    const status = (await clusters.status()).find((s) => s.name === CP);
+    const pid = (status as unknown as { components: Record<string, { pid?: number }> }).components[
+      "kube-apiserver"
+    ]?.pid;
+    assert.ok(pid, "the API server's pid");
+    return pid;
+  }
+
   const claim = (name: string, extra: Record<string, unknown> = {}) =>
     JSON.stringify({
       apiVersion: "klutch.anynines.com/v1",
@@ -333,12 +342,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   it("converges after the control plane API server restarts during a reconcile", async () => {
     assert.equal(kubectlApply(kc(), claim("during-restart")).status, 0);
     await new Promise((r) => setTimeout(r, 1500));
-    const status = (await clusters.status()).find((s) => s.name === CP);
-    const apiServer = (status as unknown as { components: Record<string, { pid?: number }> }).components[
-      "kube-apiserver"
-    ]?.pid;
-    assert.ok(apiServer, "the API server's pid");
-    process.kill(apiServer, "SIGKILL");
+    process.kill(await apiServerPid(), "SIGKILL");
     await new Promise((r) => setTimeout(r, 1000));
     await clusters.up([CP]);
     await crossplane.start();
@@ -616,6 +620,39 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       replicas[standby]!.kill("SIGTERM");
       await exited;
       assert.equal(holder() ?? "", "");
+
+      // A leader whose renewals hang (the API server frozen, not gone) stops by its own clock,
+      // before the lease could pass to anyone else.
+      const lastLog: string[] = [];
+      const last = spawnBridge(
+        ["--leader-elect", "--settings", ""],
+        haDir,
+        ports[0]!,
+        lastLog,
+        "bridge-ha-2.log",
+      );
+      replicas.push(last);
+      logs.push(lastLog);
+      await eventually(
+        "the new replica to lead at once",
+        async () => (await leaderGauge(ports[0]!)) === "1",
+        30_000,
+      );
+      const lastExit = new Promise<number | null>((r) => last.once("exit", (code) => r(code)));
+      const apiServer = await apiServerPid();
+      process.kill(apiServer, "SIGSTOP");
+      const frozenAt = Date.now();
+      let code: number | null;
+      try {
+        code = await Promise.race([lastExit, new Promise<null>((r) => setTimeout(() => r(null), 14_000))]);
+      } finally {
+        process.kill(apiServer, "SIGCONT");
+      }
+      assert.equal(code, 1, "the leader exited on its own while the API server was frozen");
+      assert.match(lastLog.join(""), /lost the lease; stopping/);
+      const frozenFor = Date.now() - frozenAt;
+      assert.ok(frozenFor < 14_000);
+      console.log(`      (the leader exited ${(frozenFor / 1000).toFixed(1)} s after the API server froze)`);
     } catch (e) {
       // What each replica said is the only way to tell a stuck election from a crashed one.
       const tails = logs.map((l, i) => `--- replica ${i}:\n${l.join("").split("\n").slice(-15).join("\n")}`);
