@@ -15,8 +15,14 @@
  *   shared     client, PostgreSQL and HAProxy on every CPU: on a small, saturated host the
  *              proxy's CPU time is taken from the other two, and the ratio shows that cost.
  *
- * BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 200) and
- * BENCH_TOPOLOGIES (default dedicated,sleeping,shared) shorten or select.
+ * The dedicated topology runs 4 and 16 clients: with 4, one CPU runs client and database with
+ * hardly any scheduling (the kindest direct baseline), and the proxy's cross-CPU wake-ups
+ * land on that saturated CPU; with 16, as from a connection pool, the run queue is never
+ * empty and those wake-ups batch.
+ *
+ * BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 200),
+ * BENCH_CLIENTS (e.g. 4,16) and BENCH_TOPOLOGIES (default dedicated,sleeping,shared) shorten
+ * or select.
  * Goals: proxy TPS >= 0.9 of direct, <= 1 ms added median set-up.
  */
 import * as fs from "node:fs";
@@ -50,6 +56,8 @@ interface Topology {
   haproxy: HaproxyOptions;
   /** The goals are checked on this one; the others explain it. */
   goal: boolean;
+  /** pgbench client counts to run (each a TPC-B and a select-only workload). */
+  clients: number[];
 }
 
 interface Workload {
@@ -76,6 +84,9 @@ function topologies(cpus: number): Topology[] {
       proxyCpus: proxy,
       haproxy: haproxyOptionsFor(1),
       goal: true,
+      // 4 clients: one CPU runs client and database with almost no scheduling, the kindest
+      // baseline there is; 16: a connection pool's worth, where the run queue is never empty.
+      clients: [4, 16],
     },
     {
       name: "sleeping",
@@ -84,12 +95,14 @@ function topologies(cpus: number): Topology[] {
       proxyCpus: proxy,
       haproxy: { nbthread: 1 },
       goal: false,
+      clients: [4],
     },
     {
       name: "shared",
       what: `client, PostgreSQL and the proxy (1 thread) all on CPUs ${all}`,
       haproxy: { nbthread: 1 },
       goal: false,
+      clients: [4],
     },
   ];
   // With one CPU there is nothing to dedicate.
@@ -101,6 +114,28 @@ function topologies(cpus: number): Topology[] {
       `BENCH_TOPOLOGIES: unknown ${unknown.join(", ")}; use ${list.map((t) => t.name).join(",")}`,
     );
   return wanted.length > 0 ? usable.filter((t) => wanted.includes(t.name)) : usable;
+}
+
+/** BENCH_CLIENTS (e.g. "4,16") overrides every topology's client counts. */
+function clientCounts(topology: Topology): number[] {
+  const wanted = (process.env.BENCH_CLIENTS ?? "").split(",").filter(Boolean).map(Number);
+  if (wanted.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`BENCH_CLIENTS: "${process.env.BENCH_CLIENTS}" is not a list of client counts like 4,16`);
+  return wanted.length > 0 ? wanted : topology.clients;
+}
+
+/**
+ * TPC-B-like (7 statements a transaction) and select-only (-S), the worst case for a proxy
+ * because the database does almost nothing per round trip; per client count.
+ */
+function workloadsFor(clients: number[], seconds: number): Workload[] {
+  return clients.flatMap((c) => {
+    const common = ["-c", String(c), "-j", "2", "-T", String(seconds), "-n"];
+    return [
+      { name: `pgbench TPC-B, ${c} clients`, args: common },
+      { name: `pgbench -S, ${c} clients`, args: ["-S", ...common] },
+    ];
+  });
 }
 
 function quantile(xs: number[], q: number): number {
@@ -130,7 +165,7 @@ async function measure(
   topology: Topology,
   pg: Postgres,
   work: string,
-  settings: { seconds: number; rounds: number; samples: number; allCpus: string; workloads: Workload[] },
+  settings: { seconds: number; rounds: number; samples: number; allCpus: string },
 ): Promise<TopologyResult> {
   console.log(`\n== ${topology.name}: ${topology.what}`);
   pg.pin(topology.clientCpus ?? settings.allCpus);
@@ -157,7 +192,7 @@ async function measure(
   try {
     const targets = { direct: pg.port, proxy: proxyPort };
     const tps: TopologyResult["tps"] = [];
-    for (const workload of settings.workloads) {
+    for (const workload of workloadsFor(clientCounts(topology), settings.seconds)) {
       let proxyCpu = 0;
       let proxyTransactions = 0;
       const seen: Record<"direct" | "proxy", number[]> = { direct: [], proxy: [] };
@@ -201,7 +236,7 @@ async function measure(
 
 function report(results: TopologyResult[]): void {
   const row = (cells: string[]) =>
-    console.log(cells.map((c, i) => (i === 0 ? c.padEnd(34) : c.padStart(16))).join(""));
+    console.log(cells.map((c, i) => (i === 0 ? c.padEnd(40) : c.padStart(16))).join(""));
   for (const r of results) {
     console.log(`\n${r.topology.name}${r.topology.goal ? " (goals)" : ""}: ${r.topology.what}`);
     row(["", "direct", "proxy", "proxy/direct", "HAProxy µs/txn"]);
@@ -271,21 +306,18 @@ async function main(): Promise<void> {
         `topologies ${chosen.map((t) => t.name).join(", ")}; ${rounds} x ${seconds} s per side and workload`,
     );
     pg = await Postgres.start();
-    // Scale 4 for 4 clients: pgbench's own advice, so TPC-B measures the path, not row locks
-    // on a single branch.
-    const init = await run("pgbench", ["-h", "127.0.0.1", "-p", String(pg.port), "-i", "-s", "4", "-q"], {
-      timeoutMs: 120000,
-    });
+    // Scale = the most clients: pgbench's own advice, so TPC-B measures the path, not row
+    // locks on a few branches.
+    const scale = Math.max(...chosen.flatMap(clientCounts));
+    const init = await run(
+      "pgbench",
+      ["-h", "127.0.0.1", "-p", String(pg.port), "-i", "-s", String(scale), "-q"],
+      { timeoutMs: 300000 },
+    );
     if (init.code !== 0) throw new Error(`pgbench -i failed: ${init.stderr}`);
-    // TPC-B-like (7 statements a transaction) and select-only (-S), the worst case for a
-    // proxy because the database does almost nothing per round trip.
-    const workloads: Workload[] = [
-      { name: "pgbench TPC-B", args: ["-c", "4", "-j", "2", "-T", String(seconds), "-n"] },
-      { name: "pgbench -S", args: ["-S", "-c", "4", "-j", "2", "-T", String(seconds), "-n"] },
-    ];
     const results: TopologyResult[] = [];
     for (const topology of chosen) {
-      results.push(await measure(topology, pg, work, { seconds, rounds, samples, allCpus, workloads }));
+      results.push(await measure(topology, pg, work, { seconds, rounds, samples, allCpus }));
     }
     pg.pin(allCpus);
     pinProcess(process.pid, allCpus);
