@@ -53,15 +53,19 @@ export const localHaproxyProvider: Provider &
     const { execFileSync } = require("node:child_process") as typeof import("node:child_process");
     fs.mkdirSync(inputs.dir, { recursive: true });
     const cfg = path.join(inputs.dir, "haproxy.cfg");
+    // HAProxy outlives the engine that started it, so it must not carry the engine's
+    // environment: a restarting bridge reaps every process naming its Pulumi backend
+    // (PULUMI_BACKEND_URL), and the data path is not a leftover. HAProxy needs only PATH.
+    const env = { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" };
     fs.writeFileSync(`${cfg}.next`, inputs.config);
     // Check before switching: a bad config must not replace a working one.
-    execFileSync("haproxy", ["-c", "-q", "-f", `${cfg}.next`], { stdio: ["ignore", "ignore", "pipe"] });
+    execFileSync("haproxy", ["-c", "-q", "-f", `${cfg}.next`], { stdio: ["ignore", "ignore", "pipe"], env });
     fs.renameSync(`${cfg}.next`, cfg);
     const old = this.pidOf(inputs.dir);
     execFileSync(
       "haproxy",
       ["-D", "-f", cfg, "-p", path.join(inputs.dir, "haproxy.pid"), ...(old ? ["-sf", String(old)] : [])],
-      { stdio: ["ignore", "ignore", "pipe"] },
+      { stdio: ["ignore", "ignore", "pipe"], env },
     );
   },
 
@@ -75,6 +79,9 @@ export const localHaproxyProvider: Provider &
   diff(_id, olds, news) {
     if (olds.dir !== news.dir)
       return Promise.resolve({ changes: true, replaces: ["dir"], deleteBeforeReplace: true });
+    // A proxy whose process died (machine reboot, OOM kill) is a change even when the config
+    // is not: the update starts it again, so every `up` heals the path without a refresh.
+    if (this.pidOf(olds.dir) === undefined) return Promise.resolve({ changes: true });
     return Promise.resolve({ changes: olds.config !== news.config });
   },
 

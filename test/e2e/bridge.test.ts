@@ -278,6 +278,35 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     );
   });
 
+  it("a restarted bridge leaves running proxies alone: the same HAProxy keeps serving", async () => {
+    const proxies = () =>
+      spawnSync("pgrep", ["-f", `${bridgeDir}/proxies`], { encoding: "utf8" })
+        .stdout.trim()
+        .split("\n")
+        .filter(Boolean)
+        .map(Number)
+        .sort((a, b) => a - b);
+    const before = proxies();
+    assert.ok(before.length > 0, "an HAProxy process serves the first connection");
+    await killBridge();
+    startBridge();
+    // At start the bridge reaps what a killed predecessor left behind, then reconciles every
+    // group; one successful reconcile means both are done.
+    await eventually(
+      "the restarted bridge to reconcile",
+      async () => {
+        const text = await (
+          await fetch(`http://127.0.0.1:${opsPort}/metrics`).catch(() => undefined)
+        )?.text();
+        return /klutch_bridge_reconciles_total\{result="success"\} [1-9]/.test(text ?? "");
+      },
+      60_000,
+    );
+    assert.deepEqual(proxies(), before, "the data path's HAProxy was not restarted or reaped");
+    const r = psql("127.0.0.1", orders.status!.port!);
+    assert.equal(r.stdout.trim(), "42", r.stderr);
+  });
+
   it("a second connection gets its own port; /healthz and /metrics report the bridge's work", async () => {
     assert.equal(kubectlApply(kc(), claim("reports")).status, 0);
     const reports = await waitReady("reports");

@@ -1,4 +1,7 @@
 import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as nodePath from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import { BridgeIdentity } from "../../components/bridge/bridge-identity";
 import { BridgeMetrics } from "../../lib/bridge/metrics";
@@ -226,15 +229,25 @@ describe("Crossplane bridge: pure decisions", () => {
     ]);
   });
 
-  it("LocalHaproxy: a changed config updates in place, a moved directory replaces", async () => {
-    const a = { dir: "/x", config: "one" };
-    assert.deepEqual(await localHaproxyProvider.diff("id", a, a), { changes: false });
-    assert.deepEqual(await localHaproxyProvider.diff("id", a, { ...a, config: "two" }), { changes: true });
-    const moved = await localHaproxyProvider.diff("id", a, { ...a, dir: "/y" });
-    assert.deepEqual(moved.replaces, ["dir"]);
-    // A proxy whose process is gone reads as gone, so refresh re-creates it.
-    const read = await localHaproxyProvider.read("id", { dir: "/nonexistent/dir", config: "" });
-    assert.equal(read.id, "");
+  it("LocalHaproxy: a changed config updates in place, a moved directory replaces, a dead proxy restarts", async () => {
+    // A live process (this one) in the pid file stands for a running HAProxy.
+    const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "local-haproxy-"));
+    try {
+      fs.writeFileSync(nodePath.join(dir, "haproxy.pid"), `${process.pid}\n`);
+      const a = { dir, config: "one" };
+      assert.deepEqual(await localHaproxyProvider.diff("id", a, a), { changes: false });
+      assert.deepEqual(await localHaproxyProvider.diff("id", a, { ...a, config: "two" }), { changes: true });
+      const moved = await localHaproxyProvider.diff("id", a, { ...a, dir: "/y" });
+      assert.deepEqual(moved.replaces, ["dir"]);
+      // Same config, process gone: a change, so the next up starts it again.
+      const gone = { dir: "/nonexistent/dir", config: "one" };
+      assert.deepEqual(await localHaproxyProvider.diff("id", gone, gone), { changes: true });
+      // ...and refresh drops it.
+      const read = await localHaproxyProvider.read("id", gone);
+      assert.equal(read.id, "");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("reconciles on spec, deletion and finalizer changes, not on its own status writes", () => {
