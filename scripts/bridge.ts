@@ -11,7 +11,7 @@ import type { Target } from "../bridge/program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
 import { profileProblem } from "../lib/network/proxy/profile";
 import { LEADER_LEASE, SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
-import { pulumiEnv } from "../lib/pulumi-runner";
+import { ensureKubernetesPlugin, pulumiEnv } from "../lib/pulumi-runner";
 import { repoRoot } from "../lib/toolchain";
 
 function range(text: string): { from: number; to: number } {
@@ -135,6 +135,9 @@ async function main(): Promise<void> {
     base.PULUMI_CONFIG_PASSPHRASE_FILE = file;
   }
   const env = pulumiEnv("bridge", base);
+  // The kubernetes target's program needs the Kubernetes provider plugin in PULUMI_HOME; with
+  // automatic plugin downloads off, a fresh PULUMI_HOME would fail every reconcile.
+  if (target.kind === "kubernetes") ensureKubernetesPlugin(env);
   process.env.PATH = env.PATH;
   const pulumiEnvVars = Object.fromEntries(
     Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"),
