@@ -84,8 +84,7 @@ function topologies(cpus: number): Topology[] {
       proxyCpus: proxy,
       haproxy: haproxyOptionsFor(1),
       goal: true,
-      // 4 clients: one CPU runs client and database with almost no scheduling, the kindest
-      // baseline there is; 16: a connection pool's worth, where the run queue is never empty.
+      // Why 4 and 16: see the header.
       clients: [4, 16],
     },
     {

@@ -111,12 +111,25 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     await eventually("the bridge's pulumi processes to end", () => pulumiChildren().length === 0, 60_000);
   }
 
+  /** PIDs of the processes whose command line contains `pattern`, ascending. */
+  function pgrep(pattern: string): number[] {
+    const out = spawnSync("pgrep", ["-f", pattern], { encoding: "utf8" }).stdout.trim();
+    return out
+      ? out
+          .split("\n")
+          .map(Number)
+          .sort((a, b) => a - b)
+      : [];
+  }
+
   function pulumiChildren(): number[] {
     // The bridge's engine runs: `pulumi up|destroy … --exec-kind auto.inline --stack np-…`.
-    const out = spawnSync("pgrep", ["-f", "exec-kind auto.inline --stack np-"], {
-      encoding: "utf8",
-    }).stdout.trim();
-    return out ? out.split("\n").map(Number) : [];
+    return pgrep("exec-kind auto.inline --stack np-");
+  }
+
+  /** A bridge's /metrics text, or "" while it does not answer (starting, or gone). */
+  async function metricsText(port: number): Promise<string> {
+    return (await (await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined))?.text()) ?? "";
   }
 
   async function apiServerPid(): Promise<number> {
@@ -279,13 +292,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   });
 
   it("a restarted bridge leaves running proxies alone: the same HAProxy keeps serving", async () => {
-    const proxies = () =>
-      spawnSync("pgrep", ["-f", `${bridgeDir}/proxies`], { encoding: "utf8" })
-        .stdout.trim()
-        .split("\n")
-        .filter(Boolean)
-        .map(Number)
-        .sort((a, b) => a - b);
+    const proxies = () => pgrep(`${bridgeDir}/proxies`);
     const before = proxies();
     assert.ok(before.length > 0, "an HAProxy process serves the first connection");
     await killBridge();
@@ -294,12 +301,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     // group; one successful reconcile means both are done.
     await eventually(
       "the restarted bridge to reconcile",
-      async () => {
-        const text = await (
-          await fetch(`http://127.0.0.1:${opsPort}/metrics`).catch(() => undefined)
-        )?.text();
-        return /klutch_bridge_reconciles_total\{result="success"\} [1-9]/.test(text ?? "");
-      },
+      async () => /klutch_bridge_reconciles_total\{result="success"\} [1-9]/.test(await metricsText(opsPort)),
       60_000,
     );
     assert.deepEqual(proxies(), before, "the data path's HAProxy was not restarted or reaped");
@@ -589,10 +591,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const replicas = ports.map((port, i) =>
       spawnBridge(["--leader-elect", "--settings", ""], haDir, port, logs[i]!, `bridge-ha-${i}.log`),
     );
-    const leaderGauge = async (port: number) => {
-      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined))?.text();
-      return /^klutch_bridge_leader (\d)$/m.exec(text ?? "")?.[1];
-    };
+    const leaderGauge = async (port: number) =>
+      /^klutch_bridge_leader (\d)$/m.exec(await metricsText(port))?.[1];
     const holder = () =>
       kubectlJson<{ spec: { holderIdentity?: string } }>(kc(), [
         "-n",
