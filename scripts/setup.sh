@@ -11,11 +11,16 @@ step() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 # Debian packages, only what is missing: openssl makes the local clusters' certificates;
 # haproxy, postgresql, wireguard-tools/wireguard-go, iproute2 and nftables (the gateway's
 # filter) are the real data plane the tests run in network namespaces; procps/util-linux give
-# ps, sysctl, flock and taskset.
+# ps, sysctl, flock and taskset. A local cluster's node runs containerd with runc (crun refuses
+# this machine's hybrid cgroup layout), the standard CNI plugins (bridge, host-local, portmap,
+# loopback), iptables (portmap's rules) and conntrack (kube-proxy clears stale UDP flows with
+# it); gcc and libc6-dev compile the static pause binary of the CRI sandbox image.
 need=()
 for pair in openssl:openssl ps:procps flock:util-linux ip:iproute2 haproxy:haproxy \
   /usr/lib/postgresql/15/bin/postgres:postgresql-15 pgbench:postgresql-client-15 \
-  wg:wireguard-tools wireguard-go:wireguard-go nft:nftables taskset:util-linux; do
+  wg:wireguard-tools wireguard-go:wireguard-go nft:nftables taskset:util-linux \
+  containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
+  iptables:iptables conntrack:conntrack nsenter:util-linux gcc:gcc /usr/include/stdio.h:libc6-dev; do
   tool="${pair%%:*}"
   if [[ "$tool" == /* ]]; then [[ -x "$tool" ]] && continue; else command -v "$tool" >/dev/null && continue; fi
   export PATH="$PATH:/usr/sbin:/sbin"

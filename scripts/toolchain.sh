@@ -32,6 +32,7 @@ die() {
 pulumi_dir() { echo "$CACHE/pulumi-$PULUMI_VERSION"; }
 k8s_provider_dir() { echo "$CACHE/pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION"; }
 kubernetes_dir() { echo "$CACHE/kubernetes-$KUBERNETES_VERSION"; }
+node_dir() { echo "$CACHE/kubernetes-node-$KUBERNETES_VERSION"; }
 etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
 crossplane_dir() { echo "$CACHE/crossplane-$CROSSPLANE_VERSION"; }
 
@@ -185,8 +186,20 @@ build_kubernetes() {
   log "kubernetes $KUBERNETES_VERSION: building kube-apiserver, kube-controller-manager, kubectl (cold: ~10 min)"
   local work="$dir/src"
   rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  local kdir staging="v0.${KUBERNETES_VERSION#1.}" minor
-  minor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")
+  kubernetes_module "$work"
+  (
+    cd "$work"
+    run_logged "kubernetes: resolving modules" "$dir/resolve.log" go mod download -x k8s.io/kubernetes
+    run_logged "kubernetes: compiling" "$dir/build.log" go build -v -trimpath -ldflags "$(kubernetes_ldflags)" -o "$dir/bin/" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
+  )
+  finish "$dir" "kube-apiserver, kube-controller-manager, kubectl v$KUBERNETES_VERSION"
+}
+
+# Writes the wrapper module that builds commands of k8s.io/kubernetes (go install refuses a
+# module whose go.mod has replace lines, and k8s.io/kubernetes replaces its staging modules).
+kubernetes_module() {
+  local work="$1" kdir staging="v0.${KUBERNETES_VERSION#1.}"
   kdir=$(module_dir "k8s.io/kubernetes@v$KUBERNETES_VERSION")
   {
     echo "module klutch.local/toolchain/kubernetes"
@@ -201,17 +214,52 @@ build_kubernetes() {
       awk -v v="$staging" '{ print "\t" $1 " => " $1 " " v }'
     echo ")"
   } >"$work/go.mod"
-  local vpkg=k8s.io/component-base/version cpkg=k8s.io/client-go/pkg/version ldflags="-s -w"
+}
+
+# The version stamps `kubectl version` and the components report.
+kubernetes_ldflags() {
+  local vpkg=k8s.io/component-base/version cpkg=k8s.io/client-go/pkg/version ldflags="-s -w" minor
+  minor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION")
   for p in $vpkg $cpkg; do
     ldflags="$ldflags -X $p.gitVersion=v$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
+  echo "$ldflags"
+}
+
+# What a local node runs besides containerd (a Debian package): kubelet, kube-proxy and
+# kube-scheduler from the same k8s.io/kubernetes module as the API server, and the CRI sandbox
+# ("pause") process compiled from that module's own build/pause/linux/pause.c. A cache of its
+# own, so clusters without nodes never wait for it and the API server's cache stays valid.
+# The wrapper module's go.sum starts empty; GOFLAGS=-mod=mod (above) lets go build add the
+# kubelet's extra dependencies to it.
+build_node() {
+  local dir
+  dir=$(node_dir)
+  if is_built "$dir"; then
+    log "kubernetes node $KUBERNETES_VERSION: cached ($dir)"
+    return
+  fi
+  log "kubernetes node $KUBERNETES_VERSION: building kubelet, kube-proxy, kube-scheduler, pause (cold: ~10 min, ~3 min each after the API server)"
+  command -v gcc >/dev/null || die "gcc is required to build the pause binary (apt-get install gcc libc6-dev)"
+  local work="$dir/src" kdir
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  kdir=$(module_dir "k8s.io/kubernetes@v$KUBERNETES_VERSION")
+  kubernetes_module "$work"
   (
     cd "$work"
-    run_logged "kubernetes: resolving modules" "$dir/resolve.log" go mod download -x k8s.io/kubernetes
-    run_logged "kubernetes: compiling" "$dir/build.log" go build -v -trimpath -ldflags "$ldflags" -o "$dir/bin/" \
-      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
+    run_logged "kubernetes node: compiling" "$dir/build.log" go build -v -trimpath -ldflags "$(kubernetes_ldflags)" -o "$dir/bin/" \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler
   )
-  finish "$dir" "kube-apiserver, kube-controller-manager, kubectl v$KUBERNETES_VERSION"
+  # Static, so the pause image is this one file; VERSION is the tag upstream's Makefile gives it.
+  local pause_version
+  pause_version=$(awk -F' *[:?]?= *' '$1 == "TAG" { print $2; exit }' "$kdir/build/pause/Makefile")
+  [[ -n "$pause_version" ]] || die "no TAG in $kdir/build/pause/Makefile"
+  gcc -Os -Wall -Werror -static -DVERSION="v$pause_version-klutch" -o "$dir/bin/pause" "$kdir/build/pause/linux/pause.c" ||
+    die "compiling pause.c failed"
+  strip "$dir/bin/pause"
+  echo "$pause_version" >"$dir/pause.version"
+  rm -rf "$work"
+  finish "$dir" "kubelet, kube-proxy, kube-scheduler v$KUBERNETES_VERSION, pause $pause_version"
 }
 
 build_etcd() {
@@ -291,7 +339,7 @@ check_versions() {
 
 print_env() {
   echo "export KLUTCH_TOOLCHAIN_CACHE=\"$CACHE\""
-  echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
+  echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
   echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
   echo "export PULUMI_SKIP_UPDATE_CHECK=true"
   echo "export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true"
@@ -299,7 +347,7 @@ print_env() {
 
 status() {
   local d
-  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)"; do
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)"; do
     if is_built "$d"; then
       printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
     else
@@ -321,6 +369,7 @@ main() {
       local only="${2:-all}"
       [[ "$only" == all || "$only" == etcd ]] && build_etcd
       [[ "$only" == all || "$only" == kubernetes ]] && build_kubernetes
+      [[ "$only" == all || "$only" == node ]] && build_node
       [[ "$only" == all || "$only" == pulumi ]] && build_pulumi
       [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
