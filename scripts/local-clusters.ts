@@ -6,9 +6,10 @@
 import * as path from "node:path";
 import { Command } from "commander";
 import { LocalCrossplane } from "../lib/local-clusters/crossplane";
-import { readLocalClusterNames } from "../lib/config/stack-file";
+import { readLocalClusters } from "../lib/config/stack-file";
 import {
   LocalClusters,
+  type ClusterRequest,
   type ClusterInfo,
   type ClusterStatus,
   type ComponentStatus,
@@ -39,15 +40,29 @@ function table(header: string[], rows: string[][]): void {
 
 function upTable(infos: ClusterInfo[]): void {
   table(
-    ["CLUSTER", "API SERVER", "KUBECONFIG"],
-    infos.map((i) => [i.name, i.apiServerUrl, i.kubeconfig]),
+    ["CLUSTER", "API SERVER", "NODE", "KUBECONFIG"],
+    infos.map((i) => [
+      i.name,
+      i.apiServerUrl,
+      i.node ? `${i.node.nodeName} ${i.node.nodeAddress}` : "-",
+      i.kubeconfig,
+    ]),
   );
+}
+
+function nodeCell(s: ClusterStatus): string {
+  if (!s.node) return "-";
+  const dead = Object.entries(s.node.components)
+    .filter(([, c]) => !c.alive)
+    .map(([name]) => name);
+  const procs = dead.length === 0 ? "all running" : `not running: ${dead.join(", ")}`;
+  return `${s.node.nodeName ?? "?"} Ready=${s.node.ready.split("\n")[0] ?? ""} (${procs})`;
 }
 
 function statusTable(statuses: ClusterStatus[]): void {
   const proc = (s: ComponentStatus) => (s.pid === undefined ? "-" : `${s.pid} ${s.alive ? "alive" : "dead"}`);
   table(
-    ["CLUSTER", "ETCD", "APISERVER", "CONTROLLER-MANAGER", "READYZ", "API SERVER"],
+    ["CLUSTER", "ETCD", "APISERVER", "CONTROLLER-MANAGER", "READYZ", "API SERVER", "NODE"],
     statuses.map((s) => [
       s.name,
       proc(s.components.etcd),
@@ -55,6 +70,7 @@ function statusTable(statuses: ClusterStatus[]): void {
       proc(s.components["kube-controller-manager"]),
       s.readyz.split("\n")[0] ?? "",
       s.apiServerUrl ?? "-",
+      nodeCell(s),
     ]),
   );
 }
@@ -69,19 +85,32 @@ async function main(): Promise<void> {
     .description("start the clusters that are not running and ready")
     .option("-s, --stack <name>", "stack whose local clusters to start (stacks/Pulumi.<name>.yaml)", "local")
     .option("--clusters <names>", "comma-separated cluster names instead of the stack's")
+    .option("--nodes <names>", "with --clusters: the comma-separated clusters that get a node")
     .option("--state-dir <dir>", "where the clusters live (default $KLUTCH_LOCAL_DIR or .klutch/local)")
-    .action(async (opts: { stack: string; clusters?: string; stateDir?: string }) => {
-      const names = opts.clusters
-        ? opts.clusters
-            .split(",")
-            .map((n) => n.trim())
-            .filter((n) => n.length > 0)
-        : readLocalClusterNames(opts.stack);
-      if (names.length === 0)
+    .action(async (opts: { stack: string; clusters?: string; nodes?: string; stateDir?: string }) => {
+      const list = (value: string) =>
+        value
+          .split(",")
+          .map((n) => n.trim())
+          .filter((n) => n.length > 0);
+      let requests: ClusterRequest[];
+      if (opts.clusters) {
+        const withNode = new Set(list(opts.nodes ?? ""));
+        requests = list(opts.clusters).map((name) => ({ name, nodes: withNode.has(name) ? 1 : 0 }));
+      } else {
+        if (opts.nodes)
+          throw new Error("--nodes needs --clusters (the stack file says which clusters have nodes)");
+        requests = readLocalClusters(opts.stack).map((c) => ({
+          name: c.name,
+          nodes: c.nodes,
+          node: c.podCidr ? { podCidr: c.podCidr } : {},
+        }));
+      }
+      if (requests.length === 0)
         throw new Error(`stack "${opts.stack}" has no clusters on local infrastructure`);
       const clusters = new LocalClusters(stateDir(opts.stateDir), { env: toolchainEnv(), log: progress });
       const start = Date.now();
-      const infos = await clusters.up(names);
+      const infos = await clusters.up(requests);
       out(`\n${infos.length} cluster(s) ready in ${Math.round((Date.now() - start) / 100) / 10}s:\n`);
       upTable(infos);
     });

@@ -133,6 +133,16 @@ const clusterFields = {
   aws: awsCluster.optional(),
   openstack: openstackCluster.optional(),
   network: network.optional(),
+  /**
+   * Local clusters only: 1 runs a node (containerd, kubelet, kube-proxy, kube-scheduler) so
+   * pods really start; 0 (default) is an API server without nodes.
+   */
+  nodes: z
+    .number()
+    .int("must be a whole number")
+    .min(0)
+    .max(1, "a local cluster has at most one node")
+    .optional(),
 };
 
 const proxyConnector = z

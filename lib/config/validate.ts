@@ -170,6 +170,9 @@ function checkInfrastructure(
       );
     }
   }
+  if (value.nodes !== undefined && infra !== "local") {
+    add([...at, "nodes"], `is only for infrastructure "local" (this cluster is "${infra}"); remove it`);
+  }
   switch (infra) {
     case "existing":
       if (!value.kubeconfig) {

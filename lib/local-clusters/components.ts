@@ -8,8 +8,9 @@ const LOOPBACK = "127.0.0.1";
 export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
 
 /**
- * Only an allocation range for ClusterIPs: no kube-proxy runs, so no traffic ever goes there
- * and it may overlap between clusters. Its first address is in the API server's cert.
+ * The ClusterIP range. It may be the same in every cluster: a cluster's kube-proxy (when it
+ * has a node) programs it inside that node's own network namespace only. Its first address is
+ * in the API server's cert.
  */
 export const SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/16";
 
@@ -61,9 +62,16 @@ export function apiServerArgs(layout: ClusterLayout, ports: ClusterPorts, pki: P
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
     `--api-audiences=${SERVICE_ACCOUNT_ISSUER}`,
     `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
-    // RBAC only (no AlwaysAllow, no Node authorizer since no kubelet runs): scoped identities
-    // must really be denied.
-    "--authorization-mode=RBAC",
+    // No AlwaysAllow: scoped identities must really be denied. The Node authorizer and the
+    // NodeRestriction admission plugin limit a local node's kubelet (system:node:<name>) to its
+    // own Node and the pods bound to it, as on a real cluster.
+    "--authorization-mode=Node,RBAC",
+    "--enable-admission-plugins=NodeRestriction",
+    // How it reaches a kubelet for logs, exec and port-forward (the kubelet checks the client
+    // cert against the cluster CA and asks the API server whether this user may).
+    `--kubelet-client-certificate=${pki.apiServerKubeletClientCert}`,
+    `--kubelet-client-key=${pki.apiServerKubeletClientKey}`,
+    "--kubelet-preferred-address-types=InternalIP",
     "--allow-privileged=true",
     "--profiling=false",
     // Never write self-signed serving certs to the default /var/run/kubernetes.

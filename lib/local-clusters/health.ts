@@ -3,7 +3,9 @@ import * as http from "node:http";
 import * as https from "node:https";
 
 export interface TlsFiles {
-  caCert: string;
+  /** The CA to verify the server with; `insecure` instead for a self-signed health port. */
+  caCert?: string;
+  insecure?: boolean;
   clientCert?: string;
   clientKey?: string;
 }
@@ -17,7 +19,10 @@ function get(url: string, tls: TlsFiles | undefined, timeoutMs: number): Promise
   return new Promise((resolve, reject) => {
     const options: https.RequestOptions = { timeout: timeoutMs, agent: false };
     if (tls) {
-      options.ca = fs.readFileSync(tls.caCert);
+      if (tls.caCert) options.ca = fs.readFileSync(tls.caCert);
+      // Only for health endpoints that serve a self-signed cert (kube-scheduler's): no secret
+      // is sent and only the status code is read.
+      if (tls.insecure) options.rejectUnauthorized = false;
       if (tls.clientCert) options.cert = fs.readFileSync(tls.clientCert);
       if (tls.clientKey) options.key = fs.readFileSync(tls.clientKey);
     }

@@ -7,8 +7,19 @@ import { isComponentProcess, LocalCluster } from "./cluster";
 import { isValidClusterName, validateClusterName } from "./layout";
 import { LOCK_FILE, withStateLock } from "./lock";
 import { allPorts } from "./ports";
+import { isNodeProcess, LocalNode, type NodeRequest, type NodeStatus } from "./node/node";
 import { isAlive, processesReferencing, stopProcess } from "./processes";
 import type { ClusterInfo, ClusterStatus, ProgressLog } from "./types";
+
+export type { NodeInfo, NodeRequest, NodeStatus } from "./node/node";
+
+/** A cluster to start: its name, and a node (containerd, kubelet, kube-proxy, kube-scheduler) if asked. */
+export interface ClusterRequest {
+  name: string;
+  /** 1 for a node, 0 (default) for an API-only cluster; a running node is stopped then. */
+  nodes?: number;
+  node?: NodeRequest;
+}
 
 export type {
   ClusterInfo,
@@ -27,6 +38,8 @@ export interface LocalClustersOptions {
   log?: ProgressLog;
   /** How long each kube-apiserver may take to become ready; default 180 s. */
   readyTimeoutMs?: number;
+  /** How long each node may take to become Ready; default 180 s. */
+  nodeTimeoutMs?: number;
 }
 
 /**
@@ -48,8 +61,14 @@ export class LocalClusters {
    * Starts the named clusters (in parallel) unless they are healthy already, and returns
    * where they answer. Fails, after trying all of them, if any could not be made ready.
    */
-  async up(names: string[]): Promise<ClusterInfo[]> {
+  async up(clusters: (string | ClusterRequest)[]): Promise<ClusterInfo[]> {
+    const requests = clusters.map((c) => (typeof c === "string" ? { name: c } : c));
+    const names = requests.map((r) => r.name);
     if (names.length === 0) throw new Error("no cluster names given");
+    for (const r of requests) {
+      if (r.nodes !== undefined && r.nodes !== 0 && r.nodes !== 1)
+        throw new Error(`${r.name}: nodes must be 0 or 1 (a local cluster has at most one node)`);
+    }
     if (new Set(names).size !== names.length)
       throw new Error(`duplicate cluster names in ${names.join(", ")}`);
     names.forEach(validateClusterName);
@@ -67,7 +86,32 @@ export class LocalClusters {
         if (ports) allPorts(ports).forEach((p) => reserved.add(p));
       }
       const ctx = { env, binaries, reserved, log, readyTimeoutMs };
-      return Promise.allSettled(names.map((name) => new LocalCluster(this.stateDir, name).up(ctx)));
+      const reservedSlots = new Set<number>();
+      for (const cluster of this.clusters()) {
+        const slot = new LocalNode(cluster.layout.dir, cluster.name).state()?.slot;
+        if (slot !== undefined && !names.includes(cluster.name)) reservedSlots.add(slot);
+      }
+      const nodeTimeoutMs = this.options.nodeTimeoutMs ?? 180_000;
+      return Promise.allSettled(
+        requests.map(async (request) => {
+          const cluster = new LocalCluster(this.stateDir, request.name);
+          const info = await cluster.up(ctx);
+          const node = new LocalNode(cluster.layout.dir, cluster.name);
+          if ((request.nodes ?? 0) > 0) {
+            info.node = await node.up(request.node ?? {}, {
+              env,
+              log,
+              pki: cluster.pki,
+              apiServerPort: info.ports.apiServer,
+              reservedSlots,
+              timeoutMs: nodeTimeoutMs,
+            });
+          } else if (node.exists() && (await node.stop()) > 0) {
+            log(request.name, "node: stopped (the cluster no longer asks for one)");
+          }
+          return info;
+        }),
+      );
     });
     const failures = results.flatMap((r, i) =>
       r.status === "rejected"
@@ -101,6 +145,15 @@ export class LocalClusters {
         log(cluster.name, "stopped crossplane");
       }
     }
+    // A node's kubelet, kube-proxy and scheduler talk to the API server: they go first.
+    await Promise.all(
+      this.clusters().map(async (cluster) => {
+        const node = new LocalNode(cluster.layout.dir, cluster.name);
+        if (!node.exists()) return;
+        const stopped = await node.stop();
+        if (stopped > 0) log(cluster.name, `node: stopped ${stopped} process(es)`);
+      }),
+    );
     await Promise.all(
       this.clusters().map(async (cluster) => {
         const stopped = await cluster.stop();
@@ -108,7 +161,9 @@ export class LocalClusters {
       }),
     );
     const leftovers = this.leftoverProcesses();
-    for (const pid of leftovers.filter((p) => isComponentProcess(p) || isCrossplaneProcess(p))) {
+    for (const pid of leftovers.filter(
+      (p) => isComponentProcess(p) || isCrossplaneProcess(p) || isNodeProcess(p),
+    )) {
       await stopProcess(pid, 2_000);
     }
     const foreign = this.leftoverProcesses();
@@ -123,7 +178,22 @@ export class LocalClusters {
 
   /** Status of every cluster found under the state dir. */
   async status(): Promise<ClusterStatus[]> {
-    return Promise.all(this.clusters().map((c) => c.status()));
+    return Promise.all(
+      this.clusters().map(async (c) => {
+        const status = await c.status();
+        const node = new LocalNode(c.layout.dir, c.name);
+        if (node.exists() && node.state() !== undefined) {
+          status.node = await node.status(c.pki, c.ports()?.apiServer);
+          status.healthy = status.healthy && (!anyAlive(status.node) || status.node.healthy);
+        }
+        return status;
+      }),
+    );
+  }
+
+  /** The node of a cluster under this state dir (whether or not it runs). */
+  node(name: string): LocalNode {
+    return new LocalNode(new LocalCluster(this.stateDir, name).layout.dir, name);
   }
 
   kubeconfigPath(name: string): string {
@@ -173,6 +243,12 @@ export class LocalClusters {
     }
     fs.rmSync(this.stateDir, { recursive: true, force: true });
   }
+}
+
+// A node whose processes were all stopped on purpose (`nodes: 0`) does not make its cluster
+// unhealthy; one that is half alive does.
+function anyAlive(status: NodeStatus): boolean {
+  return Object.values(status.components).some((c) => c.alive || c.pid !== undefined);
 }
 
 // A cluster dir is one `up` made: it has ports.json, pki/ or pids/.

@@ -9,6 +9,8 @@ export interface KubeconfigSpec {
   caCertFile: string;
   clientCertFile: string;
   clientKeyFile: string;
+  /** The name to check the server's certificate against, when the address is not in it. */
+  tlsServerName?: string;
 }
 
 const b64 = (file: string) => fs.readFileSync(file).toString("base64");
@@ -25,7 +27,11 @@ export function renderKubeconfig(spec: KubeconfigSpec): string {
     clusters: [
       {
         name: spec.name,
-        cluster: { server: spec.server, "certificate-authority-data": b64(spec.caCertFile) },
+        cluster: {
+          server: spec.server,
+          "certificate-authority-data": b64(spec.caCertFile),
+          ...(spec.tlsServerName ? { "tls-server-name": spec.tlsServerName } : {}),
+        },
       },
     ],
     users: [

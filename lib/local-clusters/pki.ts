@@ -21,6 +21,9 @@ export interface PkiFiles {
   controllerManagerServingKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
+  /** The API server's client cert for kubelets (logs, exec, port-forward); O=system:masters. */
+  apiServerKubeletClientCert: string;
+  apiServerKubeletClientKey: string;
 }
 
 export function pkiFiles(pkiDir: string): PkiFiles {
@@ -38,6 +41,8 @@ export function pkiFiles(pkiDir: string): PkiFiles {
     controllerManagerServingKey: f("controller-manager-serving.key"),
     serviceAccountKey: f("sa.key"),
     serviceAccountPub: f("sa.pub"),
+    apiServerKubeletClientCert: f("apiserver-kubelet-client.crt"),
+    apiServerKubeletClientKey: f("apiserver-kubelet-client.key"),
   };
 }
 
@@ -102,7 +107,7 @@ async function openssl(args: string[], cwd: string): Promise<void> {
 // accepted everywhere Kubernetes takes a key, including service account token signing (ES256).
 async function newKey(file: string, cwd: string): Promise<void> {
   await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file], cwd);
-  fs.chmodSync(path.join(cwd, file), 0o600);
+  fs.chmodSync(path.resolve(cwd, file), 0o600);
 }
 
 async function issue(
@@ -140,7 +145,7 @@ async function issue(
     ],
     cwd,
   );
-  fs.rmSync(path.join(cwd, `${base}.csr`));
+  fs.rmSync(path.resolve(cwd, `${base}.csr`));
 }
 
 async function generate(dir: string, clusterName: string): Promise<void> {
@@ -166,19 +171,40 @@ async function generate(dir: string, clusterName: string): Promise<void> {
     ],
     dir,
   );
-  // The leaves are independent of each other: issue them concurrently.
   await Promise.all([
-    issue(dir, "apiserver", "/CN=kube-apiserver", "server"),
-    // O=system:masters is bound to cluster-admin by the bootstrap RBAC policy.
-    issue(dir, "admin", "/O=system:masters/CN=kubernetes-admin", "client"),
-    // This CN is the user the bootstrap policy grants the controller-manager's own role.
-    issue(dir, "controller-manager", "/CN=system:kube-controller-manager", "client"),
-    issue(dir, "controller-manager-serving", "/CN=kube-controller-manager", "loopback_server"),
+    issueLeaves(dir, LEAVES),
     (async () => {
       await newKey("sa.key", dir);
       await openssl(["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
     })(),
   ]);
+}
+
+interface Leaf {
+  base: string;
+  subject: string;
+  section: "server" | "loopback_server" | "client";
+}
+
+const LEAVES: Leaf[] = [
+  { base: "apiserver", subject: "/CN=kube-apiserver", section: "server" },
+  // O=system:masters is bound to cluster-admin by the bootstrap RBAC policy.
+  { base: "admin", subject: "/O=system:masters/CN=kubernetes-admin", section: "client" },
+  // This CN is the user the bootstrap policy grants the controller-manager's own role.
+  { base: "controller-manager", subject: "/CN=system:kube-controller-manager", section: "client" },
+  { base: "controller-manager-serving", subject: "/CN=kube-controller-manager", section: "loopback_server" },
+  // What kubelets accept from the API server (their webhook authorizer asks the API server,
+  // which lets system:masters do anything).
+  {
+    base: "apiserver-kubelet-client",
+    subject: "/O=system:masters/CN=kube-apiserver-kubelet-client",
+    section: "client",
+  },
+];
+
+// The leaves are independent of each other: issue them concurrently.
+async function issueLeaves(dir: string, leaves: Leaf[]): Promise<void> {
+  await Promise.all(leaves.map((l) => issue(dir, l.base, l.subject, l.section)));
 }
 
 function complete(pkiDir: string): boolean {
@@ -192,6 +218,21 @@ function complete(pkiDir: string): boolean {
  */
 export async function ensurePki(pkiDir: string, clusterName: string): Promise<PkiFiles> {
   if (complete(pkiDir)) return pkiFiles(pkiDir);
+  // A PKI made before a leaf was added keeps its CA and service account key (tokens signed
+  // with it live in etcd): only the missing leaves are issued.
+  const f = pkiFiles(pkiDir);
+  if ([f.caCert, f.caKey, f.serviceAccountKey, f.serviceAccountPub].every((file) => fs.existsSync(file))) {
+    fs.writeFileSync(path.join(pkiDir, "openssl.cnf"), OPENSSL_CONFIG);
+    await issueLeaves(
+      pkiDir,
+      LEAVES.filter(
+        (l) =>
+          !fs.existsSync(path.join(pkiDir, `${l.base}.crt`)) ||
+          !fs.existsSync(path.join(pkiDir, `${l.base}.key`)),
+      ),
+    );
+    return f;
+  }
   const scratch = `${pkiDir}.partial-${process.pid}`;
   fs.rmSync(scratch, { recursive: true, force: true });
   fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
@@ -203,4 +244,20 @@ export async function ensurePki(pkiDir: string, clusterName: string): Promise<Pk
     fs.rmSync(scratch, { recursive: true, force: true });
   }
   return pkiFiles(pkiDir);
+}
+
+/**
+ * A client certificate from the cluster's CA in `pkiDir`, written as `<outBase>.crt` and
+ * `<outBase>.key` (absolute): the node's components (kubelet as system:node:<name> in
+ * system:nodes, kube-proxy, kube-scheduler) authenticate with these.
+ */
+export async function issueClientCert(
+  pkiDir: string,
+  outBase: string,
+  subject: string,
+): Promise<{ cert: string; key: string }> {
+  fs.mkdirSync(path.dirname(outBase), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(path.join(pkiDir, "openssl.cnf"), OPENSSL_CONFIG);
+  await issue(pkiDir, outBase, subject, "client");
+  return { cert: `${outBase}.crt`, key: `${outBase}.key` };
 }

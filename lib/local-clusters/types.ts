@@ -1,3 +1,5 @@
+import type { NodeInfo, NodeStatus } from "./node/node";
+
 /** The three processes that make up one local cluster, in start order. */
 export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager"] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -21,6 +23,8 @@ export interface ClusterInfo {
   /** Seconds from starting kube-apiserver until /readyz said ok (0 when not started). */
   apiServerReadySeconds: number;
   pids: Record<Component, number>;
+  /** The cluster's node, when it asked for one. */
+  node?: NodeInfo;
 }
 
 export interface ComponentStatus {
@@ -37,6 +41,8 @@ export interface ClusterStatus {
   /** The body of GET /readyz ("ok"), or why it could not be read. */
   readyz: string;
   healthy: boolean;
+  /** The cluster's node, when it has (or had) one. */
+  node?: NodeStatus;
 }
 
 /** Progress messages, one per step; the CLI prints them, the library is silent by default. */
