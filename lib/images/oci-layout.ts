@@ -89,7 +89,8 @@ function header(entry: LayerEntry): Headers {
   const common = { name: entry.path.slice(1), mtime: EPOCH, uid: 0, gid: 0, uname: "", gname: "" };
   switch (entry.type) {
     case "dir":
-      return { ...common, type: "directory", mode: entry.mode ?? 0o755 };
+      // A trailing slash, as GNU tar writes directories.
+      return { ...common, name: `${common.name}/`, type: "directory", mode: entry.mode ?? 0o755 };
     case "symlink":
       return { ...common, type: "symlink", linkname: entry.target, mode: 0o777 };
     case "file":
