@@ -493,6 +493,21 @@ describe("environment config", () => {
         includes: "must be a pinned package reference",
       },
       {
+        name: "two nodes on a local cluster",
+        mutate: (c) => (c.controlPlane = { name: "control-plane", infrastructure: "local", nodes: 2 }),
+        path: "klutch:controlPlane.nodes",
+        includes: "a local cluster has at most one node",
+      },
+      {
+        name: "nodes on a cluster that is not local",
+        mutate: (c) =>
+          (c.appClusters = [
+            { name: "app-1", infrastructure: "existing", kubeconfig: { path: "kube/prod.yaml" }, nodes: 1 },
+          ]),
+        path: "klutch:appClusters[0].nodes",
+        includes: 'is only for infrastructure "local"',
+      },
+      {
         name: "Crossplane v2",
         mutate: (c) => (c.crossplane = { version: "2.0.0" }),
         path: "klutch:crossplane.version",
