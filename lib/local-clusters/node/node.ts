@@ -257,7 +257,7 @@ export class LocalNode {
           "kube-proxy",
           proxy,
           () =>
-            probe(`http://${link.nodeAddress}:${PROXY_HEALTHZ_PORT}/livez`, undefined, 2_000).then(okIfJson),
+            probe(`http://${link.nodeAddress}:${PROXY_HEALTHZ_PORT}/healthz`, undefined, 2_000).then(okIfJson),
           ctx.timeoutMs,
         ),
         this.waitFor(
@@ -510,7 +510,7 @@ function nodeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 const errorText = (err: unknown) => ((err as { stderr?: string }).stderr ?? (err as Error).message).trim();
 const trueIsOk = (answer: string) => (answer === "True" ? "ok" : `Node not Ready: ${answer}`);
-// kube-proxy's /livez answers 200 with a JSON body once it runs.
+// kube-proxy's /healthz answers 200 with a JSON body once its rules are in sync.
 const okIfJson = (answer: string) => (answer.startsWith("{") ? "ok" : answer);
 
 function logTail(file: string, lines = 15): string {
