@@ -198,7 +198,8 @@ export function imageDocuments(
 /**
  * Builds the image into `cacheDir` unless an archive of the same content is there already.
  * The layer is always packed (that is how its content is known) but only to a scratch file;
- * the archive's name carries the manifest digest, so a cache hit is a file that exists.
+ * the archive's name carries the tag (version and manifest digest), so a cache hit is a file
+ * that exists.
  */
 export async function buildImage(spec: ImageSpec, cacheDir: string): Promise<BuiltImage> {
   fs.mkdirSync(cacheDir, { recursive: true });
@@ -209,7 +210,12 @@ export async function buildImage(spec: ImageSpec, cacheDir: string): Promise<Bui
     const layer = { digest: sink.digest, size: sink.size };
     const docs = imageDocuments(spec, layer, (d) => tagFor(spec.version, d));
     const name = spec.repository.slice(spec.repository.lastIndexOf("/") + 1);
-    const archive = path.join(cacheDir, `${name}-${docs.manifestDigest.slice(7, 19)}.oci.tar`);
+    // The tag names the image inside the archive (index.json), so it is part of the file name:
+    // the same content under another version is another archive.
+    const archive = path.join(
+      cacheDir,
+      `${name}-${docs.reference.slice(docs.reference.lastIndexOf(":") + 1)}.oci.tar`,
+    );
     const result = {
       reference: docs.reference,
       manifestDigest: docs.manifestDigest,

@@ -194,7 +194,6 @@ export function kubeProxyConfig(layout: NodeLayout, s: NodeSettings): string {
     clientConnection: { kubeconfig: layout.proxyKubeconfig },
     hostnameOverride: s.nodeName,
     clusterCIDR: s.podCidr,
-    bindAddress: s.nodeAddress,
     healthzBindAddress: `${s.nodeAddress}:${PROXY_HEALTHZ_PORT}`,
     metricsBindAddress: `${s.nodeAddress}:10249`,
     // NodePorts answer on the node's address only (the host reaches it over the node's link).

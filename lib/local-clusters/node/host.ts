@@ -66,6 +66,7 @@ export async function createNodeNetwork(
   names: NodeNames,
   link: NodeLink,
   apiServerPort: number,
+  serviceCidr: string,
 ): Promise<void> {
   await deleteNodeNetwork(names);
   const ns = names.netns;
@@ -76,6 +77,10 @@ export async function createNodeNetwork(
   await cmd("ip", ["-n", ns, "addr", "add", `${link.nodeAddress}/${link.prefixLength}`, "dev", "eth0"]);
   await cmd("ip", ["-n", ns, "link", "set", "eth0", "up"]);
   await cmd("ip", ["-n", ns, "link", "set", "lo", "up"]);
+  // The node has no default route, and a connection from the node itself (curl, a hostNetwork
+  // pod) to a ClusterIP needs some route before kube-proxy's DNAT applies: loopback, so a
+  // ClusterIP no Service holds goes nowhere (pods' traffic is DNATed before routing anyway).
+  await cmd("ip", ["-n", ns, "route", "add", serviceCidr, "dev", "lo"]);
   await cmd("sysctl", ["-q", "-w", `net.ipv4.conf.${names.hostInterface}.route_localnet=1`]);
   // Pods reach Services and each other through the node's bridge: forwarding in the node's
   // namespace only (the host's own setting is untouched), and bridged traffic through nftables

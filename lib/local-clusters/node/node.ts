@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { buildNodeImages, type BuiltImages } from "../../images/catalog";
 import { which } from "../binaries";
+import { SERVICE_CLUSTER_IP_RANGE } from "../components";
 import { probe, waitForOk, type TlsFiles } from "../health";
 import { renderKubeconfig, writeSecretFile } from "../kubeconfig";
 import { issueClientCert, type PkiFiles } from "../pki";
@@ -202,6 +203,8 @@ export class LocalNode {
       old.apiServerPort === ctx.apiServerPort;
     if (same && (await this.isHealthy(ctx.pki, ctx.apiServerPort))) {
       ctx.reservedSlots.add(old.slot);
+      // An image deleted from containerd (`ctr images rm`) comes back without a restart.
+      await this.importImages(env, images);
       log("already running and Ready: left alone");
       return this.info(nodeLink(old.slot), podCidr, false, 0, refs);
     }
@@ -229,7 +232,7 @@ export class LocalNode {
     };
     try {
       await this.prepare(state, settings, ctx.pki);
-      await createNodeNetwork(this.names, link, ctx.apiServerPort);
+      await createNodeNetwork(this.names, link, ctx.apiServerPort, SERVICE_CLUSTER_IP_RANGE);
       createCgroupRoot(this.names.cgroupRoot);
       log(`network namespace ${this.names.netns}, node address ${link.nodeAddress}, pods ${podCidr}`);
 
@@ -257,7 +260,9 @@ export class LocalNode {
           "kube-proxy",
           proxy,
           () =>
-            probe(`http://${link.nodeAddress}:${PROXY_HEALTHZ_PORT}/healthz`, undefined, 2_000).then(okIfJson),
+            probe(`http://${link.nodeAddress}:${PROXY_HEALTHZ_PORT}/healthz`, undefined, 2_000).then(
+              okIfJson,
+            ),
           ctx.timeoutMs,
         ),
         this.waitFor(
@@ -377,7 +382,7 @@ export class LocalNode {
     );
     for (const image of Object.values(images)) {
       if (have.has(image.reference)) continue;
-      await this.ctr(env, ["images", "import", "--no-unpack=false", image.archive]);
+      await this.ctr(env, ["images", "import", image.archive]);
     }
   }
 
@@ -416,6 +421,7 @@ export class LocalNode {
     }
     for (const c of NODE_COMPONENTS) fs.rmSync(this.layout.pidFile(c), { force: true });
     if (fs.existsSync(this.layout.dir)) await unmountUnder(this.layout.dir);
+    removeContainerLogLinks(this.layout.podLogsDir);
     await deleteNodeNetwork(this.names);
     return stopped;
   }
@@ -500,6 +506,27 @@ export class LocalNode {
       pids,
       images,
     };
+  }
+}
+
+/**
+ * The kubelet links every container's log into /var/log/containers (a fixed path, not
+ * configurable) and removes the links only while it runs: drop the ones into this node's logs.
+ */
+function removeContainerLogLinks(podLogsDir: string, dir = "/var/log/containers"): void {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const link = path.join(dir, entry);
+    try {
+      if (fs.readlinkSync(link).startsWith(`${podLogsDir}/`)) fs.rmSync(link, { force: true });
+    } catch {
+      // not a link, or gone
+    }
   }
 }
 
