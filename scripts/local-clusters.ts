@@ -55,6 +55,7 @@ function nodeCell(s: ClusterStatus): string {
   const dead = Object.entries(s.node.components)
     .filter(([, c]) => !c.alive)
     .map(([name]) => name);
+  if (dead.length === Object.keys(s.node.components).length) return `${s.node.nodeName ?? "?"} stopped`;
   const procs = dead.length === 0 ? "all running" : `not running: ${dead.join(", ")}`;
   return `${s.node.nodeName ?? "?"} Ready=${s.node.ready.split("\n")[0] ?? ""} (${procs})`;
 }

@@ -106,8 +106,13 @@ export class LocalClusters {
               reservedSlots,
               timeoutMs: nodeTimeoutMs,
             });
-          } else if (node.exists() && (await node.stop()) > 0) {
-            log(request.name, "node: stopped (the cluster no longer asks for one)");
+          } else if (node.state() !== undefined) {
+            const stopped = await node.stop();
+            const deleted = await node.deleteNodeObject(cluster.pki, info.ports.apiServer);
+            // Once gone, the node's state is dropped: a later `nodes: 1` starts afresh.
+            if (deleted) fs.rmSync(node.layout.stateFile, { force: true });
+            if (stopped > 0 || deleted)
+              log(request.name, "node: stopped and removed (the cluster no longer asks for one)");
           }
           return info;
         }),

@@ -359,6 +359,34 @@ describe("local cluster with a node (e2e)", function () {
     });
   }
 
+  it("stops and removes the node when the cluster no longer asks for one, and starts it again when it does", async () => {
+    const pids = Object.values(node.pids);
+    const [without] = await clusters.up([{ name: CLUSTER, nodes: 0 }]);
+    assert.equal(without?.node, undefined);
+    assert.deepEqual(
+      pids.filter((p) => !gone(p)),
+      [],
+      "node processes still alive",
+    );
+    assert.equal(
+      kubectlTry(kc(), ["get", "node", `${CLUSTER}-node`]).status,
+      1,
+      "the Node object is deleted",
+    );
+    assert.ok(!fs.existsSync(`/run/netns/${node.netns}`));
+    assert.equal((await clusters.status()).find((s) => s.name === CLUSTER)?.healthy, true);
+
+    const [again] = await clusters.up(request);
+    assert.equal(again?.node?.started, true);
+    assert.ok(again?.node);
+    node = again.node;
+    await eventually(
+      "echo and prober Ready on the new node",
+      () => allReady("echo") && allReady("prober"),
+      120_000,
+    );
+  });
+
   it("`down` leaves no node process, pod, mount, namespace or cgroup behind", async () => {
     const layoutDir = path.join(stateDir, CLUSTER, "node");
     const socket = path.join(layoutDir, "containerd", "containerd.sock");

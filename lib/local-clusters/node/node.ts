@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
+import * as https from "node:https";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { buildNodeImages, type BuiltImages } from "../../images/catalog";
@@ -164,6 +165,34 @@ export class LocalNode {
     } catch {
       return body;
     }
+  }
+
+  /**
+   * Deletes the Node object (and with it, by the garbage collector, its pods' bindings): a
+   * cluster that no longer asks for a node should not list a stale one. True when deleted or
+   * already gone.
+   */
+  async deleteNodeObject(pki: PkiFiles, apiServerPort: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const req = https.request(
+        `https://127.0.0.1:${apiServerPort}/api/v1/nodes/${this.nodeName}`,
+        {
+          method: "DELETE",
+          ca: fs.readFileSync(pki.caCert),
+          cert: fs.readFileSync(pki.adminCert),
+          key: fs.readFileSync(pki.adminKey),
+          timeout: 5_000,
+          agent: false,
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode === 200 || res.statusCode === 404));
+        },
+      );
+      req.on("timeout", () => req.destroy(new Error("timeout")));
+      req.on("error", () => resolve(false));
+      req.end();
+    });
   }
 
   /** All four processes are ours and alive, the kubelet is healthy and the Node Ready. */
