@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { which } from "../local-clusters/binaries";
-import { debianVersion, hostFiles, userEntries } from "./host-rootfs";
+import { debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
 import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
 
 /**
@@ -69,7 +69,72 @@ export function haproxySpec(): ImageSpec {
   };
 }
 
-export const IMAGE_NAMES = ["pause", "haproxy"] as const;
+/** The uid of the official PostgreSQL image's `postgres` user. */
+export const POSTGRES_UID = 999;
+const PG = "/usr/lib/postgresql/15";
+
+// Like the official image's entrypoint, reduced to what the tests and a dev data service need:
+// a first start runs initdb (password from POSTGRES_PASSWORD, scram for TCP clients), every
+// start then runs the server in the foreground.
+const POSTGRES_ENTRYPOINT = `#!/bin/sh
+set -e
+: "\${PGDATA:=/var/lib/postgresql/data/pgdata}"
+export PGDATA
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  printf '%s' "\${POSTGRES_PASSWORD:?POSTGRES_PASSWORD must be set}" > /tmp/pwfile
+  initdb --username=postgres --pwfile=/tmp/pwfile --auth-local=trust --auth-host=scram-sha-256 \\
+    --no-locale --encoding=UTF8 >/dev/null
+  : > /tmp/pwfile
+  echo "host all all 0.0.0.0/0 scram-sha-256" >> "$PGDATA/pg_hba.conf"
+fi
+exec postgres -c listen_addresses='*' -c unix_socket_directories=/tmp "$@"
+`;
+
+/**
+ * PostgreSQL 15 from Debian's package (the one the data-plane tests run): the server, initdb,
+ * psql and pg_isready with the modules and share files they load, tz data, and /bin/sh for
+ * initdb (it starts the server through the shell). Runs as uid 999 with its data in PGDATA.
+ */
+export function postgresSpec(): ImageSpec {
+  const bins = ["postgres", "initdb", "pg_ctl", "pg_isready", "psql"].map((b) => ({
+    path: `${PG}/bin/${b}`,
+  }));
+  const modules = hostTree(`${PG}/lib`, (f) => f.includes("/bitcode") || f.includes("llvmjit"));
+  const shared = [
+    ...hostTree("/usr/share/postgresql/15", (f) => f.endsWith("/man")),
+    ...hostTree("/usr/share/zoneinfo"),
+  ];
+  return {
+    repository: `${IMAGE_REPOSITORY}/postgres`,
+    version: debianVersion("postgresql-15"),
+    config: {
+      Entrypoint: ["/usr/local/bin/docker-entrypoint.sh"],
+      Env: [
+        `PATH=${PG}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+        "PGDATA=/var/lib/postgresql/data/pgdata",
+      ],
+      User: `${POSTGRES_UID}:${POSTGRES_UID}`,
+    },
+    entries: [
+      ...hostFiles([...bins, { path: "/bin/dash" }]),
+      { type: "symlink", path: "/bin/sh", target: "dash" },
+      ...modules,
+      ...librariesOf(modules),
+      ...shared,
+      ...userEntries([{ name: "postgres", uid: POSTGRES_UID, home: "/var/lib/postgresql" }]),
+      {
+        type: "content",
+        path: "/usr/local/bin/docker-entrypoint.sh",
+        mode: 0o755,
+        content: POSTGRES_ENTRYPOINT,
+      },
+      { type: "dir", path: "/var/lib/postgresql/data", mode: 0o777 },
+      { type: "dir", path: "/var/run/postgresql", mode: 0o777 },
+    ],
+  };
+}
+
+export const IMAGE_NAMES = ["pause", "haproxy", "postgres"] as const;
 export type ImageName = (typeof IMAGE_NAMES)[number];
 
 export type BuiltImages = Record<ImageName, BuiltImage>;
@@ -79,9 +144,9 @@ export async function buildNodeImages(
   env: NodeJS.ProcessEnv,
   cacheDir = imageCacheDir(env),
 ): Promise<BuiltImages> {
-  const [pause, haproxy] = await Promise.all([
-    buildImage(pauseSpec(env), cacheDir),
-    buildImage(haproxySpec(), cacheDir),
-  ]);
-  return { pause, haproxy };
+  // One after another: they read the same disk, and a failure leaves no other build half-written.
+  const pause = await buildImage(pauseSpec(env), cacheDir);
+  const haproxy = await buildImage(haproxySpec(), cacheDir);
+  const postgres = await buildImage(postgresSpec(), cacheDir);
+  return { pause, haproxy, postgres };
 }

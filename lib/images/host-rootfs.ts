@@ -56,6 +56,55 @@ export function hostFiles(files: { path: string; mode?: number }[]): LayerEntry[
   return entries;
 }
 
+/**
+ * Every file and symlink under a host directory, at the same paths (directories follow from
+ * their files), skipping paths `skip` matches. Symlinks stay symlinks: their targets are
+ * copied too when they are under the same tree (zoneinfo's aliases, for instance).
+ */
+export function hostTree(dir: string, skip: (file: string) => boolean = () => false): LayerEntry[] {
+  const entries: LayerEntry[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const file = `${d}/${e.name}`;
+      if (skip(file)) continue;
+      if (e.isDirectory()) walk(file);
+      else if (e.isSymbolicLink())
+        entries.push({ type: "symlink", path: file, target: fs.readlinkSync(file) });
+      else if (e.isFile()) {
+        entries.push({ type: "file", path: file, mode: fs.statSync(file).mode & 0o7777, source: file });
+      }
+    }
+  };
+  walk(dir);
+  return entries;
+}
+
+/** The shared libraries of every ELF file among the entries (programs and loadable modules). */
+export function librariesOf(entries: LayerEntry[]): LayerEntry[] {
+  const have = new Set(entries.map((e) => e.path));
+  const out: LayerEntry[] = [];
+  for (const e of entries) {
+    if (e.type !== "file" || !isElf(e.source)) continue;
+    for (const lib of sharedLibraries(e.source)) {
+      if (have.has(lib)) continue;
+      have.add(lib);
+      out.push({ type: "file", path: lib, mode: 0o755, source: fs.realpathSync(lib) });
+    }
+  }
+  return out;
+}
+
+function isElf(file: string): boolean {
+  const fd = fs.openSync(file, "r");
+  try {
+    const head = Buffer.alloc(4);
+    fs.readSync(fd, head, 0, 4, 0);
+    return head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** /etc/passwd, /etc/group and nsswitch for the users an image runs as (numeric ids stay valid). */
 export function userEntries(users: { name: string; uid: number; home?: string }[]): LayerEntry[] {
   const all = [{ name: "root", uid: 0, home: "/root" }, ...users];

@@ -76,7 +76,11 @@ export function normalizeEntries(entries: LayerEntry[]): LayerEntry[] {
     const p = path.posix.normalize(entry.path);
     if (!p.startsWith("/") || p === "/")
       throw new Error(`layer path must be absolute and not /: ${entry.path}`);
-    if (byPath.has(p) && byPath.get(p)?.type !== "dir") throw new Error(`layer path listed twice: ${p}`);
+    const prior = byPath.get(p);
+    // The same library reached from two programs is one entry; two different contents for one
+    // path are a mistake.
+    if (prior && JSON.stringify(prior) === JSON.stringify({ ...entry, path: p })) continue;
+    if (prior && prior.type !== "dir") throw new Error(`layer path listed twice: ${p}`);
     byPath.set(p, { ...entry, path: p });
     for (let dir = path.posix.dirname(p); dir !== "/"; dir = path.posix.dirname(dir)) {
       if (!byPath.has(dir)) byPath.set(dir, { type: "dir", path: dir });

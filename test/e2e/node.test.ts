@@ -6,6 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalClusters, type ClusterInfo, type NodeInfo } from "../../lib/local-clusters";
 import { cgroupPids, mountsUnder } from "../../lib/local-clusters/node/host";
+import { renderHaproxyConfig } from "../../lib/network/proxy/haproxy-config";
 import { NODE_COMPONENTS } from "../../lib/local-clusters/node/layout";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
@@ -303,6 +304,118 @@ describe("local cluster with a node (e2e)", function () {
     const [pod] = pods("echo");
     const r = kubectlTry(kc(), ["logs", "-n", NS, pod?.metadata.name ?? "", "--tail=5"]);
     assert.equal(r.status, 0, r.stderr);
+  });
+
+  it("runs PostgreSQL from the local image (exec readiness probe); psql reaches it via NodePort and through an HAProxy pod with the TcpProxy config", async () => {
+    const password = "node-e2e-only";
+    const pg = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "pg", namespace: NS },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "pg" } },
+        template: {
+          metadata: { labels: { app: "pg" } },
+          spec: {
+            automountServiceAccountToken: false,
+            securityContext: { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999 },
+            containers: [
+              {
+                name: "postgres",
+                image: node.images.postgres,
+                imagePullPolicy: "Never",
+                env: [{ name: "POSTGRES_PASSWORD", value: password }],
+                ports: [{ containerPort: 5432 }],
+                readinessProbe: {
+                  exec: { command: ["pg_isready", "-h", "127.0.0.1", "-U", "postgres"] },
+                  periodSeconds: 2,
+                },
+                volumeMounts: [{ name: "data", mountPath: "/var/lib/postgresql/data" }],
+              },
+            ],
+            volumes: [{ name: "data", emptyDir: {} }],
+          },
+        },
+      },
+    };
+    const service = (name: string, port: number) =>
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name, namespace: NS },
+        spec: { type: "NodePort", selector: { app: name }, ports: [{ port, targetPort: port }] },
+      });
+    for (const doc of [JSON.stringify(pg), service("pg", 5432)]) {
+      const r = kubectlApply(kc(), doc);
+      assert.equal(r.status, 0, r.stderr);
+    }
+    await eventually("PostgreSQL to be Ready (pg_isready passing)", () => allReady("pg"), 120_000);
+    const pgSvc = kubectlJson<{ spec: { clusterIP: string; ports: { nodePort: number }[] } }>(kc(), [
+      "get",
+      "service",
+      "pg",
+      "-n",
+      NS,
+    ]);
+
+    // The proxy pod runs exactly what the TcpProxy component renders for one connection.
+    const cfg = renderHaproxyConfig([{ id: "default/pg", instanceHost: pgSvc.spec.clusterIP, port: 5432 }], {
+      "default/pg": 15432,
+    });
+    for (const doc of [
+      configMap("pgproxy", cfg),
+      deployment("pgproxy", node.images.haproxy as string, "pgproxy"),
+      service("pgproxy", 15432),
+    ]) {
+      const r = kubectlApply(kc(), doc);
+      assert.equal(r.status, 0, r.stderr);
+    }
+    await eventually("the proxy pod to be Ready", () => allReady("pgproxy"), 120_000);
+    const proxySvc = kubectlJson<{ spec: { ports: { nodePort: number }[] } }>(kc(), [
+      "get",
+      "service",
+      "pgproxy",
+      "-n",
+      NS,
+    ]);
+
+    const psql = (port: number) =>
+      execFileSync(
+        "psql",
+        [
+          `host=${node.nodeAddress} port=${port} user=postgres dbname=postgres connect_timeout=5`,
+          "-tAc",
+          "select 6 * 7",
+        ],
+        {
+          encoding: "utf8",
+          env: { ...process.env, PGPASSWORD: password },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      ).trim();
+    await eventually(
+      "psql through the PostgreSQL NodePort",
+      () => {
+        try {
+          return psql(pgSvc.spec.ports[0]?.nodePort ?? 0) === "42";
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+    );
+    await eventually(
+      "psql through the proxy pod's NodePort",
+      () => {
+        try {
+          return psql(proxySvc.spec.ports[0]?.nodePort ?? 0) === "42";
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+    );
   });
 
   it("replaces a deleted pod, and the Service follows it", async () => {
