@@ -23,15 +23,25 @@ export function parseLdd(output: string): string[] {
   return [...found].sort();
 }
 
-/** The shared libraries a host binary loads (none for a static one). */
-export function sharedLibraries(binary: string): string[] {
+/**
+ * The shared libraries host binaries load (none for a static one), with one `ldd` call for
+ * all of them: it prints a section per file, and the union is what the image needs.
+ */
+export function sharedLibraries(...binaries: string[]): string[] {
+  if (binaries.length === 0) return [];
   let out: string;
   try {
-    out = execFileSync("ldd", [binary], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    out = execFileSync("ldd", binaries, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      maxBuffer: 64 << 20,
+    });
   } catch (err) {
-    // ldd exits 1 with "not a dynamic executable" for a static binary.
+    // ldd exits 1 when one of the files is static ("not a dynamic executable"); the others'
+    // sections are still on stdout.
     const e = err as { stdout?: string; stderr?: string };
-    if (/not a dynamic executable|statically linked/.test(`${e.stdout ?? ""}${e.stderr ?? ""}`)) return [];
+    if (/not a dynamic executable|statically linked/.test(`${e.stdout ?? ""}${e.stderr ?? ""}`))
+      return parseLdd(e.stdout ?? "");
     throw err;
   }
   return parseLdd(out);
@@ -82,16 +92,10 @@ export function hostTree(dir: string, skip: (file: string) => boolean = () => fa
 /** The shared libraries of every ELF file among the entries (programs and loadable modules). */
 export function librariesOf(entries: LayerEntry[]): LayerEntry[] {
   const have = new Set(entries.map((e) => e.path));
-  const out: LayerEntry[] = [];
-  for (const e of entries) {
-    if (e.type !== "file" || !isElf(e.source)) continue;
-    for (const lib of sharedLibraries(e.source)) {
-      if (have.has(lib)) continue;
-      have.add(lib);
-      out.push({ type: "file", path: lib, mode: 0o755, source: fs.realpathSync(lib) });
-    }
-  }
-  return out;
+  const elves = entries.flatMap((e) => (e.type === "file" && isElf(e.source) ? [e.source] : []));
+  return sharedLibraries(...elves)
+    .filter((lib) => !have.has(lib))
+    .map((lib) => ({ type: "file", path: lib, mode: 0o755, source: fs.realpathSync(lib) }));
 }
 
 function isElf(file: string): boolean {
