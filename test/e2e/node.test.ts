@@ -532,6 +532,21 @@ describe("local cluster with a node (e2e)", function () {
       !links.includes(`kn${node.netns.replace(/^klutch-/, "")}`),
       "the host end of the node's link is gone",
     );
+    const mentions = (dir: string) =>
+      fs.readdirSync(dir).filter((f) => {
+        try {
+          const file = path.join(dir, f);
+          return fs.lstatSync(file).isSymbolicLink()
+            ? fs.readlinkSync(file).startsWith(stateDir)
+            : fs.readFileSync(file, "utf8").includes(stateDir);
+        } catch {
+          return false;
+        }
+      });
+    if (fs.existsSync("/var/lib/cni/results"))
+      assert.deepEqual(mentions("/var/lib/cni/results"), [], "CNI cache entries of the node's pods");
+    if (fs.existsSync("/var/log/containers"))
+      assert.deepEqual(mentions("/var/log/containers"), [], "kubelet's log links into the node");
     const tables = execFileSync("nft", ["list", "tables"], { encoding: "utf8" });
     assert.ok(
       !tables.includes(`klutch-node-${node.netns.replace(/^klutch-/, "")}`),

@@ -451,6 +451,7 @@ export class LocalNode {
     for (const c of NODE_COMPONENTS) fs.rmSync(this.layout.pidFile(c), { force: true });
     if (fs.existsSync(this.layout.dir)) await unmountUnder(this.layout.dir);
     removeContainerLogLinks(this.layout.podLogsDir);
+    removeCniCache(this.layout.dir);
     await deleteNodeNetwork(this.names);
     return stopped;
   }
@@ -555,6 +556,28 @@ function removeContainerLogLinks(podLogsDir: string, dir = "/var/log/containers"
       if (fs.readlinkSync(link).startsWith(`${podLogsDir}/`)) fs.rmSync(link, { force: true });
     } catch {
       // not a link, or gone
+    }
+  }
+}
+
+/**
+ * containerd's CNI library caches each pod's network result in /var/lib/cni/results (fixed in
+ * containerd 1.6) and drops an entry only on a clean teardown, which pods killed by `down`
+ * never get: drop the entries whose pod network namespace was under this node's directory.
+ */
+function removeCniCache(nodeDir: string, dir = "/var/lib/cni/results"): void {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const file = path.join(dir, entry);
+    try {
+      if (fs.readFileSync(file, "utf8").includes(`"${nodeDir}/`)) fs.rmSync(file, { force: true });
+    } catch {
+      // gone meanwhile
     }
   }
 }
