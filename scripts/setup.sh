@@ -22,7 +22,7 @@ for pair in openssl:openssl ps:procps flock:util-linux ip:iproute2 haproxy:hapro
   containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
   iptables:iptables conntrack:conntrack nsenter:util-linux gcc:gcc /usr/include/stdio.h:libc6-dev; do
   tool="${pair%%:*}"
-  if [[ "$tool" == /* ]]; then [[ -x "$tool" ]] && continue; else command -v "$tool" >/dev/null && continue; fi
+  if [[ "$tool" == /* ]]; then [[ -e "$tool" ]] && continue; else command -v "$tool" >/dev/null && continue; fi
   export PATH="$PATH:/usr/sbin:/sbin"
   command -v "$tool" >/dev/null && continue
   need+=("${pair#*:}")
