@@ -124,7 +124,23 @@ function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): Conf
   checkNodePortRanges(apps, add);
   checkApis(raw.exportedApis, apps, add);
   checkConsumerNamespaces(raw.bind, apps, add);
+  checkBindBackend(raw.bind, add);
   return issues;
+}
+
+/**
+ * Rules of the pinned klutch-bind releases that the schema cannot say: the backend has no
+ * leader election (nothing under contrib/example-backend takes a lease), so two replicas would
+ * both run every controller.
+ */
+function checkBindBackend(rawBind: unknown, add: Add): void {
+  const replicas = (rawBind as { replicas?: unknown } | undefined)?.replicas;
+  if (typeof replicas === "number" && replicas > 1) {
+    add(
+      ["bind", "replicas"],
+      `must be 1 (got ${replicas}): the klutch-bind backend has no leader election, so every replica would run its controllers; set bind.replicas to 1`,
+    );
+  }
 }
 
 /** Each app cluster's consumer namespace on the control plane is `<namespacePrefix>-<name>`. */
@@ -545,11 +561,18 @@ function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknow
   const add = (key: string, message: string) => issues.push({ path: `klutch:${key}`, message });
   const text = (key: string): string => (typeof raw[key] === "string" ? raw[key] : "");
 
-  const keyLengths: [string, number[]][] = [
-    ["bindCookieSigningKey", [32, 64]],
-    ["bindCookieEncryptionKey", [16, 24, 32]],
+  // The backend accepts a 64-byte signing key alone, but its encryption-key check tests the
+  // signing key against 16/24/32 bytes (contrib/example-backend/options/cookie.go, v1.4.0 and
+  // v1.5.0), and this project always sets an encryption key: only 32 bytes start.
+  const keyLengths: [string, number[], string][] = [
+    [
+      "bindCookieSigningKey",
+      [32],
+      " (the backend also documents 64, but rejects it whenever an encryption key is set, as it always is here)",
+    ],
+    ["bindCookieEncryptionKey", [16, 24, 32], ""],
   ];
-  for (const [key, lengths] of keyLengths) {
+  for (const [key, lengths, why] of keyLengths) {
     const value = text(key);
     if (!value) continue;
     const bytes = base64Bytes(value);
@@ -557,7 +580,7 @@ function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknow
     else if (!lengths.includes(bytes)) {
       add(
         key,
-        `must decode to ${lengths.join(" or ")} bytes (the value given decodes to ${bytes}); generate one with \`openssl rand -base64 ${lengths[0]}\` or leave it empty to have one generated`,
+        `must decode to ${lengths.join(" or ")} bytes${why} (the value given decodes to ${bytes}); generate one with \`openssl rand -base64 ${lengths[lengths.length - 1]}\` or leave it empty to have one generated`,
       );
     }
   }

@@ -477,7 +477,32 @@ describe("environment config", () => {
         name: "a cookie signing key of the wrong length",
         mutate: (c) => (c.bindCookieSigningKey = Buffer.alloc(20, 1).toString("base64")),
         path: "klutch:bindCookieSigningKey",
-        includes: "must decode to 32 or 64 bytes (the value given decodes to 20)",
+        includes: "must decode to 32 bytes",
+      },
+      {
+        // The backend documents 64, but its encryption-key check tests the signing key (cookie.go).
+        name: "a 64-byte cookie signing key, which the backend refuses beside an encryption key",
+        mutate: (c) => (c.bindCookieSigningKey = Buffer.alloc(64, 1).toString("base64")),
+        path: "klutch:bindCookieSigningKey",
+        includes: "decodes to 64",
+      },
+      {
+        name: "two backend replicas (no leader election upstream)",
+        mutate: (c) => (c.bind = { replicas: 2 }),
+        path: "klutch:bind.replicas",
+        includes: "must be 1 (got 2): the klutch-bind backend has no leader election",
+      },
+      {
+        name: "an authorize URL that is not https",
+        mutate: (c) => (c.bind = { authorizeUrl: "http://bind.example.com/authorize" }),
+        path: "klutch:bind.authorizeUrl",
+        includes: "https",
+      },
+      {
+        name: "a klutch-bind release the project does not know",
+        mutate: (c) => (c.bind = { version: "v1.6.0" }),
+        path: "klutch:bind.version",
+        includes: "v1.4.0",
       },
       {
         name: "a cookie encryption key that is not base64",
