@@ -184,7 +184,10 @@ export class AppClusterBinding extends pulumi.ComponentResource {
     );
     const nsRole = new k8s.rbac.v1.Role(
       `${name}-konnector-namespace-role`,
-      { metadata: { name: KONNECTOR_ROLE, namespace: konnectorNs, labels }, rules: konnectorRoleRules() },
+      {
+        metadata: { name: KONNECTOR_ROLE, namespace: konnectorNs, labels },
+        rules: konnectorRoleRules(args.apis),
+      },
       app,
     );
     new k8s.rbac.v1.RoleBinding(

@@ -137,9 +137,22 @@ export function konnectorClusterRoleRules(apis: ExportedApiConfig[]): PolicyRule
   return rulesFromCalls(concreteCalls(rowsGrantedBy("konnector-cluster-role"), { apis }));
 }
 
-/** Role klutch-bind-konnector in klutch-bind: its lease and its kubeconfig Secret. */
-export function konnectorRoleRules(): PolicyRule[] {
-  return rulesFromCalls(concreteCalls(rowsGrantedBy("konnector-role"), { apis: [] }));
+/**
+ * Role klutch-bind-konnector in klutch-bind: its lease and its kubeconfig Secret, less what
+ * the ClusterRole already allows (a bound API that claims Secrets already lets the konnector
+ * write every Secret, its own included), so no rule is there for nothing.
+ */
+export function konnectorRoleRules(apis: ExportedApiConfig[]): PolicyRule[] {
+  const cluster = konnectorClusterRoleRules(apis);
+  const calls = concreteCalls(rowsGrantedBy("konnector-role"), { apis })
+    .map((c) => ({
+      ...c,
+      verbs: c.verbs.filter(
+        (verb) => !allows(cluster, { group: c.group, resource: c.resource, verb, name: c.name }),
+      ),
+    }))
+    .filter((c) => c.verbs.length > 0);
+  return rulesFromCalls(calls);
 }
 
 /**

@@ -24,12 +24,24 @@ export class RawClient {
     this.kc.loadFromString(kubeconfigText);
   }
 
+  /**
+   * One request; a 429 (the API server says so while a new CRD's storage initializes, with
+   * Retry-After) is retried as client-go does.
+   */
   async request(
     method: string,
     path: string,
     body?: unknown,
     contentType = "application/json",
   ): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.once(method, path, body, contentType);
+      if (r.status !== 429 || attempt >= 20) return r;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  private async once(method: string, path: string, body: unknown, contentType: string): Promise<Response> {
     const server = new URL(this.kc.getCurrentCluster()!.server);
     const opts: https.RequestOptions = {
       method,
@@ -253,6 +265,11 @@ export class Replayer {
     }
   }
 
+  /** Whether a name is one the backend's controllers would use (kept as part of the world). */
+  private isReal(name: string): boolean {
+    return name === "cluster" || name.startsWith("klutch-binder");
+  }
+
   /**
    * The name of the object a call without a named target makes or uses: the backend's own
    * names for the RBAC objects and the ClusterBinding (so replaying the backend builds what
@@ -273,7 +290,12 @@ export class Replayer {
   }
 
   /** Makes an object exist with admin rights (fixtures the actor then reads, changes or deletes). */
-  private async ensure(group: string, plural: string, ns: string | undefined, name: string): Promise<void> {
+  private async ensure(
+    group: string,
+    plural: string,
+    ns: string | undefined,
+    name: string,
+  ): Promise<boolean> {
     const r = await this.admin.request(
       "POST",
       this.path(group, plural, ns),
@@ -281,6 +303,7 @@ export class Replayer {
     );
     if (r.status >= 300 && r.status !== 409)
       throw new Error(`fixture ${plural} ${ns ?? ""}/${name}: ${r.status} ${r.body}`);
+    return r.status < 300;
   }
 
   /** Replays every verb of every call of the rows as `actor`; returns the refusals. */
@@ -302,6 +325,7 @@ export class Replayer {
     const order: Verb[] = ["create", "get", "list", "watch", "update", "patch", "delete"];
     const verbs = order.filter((v) => call.verbs.includes(v));
     const made: string[] = [];
+    const fixtures: string[] = [];
     let target = call.name;
     const note = async (verb: Verb, method: string, path: string, body?: unknown, type?: string) => {
       const r = await actor.request(method, path, body, type);
@@ -344,7 +368,9 @@ export class Replayer {
         case "update":
         case "patch": {
           target ??= this.freshName(call).name;
-          await this.ensure(group, plural, ns, target);
+          if ((await this.ensure(group, plural, ns, target)) && !call.name && !this.isReal(target)) {
+            fixtures.push(target);
+          }
           const objPath = this.path(group, `${plural}${sub ? `/${sub}` : ""}`, ns, target);
           if (verb === "get") await note(verb, "GET", objPath);
           else if (verb === "update") {
@@ -364,14 +390,16 @@ export class Replayer {
         case "delete": {
           // Delete what this replay made, or a throwaway fixture: never a real object of the binding.
           const name = made.pop() ?? this.freshName(call).name;
-          await this.ensure(group, plural, ns, name);
+          if ((await this.ensure(group, plural, ns, name)) && !this.isReal(name)) fixtures.push(name);
           await note(verb, "DELETE", this.path(group, plural, ns, name));
           break;
         }
       }
     }
-    // Objects made by create and not deleted by the row: removed with admin rights.
-    for (const name of made) await this.admin.request("DELETE", this.path(group, plural, ns, name));
+    // Objects made by create or as fixtures and still there: removed with admin rights.
+    for (const name of new Set([...made, ...fixtures])) {
+      await this.admin.request("DELETE", this.path(group, plural, ns, name));
+    }
     return refusals;
   }
 }

@@ -84,8 +84,9 @@ describe("klutch-bind contract table", () => {
     );
   });
 
-  it("konnector Role in klutch-bind: its lease and its kubeconfig Secret, by name", () => {
-    assert.deepEqual(konnectorRoleRules(), [
+  it("konnector Role in klutch-bind: its lease and, unless a claim already allows it, its kubeconfig Secret", () => {
+    const noClaims = boundApis({ apis: ["postgresqlinstances"] }, exported);
+    assert.deepEqual(konnectorRoleRules(noClaims), [
       { apiGroups: [""], resources: ["secrets"], verbs: ["update"], resourceNames: ["kubeconfig"] },
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
       {
@@ -95,6 +96,8 @@ describe("klutch-bind contract table", () => {
         resourceNames: ["klutch-bind"],
       },
     ]);
+    // servicebindings claims Secrets: the ClusterRole's claim rule already covers the kubeconfig update.
+    assert.ok(!konnectorRoleRules(two).some((r) => r.resources.includes("secrets")));
   });
 
   it("the backend's klutch-binder roles cover every call the konnector makes on the control plane", () => {
