@@ -265,7 +265,8 @@ export function invalidSamples(): InvalidBindSample[] {
       object: variant(serviceExport(), "servicebindings", () => undefined),
       field: "<nil>",
       by: "cel",
-      message: "metadata.name must be <spec.names.plural>.<spec.group>",
+      // Upstream's marker reuses this message for the name rule; the CRD keeps it as released.
+      message: "informerScope is immutable",
     },
     {
       title: "a cluster-scoped export watched per namespace",
