@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -429,8 +430,34 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
       assert.equal(op, "create", `${op} ${urn}`);
       assert.match(urn, /app-3/, `only app-3's resources change: ${op} ${urn}`);
     }
-    assert.equal((await stack.up()).summary.result, "succeeded");
+    // Through `npm run pulumi`, as an operator would: without a terminal and without --yes it
+    // shows the preview and refuses, changing nothing; with --yes it applies.
+    const cli = (args: string[]) =>
+      spawnSync("npx", ["ts-node", "--transpile-only", "scripts/pulumi.ts", "--stack", STACK, ...args], {
+        cwd: repoRoot,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+        timeout: 10 * 60_000,
+      });
+    const refused = cli(["up"]);
+    assert.equal(refused.status, 1, refused.stderr);
+    assert.match(refused.stderr, /Not applied: there is no terminal to confirm on/);
+    assert.match(refused.stdout, /app-3/, "the preview was shown");
+    assert.notEqual(
+      kubectlTry(clusters.kubeconfigPath("app-3"), ["-n", "klutch-bind", "get", "deployment", "konnector"])
+        .status,
+      0,
+      "nothing was applied",
+    );
+    const applied = cli(["up", "--yes"]);
+    assert.equal(applied.status, 0, applied.stderr);
+    assert.match(applied.stdout, /update succeeded/);
     kubectl(clusters.kubeconfigPath("app-3"), ["-n", "klutch-bind", "get", "deployment", "konnector"]);
+    const masked = cli(["outputs"]);
+    assert.match(masked.stdout, /"appClusterKubeconfigs": "\[secret\]"/);
+    const shown = cli(["outputs", "--show-secrets"]);
+    assert.match(shown.stdout, /"app-3": "apiVersion: v1/);
+    assert.equal(cli(["config", "get", "klutch:environment"]).stdout.trim(), "bindings");
     writeConfig(["app-1", "app-2"]);
     const removes = await previewChanges();
     for (const [op, urn] of removes) {
