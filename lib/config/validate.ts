@@ -50,7 +50,7 @@ export function validateEnvironment(raw: Record<string, unknown>, ctx: Validatio
     ),
   );
   const parsed = environmentSchema.safeParse(plain, { errorMap });
-  if (!parsed.success) issues.push(...zodIssues(parsed.error));
+  if (!parsed.success) issues.push(...zodIssues(parsed.error, plain));
   issues.push(...crossChecks(plain, ctx));
   issues.push(...secretChecks(raw, plain));
   if (issues.length > 0 || !parsed.success) return { ok: false, issues: dedupe(issues) };

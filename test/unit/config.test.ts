@@ -487,6 +487,12 @@ describe("environment config", () => {
         includes: "decodes to 64",
       },
       {
+        name: "a plain-http backend address, echoed",
+        mutate: (c) => (c.bind = { externalAddress: "http://bind.example.com" }),
+        path: "klutch:bind.externalAddress",
+        includes: 'must use https:// (got "http://bind.example.com")',
+      },
+      {
         name: "two backend replicas (no leader election upstream)",
         mutate: (c) => (c.bind = { replicas: 2 }),
         path: "klutch:bind.replicas",
@@ -515,7 +521,7 @@ describe("environment config", () => {
         mutate: (c) =>
           (c.crossplane = { providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes" }),
         path: "klutch:crossplane.providerKubernetes",
-        includes: "must be a pinned package reference",
+        includes: 'must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0 (got "xpkg.upbound.io/crossplane-contrib/provider-kubernetes")',
       },
       {
         name: "Crossplane v2",
