@@ -521,7 +521,8 @@ describe("environment config", () => {
         mutate: (c) =>
           (c.crossplane = { providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes" }),
         path: "klutch:crossplane.providerKubernetes",
-        includes: 'must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0 (got "xpkg.upbound.io/crossplane-contrib/provider-kubernetes")',
+        includes:
+          'must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0 (got "xpkg.upbound.io/crossplane-contrib/provider-kubernetes")',
       },
       {
         name: "Crossplane v2",
