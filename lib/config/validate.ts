@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { parse as parseYaml } from "yaml";
+import { KubeConfig } from "@kubernetes/client-node";
 import { cidrsOverlap, cidrProblem, parseCidr } from "../net/cidr";
 import { availabilityZoneProblem } from "../cloud/aws/regions";
 import { vpcCidrProblem } from "../cloud/aws/subnets";
@@ -347,34 +347,55 @@ function checkKubeconfigFile(
     add(at, `kubeconfig file ${file} does not exist or cannot be read; ${missingHint}`);
     return;
   }
-  let doc: unknown;
+  // The client library's KubeConfig reads it, as kubectl's loader would (YAML, field names,
+  // paths relative to the file), instead of a hand-written reading.
+  const kc = new KubeConfig();
   try {
-    doc = parseYaml(text);
+    kc.loadFromString(text);
   } catch (e) {
-    add(at, `kubeconfig file ${file} is not valid YAML (${(e as Error).message.split("\n")[0]})`);
+    add(
+      at,
+      `kubeconfig file ${file} is not valid YAML or not a kubeconfig (${(e as Error).message.split("\n")[0]})`,
+    );
     return;
   }
-  const kc = doc as {
-    clusters?: unknown;
-    contexts?: unknown;
-    users?: unknown;
-    "current-context"?: unknown;
-  } | null;
-  if (!kc || !Array.isArray(kc.clusters) || !Array.isArray(kc.contexts) || kc.clusters.length === 0) {
+  if (kc.clusters.length === 0 || kc.contexts.length === 0) {
     add(at, `kubeconfig file ${file} has no clusters or contexts; is it a kubeconfig?`);
     return;
   }
-  const names = (kc.contexts as { name?: unknown }[])
-    .map((c) => c.name)
-    .filter((n): n is string => typeof n === "string");
-  const wanted = context ?? (typeof kc["current-context"] === "string" ? kc["current-context"] : undefined);
+  const names = kc.contexts.map((c) => c.name);
+  const wanted = context ?? (kc.getCurrentContext() || undefined);
   if (!wanted) {
     add(
       at,
       `kubeconfig file ${file} has no current-context; set kubeconfig.context to one of ${names.join(", ")}`,
     );
-  } else if (!names.includes(wanted)) {
+    return;
+  }
+  const chosen = kc.getContextObject(wanted);
+  if (!chosen) {
     add(at, `context "${wanted}" is not in ${file}; contexts there: ${names.join(", ") || "none"}`);
+    return;
+  }
+  const cluster = kc.getCluster(chosen.cluster);
+  if (!cluster) {
+    add(
+      at,
+      `context "${wanted}" in ${file} names cluster "${chosen.cluster}", which the file does not define`,
+    );
+    return;
+  }
+  kc.makePathsAbsolute(path.dirname(file));
+  const caFile = kc.getCluster(chosen.cluster)?.caFile;
+  if (caFile) {
+    try {
+      ctx.readFile(caFile);
+    } catch {
+      add(
+        at,
+        `the certificate-authority file ${caFile} of cluster "${chosen.cluster}" in ${file} cannot be read`,
+      );
+    }
   }
 }
 

@@ -26,6 +26,16 @@ const localFiles = {
   "/project/kube/prod.yaml": fakeKubeconfig("prod"),
   "/project/kube/broken.yaml": "clusters: [unclosed",
   "/project/kube/not-kubeconfig.yaml": "hello: world\n",
+  // A CA given as a file next to the kubeconfig, and one whose file is missing.
+  "/project/kube/file-ca.yaml": fakeKubeconfig("prod").replace(
+    /certificate-authority-data: \S+/,
+    "certificate-authority: pki/ca.crt",
+  ),
+  "/project/kube/pki/ca.crt": "-----BEGIN CERTIFICATE-----\n",
+  "/project/kube/missing-ca.yaml": fakeKubeconfig("prod").replace(
+    /certificate-authority-data: \S+/,
+    "certificate-authority: gone.crt",
+  ),
 };
 
 const valid = (): Record<string, unknown> => ({
@@ -52,6 +62,15 @@ function expectIssues(raw: Record<string, unknown>, expected: { path: string; in
 
 describe("environment config", () => {
   describe("valid configs", () => {
+    it("accepts an existing cluster whose kubeconfig names its CA as a file beside it", () => {
+      const raw = valid();
+      raw.appClusters = [
+        { name: "prod", infrastructure: "existing", kubeconfig: { path: "kube/file-ca.yaml" } },
+      ];
+      const result = validateEnvironment(raw, context(localFiles));
+      assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
+    });
+
     it("accepts the local stack and fills in the defaults", () => {
       const result = validateEnvironment(valid(), context(localFiles));
       assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
@@ -271,6 +290,17 @@ describe("environment config", () => {
           }),
         path: "klutch:appClusters[0].kubeconfig",
         includes: "/project/kube/nope.yaml does not exist",
+      },
+      {
+        name: "kubeconfig whose certificate-authority file is missing",
+        mutate: (c) =>
+          (c.appClusters[0] = {
+            name: "prod",
+            infrastructure: "existing",
+            kubeconfig: { path: "kube/missing-ca.yaml" },
+          }),
+        path: "klutch:appClusters[0].kubeconfig",
+        includes: "the certificate-authority file /project/kube/gone.crt",
       },
       {
         name: "kubeconfig file that does not parse",
