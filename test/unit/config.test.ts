@@ -620,4 +620,10 @@ describe("environment config", () => {
       if (!result.ok) assert.ok(!renderIssues(result.issues, "x").includes("s3cr3t-value"));
     });
   });
+
+  it("the README's configuration table lists every setting", () => {
+    const readme = fs.readFileSync(path.join(__dirname, "..", "..", "README.md"), "utf8");
+    const missing = SETTING_KEYS.filter((k) => !readme.includes(`\`klutch:${k}\``));
+    assert.deepEqual(missing, [], "settings the README does not describe");
+  });
 });
