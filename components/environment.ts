@@ -17,6 +17,7 @@ import { ExportedApi } from "./bind/exported-api";
 import { OidcProvider } from "./bind/oidc-provider";
 import { AppClusterBinding } from "./bind/app-cluster-binding";
 import { boundApis } from "../lib/bind/app-cluster-plan";
+import { releaseImages } from "../lib/bind/release";
 import { AwsCluster } from "./clusters/aws/aws-cluster";
 import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
 import { CloudPaths, cloudNetworkPaths } from "./network/cloud-paths";
@@ -237,12 +238,16 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           {
             appCluster: app.name,
             controlPlaneProvider: this.controlPlane.provider,
+            controlPlaneKubeconfig: this.controlPlane.kubeconfig,
             appClusterProvider: this.appClusters[app.name]!.provider,
             namespacePrefix: config.bind.namespacePrefix,
             prettyName: config.bind.prettyName,
             apis: boundApis(app, config.exportedApis),
             controlPlane: apiServer,
-            konnectorImage: config.bind.konnectorImage,
+            release: config.bind.version,
+            konnectorImage: config.bind.konnectorImage ?? releaseImages(config.bind.version).konnector,
+            // Where no backend can run (local clusters), nothing would answer the requests.
+            awaitExports: config.bind.awaitExports ?? !skipAwait,
             createKonnectorNamespace: false,
             controlPlaneDependsOn: this.bindBackend.crds,
             labels,

@@ -4,5 +4,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-npx ts-node --transpile-only scripts/pulumi.ts --stack local destroy
+# The local stack is throw-away and `npm run down` is the explicit request: no question asked.
+npx ts-node --transpile-only scripts/pulumi.ts --stack local destroy --yes
 npx ts-node --transpile-only scripts/local-clusters.ts down

@@ -1,48 +1,130 @@
-// `npm run pulumi -- <up|preview|destroy|refresh|outputs> [--stack local]`
+// `npm run pulumi -- [--stack local] <up|preview|destroy|refresh|outputs|config> [flags]`
 //
 // Runs this project's program on the real Pulumi CLI built by the toolchain, with the
 // project's file backend and plugin home. See lib/pulumi-runner.ts for why the program
-// runs through the Automation API.
-import { Command } from "commander";
+// runs through the Automation API. It behaves like the `pulumi` command operators know:
+// `up` and `destroy` show what they will do and ask first (`--yes` skips the question; without
+// a terminal to ask on, they refuse), and the common flags mean what they mean there.
+import * as readline from "node:readline/promises";
+import type { Stack } from "@pulumi/pulumi/automation";
+import { Command, Option } from "commander";
 import { selectStack } from "../lib/pulumi-runner";
 
 const out = (text: string) => process.stdout.write(text);
+
+interface ChangeFlags {
+  yes?: boolean;
+  diff?: boolean;
+  refresh?: boolean;
+  target?: string[];
+  targetDependents?: boolean;
+}
+
+const collect = (value: string, prior: string[] = []) => [...prior, value];
+
+/** The flags `up`, `preview` and `destroy` share with the Pulumi CLI. */
+function changeOptions(cmd: Command, what: string): Command {
+  return cmd
+    .option("--diff", "show the property-level diff")
+    .option("--refresh", "read the real state of every resource first")
+    .option("-t, --target <urn>", `only ${what} this resource (repeatable)`, collect)
+    .option("--target-dependents", "also the resources that depend on the targets");
+}
+
+/**
+ * Asks before a change, as `pulumi up` does. Without a terminal there is nobody to ask, so the
+ * change is refused rather than applied silently; `--yes` is the explicit consent.
+ */
+async function confirmed(question: string, flags: ChangeFlags): Promise<boolean> {
+  if (flags.yes) return true;
+  if (!process.stdin.isTTY) {
+    process.stderr.write(
+      `\nNot applied: there is no terminal to confirm on. Review the preview above and run again with --yes.\n`,
+    );
+    return false;
+  }
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  const answer = await rl.question(`\n${question} [y/N] `);
+  rl.close();
+  return /^y(es)?$/i.test(answer.trim());
+}
+
+async function stackFor(program: Command): Promise<Stack> {
+  return selectStack({ stack: program.opts<{ stack: string }>().stack });
+}
 
 async function main(): Promise<void> {
   const program = new Command("pulumi")
     .description("Run the Klutch Pulumi program on the real Pulumi engine")
     .option("-s, --stack <name>", "stack to operate on (stacks/Pulumi.<name>.yaml)", "local");
 
-  program
-    .command("up")
-    .description("create or update the environment")
-    .action(async () => {
-      const stack = await selectStack({ stack: program.opts<{ stack: string }>().stack });
-      const res = await stack.up({ onOutput: out });
-      out(`\nupdate ${res.summary.result}: ${JSON.stringify(res.summary.resourceChanges ?? {})}\n`);
-    });
+  changeOptions(
+    program
+      .command("up")
+      .description("preview, confirm, then create or update the environment")
+      .option("-y, --yes", "apply without asking (after showing the preview)"),
+    "update",
+  ).action(async (flags: ChangeFlags) => {
+    const stack = await stackFor(program);
+    const common = {
+      diff: flags.diff,
+      refresh: flags.refresh,
+      target: flags.target,
+      targetDependents: flags.targetDependents,
+    };
+    const preview = await stack.preview({ ...common, onOutput: out });
+    const changes = Object.entries(preview.changeSummary).filter(([op, n]) => op !== "same" && (n ?? 0) > 0);
+    if (changes.length === 0) {
+      out("\nNo changes: nothing to apply.\n");
+      return;
+    }
+    if (!(await confirmed("Do you want to perform this update?", flags))) {
+      process.exitCode = 1;
+      return;
+    }
+    const res = await stack.up({ ...common, onOutput: out });
+    out(`\nupdate ${res.summary.result}: ${JSON.stringify(res.summary.resourceChanges ?? {})}\n`);
+  });
 
-  program
-    .command("preview")
-    .description("show what `up` would change")
-    .option("--expect-no-changes", "fail if the preview shows any change")
-    .option("--diff", "show the property-level diff")
-    .action(async (opts: { expectNoChanges?: boolean; diff?: boolean }) => {
-      const stack = await selectStack({ stack: program.opts<{ stack: string }>().stack });
-      const res = await stack.preview({
-        onOutput: out,
-        expectNoChanges: opts.expectNoChanges,
-        diff: opts.diff,
-      });
-      out(`\npreview: ${JSON.stringify(res.changeSummary)}\n`);
+  changeOptions(
+    program
+      .command("preview")
+      .description("show what `up` would change")
+      .option("--expect-no-changes", "fail if the preview shows any change"),
+    "preview",
+  ).action(async (flags: ChangeFlags & { expectNoChanges?: boolean }) => {
+    const stack = await stackFor(program);
+    const res = await stack.preview({
+      onOutput: out,
+      expectNoChanges: flags.expectNoChanges,
+      diff: flags.diff,
+      refresh: flags.refresh,
+      target: flags.target,
+      targetDependents: flags.targetDependents,
     });
+    out(`\npreview: ${JSON.stringify(res.changeSummary)}\n`);
+  });
 
   program
     .command("destroy")
-    .description("delete every resource of the stack")
-    .action(async () => {
-      const stack = await selectStack({ stack: program.opts<{ stack: string }>().stack });
-      const res = await stack.destroy({ onOutput: out });
+    .description("preview, confirm, then delete every resource of the stack")
+    .option("-y, --yes", "delete without asking (after showing the preview)")
+    .option("--refresh", "read the real state of every resource first")
+    .option("-t, --target <urn>", "only destroy this resource (repeatable)", collect)
+    .option("--target-dependents", "also the resources that depend on the targets")
+    .action(async (flags: ChangeFlags) => {
+      const stack = await stackFor(program);
+      const common = {
+        refresh: flags.refresh,
+        target: flags.target,
+        targetDependents: flags.targetDependents,
+      };
+      await stack.destroy({ ...common, previewOnly: true, onOutput: out });
+      if (!(await confirmed("Do you want to delete these resources?", flags))) {
+        process.exitCode = 1;
+        return;
+      }
+      const res = await stack.destroy({ ...common, onOutput: out });
       out(`\ndestroy ${res.summary.result}: ${JSON.stringify(res.summary.resourceChanges ?? {})}\n`);
     });
 
@@ -50,20 +132,63 @@ async function main(): Promise<void> {
     .command("refresh")
     .description("read the real state of every resource into the stack")
     .action(async () => {
-      const stack = await selectStack({ stack: program.opts<{ stack: string }>().stack });
+      const stack = await stackFor(program);
       await stack.refresh({ onOutput: out });
     });
 
   program
     .command("outputs")
-    .description("print the stack outputs (secrets stay masked)")
-    .action(async () => {
-      const stack = await selectStack({ stack: program.opts<{ stack: string }>().stack });
+    .description("print the stack outputs (secrets masked unless --show-secrets)")
+    .option("--show-secrets", "print secret outputs in plain text")
+    .addOption(new Option("-j, --json", "print JSON (the default; kept for the Pulumi CLI's flag)"))
+    .action(async (flags: { showSecrets?: boolean }) => {
+      const stack = await stackFor(program);
       const outputs = await stack.outputs();
       const shown = Object.fromEntries(
-        Object.entries(outputs).map(([k, v]) => [k, v.secret ? "[secret]" : (v.value as unknown)]),
+        Object.entries(outputs).map(([k, v]) => [
+          k,
+          v.secret && !flags.showSecrets ? "[secret]" : (v.value as unknown),
+        ]),
       );
       out(`${JSON.stringify(shown, null, 2)}\n`);
+    });
+
+  const config = program.command("config").description("read and change the stack's configuration");
+  config
+    .command("get <key>")
+    .description("print one setting (klutch:… or another namespace)")
+    .option("--path", "the key is a path into a structured value, e.g. klutch:bind.replicas")
+    .action(async (key: string, flags: { path?: boolean }) => {
+      const stack = await stackFor(program);
+      out(`${(await stack.getConfig(key, flags.path)).value}\n`);
+    });
+  config
+    .command("set <key> <value>")
+    .description("set one setting in stacks/Pulumi.<stack>.yaml")
+    .option("--secret", "encrypt the value with the stack's secrets provider")
+    .option("--path", "the key is a path into a structured value")
+    .action(async (key: string, value: string, flags: { secret?: boolean; path?: boolean }) => {
+      const stack = await stackFor(program);
+      await stack.setConfig(key, { value, secret: !!flags.secret }, flags.path);
+    });
+  config
+    .command("rm <key>")
+    .description("remove one setting")
+    .option("--path", "the key is a path into a structured value")
+    .action(async (key: string, flags: { path?: boolean }) => {
+      const stack = await stackFor(program);
+      await stack.removeConfig(key, flags.path);
+    });
+  config
+    .command("list", { isDefault: true })
+    .description("print every setting (secrets masked unless --show-secrets)")
+    .option("--show-secrets", "print secret settings in plain text")
+    .action(async (flags: { showSecrets?: boolean }) => {
+      const stack = await stackFor(program);
+      const all = await stack.getAllConfig();
+      for (const [key, v] of Object.entries(all).sort(([a], [b]) => a.localeCompare(b))) {
+        out(`${key}: ${v.secret && !flags.showSecrets ? "[secret]" : v.value}\n`);
+      }
     });
 
   await program.parseAsync(process.argv);

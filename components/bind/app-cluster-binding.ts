@@ -2,27 +2,30 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { ExportedApiConfig } from "../../lib/config/schema";
 import {
+  BINDER_ACCOUNT,
   CLUSTER_BINDING_NAME,
-  CONSUMER_ROLE,
   KONNECTOR,
   KONNECTOR_NAMESPACE,
+  KONNECTOR_ROLE,
   KUBECONFIG_KEY,
   KUBECONFIG_SECRET,
   apiObjectName,
   consumerNamespace,
-  consumerRules,
   exportRequestSpec,
-  konnectorNamespaceRules,
-  konnectorRules,
   renderConsumerKubeconfig,
   serviceBindingSpec,
 } from "../../lib/bind/app-cluster-plan";
-import { apiServiceBindingCrd } from "../../lib/bind/crds";
+import { bindingCrdFor } from "../../lib/bind/crds";
+import { konnectorClusterRoleRules, konnectorRoleRules } from "../../lib/bind/rbac";
+import type { BindRelease } from "../../lib/bind/release";
+import { ExportRequest } from "../../providers/export-request";
 
 export interface AppClusterBindingArgs {
   /** The app cluster's name in the environment config. */
   appCluster: string;
   controlPlaneProvider: k8s.Provider;
+  /** The control plane's admin kubeconfig (a secret), for the one-shot export requests. */
+  controlPlaneKubeconfig: pulumi.Input<string>;
   appClusterProvider: k8s.Provider;
   /** The backend's namespace prefix (bind.namespacePrefix). */
   namespacePrefix: string;
@@ -31,7 +34,10 @@ export interface AppClusterBindingArgs {
   apis: ExportedApiConfig[];
   /** The control plane API address and CA the konnector uses. */
   controlPlane: pulumi.Input<{ address: string; caPem: string }>;
+  release: BindRelease;
   konnectorImage: string;
+  /** Wait for the backend to turn each request into an APIServiceExport. */
+  awaitExports: boolean;
   /** Create the konnector's namespace on the app cluster; false when the caller made it. */
   createKonnectorNamespace?: boolean;
   labels?: Record<string, string>;
@@ -41,15 +47,18 @@ export interface AppClusterBindingArgs {
 }
 
 /**
- * Binds one app cluster to the control plane without a browser login: the consumer's
- * namespace, identity, token and RBAC on the control plane with the Klutch objects that
- * record the binding, and on the app cluster the konnector with least-privilege RBAC, its
- * kubeconfig Secret and one APIServiceBinding per bound API.
+ * Binds one app cluster to the control plane without a browser login, doing what the
+ * backend's /bind handler and `kubectl bind` do for a user (see lib/bind/app-cluster-plan.ts):
+ * on the control plane the binding's namespace, the klutch-binder identity and its token, the
+ * kubeconfig Secret, ClusterBinding `cluster` and one export request per API; on the app
+ * cluster the konnector (RBAC from the contract table instead of upstream's `*`), the same
+ * kubeconfig Secret and one APIServiceBinding per API. RoleBindings, the klutch-binder roles,
+ * exports and service namespaces are the backend's controllers' to make.
  */
 export class AppClusterBinding extends pulumi.ComponentResource {
-  /** The consumer identity's kubeconfig for the control plane; a secret. */
+  /** The klutch-binder identity's kubeconfig for the control plane; a secret. */
   public readonly kubeconfig: pulumi.Output<string>;
-  /** The consumer's namespace on the control plane. */
+  /** The binding's namespace on the control plane (<cns>). */
   public readonly consumerNamespace: pulumi.Output<string>;
   public readonly boundApis: string[];
 
@@ -62,7 +71,7 @@ export class AppClusterBinding extends pulumi.ComponentResource {
     const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
     this.boundApis = args.apis.map(apiObjectName);
 
-    // --- control plane: the consumer's side of the binding ---
+    // --- control plane: what /bind makes (kubernetes/resources/*.go) ---
     const ns = new k8s.core.v1.Namespace(
       `${name}-consumer-namespace`,
       { metadata: { name: consumerNamespace(args.namespacePrefix, args.appCluster), labels } },
@@ -71,16 +80,16 @@ export class AppClusterBinding extends pulumi.ComponentResource {
     const namespace = ns.metadata.name;
     this.consumerNamespace = namespace;
     const account = new k8s.core.v1.ServiceAccount(
-      `${name}-consumer-account`,
-      { metadata: { name: KONNECTOR, namespace, labels } },
+      `${name}-binder-account`,
+      { metadata: { name: BINDER_ACCOUNT, namespace, labels } },
       cp,
     );
-    // A long-lived token the token controller fills in; the provider waits for it.
+    // The long-lived token Secret /bind makes (resources/secret.go); the token controller fills it.
     const token = new k8s.core.v1.Secret(
-      `${name}-consumer-token`,
+      `${name}-binder-token`,
       {
         metadata: {
-          name: `${KONNECTOR}-token`,
+          name: BINDER_ACCOUNT,
           namespace,
           labels,
           annotations: { "kubernetes.io/service-account.name": account.metadata.name },
@@ -89,26 +98,11 @@ export class AppClusterBinding extends pulumi.ComponentResource {
       },
       cp,
     );
-    const role = new k8s.rbac.v1.Role(
-      `${name}-consumer-role`,
-      { metadata: { name: CONSUMER_ROLE, namespace, labels }, rules: consumerRules(args.apis) },
-      cp,
-    );
-    new k8s.rbac.v1.RoleBinding(
-      `${name}-consumer-role-binding`,
-      {
-        metadata: { name: CONSUMER_ROLE, namespace, labels },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role.metadata.name },
-        subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace }],
-      },
-      cp,
-    );
 
     const endpoint = pulumi.output(args.controlPlane);
     this.kubeconfig = pulumi.secret(
       pulumi.all([endpoint, token.data, namespace]).apply(([e, data, nsName]) =>
         renderConsumerKubeconfig({
-          name: `klutch-${args.appCluster}`,
           server: e.address,
           caPem: e.caPem,
           token: Buffer.from(data?.token ?? "", "base64").toString("utf8"),
@@ -125,7 +119,7 @@ export class AppClusterBinding extends pulumi.ComponentResource {
       },
       cp,
     );
-    new k8s.apiextensions.CustomResource(
+    const clusterBinding = new k8s.apiextensions.CustomResource(
       `${name}-cluster-binding`,
       {
         apiVersion: "klutch.anynines.com/v1alpha1",
@@ -139,19 +133,24 @@ export class AppClusterBinding extends pulumi.ComponentResource {
       cpAfterCrds,
     );
     for (const api of args.apis) {
-      new k8s.apiextensions.CustomResource(
+      new ExportRequest(
         `${name}-request-${api.resource}`,
         {
-          apiVersion: "klutch.anynines.com/v1alpha1",
-          kind: "APIServiceExportRequest",
-          metadata: { name: apiObjectName(api), namespace, labels },
+          kubeconfig: args.controlPlaneKubeconfig,
+          namespace,
+          name: apiObjectName(api),
           spec: exportRequestSpec(api),
+          labels,
+          awaitExport: args.awaitExports,
         },
-        cpAfterCrds,
+        {
+          parent: this,
+          dependsOn: [...(args.controlPlaneDependsOn ?? []), clusterBinding],
+        },
       );
     }
 
-    // --- app cluster: the konnector ---
+    // --- app cluster: what `kubectl bind` makes (bind/deploy/konnector, plugin/*.go) ---
     const konnectorNs =
       args.createKonnectorNamespace === false
         ? pulumi.output(KONNECTOR_NAMESPACE)
@@ -167,13 +166,13 @@ export class AppClusterBinding extends pulumi.ComponentResource {
     );
     const clusterRole = new k8s.rbac.v1.ClusterRole(
       `${name}-konnector-role`,
-      { metadata: { name: KONNECTOR, labels }, rules: konnectorRules(args.apis) },
+      { metadata: { name: KONNECTOR_ROLE, labels }, rules: konnectorClusterRoleRules(args.apis) },
       app,
     );
     new k8s.rbac.v1.ClusterRoleBinding(
       `${name}-konnector-role-binding`,
       {
-        metadata: { name: KONNECTOR, labels },
+        metadata: { name: KONNECTOR_ROLE, labels },
         roleRef: {
           apiGroup: "rbac.authorization.k8s.io",
           kind: "ClusterRole",
@@ -185,18 +184,23 @@ export class AppClusterBinding extends pulumi.ComponentResource {
     );
     const nsRole = new k8s.rbac.v1.Role(
       `${name}-konnector-namespace-role`,
-      { metadata: { name: KONNECTOR, namespace: konnectorNs, labels }, rules: konnectorNamespaceRules() },
+      {
+        metadata: { name: KONNECTOR_ROLE, namespace: konnectorNs, labels },
+        rules: konnectorRoleRules(args.apis),
+      },
       app,
     );
     new k8s.rbac.v1.RoleBinding(
       `${name}-konnector-namespace-role-binding`,
       {
-        metadata: { name: KONNECTOR, namespace: konnectorNs, labels },
+        metadata: { name: KONNECTOR_ROLE, namespace: konnectorNs, labels },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: nsRole.metadata.name },
         subjects: [{ kind: "ServiceAccount", name: konnector.metadata.name, namespace: konnectorNs }],
       },
       app,
     );
+    // The konnector copies the control plane's Secret kubeconfig (data and type) over this one
+    // on every heartbeat; both hold the same text, so the copy changes nothing.
     const appKubeconfig = new k8s.core.v1.Secret(
       `${name}-konnector-kubeconfig`,
       {
@@ -205,13 +209,23 @@ export class AppClusterBinding extends pulumi.ComponentResource {
       },
       app,
     );
-    const selector = { "app.kubernetes.io/name": KONNECTOR };
+    // The konnector PUTs its own copy of this CRD at every start (bind/deploy/crd/bootstrap.go),
+    // replacing labels and annotations. Pulumi makes it once, before the konnector and the
+    // bindings need it, equal to the release's and without labels, and then leaves it to the
+    // konnector instead of fighting it.
+    const crd = new k8s.apiextensions.v1.CustomResourceDefinition(
+      `${name}-apiservicebindings-crd`,
+      bindingCrdFor(args.release),
+      { ...app, ignoreChanges: ["metadata.labels", "metadata.annotations", "spec"] },
+    );
+    const selector = { app: KONNECTOR };
     new k8s.apps.v1.Deployment(
       `${name}-konnector`,
       {
         metadata: { name: KONNECTOR, namespace: konnectorNs, labels, annotations: skipAwait },
         spec: {
-          replicas: 1,
+          // Upstream runs two; they elect a leader over Lease klutch-bind.
+          replicas: 2,
           selector: { matchLabels: selector },
           template: {
             metadata: { labels: { ...labels, ...selector } },
@@ -226,6 +240,7 @@ export class AppClusterBinding extends pulumi.ComponentResource {
                     { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
                     { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
                   ],
+                  // /healthz on 8080 is hard-coded in the konnector (pkg/konnector/healthz).
                   ports: [{ name: "health", containerPort: 8080 }],
                   readinessProbe: { httpGet: { path: "/healthz", port: "health" } },
                   securityContext: {
@@ -239,22 +254,16 @@ export class AppClusterBinding extends pulumi.ComponentResource {
           },
         },
       },
-      app,
+      { ...app, dependsOn: [crd, appKubeconfig] },
     );
 
-    // The konnector brings this CRD along upstream; Pulumi needs it before the bindings.
-    const crd = new k8s.apiextensions.v1.CustomResourceDefinition(
-      `${name}-apiservicebindings-crd`,
-      apiServiceBindingCrd(labels),
-      app,
-    );
     for (const api of args.apis) {
       new k8s.apiextensions.CustomResource(
         `${name}-binding-${api.resource}`,
         {
           apiVersion: "klutch.anynines.com/v1alpha1",
           kind: "APIServiceBinding",
-          metadata: { name: apiObjectName(api), namespace: konnectorNs, labels },
+          metadata: { name: apiObjectName(api), labels },
           spec: serviceBindingSpec(api),
         },
         { ...app, dependsOn: [crd, appKubeconfig] },

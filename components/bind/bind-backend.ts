@@ -4,17 +4,16 @@ import type { BindConfig, ExportedApiConfig } from "../../lib/config/schema";
 import {
   BACKEND_NAME,
   BACKEND_PORT,
-  BINDER_CLUSTER_ROLE,
   COOKIE_ENCRYPTION_KEY_BYTES,
   COOKIE_SIGNING_KEY_BYTES,
   EXTERNAL_CA_DIR,
   SECRET_ENV,
   backendFlags,
-  backendRules,
-  binderRules,
   type BackendUrls,
 } from "../../lib/bind/backend-plan";
 import { bindCrds } from "../../lib/bind/crds";
+import { backendClusterRoleRules } from "../../lib/bind/rbac";
+import { releaseImages } from "../../lib/bind/release";
 import { RandomKey } from "../../providers/random-key";
 
 export interface KlutchBindBackendArgs {
@@ -64,7 +63,7 @@ export class KlutchBindBackend extends pulumi.ComponentResource {
     const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
     const nsName = args.namespace ?? "bind";
 
-    this.crds = bindCrds(labels).map(
+    this.crds = bindCrds(args.bind.version, labels).map(
       (crd) => new k8s.apiextensions.v1.CustomResourceDefinition(`${name}-${crd.metadata.name}`, crd, child),
     );
 
@@ -82,7 +81,7 @@ export class KlutchBindBackend extends pulumi.ComponentResource {
     );
     const role = new k8s.rbac.v1.ClusterRole(
       `${name}-role`,
-      { metadata: { name: BACKEND_NAME, labels }, rules: backendRules(args.exportedApis) },
+      { metadata: { name: BACKEND_NAME, labels }, rules: backendClusterRoleRules(args.exportedApis) },
       child,
     );
     new k8s.rbac.v1.ClusterRoleBinding(
@@ -94,12 +93,9 @@ export class KlutchBindBackend extends pulumi.ComponentResource {
       },
       child,
     );
-    // What the backend binds each consumer identity to; it may bind this role and no other.
-    new k8s.rbac.v1.ClusterRole(
-      `${name}-binder-role`,
-      { metadata: { name: BINDER_CLUSTER_ROLE, labels }, rules: binderRules() },
-      child,
-    );
+    // ClusterRole klutch-binder is the backend's: it writes it at every start (deploy/
+    // bootstrap.go), so Pulumi leaves it alone rather than fight over it. The backend's
+    // ClusterRole above holds every rule of it, which the API server demands of its writer.
 
     const rotation = args.bind.keyRotation;
     const signingKey =
@@ -150,6 +146,8 @@ export class KlutchBindBackend extends pulumi.ComponentResource {
         metadata: { name: BACKEND_NAME, namespace, labels: appLabels, annotations: skipAwait },
         spec: {
           replicas: args.bind.replicas,
+          // No leader election: never two backends at once, not even during a rollout.
+          strategy: { type: "Recreate" },
           selector: { matchLabels: selector },
           template: {
             metadata: {
@@ -165,7 +163,7 @@ export class KlutchBindBackend extends pulumi.ComponentResource {
               containers: [
                 {
                   name: "backend",
-                  image: args.bind.image,
+                  image: args.bind.image ?? releaseImages(args.bind.version).backend,
                   args: apiServer.address.apply((address) =>
                     backendFlags({ bind: args.bind, urls: args.urls, apiServerAddress: address }),
                   ),

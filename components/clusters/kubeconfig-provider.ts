@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { flattenKubeconfig } from "../../lib/kube/flatten";
 
 /**
  * Reads a kubeconfig file into a Pulumi secret. Reading happens at program time so a
@@ -8,7 +9,8 @@ import * as pulumi from "@pulumi/pulumi";
  * provider on the next `pulumi up` without touching the resources on the cluster.
  */
 export function readKubeconfigSecret(file: string): pulumi.Output<string> {
-  return pulumi.secret(fs.readFileSync(file, "utf8"));
+  // Files it references (a CA, client certificates) are inlined, so nothing downstream loses them.
+  return pulumi.secret(flattenKubeconfig(fs.readFileSync(file, "utf8"), file, (f) => fs.readFileSync(f)));
 }
 
 export function kubeconfigProvider(

@@ -1,19 +1,29 @@
 import { stringify } from "yaml";
 import type { AppClusterConfig, ExportedApiConfig } from "../config/schema";
-import { EXPORT_VERBS, type PolicyRule } from "./backend-plan";
+import { BINDER, BINDING_KUBECONFIG_SECRET } from "./contract";
 
 /**
- * What binding one app cluster consists of, as Klutch's backend would set it up after a
- * `kubectl bind` login, derived from config so that `pulumi up` does it instead. Pure.
+ * What binding one app cluster consists of: what the backend's /bind handler and
+ * `kubectl bind` make for an interactive user (klutchio bind/contrib/example-backend/http/
+ * handler.go, kubernetes/resources/*.go, bind/pkg/kubectl/bind*), with upstream's names,
+ * derived from config so that `pulumi up` does it instead. Everything else (RoleBindings,
+ * klutch-binder roles, exports, service namespaces) is left to the backend's controllers. Pure.
  */
 
-const READ = ["get", "list", "watch"];
+/** The konnector's ServiceAccount and namespace (bind/deploy/konnector/*.yaml). */
 export const KONNECTOR = "konnector";
 export const KONNECTOR_NAMESPACE = "klutch-bind";
-/** The Secret (and key) holding the consumer's kubeconfig, on both sides. */
-export const KUBECONFIG_SECRET = "kubeconfig";
+/** Upstream names the konnector's ClusterRole(Binding) so; ours are limited to the contract. */
+export const KONNECTOR_ROLE = "klutch-bind-konnector";
+/**
+ * The consumer's identity on the control plane: ServiceAccount klutch-binder in the binding's
+ * namespace with a token Secret of the same name, the only subject the backend's controllers
+ * bind (kubernetes/resources/resources.go).
+ */
+export const BINDER_ACCOUNT = BINDER;
+/** Secret kubeconfig in the binding's namespace, named by ClusterBinding.spec.kubeconfigSecretRef. */
+export const KUBECONFIG_SECRET = BINDING_KUBECONFIG_SECRET;
 export const KUBECONFIG_KEY = "kubeconfig";
-export const CONSUMER_ROLE = "klutch-consumer";
 /** Klutch's ClusterBinding is a singleton per consumer namespace, named by its CRD's rule. */
 export { CLUSTER_BINDING_NAME } from "./crds";
 
@@ -37,125 +47,16 @@ export function apiObjectName(api: Pick<ExportedApiConfig, "resource" | "group">
   return api.group ? `${api.resource}.${api.group}` : api.resource;
 }
 
-interface Claim {
-  group: string;
-  resource: string;
-  owner: "Provider" | "Consumer";
-}
-
-function claimsOf(apis: ExportedApiConfig[]): Claim[] {
-  const seen = new Map<string, Claim>();
-  for (const api of apis) {
-    for (const c of api.permissionClaims) {
-      const owner = c.selector?.owner ?? "Provider";
-      const key = `${c.group}/${c.resource}`;
-      const prior = seen.get(key);
-      // A Consumer-owned claim needs write access; it wins over a Provider-owned one.
-      if (!prior || owner === "Consumer") seen.set(key, { group: c.group, resource: c.resource, owner });
-    }
-  }
-  return [...seen.values()];
-}
-
-function byGroup(entries: { group: string; resource: string }[], verbs: string[]): PolicyRule[] {
-  const groups = new Map<string, Set<string>>();
-  for (const e of entries) groups.set(e.group, (groups.get(e.group) ?? new Set()).add(e.resource));
-  return [...groups.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs }));
-}
-
 /**
- * The consumer identity's Role in its own namespace on the control plane: the bound
- * resources, the claimed objects (read for provider-owned claims, write for consumer-owned
- * ones) and the bind objects of its binding. A Role, so nothing outside that namespace
- * and nothing cluster-scoped is granted.
+ * The APIServiceExportRequest /bind hands back for one API (handler.go handleBind): the
+ * group, resource and the template's permission claims, no versions.
  */
-export function consumerRules(apis: ExportedApiConfig[]): PolicyRule[] {
-  const claims = claimsOf(apis);
-  return [
-    ...byGroup(apis, EXPORT_VERBS),
-    ...byGroup(
-      claims.filter((c) => c.owner === "Provider"),
-      READ,
-    ),
-    ...byGroup(
-      claims.filter((c) => c.owner === "Consumer"),
-      EXPORT_VERBS,
-    ),
-    {
-      apiGroups: ["klutch.anynines.com"],
-      resources: ["apiserviceexportrequests", "apiservicenamespaces"],
-      verbs: EXPORT_VERBS,
-    },
-    { apiGroups: ["klutch.anynines.com"], resources: ["apiserviceexports", "clusterbindings"], verbs: READ },
-    {
-      apiGroups: ["klutch.anynines.com"],
-      resources: ["apiserviceexports/status", "clusterbindings/status"],
-      verbs: ["get", "update", "patch"],
-    },
-  ];
-}
-
-/**
- * The konnector's ClusterRole on the app cluster: what it syncs and nothing else (upstream
- * binds it to everything). It installs the bound CRDs (changes restricted to those names),
- * mirrors the bound resources and claimed objects in consumers' namespaces, and reconciles
- * its APIServiceBindings.
- */
-export function konnectorRules(apis: ExportedApiConfig[]): PolicyRule[] {
-  const crdNames = apis.map(apiObjectName).sort();
-  return [
-    // create cannot be limited by name (the name is not known to RBAC before the object exists).
-    {
-      apiGroups: ["apiextensions.k8s.io"],
-      resources: ["customresourcedefinitions"],
-      verbs: [...READ, "create"],
-    },
-    {
-      apiGroups: ["apiextensions.k8s.io"],
-      resources: ["customresourcedefinitions"],
-      verbs: ["update", "patch", "delete"],
-      resourceNames: crdNames,
-    },
-    ...byGroup(apis, EXPORT_VERBS),
-    ...byGroup(claimsOf(apis), EXPORT_VERBS),
-    { apiGroups: [""], resources: ["namespaces"], verbs: READ },
-    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
-    {
-      apiGroups: ["klutch.anynines.com"],
-      resources: ["apiservicebindings"],
-      verbs: [...READ, "update", "patch"],
-    },
-    {
-      apiGroups: ["klutch.anynines.com"],
-      resources: ["apiservicebindings/status"],
-      verbs: ["get", "update", "patch"],
-    },
-  ];
-}
-
-/** The konnector's Role in its own namespace: its kubeconfig Secret and its leader-election lease. */
-export function konnectorNamespaceRules(): PolicyRule[] {
-  return [
-    {
-      apiGroups: [""],
-      resources: ["secrets"],
-      verbs: ["get", "watch", "list"],
-      resourceNames: [KUBECONFIG_SECRET],
-    },
-    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: [...READ, "create", "update"] },
-  ];
-}
-
-/** The APIServiceExportRequest recording that the consumer asked for one API. */
 export function exportRequestSpec(api: ExportedApiConfig) {
   return {
     resources: [
       {
         group: api.group,
         resource: api.resource,
-        versions: [api.version],
         ...(api.permissionClaims.length > 0 ? { permissionClaims: api.permissionClaims.map(claimSpec) } : {}),
       },
     ],
@@ -171,47 +72,49 @@ function claimSpec(c: ExportedApiConfig["permissionClaims"][number]) {
   };
 }
 
-/** The APIServiceBinding on the app cluster, its claims accepted (config is the consent). */
+/**
+ * The APIServiceBinding `kubectl bind apiservice` creates on the app cluster (plugin/
+ * servicebindings.go): cluster-scoped at the pinned releases, named `<resource>.<group>`,
+ * pointing at the kubeconfig Secret in klutch-bind, each claim answered; config is the
+ * consent, so every claim is Accepted.
+ */
 export function serviceBindingSpec(api: ExportedApiConfig) {
   return {
     kubeconfigSecretRef: { name: KUBECONFIG_SECRET, namespace: KONNECTOR_NAMESPACE, key: KUBECONFIG_KEY },
     ...(api.permissionClaims.length > 0
-      ? {
-          permissionClaims: api.permissionClaims.map((c) => ({
-            ...claimSpec(c),
-            required: true,
-            state: "Accepted",
-          })),
-        }
+      ? { permissionClaims: api.permissionClaims.map((c) => ({ ...claimSpec(c), state: "Accepted" })) }
       : {}),
   };
 }
 
 export interface ConsumerKubeconfig {
-  /** Names the cluster, user and context. */
-  name: string;
   server: string;
   caPem: string;
   token: string;
+  /** The binding's namespace; the konnector takes its provider namespace from here. */
   namespace: string;
 }
 
-/** A kubeconfig for the consumer identity: token auth, pinned CA, its namespace as default. */
+/**
+ * The kubeconfig the backend writes into Secret kubeconfig (resources/kubeconfig.go): cluster,
+ * user and context all named `default`, the klutch-binder token, the CA handed to konnectors,
+ * and the binding's namespace as the context's namespace, which the konnector reads.
+ */
 export function renderConsumerKubeconfig(k: ConsumerKubeconfig): string {
   return stringify({
     apiVersion: "v1",
     kind: "Config",
     clusters: [
       {
-        name: k.name,
+        name: "default",
         cluster: {
           server: k.server,
           ...(k.caPem ? { "certificate-authority-data": Buffer.from(k.caPem).toString("base64") } : {}),
         },
       },
     ],
-    users: [{ name: k.name, user: { token: k.token } }],
-    contexts: [{ name: k.name, context: { cluster: k.name, user: k.name, namespace: k.namespace } }],
-    "current-context": k.name,
+    users: [{ name: "default", user: { token: k.token } }],
+    contexts: [{ name: "default", context: { cluster: "default", user: "default", namespace: k.namespace } }],
+    "current-context": "default",
   });
 }

@@ -12,7 +12,12 @@ export const BACKEND_PORT = 8080;
 export const EXTERNAL_CA_DIR = "/etc/klutch-bind/external-ca";
 export const EXTERNAL_CA_FILE = `${EXTERNAL_CA_DIR}/ca.crt`;
 
-/** Cookie key sizes the backend accepts (bytes before base64). */
+/**
+ * Cookie key sizes (bytes before base64). The backend accepts a 32- or 64-byte signing key and
+ * a 16/24/32-byte encryption key, but its check of the encryption key tests the *signing* key
+ * against 16/24/32 (contrib/example-backend/options/cookie.go at v1.4.0 and v1.5.0), so with an
+ * encryption key set (always, here) only a 32-byte signing key starts.
+ */
 export const COOKIE_SIGNING_KEY_BYTES = 32;
 export const COOKIE_ENCRYPTION_KEY_BYTES = 32;
 
@@ -36,11 +41,20 @@ export interface BackendUrls {
   callbackUrl: string;
   /** The OIDC issuer the backend trusts. */
   issuerUrl: string;
+  /**
+   * The backend's /authorize route as `kubectl bind` must open it. Without
+   * --oidc-authorize-url the backend advertises http://<Host>/authorize, plain http even
+   * behind TLS (contrib/example-backend/http/handler.go), so it is always passed.
+   */
+  authorizeUrl: string;
   /** Path prefix Dex is served under on the backend's host (Dex only, issuer derived). */
   dexPathPrefix?: string;
 }
 
-export function backendUrls(bind: Pick<BindConfig, "externalAddress">, oidc: OidcConfig): BackendUrls {
+export function backendUrls(
+  bind: Pick<BindConfig, "externalAddress" | "authorizeUrl">,
+  oidc: OidcConfig,
+): BackendUrls {
   const url = new URL(bind.externalAddress);
   const externalAddress = `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
   const derivedDex = oidc.provider === "dex" && !oidc.issuerUrl;
@@ -48,6 +62,7 @@ export function backendUrls(bind: Pick<BindConfig, "externalAddress">, oidc: Oid
     externalAddress,
     host: url.hostname,
     callbackUrl: `${externalAddress}/callback`,
+    authorizeUrl: bind.authorizeUrl ?? `${externalAddress}/authorize`,
     issuerUrl: oidc.issuerUrl ?? `${externalAddress}/dex`,
     ...(derivedDex ? { dexPathPrefix: `${url.pathname.replace(/\/+$/, "")}/dex` } : {}),
   };
@@ -73,6 +88,7 @@ export function backendFlags(inputs: BackendFlagInputs): string[] {
     `--listen-address=0.0.0.0:${BACKEND_PORT}`,
     `--oidc-issuer-url=${urls.issuerUrl}`,
     `--oidc-callback-url=${urls.callbackUrl}`,
+    `--oidc-authorize-url=${urls.authorizeUrl}`,
     `--oidc-issuer-client-id=$(${SECRET_ENV.oidcClientId})`,
     `--oidc-issuer-client-secret=$(${SECRET_ENV.oidcClientSecret})`,
     `--cookie-signing-key=$(${SECRET_ENV.cookieSigningKey})`,
@@ -80,120 +96,6 @@ export function backendFlags(inputs: BackendFlagInputs): string[] {
     `--external-address=${inputs.apiServerAddress}`,
     `--external-ca-file=${EXTERNAL_CA_FILE}`,
   ];
-}
-
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
-
-/** The verbs the backend grants consumers on exported resources and claims (it must hold them itself). */
-export const EXPORT_VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"];
-const READ = ["get", "list", "watch"];
-
-/** The ClusterRole consumers' identities are bound to by the backend (Klutch calls it klutch-binder). */
-export const BINDER_CLUSTER_ROLE = "klutch-binder";
-
-/** What a consumer identity may do on the bind API itself, as Klutch's klutch-binder role grants. */
-export function binderRules(): PolicyRule[] {
-  return [
-    { apiGroups: ["klutch.anynines.com"], resources: ["apiserviceexportrequests"], verbs: EXPORT_VERBS },
-    { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
-    { apiGroups: [""], resources: ["secrets"], verbs: READ },
-    { apiGroups: ["klutch.anynines.com"], resources: ["clusterbindings", "apiserviceexports"], verbs: READ },
-    {
-      apiGroups: ["klutch.anynines.com"],
-      resources: ["clusterbindings/status", "apiserviceexports/status"],
-      verbs: ["get", "update", "patch"],
-    },
-    { apiGroups: ["klutch.anynines.com"], resources: ["apiservicenamespaces"], verbs: EXPORT_VERBS },
-  ];
-}
-
-/**
- * The backend's own ClusterRole, derived from the API calls its controllers make: it
- * creates a namespace, service account, kubeconfig secret and RBAC per consumer, manages
- * the bind objects, reads CRDs and export templates. It has no wildcard and no `escalate`:
- * instead of escalating it holds exactly the permissions it hands out, i.e. the export
- * verbs on each exported resource and claimed resource, and `bind` on klutch-binder only.
- */
-export function backendRules(exportedApis: ExportedApiConfig[]): PolicyRule[] {
-  const rules: PolicyRule[] = [
-    { apiGroups: [""], resources: ["namespaces"], verbs: [...READ, "create", "delete"] },
-    { apiGroups: [""], resources: ["serviceaccounts"], verbs: [...READ, "create"] },
-    { apiGroups: [""], resources: ["secrets"], verbs: [...READ, "create", "update"] },
-    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
-    {
-      apiGroups: ["rbac.authorization.k8s.io"],
-      resources: ["roles", "rolebindings", "clusterroles", "clusterrolebindings"],
-      verbs: [...READ, "create", "update", "delete"],
-    },
-    {
-      apiGroups: ["rbac.authorization.k8s.io"],
-      resources: ["clusterroles"],
-      verbs: ["bind"],
-      resourceNames: [BINDER_CLUSTER_ROLE],
-    },
-    { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: READ },
-    { apiGroups: ["apps"], resources: ["deployments"], verbs: READ },
-    {
-      apiGroups: ["klutch.anynines.com"],
-      resources: [
-        "apiserviceexportrequests",
-        "apiserviceexports",
-        "apiservicenamespaces",
-        "clusterbindings",
-        "appclusterbindings",
-        "apiservicebindings",
-      ],
-      verbs: EXPORT_VERBS,
-    },
-    {
-      apiGroups: ["klutch.anynines.com"],
-      resources: [
-        "apiserviceexportrequests/status",
-        "apiserviceexports/status",
-        "apiservicenamespaces/status",
-        "clusterbindings/status",
-        "appclusterbindings/status",
-      ],
-      verbs: ["get", "update", "patch"],
-    },
-    {
-      apiGroups: ["example-backend.klutch.anynines.com"],
-      resources: ["apiserviceexporttemplates"],
-      verbs: READ,
-    },
-  ];
-  return [...rules, ...grantedRules(exportedApis)];
-}
-
-/** Export verbs on every exported and claimed resource, one rule per API group, sorted. */
-export function grantedRules(exportedApis: ExportedApiConfig[]): PolicyRule[] {
-  const byGroup = new Map<string, Set<string>>();
-  const add = (group: string, resource: string) => {
-    const set = byGroup.get(group) ?? new Set<string>();
-    set.add(resource);
-    byGroup.set(group, set);
-  };
-  for (const api of exportedApis) {
-    add(api.group, api.resource);
-    for (const claim of api.permissionClaims) add(claim.group, claim.resource);
-  }
-  return [...byGroup.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([group, resources]) => ({
-      apiGroups: [group],
-      resources: [...resources].sort(),
-      verbs: EXPORT_VERBS,
-    }));
-}
-
-/** A rule that grants everything somewhere, which no role of ours may contain. */
-export function hasWildcard(rule: PolicyRule): boolean {
-  return [...rule.apiGroups, ...rule.resources, ...rule.verbs].includes("*");
 }
 
 /** Name of the APIServiceExportTemplate of an exported API (the seed names it after the resource). */

@@ -78,11 +78,32 @@ export const errorMap: z.ZodErrorMap = (issue, ctx) => {
   return { message: ctx.defaultError };
 };
 
-export function zodIssues(error: z.ZodError): ConfigIssue[] {
+/**
+ * Issues with their paths. A check that carries its own message (a pattern or a refinement such
+ * as "must use https://") bypasses the error map above, so the value given is added here from
+ * `input` (never secret: secret settings are validated apart), as the other messages do.
+ */
+export function zodIssues(error: z.ZodError, input?: unknown): ConfigIssue[] {
   return error.issues.map((issue) => {
-    // A regex check with a custom message: add what was given, as the other messages do.
-    return { path: formatPath(issue.path), message: issue.message };
+    const given = valueAt(input, issue.path);
+    const echo =
+      input !== undefined &&
+      !issue.message.includes("(got ") &&
+      (typeof given === "string" || typeof given === "number");
+    return {
+      path: formatPath(issue.path),
+      message: echo ? `${issue.message} (got ${show(given)})` : issue.message,
+    };
   });
+}
+
+function valueAt(input: unknown, at: (string | number)[]): unknown {
+  let node = input;
+  for (const key of at) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  return node;
 }
 
 /** One message for every problem, naming each field and what to do. */

@@ -1,3 +1,4 @@
+import { BIND_RELEASES, DEFAULT_BIND_RELEASE } from "../bind/release";
 import { z } from "zod";
 import { cidrProblem } from "../net/cidr";
 
@@ -320,7 +321,7 @@ export const crossplane = z
     providerKubernetes: xpkg.default("xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0"),
     providerAnynines: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0"),
     functionPatchAndTransform: xpkg.default(
-      "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.8.2",
+      "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
     ),
     dataservicesConfiguration: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0"),
     /** anynines service brokers, one ProviderConfig each; credentials are klutch:anyninesCredentials. */
@@ -346,15 +347,34 @@ export const bind = z
   .object({
     /** Where app clusters reach the klutch-bind backend (https). */
     externalAddress: httpsUrl.default("https://bind.klutch.localhost"),
-    image: z.string().min(1).default("public.ecr.aws/w5n9a2g2/klutch/example-backend:v1.4.0"),
-    konnectorImage: z.string().min(1).default("public.ecr.aws/w5n9a2g2/klutch/konnector:v1.4.0"),
+    /**
+     * The klutch-bind release: its images, CRDs and flags (lib/bind/release.ts). v1.4.0 is the
+     * newest with published images; v1.5.0 ships the same konnector and backend code.
+     */
+    version: z.enum(BIND_RELEASES).default(DEFAULT_BIND_RELEASE),
+    /** The backend's image; the release's image when omitted. */
+    image: z.string().min(1).optional(),
+    /** The konnector's image; the release's image when omitted. */
+    konnectorImage: z.string().min(1).optional(),
+    /**
+     * The backend's /authorize route as `kubectl bind` opens it (https);
+     * `<externalAddress>/authorize` when omitted. Always passed, since the backend would
+     * otherwise advertise a plain-http URL.
+     */
+    authorizeUrl: httpsUrl.optional(),
+    /**
+     * Wait in `up` until the backend has made each APIServiceExport from its request; defaults
+     * to true except on local clusters, where the backend's image cannot run.
+     */
+    awaitExports: z.boolean().optional(),
     namespacePrefix: dnsLabel.default("cluster"),
     /**
      * The control plane's Kubernetes API address that konnectors reach (https); the control
      * plane kubeconfig's server, with its CA, when omitted.
      */
     apiServerAddress: httpsUrl.optional(),
-    replicas: z.number().int().min(1).max(10).default(1),
+    /** The backend has no leader election at the pinned releases: validation allows only 1. */
+    replicas: z.number().int().min(1).default(1),
     /** Change to make new cookie keys (users then log in again). */
     keyRotation: z.string().min(1).default("initial"),
     prettyName: z.string().min(1).default("Klutch"),
@@ -426,7 +446,7 @@ export type OpenstackClusterConfig = z.output<typeof openstackCluster>;
 /** Settings whose values are secrets; they are read separately and never validated into plain output. */
 export const SECRET_SETTINGS = [
   "oidcClientSecret",
-  /** base64 of 32 or 64 random bytes; generated when not set. */
+  /** base64 of 32 random bytes (see validate.ts for why not 64); generated when not set. */
   "bindCookieSigningKey",
   /** base64 of 16, 24 or 32 random bytes; generated when not set. */
   "bindCookieEncryptionKey",

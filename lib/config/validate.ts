@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { parse as parseYaml } from "yaml";
+import { KubeConfig } from "@kubernetes/client-node";
 import { cidrsOverlap, cidrProblem, parseCidr } from "../net/cidr";
 import { availabilityZoneProblem } from "../cloud/aws/regions";
 import { vpcCidrProblem } from "../cloud/aws/subnets";
@@ -50,7 +50,7 @@ export function validateEnvironment(raw: Record<string, unknown>, ctx: Validatio
     ),
   );
   const parsed = environmentSchema.safeParse(plain, { errorMap });
-  if (!parsed.success) issues.push(...zodIssues(parsed.error));
+  if (!parsed.success) issues.push(...zodIssues(parsed.error, plain));
   issues.push(...crossChecks(plain, ctx));
   issues.push(...secretChecks(raw, plain));
   if (issues.length > 0 || !parsed.success) return { ok: false, issues: dedupe(issues) };
@@ -124,7 +124,23 @@ function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): Conf
   checkNodePortRanges(apps, add);
   checkApis(raw.exportedApis, apps, add);
   checkConsumerNamespaces(raw.bind, apps, add);
+  checkBindBackend(raw.bind, add);
   return issues;
+}
+
+/**
+ * Rules of the pinned klutch-bind releases that the schema cannot say: the backend has no
+ * leader election (nothing under contrib/example-backend takes a lease), so two replicas would
+ * both run every controller.
+ */
+function checkBindBackend(rawBind: unknown, add: Add): void {
+  const replicas = (rawBind as { replicas?: unknown } | undefined)?.replicas;
+  if (typeof replicas === "number" && replicas > 1) {
+    add(
+      ["bind", "replicas"],
+      `must be 1 (got ${replicas}): the klutch-bind backend has no leader election, so every replica would run its controllers; set bind.replicas to 1`,
+    );
+  }
 }
 
 /** Each app cluster's consumer namespace on the control plane is `<namespacePrefix>-<name>`. */
@@ -334,34 +350,55 @@ function checkKubeconfigFile(
     add(at, `kubeconfig file ${file} does not exist or cannot be read; ${missingHint}`);
     return;
   }
-  let doc: unknown;
+  // The client library's KubeConfig reads it, as kubectl's loader would (YAML, field names,
+  // paths relative to the file), instead of a hand-written reading.
+  const kc = new KubeConfig();
   try {
-    doc = parseYaml(text);
+    kc.loadFromString(text);
   } catch (e) {
-    add(at, `kubeconfig file ${file} is not valid YAML (${(e as Error).message.split("\n")[0]})`);
+    add(
+      at,
+      `kubeconfig file ${file} is not valid YAML or not a kubeconfig (${(e as Error).message.split("\n")[0]})`,
+    );
     return;
   }
-  const kc = doc as {
-    clusters?: unknown;
-    contexts?: unknown;
-    users?: unknown;
-    "current-context"?: unknown;
-  } | null;
-  if (!kc || !Array.isArray(kc.clusters) || !Array.isArray(kc.contexts) || kc.clusters.length === 0) {
+  if (kc.clusters.length === 0 || kc.contexts.length === 0) {
     add(at, `kubeconfig file ${file} has no clusters or contexts; is it a kubeconfig?`);
     return;
   }
-  const names = (kc.contexts as { name?: unknown }[])
-    .map((c) => c.name)
-    .filter((n): n is string => typeof n === "string");
-  const wanted = context ?? (typeof kc["current-context"] === "string" ? kc["current-context"] : undefined);
+  const names = kc.contexts.map((c) => c.name);
+  const wanted = context ?? (kc.getCurrentContext() || undefined);
   if (!wanted) {
     add(
       at,
       `kubeconfig file ${file} has no current-context; set kubeconfig.context to one of ${names.join(", ")}`,
     );
-  } else if (!names.includes(wanted)) {
+    return;
+  }
+  const chosen = kc.getContextObject(wanted);
+  if (!chosen) {
     add(at, `context "${wanted}" is not in ${file}; contexts there: ${names.join(", ") || "none"}`);
+    return;
+  }
+  const cluster = kc.getCluster(chosen.cluster);
+  if (!cluster) {
+    add(
+      at,
+      `context "${wanted}" in ${file} names cluster "${chosen.cluster}", which the file does not define`,
+    );
+    return;
+  }
+  kc.makePathsAbsolute(path.dirname(file));
+  const caFile = kc.getCluster(chosen.cluster)?.caFile;
+  if (caFile) {
+    try {
+      ctx.readFile(caFile);
+    } catch {
+      add(
+        at,
+        `the certificate-authority file ${caFile} of cluster "${chosen.cluster}" in ${file} cannot be read`,
+      );
+    }
   }
 }
 
@@ -548,11 +585,18 @@ function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknow
   const add = (key: string, message: string) => issues.push({ path: `klutch:${key}`, message });
   const text = (key: string): string => (typeof raw[key] === "string" ? raw[key] : "");
 
-  const keyLengths: [string, number[]][] = [
-    ["bindCookieSigningKey", [32, 64]],
-    ["bindCookieEncryptionKey", [16, 24, 32]],
+  // The backend accepts a 64-byte signing key alone, but its encryption-key check tests the
+  // signing key against 16/24/32 bytes (contrib/example-backend/options/cookie.go, v1.4.0 and
+  // v1.5.0), and this project always sets an encryption key: only 32 bytes start.
+  const keyLengths: [string, number[], string][] = [
+    [
+      "bindCookieSigningKey",
+      [32],
+      " (the backend also documents 64, but rejects it whenever an encryption key is set, as it always is here)",
+    ],
+    ["bindCookieEncryptionKey", [16, 24, 32], ""],
   ];
-  for (const [key, lengths] of keyLengths) {
+  for (const [key, lengths, why] of keyLengths) {
     const value = text(key);
     if (!value) continue;
     const bytes = base64Bytes(value);
@@ -560,7 +604,7 @@ function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknow
     else if (!lengths.includes(bytes)) {
       add(
         key,
-        `must decode to ${lengths.join(" or ")} bytes (the value given decodes to ${bytes}); generate one with \`openssl rand -base64 ${lengths[0]}\` or leave it empty to have one generated`,
+        `must decode to ${lengths.join(" or ")} bytes${why} (the value given decodes to ${bytes}); generate one with \`openssl rand -base64 ${lengths[lengths.length - 1]}\` or leave it empty to have one generated`,
       );
     }
   }

@@ -32,6 +32,13 @@ export interface Manifest {
 /** ServiceAccount provider-kubernetes runs as, so its RBAC can be bound by name. */
 export const PROVIDER_KUBERNETES_SERVICE_ACCOUNT = "provider-kubernetes";
 export const RUNTIME_CONFIG_NAME = "provider-kubernetes";
+/**
+ * provider-anynines' runtime config, as Klutch installs it (crossplane-api/deploy/
+ * provider-anynines.yaml@v1.5.0): the package runtime is ready once /healthz on 8081 answers.
+ */
+export const ANYNINES_RUNTIME_CONFIG_NAME = "provider-anynines";
+/** Klutch names its data-services Configuration so (crossplane-api/deploy/config-pkg-anynines.yaml). */
+export const DATASERVICES_CONFIGURATION_NAME = "anynines-dataservices";
 
 export function packageManifests(refs: PackageRefs, labels: Record<string, string>): Manifest[] {
   return [
@@ -48,10 +55,32 @@ export function packageManifests(refs: PackageRefs, labels: Record<string, strin
       spec: { package: refs.providerKubernetes, runtimeConfigRef: { name: RUNTIME_CONFIG_NAME } },
     },
     {
+      apiVersion: "pkg.crossplane.io/v1beta1",
+      kind: "DeploymentRuntimeConfig",
+      metadata: { name: ANYNINES_RUNTIME_CONFIG_NAME, labels },
+      spec: {
+        deploymentTemplate: {
+          spec: {
+            selector: {},
+            template: {
+              spec: {
+                containers: [
+                  {
+                    name: "package-runtime",
+                    readinessProbe: { httpGet: { path: "/healthz", port: 8081 } },
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+    },
+    {
       apiVersion: "pkg.crossplane.io/v1",
       kind: "Provider",
       metadata: { name: "provider-anynines", labels },
-      spec: { package: refs.providerAnynines },
+      spec: { package: refs.providerAnynines, runtimeConfigRef: { name: ANYNINES_RUNTIME_CONFIG_NAME } },
     },
     {
       apiVersion: "pkg.crossplane.io/v1",
@@ -62,7 +91,7 @@ export function packageManifests(refs: PackageRefs, labels: Record<string, strin
     {
       apiVersion: "pkg.crossplane.io/v1",
       kind: "Configuration",
-      metadata: { name: "dataservices", labels },
+      metadata: { name: DATASERVICES_CONFIGURATION_NAME, labels },
       spec: { package: refs.dataservicesConfiguration },
     },
   ];

@@ -1,18 +1,29 @@
 import { strict as assert } from "node:assert";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
 import type { EngineEvent, Stack } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
+import { boundApis } from "../../lib/bind/app-cluster-plan";
+import { CONTRACT } from "../../lib/bind/contract";
+import { bindingCrdFor } from "../../lib/bind/crds";
+import type { PolicyRule } from "../../lib/bind/rbac";
+import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
+import { environmentSchema } from "../../lib/config/schema";
 import { LocalClusters } from "../../lib/local-clusters";
 import { selectStack } from "../../lib/pulumi-runner";
 import { repoRoot } from "../../lib/toolchain";
+import { RawClient, Replayer, type Refusal, type ReplayWorld } from "../helpers/contract-replay";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 const STACK = "bindings-e2e";
 const CP = "control-plane";
+const CNS = "cluster-app-1";
+const CONSUMER_NS = "team-a";
 
-/** The stack's config: three app clusters with different bound APIs (app-3 binds no claiming API). */
+/** The stack's config: app clusters with different bound APIs (app-2 binds no claiming API). */
 function stackConfig(stateDir: string, apps: string[]) {
   return {
     config: {
@@ -21,7 +32,7 @@ function stackConfig(stateDir: string, apps: string[]) {
       "klutch:appClusters": apps.map((name) => ({
         name,
         infrastructure: "local",
-        ...(name === "app-3" ? { apis: ["postgresqlinstances"] } : {}),
+        ...(name === "app-2" ? { apis: ["postgresqlinstances"] } : {}),
       })),
       "klutch:localClusters": { stateDir },
       "klutch:crossplane": { runLocally: true },
@@ -29,13 +40,43 @@ function stackConfig(stateDir: string, apps: string[]) {
   };
 }
 
+const exported = environmentSchema.parse({
+  environment: "x",
+  controlPlane: { name: CP, infrastructure: "local" },
+}).exportedApis;
+
+/** A data-service CRD as the dataservices package installs it (status subresource included). */
+function dataServiceCrd(api: (typeof exported)[number]) {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${api.resource}.${api.group}` },
+    spec: {
+      group: api.group,
+      scope: "Namespaced",
+      names: { kind: api.kind, plural: api.resource, singular: api.kind!.toLowerCase() },
+      versions: [
+        {
+          name: api.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  };
+}
+
 /**
- * Binding app clusters with a plain `pulumi up`: real local API servers, the real engine.
- * Each consumer kubeconfig the program makes is used for real requests against the
- * control plane: what it may do in its own namespace, and what it is refused elsewhere.
+ * The klutch-bind contract, conformed to for real: `pulumi up` on local API servers, then every
+ * row of lib/bind/contract.ts replayed as real requests with the credentials upstream's
+ * programs would hold (the backend's ServiceAccount, the klutch-binder kubeconfig pulumi made,
+ * the konnector's ServiceAccount). The backend's and konnector's images cannot run here, so
+ * this test plays their controllers from the same table.
  */
-describe("app cluster bindings on real clusters (e2e)", function () {
-  this.timeout(15 * 60_000);
+describe("klutch-bind contract on real clusters (e2e)", function () {
+  this.timeout(20 * 60_000);
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-bindings-"));
   const stateDir = path.join(work, "clusters");
@@ -44,17 +85,38 @@ describe("app cluster bindings on real clusters (e2e)", function () {
   let clusters: LocalClusters;
   let stack: Stack;
   const kubeconfigs: Record<string, string> = {};
+  const clients: Record<"backend" | "binder" | "konnector" | "cpAdmin" | "appAdmin", RawClient> = {} as never;
+  let replayer: Replayer;
+  const apis = boundApis({}, exported);
 
   const writeConfig = (apps: string[]) => fs.writeFileSync(stackFile, stringify(stackConfig(stateDir, apps)));
   const cp = () => clusters.kubeconfigPath(CP);
+  const app1 = () => clusters.kubeconfigPath("app-1");
+  const rowsOf = (actor: string, cluster: string) =>
+    CONTRACT.filter((r) => r.actor === actor && r.cluster === cluster);
+
+  /** A kubeconfig holding a ServiceAccount's token, for the cluster of an admin kubeconfig. */
+  function tokenKubeconfig(adminPath: string, namespace: string, account: string): string {
+    const token = kubectl(adminPath, ["-n", namespace, "create", "token", account, "--duration=2h"]).trim();
+    const admin = new KubeConfig();
+    admin.loadFromFile(adminPath);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ ...admin.getCurrentCluster()!, name: "c" }],
+      users: [{ name: account, token }],
+      contexts: [{ name: "c", cluster: "c", user: account }],
+      currentContext: "c",
+    });
+    return kc.exportConfig();
+  }
 
   before(async () => {
     process.env.KLUTCH_LOCAL_DIR = stateDir;
     process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
     process.env.PULUMI_CONFIG_PASSPHRASE = "bindings-e2e-only";
     clusters = new LocalClusters(stateDir);
-    await clusters.up([CP, "app-1", "app-2", "app-3", "app-4"]);
-    writeConfig(["app-1", "app-2", "app-3"]);
+    await clusters.up([CP, "app-1", "app-2", "app-3"]);
+    writeConfig(["app-1", "app-2"]);
     stack = await selectStack({ stack: STACK });
   });
 
@@ -72,131 +134,230 @@ describe("app cluster bindings on real clusters (e2e)", function () {
     }
   });
 
-  it("`pulumi up` binds three app clusters and outputs a kubeconfig for each, as a secret", async () => {
+  it("`pulumi up` binds two app clusters the way /bind and `kubectl bind` do, with upstream's names", async () => {
     const res = await stack.up();
     assert.equal(res.summary.result, "succeeded");
     const out = res.outputs.appClusterKubeconfigs;
     assert.equal(out?.secret, true, "kubeconfigs are a secret output");
-    const values = out?.value as Record<string, string>;
-    assert.deepEqual(Object.keys(values).sort(), ["app-1", "app-2", "app-3"]);
-    for (const [app, text] of Object.entries(values)) {
-      const file = path.join(work, `${app}.kubeconfig`);
-      fs.writeFileSync(file, text, { mode: 0o600 });
-      kubeconfigs[app] = file;
+    for (const [app, text] of Object.entries(out?.value as Record<string, string>)) {
+      kubeconfigs[app] = text;
     }
-    // A data-service API as the dataservices package would install it (no provider runs here).
-    const crd = {
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name: "postgresqlinstances.anynines.com" },
-      spec: {
-        group: "anynines.com",
-        scope: "Namespaced",
-        names: { kind: "PostgresqlInstance", plural: "postgresqlinstances", singular: "postgresqlinstance" },
-        versions: [
-          {
-            name: "v1",
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-          },
-        ],
-      },
+    assert.deepEqual(Object.keys(kubeconfigs).sort(), ["app-1", "app-2"]);
+    for (const api of exported)
+      assert.equal(kubectlApply(cp(), JSON.stringify(dataServiceCrd(api))).status, 0);
+
+    // Control plane: what /bind makes, and one request per API (created once).
+    for (const [kind, name] of [
+      ["serviceaccount", "klutch-binder"],
+      ["secret", "klutch-binder"],
+      ["secret", "kubeconfig"],
+      ["clusterbinding", "cluster"],
+    ]) {
+      kubectl(cp(), ["-n", CNS, "get", kind!, name!]);
+    }
+    const requests = kubectl(cp(), ["-n", CNS, "get", "apiserviceexportrequests", "-o", "name"])
+      .trim()
+      .split("\n");
+    assert.equal(requests.length, 4);
+    // No RBAC of ours on the control plane for the binding: the backend's controllers bind klutch-binder.
+    assert.equal(kubectlTry(cp(), ["-n", CNS, "get", "rolebinding", "klutch-binder"]).status, 1);
+    // App cluster: the konnector, its RBAC, the binding CRD (cluster-scoped) and cluster-scoped bindings.
+    kubectl(app1(), ["-n", "klutch-bind", "get", "deployment", "konnector"]);
+    kubectl(app1(), ["get", "clusterrole", "klutch-bind-konnector"]);
+    const crd = kubectlJson(app1(), ["get", "crd", "apiservicebindings.klutch.anynines.com"]);
+    assert.equal(crd.spec.scope, "Cluster");
+    const bindings = kubectl(app1(), ["get", "apiservicebindings", "-o", "name"]).trim().split("\n");
+    assert.equal(bindings.length, 4);
+
+    clients.cpAdmin = new RawClient(fs.readFileSync(cp(), "utf8"));
+    clients.appAdmin = new RawClient(fs.readFileSync(app1(), "utf8"));
+    clients.binder = new RawClient(kubeconfigs["app-1"]!);
+    clients.backend = new RawClient(tokenKubeconfig(cp(), "bind", "klutch-bind-backend"));
+    clients.konnector = new RawClient(tokenKubeconfig(app1(), "klutch-bind", "konnector"));
+    const world: ReplayWorld = {
+      clusterNamespace: CNS,
+      serviceNamespace: `${CNS}-${CONSUMER_NS}`,
+      consumerNamespace: CONSUMER_NS,
+      konnectorNamespace: "klutch-bind",
+      apis,
+      bindingCrd: bindingCrdFor(DEFAULT_BIND_RELEASE),
     };
-    assert.equal(kubectlApply(cp(), JSON.stringify(crd)).status, 0);
-    kubectl(cp(), [
-      "wait",
-      "--for=condition=Established",
-      "crd/postgresqlinstances.anynines.com",
-      "--timeout=60s",
-    ]);
+    replayer = new Replayer(clients.cpAdmin, world);
   });
 
-  it("records each binding on the control plane and installs the konnector on each app cluster", () => {
-    for (const app of ["app-1", "app-2", "app-3"]) {
-      const ns = `cluster-${app}`;
-      kubectl(cp(), ["-n", ns, "get", "clusterbinding", "cluster"]);
-      const requests = kubectl(cp(), ["-n", ns, "get", "apiserviceexportrequests", "-o", "name"])
-        .trim()
-        .split("\n");
-      assert.equal(requests.length, app === "app-3" ? 1 : 4, `${app}: one request per bound API`);
-      const appCfg = clusters.kubeconfigPath(app);
-      for (const [kind, name] of [
-        ["deployment", "konnector"],
-        ["serviceaccount", "konnector"],
-        ["secret", "kubeconfig"],
-      ]) {
-        kubectl(appCfg, ["-n", "klutch-bind", "get", kind!, name!]);
-      }
-      const bindings = kubectl(appCfg, [
-        "-n",
-        "klutch-bind",
-        "get",
-        "apiservicebindings",
-        "-o",
-        "name",
-      ]).trim();
-      assert.equal(bindings.split("\n").length, app === "app-3" ? 1 : 4);
-    }
-  });
-
-  /** Whether a real request with the consumer's kubeconfig succeeds. */
-  const allowed = (app: string, args: string[]) => {
-    const r = kubectlTry(kubeconfigs[app]!, args);
-    if (r.status !== 0)
-      assert.match(r.stderr, /forbidden|Forbidden/, `${app} ${args.join(" ")}: ${r.stderr}`);
-    return r.status === 0;
-  };
-  const instance = (ns: string, name: string) =>
-    JSON.stringify({
-      apiVersion: "anynines.com/v1",
-      kind: "PostgresqlInstance",
-      metadata: { name, namespace: ns },
-    });
-
-  it("each kubeconfig works in its own namespace: get, list, watch and create the bound resources", () => {
-    for (const app of ["app-1", "app-2", "app-3"]) {
-      const ns = `cluster-${app}`;
-      const create = kubectlApply(kubeconfigs[app]!, instance(ns, `db-${app}`));
-      assert.equal(create.status, 0, `${app} creates in its namespace: ${create.stderr}`);
-      assert.ok(allowed(app, ["-n", ns, "get", "postgresqlinstances", `db-${app}`]));
-      assert.ok(allowed(app, ["-n", ns, "get", "postgresqlinstances"]));
-      assert.equal(
-        kubectlTry(kubeconfigs[app]!, [
-          "auth",
-          "can-i",
-          "watch",
-          "postgresqlinstances.anynines.com",
-          "-n",
-          ns,
-        ]).status,
-        0,
+  it("every backend call succeeds with the backend's own ServiceAccount, building what its controllers build", async () => {
+    const refusals = await replayer.replay(clients.backend, rowsOf("backend", "control-plane"));
+    assert.deepEqual(refusals, []);
+    // The rest of what the backend's controllers do for this binding, as the backend.
+    const b = clients.backend;
+    const ns = `${CNS}-${CONSUMER_NS}`;
+    const ok = (r: { status: number; body: string }, what: string) =>
+      assert.ok(r.status < 300 || r.status === 409, `${what}: ${r.status} ${r.body}`);
+    ok(
+      await b.request("POST", "/api/v1/namespaces", {
+        metadata: {
+          name: ns,
+          annotations: { "klutch.anynines.com/api-service-namespace": `${CNS}/${CONSUMER_NS}` },
+        },
+      }),
+      "service namespace",
+    );
+    ok(
+      await b.request(
+        "POST",
+        `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
+        replayer.body("rbac.authorization.k8s.io", "rolebindings", "klutch-binder", ns),
+      ),
+      "RoleBinding in the service namespace",
+    );
+    for (const api of apis) {
+      const name = `${api.resource}.${api.group}`;
+      ok(
+        await b.request("POST", replayer.path("klutch.anynines.com", "apiserviceexports", CNS), {
+          ...replayer.body("klutch.anynines.com", "apiserviceexports", name, CNS),
+          spec: {
+            ...(replayer.body("klutch.anynines.com", "apiserviceexports", name, CNS).spec as object),
+            names: dataServiceCrd(api).spec.names,
+          },
+        }),
+        `export ${name}`,
+      );
+      ok(
+        await b.request(
+          "PATCH",
+          replayer.path("klutch.anynines.com", "apiserviceexportrequests/status", CNS, name),
+          { status: { phase: "Succeeded" } },
+          "application/merge-patch+json",
+        ),
+        "request Succeeded",
+      );
+      // 10 minutes after it left Pending, the backend deletes the request.
+      ok(
+        await b.request(
+          "DELETE",
+          replayer.path("klutch.anynines.com", "apiserviceexportrequests", CNS, name),
+        ),
+        "request deleted",
       );
     }
+    // Namespaced consumer scope: the backend removes the cluster-wide binding (it would mask the test below).
+    await clients.cpAdmin.request(
+      "DELETE",
+      `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/klutch-binder-${CNS}`,
+    );
   });
 
-  it("and is refused for another consumer's namespace, unclaimed secrets and cluster-scoped writes", () => {
-    // Another consumer's namespace.
-    const other = kubectlApply(kubeconfigs["app-1"]!, instance("cluster-app-2", "intruder"));
-    assert.notEqual(other.status, 0);
-    assert.match(other.stderr, /forbidden/i);
-    assert.ok(!allowed("app-1", ["-n", "cluster-app-2", "get", "postgresqlinstances"]));
-    // Secrets: app-1 binds servicebindings, which claims secrets, so it may read them in its
-    // own namespace; nowhere else. app-3 binds no claiming API and may read none.
-    assert.ok(allowed("app-1", ["-n", "cluster-app-1", "get", "secrets"]));
-    assert.ok(!allowed("app-1", ["-n", "cluster-app-2", "get", "secrets"]));
-    assert.ok(!allowed("app-1", ["-n", "kube-system", "get", "secrets"]));
-    assert.ok(!allowed("app-1", ["-n", "bind", "get", "secrets"]));
-    assert.ok(!allowed("app-3", ["-n", "cluster-app-3", "get", "secrets"]));
-    // Claimed secrets are the provider's: read, not write.
-    assert.notEqual(
-      kubectlTry(kubeconfigs["app-1"]!, ["auth", "can-i", "create", "secrets", "-n", "cluster-app-1"]).status,
-      0,
+  it("every konnector call on the control plane succeeds with the klutch-binder kubeconfig pulumi made", async () => {
+    assert.deepEqual(await replayer.replay(clients.binder, rowsOf("konnector", "control-plane")), []);
+  });
+
+  it("every konnector call on the app cluster succeeds with the konnector's ServiceAccount", async () => {
+    kubectl(app1(), ["create", "namespace", CONSUMER_NS]);
+    // The bound CRDs, as the konnector makes them from the exports.
+    for (const api of apis) assert.equal(kubectlApply(app1(), JSON.stringify(dataServiceCrd(api))).status, 0);
+    const appReplayer = new Replayer(clients.appAdmin, (replayer as unknown as { world: ReplayWorld }).world);
+    assert.deepEqual(await appReplayer.replay(clients.konnector, rowsOf("konnector", "app")), []);
+  });
+
+  it("and no more: other bindings' namespaces, unclaimed places and cluster-wide writes are refused", async () => {
+    const status = async (c: RawClient, method: string, p: string, body?: unknown) =>
+      (await c.request(method, p, body)).status;
+    const binder = clients.binder;
+    assert.equal(
+      await status(binder, "GET", "/apis/anynines.com/v1/namespaces/cluster-app-2/postgresqlinstances"),
+      403,
     );
-    // Cluster-scoped writes.
-    assert.ok(!allowed("app-1", ["create", "namespace", "sneaky"]));
-    assert.ok(!allowed("app-1", ["create", "clusterrole", "sneaky", "--verb=get", "--resource=pods"]));
-    assert.ok(!allowed("app-2", ["delete", "crd", "postgresqlinstances.anynines.com"]));
+    assert.equal(await status(binder, "GET", "/api/v1/namespaces/kube-system/secrets"), 403);
+    assert.equal(await status(binder, "GET", "/api/v1/namespaces/bind/secrets"), 403);
+    assert.equal(await status(binder, "POST", "/api/v1/namespaces", { metadata: { name: "sneaky" } }), 403);
+    assert.equal(await status(binder, "GET", "/api/v1/namespaces/cluster-app-2"), 403);
+    const konnector = clients.konnector;
+    assert.equal(await status(konnector, "GET", "/api/v1/pods"), 403);
+    assert.equal(
+      await status(
+        konnector,
+        "DELETE",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/apiservicebindings.klutch.anynines.com",
+      ),
+      403,
+    );
+    assert.equal(
+      await status(konnector, "POST", `/api/v1/namespaces/${CONSUMER_NS}/serviceaccounts`, {
+        metadata: { name: "x" },
+      }),
+      403,
+    );
+    const backend = clients.backend;
+    assert.equal(await status(backend, "GET", "/api/v1/pods"), 403);
+    assert.equal(
+      await status(backend, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        metadata: { name: "escalate" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+        subjects: [{ kind: "ServiceAccount", name: "klutch-binder", namespace: CNS }],
+      }),
+      403,
+    );
+  });
+
+  it("removing any one rule of the generated RBAC makes a replayed request fail", async () => {
+    const cases: {
+      role: string;
+      path: string;
+      client: RawClient;
+      admin: RawClient;
+      rows: typeof CONTRACT;
+      replay: Replayer;
+    }[] = [
+      {
+        role: "konnector ClusterRole",
+        path: "/apis/rbac.authorization.k8s.io/v1/clusterroles/klutch-bind-konnector",
+        client: clients.konnector,
+        admin: clients.appAdmin,
+        rows: rowsOf("konnector", "app"),
+        replay: new Replayer(clients.appAdmin, (replayer as unknown as { world: ReplayWorld }).world),
+      },
+      {
+        role: "konnector Role",
+        path: "/apis/rbac.authorization.k8s.io/v1/namespaces/klutch-bind/roles/klutch-bind-konnector",
+        client: clients.konnector,
+        admin: clients.appAdmin,
+        rows: rowsOf("konnector", "app"),
+        replay: new Replayer(clients.appAdmin, (replayer as unknown as { world: ReplayWorld }).world),
+      },
+      {
+        role: "backend ClusterRole",
+        path: "/apis/rbac.authorization.k8s.io/v1/clusterroles/klutch-bind-backend",
+        client: clients.backend,
+        admin: clients.cpAdmin,
+        rows: rowsOf("backend", "control-plane"),
+        replay: replayer,
+      },
+    ];
+    const report: string[] = [];
+    const until = async (want: "refused" | "clean", c: (typeof cases)[number]): Promise<Refusal[]> => {
+      for (let i = 0; ; i++) {
+        const refusals = await c.replay.replay(c.client, c.rows);
+        if ((want === "refused") === refusals.length > 0 || i >= 20) return refusals;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    for (const c of cases) {
+      const role = JSON.parse((await c.admin.request("GET", c.path)).body) as { rules: PolicyRule[] };
+      const rules = role.rules;
+      for (let i = 0; i < rules.length; i++) {
+        const current = JSON.parse((await c.admin.request("GET", c.path)).body) as Record<string, unknown>;
+        await c.admin.request("PUT", c.path, { ...current, rules: rules.filter((_, j) => j !== i) });
+        const refusals = await until("refused", c);
+        const latest = JSON.parse((await c.admin.request("GET", c.path)).body) as Record<string, unknown>;
+        await c.admin.request("PUT", c.path, { ...latest, rules });
+        const rule = rules[i]!;
+        const what = `${c.role} rule ${i} ${rule.apiGroups.join(",") || "core"}/${rule.resources.join(",")}${rule.resourceNames ? `[${rule.resourceNames.join(",")}]` : ""} ${rule.verbs.join(",")}`;
+        assert.ok(refusals.length > 0, `${what}: nothing failed without it, so it is not needed`);
+        report.push(`${what} → refused ${refusals[0]!.row} ${refusals[0]!.verb} ${refusals[0]!.path}`);
+        assert.deepEqual(await until("clean", c), [], `${c.role}: restoring rule ${i} heals`);
+      }
+    }
+    console.log(`      removal trials (${report.length}):\n${report.map((l) => `        ${l}`).join("\n")}`);
   });
 
   /**
@@ -208,7 +369,6 @@ describe("app cluster bindings on real clusters (e2e)", function () {
     urn.endsWith("pulumi:pulumi:Stack::klutch-bindings-e2e") ||
     urn.endsWith("pulumi:providers:pulumi-nodejs::default");
 
-  /** The changes a real preview reports, as [op, urn] for everything that is not "same". */
   async function previewChanges(): Promise<[string, string][]> {
     const changes: [string, string][] = [];
     await stack.preview({
@@ -220,51 +380,93 @@ describe("app cluster bindings on real clusters (e2e)", function () {
     return changes;
   }
 
-  /** The bridge's settings list every app cluster's connector, so they change in place. */
-  const isBridgeSettings = (urn: string) =>
-    /kubernetes:core\/v1:ConfigMap::[^:]*-bridge-settings-configmap$/.test(urn);
-  const settingsText = () =>
-    kubectlJson(cp(), ["-n", "klutch-network", "get", "configmap", "klutch-bridge-settings"]).data[
-      "settings.json"
-    ] as string;
+  it("a second up changes nothing after the backend deleted the requests and the konnector rewrote its CRD and Secret", async () => {
+    // The konnector's bootstrap PUTs its own copy of the binding CRD (no labels, controller-gen's annotation).
+    const live = kubectlJson(app1(), ["get", "crd", "apiservicebindings.klutch.anynines.com"]);
+    const own = bindingCrdFor(DEFAULT_BIND_RELEASE);
+    const put = {
+      ...own,
+      metadata: {
+        name: own.metadata.name,
+        resourceVersion: live.metadata.resourceVersion,
+        annotations: { "controller-gen.kubebuilder.io/version": "v0.10.0" },
+      },
+    };
+    const r = await clients.appAdmin.request(
+      "PUT",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/apiservicebindings.klutch.anynines.com",
+      put,
+    );
+    assert.ok(r.status < 300, r.body);
+    // ensureConsumerSecret copies the provider's Secret kubeconfig over the app cluster's.
+    const provider = kubectlJson(cp(), ["-n", CNS, "get", "secret", "kubeconfig"]);
+    const consumer = kubectlJson(app1(), ["-n", "klutch-bind", "get", "secret", "kubeconfig"]);
+    const copy = await clients.konnector.request("PUT", "/api/v1/namespaces/klutch-bind/secrets/kubeconfig", {
+      ...consumer,
+      data: provider.data,
+      type: provider.type,
+    });
+    assert.ok(copy.status < 300, copy.body);
+    const left = kubectlTry(cp(), ["-n", CNS, "get", "apiserviceexportrequests", "-o", "name"]).stdout;
+    assert.equal(left.trim(), "", "the backend deleted every request (and the replays left no fixture)");
 
-  it("adding a fourth app cluster creates only its resources; removing it deletes only those", async () => {
-    writeConfig(["app-1", "app-2", "app-3", "app-4"]);
-    const adds = await previewChanges();
-    assert.ok(adds.length > 10, `expected app-4's resources, got ${adds.length}`);
+    const changes = (await previewChanges()).filter(([, urn]) => !isBookkeeping(urn));
+    assert.deepEqual(changes, []);
+    await stack.refresh();
     assert.deepEqual(
-      adds.filter(([, urn]) => isBridgeSettings(urn)).map(([op]) => op),
-      ["update"],
-      "the bridge settings are updated in place, not replaced",
+      (await previewChanges()).filter(([, urn]) => !isBookkeeping(urn)),
+      [],
+      "not after a refresh either",
     );
-    for (const [op, urn] of adds) {
-      // The stack outputs (kubeconfigs, bindings) are the stack resource's, which changes too.
-      if (isBookkeeping(urn) || isBridgeSettings(urn)) continue;
-      assert.equal(op, "create", `${op} ${urn}`);
-      assert.match(urn, /app-4/, `only app-4's resources change: ${op} ${urn}`);
-    }
-    assert.equal((await stack.up()).summary.result, "succeeded");
-    kubectl(clusters.kubeconfigPath("app-4"), ["-n", "klutch-bind", "get", "deployment", "konnector"]);
-    assert.ok(JSON.parse(settingsText()).consumers["cluster-app-4"], "the bridge learns of app-4");
+  });
 
+  it("adding a third app cluster creates only its resources; removing it deletes only those", async () => {
     writeConfig(["app-1", "app-2", "app-3"]);
-    const removes = await previewChanges();
-    assert.equal(
-      removes.filter(([op]) => op === "delete").length,
-      adds.filter(([op]) => op === "create").length,
+    const isSettings = (urn: string) =>
+      /kubernetes:core\/v1:ConfigMap::[^:]*-bridge-settings-configmap$/.test(urn);
+    const adds = await previewChanges();
+    for (const [op, urn] of adds) {
+      if (isBookkeeping(urn) || isSettings(urn)) continue;
+      assert.equal(op, "create", `${op} ${urn}`);
+      assert.match(urn, /app-3/, `only app-3's resources change: ${op} ${urn}`);
+    }
+    // Through `npm run pulumi`, as an operator would: without a terminal and without --yes it
+    // shows the preview and refuses, changing nothing; with --yes it applies.
+    const cli = (args: string[]) =>
+      spawnSync("npx", ["ts-node", "--transpile-only", "scripts/pulumi.ts", "--stack", STACK, ...args], {
+        cwd: repoRoot,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+        timeout: 10 * 60_000,
+      });
+    const refused = cli(["up"]);
+    assert.equal(refused.status, 1, refused.stderr);
+    assert.match(refused.stderr, /Not applied: there is no terminal to confirm on/);
+    assert.match(refused.stdout, /app-3/, "the preview was shown");
+    assert.notEqual(
+      kubectlTry(clusters.kubeconfigPath("app-3"), ["-n", "klutch-bind", "get", "deployment", "konnector"])
+        .status,
+      0,
+      "nothing was applied",
     );
+    const applied = cli(["up", "--yes"]);
+    assert.equal(applied.status, 0, applied.stderr);
+    assert.match(applied.stdout, /update succeeded/);
+    kubectl(clusters.kubeconfigPath("app-3"), ["-n", "klutch-bind", "get", "deployment", "konnector"]);
+    const masked = cli(["outputs"]);
+    assert.match(masked.stdout, /"appClusterKubeconfigs": "\[secret\]"/);
+    const shown = cli(["outputs", "--show-secrets"]);
+    assert.match(shown.stdout, /"app-3": "apiVersion: v1/);
+    assert.equal(cli(["config", "get", "klutch:environment"]).stdout.trim(), "bindings");
+    writeConfig(["app-1", "app-2"]);
+    const removes = await previewChanges();
     for (const [op, urn] of removes) {
-      if (isBookkeeping(urn) || isBridgeSettings(urn)) continue;
+      if (isBookkeeping(urn) || isSettings(urn)) continue;
       assert.equal(op, "delete", `${op} ${urn}`);
-      assert.match(urn, /app-4/, `only app-4's resources change: ${op} ${urn}`);
+      assert.match(urn, /app-3/);
     }
     assert.equal((await stack.up()).summary.result, "succeeded");
-    assert.equal(JSON.parse(settingsText()).consumers["cluster-app-4"], undefined);
-    assert.notEqual(
-      kubectlTry(cp(), ["get", "namespace", "cluster-app-4", "-o", "jsonpath={.status.phase}"]).stdout,
-      "Active",
-    );
-    // The others are untouched: app-1's kubeconfig still works.
-    assert.ok(allowed("app-1", ["-n", "cluster-app-1", "get", "postgresqlinstances"]));
+    // app-1's binding still works.
+    assert.deepEqual(await replayer.replay(clients.binder, rowsOf("konnector", "control-plane")), []);
   });
 });

@@ -252,7 +252,6 @@ describe("local stack on real clusters (e2e)", function () {
       "apiservicebindings.klutch.anynines.com",
       "apiservicenamespaces.klutch.anynines.com",
       "clusterbindings.klutch.anynines.com",
-      "appclusterbindings.klutch.anynines.com",
       "apiserviceexporttemplates.example-backend.klutch.anynines.com",
     ]) {
       kubectl(cp, ["wait", "--for=condition=Established", `crd/${crd}`, "--timeout=60s"]);
@@ -272,19 +271,19 @@ describe("local stack on real clusters (e2e)", function () {
       sb?.spec.permissionClaims?.map((c) => c.resource),
       ["secrets", "configmaps"],
     );
-    // The schema is real: a template without its selector is refused, naming the field.
+    // The schema is real (v1.4.0's): a selector without its resource is refused, naming the field.
     const bad = kubectlApply(
       cp,
       JSON.stringify({
         apiVersion: "example-backend.klutch.anynines.com/v1alpha1",
         kind: "APIServiceExportTemplate",
-        metadata: { name: "no-selector", namespace: "crossplane-system" },
-        spec: { permissionClaims: [] },
+        metadata: { name: "no-resource", namespace: "crossplane-system" },
+        spec: { APIServiceSelector: { group: "anynines.com" } },
       }),
       true,
     );
-    assert.notEqual(bad.status, 0, "a template without APIServiceSelector must be rejected");
-    assert.match(bad.stderr, /APIServiceSelector/);
+    assert.notEqual(bad.status, 0, "a selector without a resource must be rejected");
+    assert.match(bad.stderr, /APIServiceSelector\.resource/);
 
     // Backend and Dex workloads with their identities; RBAC without cluster-admin.
     for (const [kind, name] of [
@@ -320,7 +319,7 @@ describe("local stack on real clusters (e2e)", function () {
     assert.ok(can("update", "configmaps", "cluster-abc"), "it holds the claims it grants");
     assert.ok(!can("create", "deployments.apps", "kube-system"), "no workload writes");
     assert.ok(!can("escalate", "clusterroles"), "no escalate");
-    assert.ok(!can("bind", "clusterroles/cluster-admin"), "may not bind cluster-admin");
+    assert.ok(!can("bind", "clusterroles"), "no bind: it holds what it grants instead");
     assert.ok(!can("create", "nodes"), "no cluster infrastructure writes");
   });
 

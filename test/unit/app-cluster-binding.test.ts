@@ -51,12 +51,15 @@ function binding(apis = exported) {
   return new AppClusterBinding("app-1", {
     appCluster: "app-1",
     controlPlaneProvider: new k8s.Provider("cp", { kubeconfig: "fake" }),
+    controlPlaneKubeconfig: pulumi.secret("admin-kubeconfig"),
     appClusterProvider: new k8s.Provider("app", { kubeconfig: "fake" }),
     namespacePrefix: "cluster",
     prettyName: "Klutch",
     apis,
     controlPlane: { address: "https://cp.example.com:6443", caPem: "PEM" },
+    release: "v1.4.0",
     konnectorImage: "example/konnector:v1",
+    awaitExports: true,
   });
 }
 
@@ -71,11 +74,17 @@ describe("AppClusterBinding (mocks)", () => {
       "kubernetes:core/v1:Namespace": 1,
       "kubernetes:core/v1:ServiceAccount": 1,
       "kubernetes:core/v1:Secret": 2,
-      "kubernetes:rbac.authorization.k8s.io/v1:Role": 1,
-      "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": 1,
       "kubernetes:klutch.anynines.com/v1alpha1:ClusterBinding": 1,
-      "kubernetes:klutch.anynines.com/v1alpha1:APIServiceExportRequest": 4,
     });
+    // One-shot export requests, through the control plane's admin kubeconfig, kept secret.
+    const requests = run.resources.filter((r) => r.type.endsWith("ExportRequest"));
+    assert.deepEqual(requests.map((r) => r.inputs.name).sort(), [
+      "backups.anynines.com",
+      "postgresqlinstances.anynines.com",
+      "restores.anynines.com",
+      "servicebindings.anynines.com",
+    ]);
+    for (const r of requests) assert.equal(r.inputs.awaitExport, true);
     assert.deepEqual(counts(onApp), {
       "kubernetes:core/v1:Namespace": 1,
       "kubernetes:core/v1:ServiceAccount": 1,
@@ -88,8 +97,16 @@ describe("AppClusterBinding (mocks)", () => {
       "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": 1,
       "kubernetes:klutch.anynines.com/v1alpha1:APIServiceBinding": 4,
     });
-    // Nothing cluster-wide on the control plane: no ClusterRole, no ClusterRoleBinding.
-    assert.equal(onCp.filter((r) => r.type.includes("ClusterRole")).length, 0);
+    // No RBAC on the control plane: the backend's controllers bind klutch-binder (upstream's way).
+    assert.equal(onCp.filter((r) => r.type.includes("rbac")).length, 0);
+    const sa = onCp.find((r) => r.type === "kubernetes:core/v1:ServiceAccount")!;
+    assert.equal(sa.inputs.metadata.name, "klutch-binder");
+    // The APIServiceBinding CRD is created once and then left to the konnector, which rewrites it.
+    const crd = onApp.find((r) => r.type.endsWith("CustomResourceDefinition"))!;
+    assert.equal(crd.inputs.spec.scope, "Cluster");
+    assert.deepEqual(crd.inputs.metadata.labels ?? {}, {});
+    const sb = onApp.find((r) => r.type.endsWith("APIServiceBinding"))!;
+    assert.equal(sb.inputs.metadata.namespace, undefined, "cluster-scoped at v1.4.0");
     const ns = onCp.find((r) => r.type === "kubernetes:core/v1:Namespace")!;
     assert.equal(ns.inputs.metadata.name, "cluster-app-1");
     const cb = onCp.find((r) => r.type.endsWith("ClusterBinding"))!;
@@ -101,7 +118,7 @@ describe("AppClusterBinding (mocks)", () => {
     const run = mocked();
     binding(boundApis({ apis: ["postgresqlinstances"] }, exported));
     await settle();
-    assert.equal(run.ofType("kubernetes:klutch.anynines.com/v1alpha1:APIServiceExportRequest").length, 1);
+    assert.equal(run.resources.filter((r) => r.type.endsWith("ExportRequest")).length, 1);
     assert.deepEqual(
       run
         .ofType("kubernetes:klutch.anynines.com/v1alpha1:APIServiceBinding")
@@ -112,7 +129,7 @@ describe("AppClusterBinding (mocks)", () => {
       ...run.ofType("kubernetes:rbac.authorization.k8s.io/v1:Role"),
       ...run.ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"),
     ];
-    assert.equal(roles.length, 3);
+    assert.equal(roles.length, 2);
     for (const role of roles) {
       for (const rule of role.inputs.rules as {
         apiGroups: string[];
@@ -125,11 +142,15 @@ describe("AppClusterBinding (mocks)", () => {
         );
       }
     }
-    // No claiming API bound: the consumer gets no access to secrets on the control plane.
-    const consumer = run
-      .ofType("kubernetes:rbac.authorization.k8s.io/v1:Role")
-      .find((r) => r.name === "app-1-consumer-role")!;
-    assert.ok(!JSON.stringify(consumer.inputs.rules).includes('"secrets"'));
+    // No claiming API bound: the konnector may read Secrets (its informer) but write none but its own.
+    const cluster = run.ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")[0]!;
+    const secretRules = (cluster.inputs.rules as { resources: string[]; verbs: string[] }[]).filter((r) =>
+      r.resources.includes("secrets"),
+    );
+    assert.deepEqual(
+      secretRules.map((r) => r.verbs),
+      [["list", "watch"]],
+    );
   });
 
   it("keeps the kubeconfig secret: the output, both Secrets, and nowhere in plain inputs", async () => {

@@ -119,9 +119,9 @@ describe("klutch-bind components (mocks)", () => {
     );
     const bind = onCp.filter((r) => r.name.startsWith("local-bind-") || r.name.startsWith("local-oidc-"));
     assert.deepEqual(counts(bind), {
-      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": 7,
+      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": 6,
       "kubernetes:core/v1:ServiceAccount": 2,
-      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole": 2,
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole": 1,
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": 1,
       "kubernetes:core/v1:Secret": 3,
       "kubernetes:apps/v1:Deployment": 2,

@@ -11,10 +11,11 @@ import {
   type CustomResourceDefinition,
   type Schema,
 } from "../../lib/bind/crds";
-import { invalidSamples, seedServiceBindingsTemplate, validSamples } from "../helpers/bind-samples";
+import { invalidSamplesOf, seedServiceBindingsTemplate, validSamples } from "../helpers/bind-samples";
 import { validateAgainstSchema } from "../helpers/openapi-validate";
 
-const crds = bindCrds({ "app.kubernetes.io/part-of": "klutch" });
+// The builders' own form is the v1.5.0 one; v1.4.0's differences are tested in bind-contract.test.ts.
+const crds = bindCrds("v1.5.0", { "app.kubernetes.io/part-of": "klutch" });
 const kindKeys = Object.keys(BIND_KINDS) as BindKindKey[];
 
 function crdOf(key: BindKindKey): CustomResourceDefinition {
@@ -50,7 +51,7 @@ function* nodes(schema: Schema, path = ""): Generator<[string, Schema]> {
 
 describe("klutch-bind CRDs", () => {
   it("has one CRD per kind, named <plural>.<group>, in the right group", () => {
-    assert.equal(crds.length, 7);
+    assert.equal(crds.length, 6);
     for (const key of kindKeys) {
       const crd = crdOf(key);
       const group = key === "apiServiceExportTemplate" ? EXAMPLE_BACKEND_GROUP : BIND_GROUP;
@@ -63,14 +64,15 @@ describe("klutch-bind CRDs", () => {
       assert.equal(crd.apiVersion, "apiextensions.k8s.io/v1");
       assert.equal(crd.kind, "CustomResourceDefinition");
     }
-    assert.equal(new Set(crds.map((c) => c.metadata.name)).size, 7);
+    assert.equal(new Set(crds.map((c) => c.metadata.name)).size, 6);
     assert.equal(BIND_GROUP, "klutch.anynines.com");
     assert.equal(EXAMPLE_BACKEND_GROUP, "example-backend.klutch.anynines.com");
   });
 
-  it("makes every kind namespaced, with the status subresource, as the Go markers say", () => {
+  it("makes every kind but APIServiceBinding namespaced, with the status subresource, as the Go markers say", () => {
     for (const crd of crds) {
-      assert.equal(crd.spec.scope, "Namespaced", crd.metadata.name);
+      const scope = crd.spec.names.kind === "APIServiceBinding" ? "Cluster" : "Namespaced";
+      assert.equal(crd.spec.scope, scope, crd.metadata.name);
       assert.deepEqual(crd.spec.versions[0]?.subresources, { status: {} });
     }
   });
@@ -96,7 +98,7 @@ describe("klutch-bind CRDs", () => {
     for (const crd of crds) assert.deepEqual(crd.metadata.labels, { "app.kubernetes.io/part-of": "klutch" });
     crds[0]!.metadata.labels.extra = "x";
     assert.equal(crds[1]!.metadata.labels.extra, undefined);
-    assert.deepEqual(bindCrds()[0]?.metadata.labels, {});
+    assert.deepEqual(bindCrds("v1.4.0")[0]?.metadata.labels, {});
   });
 
   it("has the printer columns of the kubebuilder markers", () => {
@@ -205,7 +207,6 @@ describe("klutch-bind CRDs", () => {
     ]);
     assert.deepEqual(required("clusterBinding", "spec"), ["kubeconfigSecretRef", "providerPrettyName"]);
     assert.deepEqual(required("clusterBinding", "spec.kubeconfigSecretRef"), ["key", "name"]);
-    assert.deepEqual(required("appClusterBinding", "spec"), ["kubeconfigSecretRef"]);
     assert.deepEqual(required("apiServiceExportTemplate", "spec"), ["APIServiceSelector"]);
     assert.deepEqual(required("apiServiceExportTemplate", "spec.APIServiceSelector"), ["resource"]);
     assert.deepEqual(required("clusterBinding", "status.conditions[]"), [
@@ -215,7 +216,7 @@ describe("klutch-bind CRDs", () => {
     ]);
   });
 
-  it("keeps raw extensions as sent and types the konnector overrides", () => {
+  it("keeps raw extensions as sent", () => {
     const preserved = kindKeys.flatMap((key) =>
       [...nodes(schemaOf(key))]
         .filter(([, n]) => n["x-kubernetes-preserve-unknown-fields"])
@@ -226,13 +227,6 @@ describe("klutch-bind CRDs", () => {
       "apiServiceExport.spec.versions[].schema.openAPIV3Schema",
       "clusterBinding.spec.serviceProviderSpec",
     ]);
-    const overrides = nodeAt(schemaOf("appClusterBinding"), "spec.konnector.overrides");
-    assert.equal(
-      overrides.properties?.livenessProbe?.properties?.httpGet?.properties?.port?.[
-        "x-kubernetes-int-or-string"
-      ],
-      true,
-    );
   });
 
   it("writes the CEL rules of the markers where they belong", () => {
@@ -241,7 +235,6 @@ describe("klutch-bind CRDs", () => {
         (r) => r.rule,
       );
     assert.deepEqual(rules("clusterBinding"), ['self.metadata.name == "cluster"']);
-    assert.deepEqual(rules("appClusterBinding"), ["self.metadata.name == oldSelf.metadata.name"]);
     assert.deepEqual(rules("apiServiceExport"), [
       'self.metadata.name == self.spec.names.plural+"."+self.spec.group',
     ]);
@@ -249,7 +242,6 @@ describe("klutch-bind CRDs", () => {
     for (const [key, path] of [
       ["apiServiceBinding", "spec.kubeconfigSecretRef"],
       ["clusterBinding", "spec.kubeconfigSecretRef"],
-      ["appClusterBinding", "spec.kubeconfigSecretRef"],
       ["apiServiceExport", "spec.informerScope"],
       ["apiServiceExportRequest", "spec.resources"],
       ["apiServiceExportRequest", "spec.parameters"],
@@ -273,7 +265,7 @@ describe("klutch-bind CRDs", () => {
       });
     }
 
-    for (const sample of invalidSamples().filter((s) => s.by === "schema")) {
+    for (const sample of invalidSamplesOf("v1.5.0").filter((s) => s.by === "schema")) {
       it(`refuses ${sample.title}, naming ${sample.field}`, () => {
         const violations = validateAgainstSchema(schemaOf(sample.kind), sample.object);
         assert.ok(violations.length > 0, "accepted");

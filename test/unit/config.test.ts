@@ -26,6 +26,16 @@ const localFiles = {
   "/project/kube/prod.yaml": fakeKubeconfig("prod"),
   "/project/kube/broken.yaml": "clusters: [unclosed",
   "/project/kube/not-kubeconfig.yaml": "hello: world\n",
+  // A CA given as a file next to the kubeconfig, and one whose file is missing.
+  "/project/kube/file-ca.yaml": fakeKubeconfig("prod").replace(
+    /certificate-authority-data: \S+/,
+    "certificate-authority: pki/ca.crt",
+  ),
+  "/project/kube/pki/ca.crt": "-----BEGIN CERTIFICATE-----\n",
+  "/project/kube/missing-ca.yaml": fakeKubeconfig("prod").replace(
+    /certificate-authority-data: \S+/,
+    "certificate-authority: gone.crt",
+  ),
 };
 
 const valid = (): Record<string, unknown> => ({
@@ -52,6 +62,15 @@ function expectIssues(raw: Record<string, unknown>, expected: { path: string; in
 
 describe("environment config", () => {
   describe("valid configs", () => {
+    it("accepts an existing cluster whose kubeconfig names its CA as a file beside it", () => {
+      const raw = valid();
+      raw.appClusters = [
+        { name: "prod", infrastructure: "existing", kubeconfig: { path: "kube/file-ca.yaml" } },
+      ];
+      const result = validateEnvironment(raw, context(localFiles));
+      assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
+    });
+
     it("accepts the local stack and fills in the defaults", () => {
       const result = validateEnvironment(valid(), context(localFiles));
       assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
@@ -273,6 +292,17 @@ describe("environment config", () => {
         includes: "/project/kube/nope.yaml does not exist",
       },
       {
+        name: "kubeconfig whose certificate-authority file is missing",
+        mutate: (c) =>
+          (c.appClusters[0] = {
+            name: "prod",
+            infrastructure: "existing",
+            kubeconfig: { path: "kube/missing-ca.yaml" },
+          }),
+        path: "klutch:appClusters[0].kubeconfig",
+        includes: "the certificate-authority file /project/kube/gone.crt",
+      },
+      {
         name: "kubeconfig file that does not parse",
         mutate: (c) =>
           (c.appClusters[0] = {
@@ -477,7 +507,38 @@ describe("environment config", () => {
         name: "a cookie signing key of the wrong length",
         mutate: (c) => (c.bindCookieSigningKey = Buffer.alloc(20, 1).toString("base64")),
         path: "klutch:bindCookieSigningKey",
-        includes: "must decode to 32 or 64 bytes (the value given decodes to 20)",
+        includes: "must decode to 32 bytes",
+      },
+      {
+        // The backend documents 64, but its encryption-key check tests the signing key (cookie.go).
+        name: "a 64-byte cookie signing key, which the backend refuses beside an encryption key",
+        mutate: (c) => (c.bindCookieSigningKey = Buffer.alloc(64, 1).toString("base64")),
+        path: "klutch:bindCookieSigningKey",
+        includes: "decodes to 64",
+      },
+      {
+        name: "a plain-http backend address, echoed",
+        mutate: (c) => (c.bind = { externalAddress: "http://bind.example.com" }),
+        path: "klutch:bind.externalAddress",
+        includes: 'must use https:// (got "http://bind.example.com")',
+      },
+      {
+        name: "two backend replicas (no leader election upstream)",
+        mutate: (c) => (c.bind = { replicas: 2 }),
+        path: "klutch:bind.replicas",
+        includes: "must be 1 (got 2): the klutch-bind backend has no leader election",
+      },
+      {
+        name: "an authorize URL that is not https",
+        mutate: (c) => (c.bind = { authorizeUrl: "http://bind.example.com/authorize" }),
+        path: "klutch:bind.authorizeUrl",
+        includes: "https",
+      },
+      {
+        name: "a klutch-bind release the project does not know",
+        mutate: (c) => (c.bind = { version: "v1.6.0" }),
+        path: "klutch:bind.version",
+        includes: "v1.4.0",
       },
       {
         name: "a cookie encryption key that is not base64",
@@ -490,7 +551,8 @@ describe("environment config", () => {
         mutate: (c) =>
           (c.crossplane = { providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes" }),
         path: "klutch:crossplane.providerKubernetes",
-        includes: "must be a pinned package reference",
+        includes:
+          'must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0 (got "xpkg.upbound.io/crossplane-contrib/provider-kubernetes")',
       },
       {
         name: "two nodes on a local cluster",
@@ -572,5 +634,11 @@ describe("environment config", () => {
       assert.equal(result.ok, false);
       if (!result.ok) assert.ok(!renderIssues(result.issues, "x").includes("s3cr3t-value"));
     });
+  });
+
+  it("the README's configuration table lists every setting", () => {
+    const readme = fs.readFileSync(path.join(__dirname, "..", "..", "README.md"), "utf8");
+    const missing = SETTING_KEYS.filter((k) => !readme.includes(`\`klutch:${k}\``));
+    assert.deepEqual(missing, [], "settings the README does not describe");
   });
 });

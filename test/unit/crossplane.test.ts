@@ -9,7 +9,7 @@ const labels = { "klutch.anynines.com/environment": "test" };
 const packages = {
   providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0",
   providerAnynines: "public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0",
-  functionPatchAndTransform: "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.8.2",
+  functionPatchAndTransform: "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
   dataservicesConfiguration: "public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0",
 };
 
@@ -21,9 +21,10 @@ describe("Crossplane packages (pure)", () => {
       [
         "DeploymentRuntimeConfig/provider-kubernetes",
         "Provider/provider-kubernetes",
+        "DeploymentRuntimeConfig/provider-anynines",
         "Provider/provider-anynines",
         "Function/function-patch-and-transform",
-        "Configuration/dataservices",
+        "Configuration/anynines-dataservices",
       ],
     );
     assert.deepEqual(m[1]?.spec, {
@@ -101,8 +102,11 @@ describe("Crossplane component (mocks)", () => {
         .sort();
     assert.deepEqual(kinds("pkg.crossplane.io/v1:Provider"), ["provider-anynines", "provider-kubernetes"]);
     assert.deepEqual(kinds("pkg.crossplane.io/v1:Function"), ["function-patch-and-transform"]);
-    assert.deepEqual(kinds("pkg.crossplane.io/v1:Configuration"), ["dataservices"]);
-    assert.deepEqual(kinds("pkg.crossplane.io/v1beta1:DeploymentRuntimeConfig"), ["provider-kubernetes"]);
+    assert.deepEqual(kinds("pkg.crossplane.io/v1:Configuration"), ["anynines-dataservices"]);
+    assert.deepEqual(kinds("pkg.crossplane.io/v1beta1:DeploymentRuntimeConfig"), [
+      "provider-anynines",
+      "provider-kubernetes",
+    ]);
     assert.deepEqual(kinds("kubernetes.crossplane.io/v1alpha1:ProviderConfig"), ["kubernetes-provider"]);
     assert.deepEqual(kinds("dataservices.anynines.com/v1:ProviderConfig"), ["postgresql-service-broker"]);
 

@@ -115,7 +115,7 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
       "kubernetes:example-backend.klutch.anynines.com/v1alpha1:APIServiceExportTemplate",
       "kubernetes:klutch.anynines.com/v1alpha1:ClusterBinding",
-      "kubernetes:klutch.anynines.com/v1alpha1:APIServiceExportRequest",
+      "pulumi-nodejs:dynamic/klutch:ExportRequest",
       "kubernetes:klutch.anynines.com/v1alpha1:APIServiceBinding",
       // The Crossplane bridge's identity and its settings ConfigMap.
       "klutch:bridge:BridgeIdentity",

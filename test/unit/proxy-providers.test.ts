@@ -1,11 +1,7 @@
 import { strict as assert } from "node:assert";
-import { execFileSync, spawn } from "node:child_process";
-import * as fs from "node:fs";
+import { spawn } from "node:child_process";
 import * as http from "node:http";
 import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import {
   ConnectivityProbeInputs,
   REASONS,
@@ -13,6 +9,7 @@ import {
   parseHaproxyStats,
   reasonForError,
 } from "../../providers/connectivity-probe";
+import { runSerialized } from "../helpers/dynamic-provider";
 import {
   PortAllocationInputs,
   UNKNOWN,
@@ -52,35 +49,6 @@ const STATS_CSV = (status: string) =>
   "ft_ns_a,FRONTEND,,,0,0,4096,0,0,0,0,0,0,,,,,OPEN,,,,,,,,,1,2,0,,,,0,0,0,0,,\n" +
   `bk_ns_a,instance,0,0,0,0,,0,0,0,,0,,0,0,0,0,${status},1,1,0,1,1,5,5,,1,3,1,,0,,2,0,,0,L4CON,\n` +
   "bk_ns_a,BACKEND,0,0,0,0,410,0,0,0,0,0,,0,0,0,0,DOWN,0,0,0,,1,5,5,,1,3,0,,0,,1,0,,0,,\n";
-
-/**
- * Runs a provider the way Pulumi does: serialize its closure, then load the text in a
- * separate plain `node` process (no ts-node, another cwd) and call `script` on it.
- */
-async function runSerialized(provider: object, script: string): Promise<unknown> {
-  const serialized = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });
-  assert.doesNotMatch(
-    serialized.text,
-    /require\("\.{1,2}\//,
-    "the provider must not require project files at run time",
-  );
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dynprov-"));
-  try {
-    fs.writeFileSync(path.join(dir, "provider.js"), serialized.text);
-    const driver = `
-      const provider = require("./provider.js").handler();
-      (async () => { const out = await (${script})(provider); process.stdout.write(JSON.stringify(out)); })()
-        .catch((e) => { process.stdout.write(JSON.stringify({ error: e.message })); });`;
-    const out = execFileSync(process.execPath, ["-e", driver], {
-      cwd: dir,
-      encoding: "utf8",
-      timeout: 15000,
-    });
-    return JSON.parse(out) as unknown;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe("PortAllocation dynamic provider", function () {
   this.timeout(30000);

@@ -121,9 +121,10 @@ export function apiServiceExportCrd(labels: Record<string, string> = {}): Custom
       rules: [
         {
           rule: 'self.metadata.name == self.spec.names.plural+"."+self.spec.group',
-          // Upstream's marker reuses "informerScope is immutable" here; the rule is the same,
-          // the message says what it checks.
-          message: "metadata.name must be <spec.names.plural>.<spec.group>",
+          // Upstream's marker reuses "informerScope is immutable" for this rule. The konnector
+          // and backend never read it, but the CRD must equal the release's field for field
+          // (nothing rewrites it, yet a user diffing against upstream should see no change).
+          message: "informerScope is immutable",
         },
       ],
     }),

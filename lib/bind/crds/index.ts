@@ -9,8 +9,9 @@ import { apiServiceExportCrd } from "./api-service-export";
 import { apiServiceExportRequestCrd } from "./api-service-export-request";
 import { apiServiceExportTemplateCrd } from "./api-service-export-template";
 import { apiServiceNamespaceCrd } from "./api-service-namespace";
-import { appClusterBindingCrd } from "./app-cluster-binding";
 import { clusterBindingCrd } from "./cluster-binding";
+import type { BindRelease } from "../release";
+import { crdForRelease } from "./releases";
 import type { CustomResourceDefinition } from "./schema-builders";
 
 export * from "./names";
@@ -22,19 +23,33 @@ export {
   apiServiceExportRequestCrd,
   apiServiceExportTemplateCrd,
   apiServiceNamespaceCrd,
-  appClusterBindingCrd,
   clusterBindingCrd,
 };
+export { crdForRelease } from "./releases";
 
-/** Every bind CRD of a control plane: the backend's six and the example backend's template. */
-export function bindCrds(labels: Record<string, string> = {}): CustomResourceDefinition[] {
+/**
+ * Every bind CRD of a control plane at a release: the five of bind/deploy/crd and the example
+ * backend's template (bind/contrib/deploy/crd), as upstream's install path applies them.
+ * AppClusterBinding exists only on main (untagged) and is not installed.
+ */
+export function bindCrds(
+  release: BindRelease,
+  labels: Record<string, string> = {},
+): CustomResourceDefinition[] {
   return [
     apiServiceExportRequestCrd(labels),
     apiServiceExportCrd(labels),
     apiServiceBindingCrd(labels),
     apiServiceNamespaceCrd(labels),
     clusterBindingCrd(labels),
-    appClusterBindingCrd(labels),
     apiServiceExportTemplateCrd(labels),
-  ];
+  ].map((crd) => crdForRelease(crd, release));
+}
+
+/** The APIServiceBinding CRD of a release, for app clusters (the konnector bootstraps the same). */
+export function bindingCrdFor(
+  release: BindRelease,
+  labels: Record<string, string> = {},
+): CustomResourceDefinition {
+  return crdForRelease(apiServiceBindingCrd(labels), release);
 }

@@ -18,7 +18,6 @@ export const BIND_KINDS = {
   apiServiceBinding: "APIServiceBinding",
   apiServiceNamespace: "APIServiceNamespace",
   clusterBinding: "ClusterBinding",
-  appClusterBinding: "AppClusterBinding",
   apiServiceExportTemplate: "APIServiceExportTemplate",
 } as const;
 
@@ -30,7 +29,6 @@ export const BIND_PLURALS: Record<BindKindKey, string> = {
   apiServiceBinding: "apiservicebindings",
   apiServiceNamespace: "apiservicenamespaces",
   clusterBinding: "clusterbindings",
-  appClusterBinding: "appclusterbindings",
   apiServiceExportTemplate: "apiserviceexporttemplates",
 };
 
