@@ -1,3 +1,4 @@
+import { readTunables } from "../../lib/local-clusters/node/kernel-tunables";
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -187,7 +188,9 @@ describe("local cluster with a node (e2e)", function () {
   };
   const viaNodePort = () => httpGet(`http://${node.nodeAddress}:${nodePort}/`);
 
+  let hostTunables: Record<string, string>;
   before(async () => {
+    hostTunables = readTunables();
     const [first] = await clusters.up(request);
     assert.ok(first?.node, "the cluster has a node");
     info = first;
@@ -200,6 +203,8 @@ describe("local cluster with a node (e2e)", function () {
   });
 
   it("starts a node that shows Ready, on its own address, with the pinned kubelet and Debian's containerd", () => {
+    // The kubelet rewrites these on the host (kernel-tunables.ts); `down` must put them back.
+    assert.equal(readTunables()["kernel.panic"], "10", "the kubelet set kernel.panic while the node runs");
     const nodes = kubectlJson<{
       items: {
         metadata: { name: string };
@@ -523,6 +528,11 @@ describe("local cluster with a node (e2e)", function () {
     );
     assert.deepEqual(shimPids(socket), []);
     assert.deepEqual(clusters.leftoverProcesses(), []);
+    assert.deepEqual(
+      readTunables(),
+      hostTunables,
+      "the kubelet's kernel settings are undone (kernel.panic …)",
+    );
     assert.deepEqual(cgroupPids(cgroup), []);
     assert.ok(!fs.existsSync(`/sys/fs/cgroup/memory${cgroup}`), "the node's cgroup is removed");
     assert.deepEqual(mountsUnder(stateDir), [], "no mount left under the state dir");

@@ -1,3 +1,4 @@
+import { restoreHostTunables, saveHostTunables } from "./kernel-tunables";
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as https from "node:https";
@@ -104,6 +105,14 @@ export interface NodeContext {
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/** Whether any kubelet of any local node on this machine still runs. */
+function otherKubeletRunning(): boolean {
+  return fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .some((d) => path.basename(commandLine(Number(d))?.[0] ?? "") === "kubelet");
+}
 
 /** Whether a process runs one of the node binaries (containerd, shim, kubelet, kube-proxy, kube-scheduler). */
 export function isNodeProcess(pid: number): boolean {
@@ -268,6 +277,8 @@ export class LocalNode {
       await this.startContainerd(env, ctx.timeoutMs);
       await this.importImages(env, images);
 
+      // The kubelet rewrites some kernel settings on the host (kernel-tunables.ts): keep the originals.
+      saveHostTunables();
       const kubelet = this.start(env, "kubelet", kubeletArgs(this.layout, settings));
       await this.waitFor(
         "kubelet",
@@ -453,6 +464,8 @@ export class LocalNode {
     removeContainerLogLinks(this.layout.podLogsDir);
     removeCniCache(this.layout.dir);
     await deleteNodeNetwork(this.names);
+    // The last node on this machine gives the host its kernel settings back.
+    if (!otherKubeletRunning()) restoreHostTunables();
     return stopped;
   }
 
