@@ -95,7 +95,7 @@ describe("Crossplane bridge: group programs (mocks, real probes)", function () {
   it("proxy (local target): connections that do not fit, or that the proxy cannot serve, are left out alone", async () => {
     mockPulumi({}, "test", { dynamicProviders: { [PORTS]: portAllocationProvider } });
     // 6 ports, 2 of them HAProxy's own stats and health listeners: room for 4 connections.
-    const small: Target = { ...LOCAL, portRange: { from: 42000, to: 42005 } } as Target;
+    const small: Target = { ...LOCAL, portRange: { from: 42000, to: 42005 } };
     const paths = ["a", "b", "c", "d", "e", "f"].map((n) => networkPath(n, "proxy", livePort));
     paths.push({
       ...networkPath("bad", "proxy", livePort),
