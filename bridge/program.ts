@@ -101,6 +101,9 @@ export function groupProgram(
       ids: [...listenerKeys(connections), STATS, HEALTH],
       overflow: "leave-out",
       required: [STATS, HEALTH],
+      // Used only if the allocation is created while paths already have ports: a stack
+      // re-created after an unreadable checkpoint (bridge/checkpoint.ts) keeps them.
+      seed: seedPorts(paths, connections),
     });
     const placed = ports.assignments.apply((assignments) =>
       connections.filter((c) => assignments[listenerKey(c)] !== undefined),
@@ -122,6 +125,20 @@ export function groupProgram(
     });
     return Promise.resolve({ endpoints, problems: ports.unplaced.apply((u) => problemsOf(u, 2)) });
   };
+}
+
+/** Each admitted connection's listener → the port its path reports now (status.port). */
+export function seedPorts(
+  paths: NetworkPathObject[],
+  connections: ProxyConnection[],
+): Record<string, number> {
+  const byId = new Map(paths.map((p) => [pathId(p), p]));
+  const seed: Record<string, number> = {};
+  for (const c of connections) {
+    const port = byId.get(c.id)?.status?.port;
+    if (typeof port === "number") seed[listenerKey(c)] = port;
+  }
+  return seed;
 }
 
 /**

@@ -29,6 +29,12 @@ export interface PortAllocationInputs {
   overflow?: "error" | "leave-out";
   /** Ids served before any other when ports are short (the proxy's own listeners). */
   required?: string[];
+  /**
+   * Ports the ids had before this resource existed (the bridge: each path's status.port),
+   * used at create only. A stack re-created after its checkpoint was lost thereby hands every
+   * connection its old port again. Never diffed: later runs keep the ports in state.
+   */
+  seed?: Record<string, number>;
 }
 
 export interface PortAllocationOutputs extends PortAllocationInputs {
@@ -105,6 +111,7 @@ export const portAllocationProvider: Provider & {
         reserved: sortedReserved,
         ...(news.overflow !== undefined ? { overflow: news.overflow } : {}),
         ...(news.required !== undefined ? { required: news.required } : {}),
+        ...(news.seed !== undefined ? { seed: news.seed } : {}),
       },
     });
   },
@@ -127,6 +134,7 @@ export const portAllocationProvider: Provider & {
       range: inputs.range,
       ids: inputs.ids,
       reserved: inputs.reserved,
+      ...(inputs.seed && !isUnknown(inputs.seed) ? { previous: inputs.seed } : {}),
       ...(inputs.overflow ? { overflow: inputs.overflow } : {}),
       ...(inputs.required ? { required: inputs.required } : {}),
     });
@@ -167,6 +175,7 @@ export interface PortAllocationArgs {
   reserved?: pulumi.Input<number[]>;
   overflow?: "error" | "leave-out";
   required?: string[];
+  seed?: pulumi.Input<Record<string, number>>;
 }
 
 /** Ports for a set of listener keys; `assignments` maps each key to its port. */
@@ -188,6 +197,7 @@ export class PortAllocation extends pulumi.dynamic.Resource {
         reserved: args.reserved ?? [],
         ...(args.overflow ? { overflow: args.overflow } : {}),
         ...(args.required ? { required: args.required } : {}),
+        ...(args.seed ? { seed: args.seed } : {}),
         assignments: undefined,
         released: undefined,
         unplaced: undefined,

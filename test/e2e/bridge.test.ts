@@ -49,6 +49,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const k8sDir = path.join(work, "bridge-k8s");
   /** State shared by the two replicas of the leader-election test (like a shared backend). */
   const haDir = path.join(work, "bridge-ha");
+  /** State of the bridge of the capacity test (small slots). */
+  const capDir = path.join(work, "bridge-cap");
   const env = toolchainEnv();
   const opsPort = 19464 + Math.floor(Math.random() * 500);
   let clusters: LocalClusters;
@@ -260,8 +262,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       await pg?.destroy().catch(() => undefined);
     } finally {
       // Neither HAProxy nor an engine process of the bridge may outlive the test.
-      for (const dir of [bridgeDir, haDir]) spawnSync("pkill", ["-f", `${dir}/proxies`]);
-      for (const dir of [bridgeDir, k8sDir, haDir])
+      for (const dir of [bridgeDir, haDir, capDir]) spawnSync("pkill", ["-f", `${dir}/proxies`]);
+      for (const dir of [bridgeDir, k8sDir, haDir, capDir])
         await reapOrphans(`file://${path.join(dir, "state")}`, () => undefined);
       fs.rmSync(work, { recursive: true, force: true });
     }
@@ -295,6 +297,13 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const proxies = () => pgrep(`${bridgeDir}/proxies`);
     const before = proxies();
     assert.ok(before.length > 0, "an HAProxy process serves the first connection");
+    // An operator's own pulumi-like process on the bridge's backend: no bridge started it,
+    // so the restarted bridge's reaper must leave it alone (bridge/orphans.ts).
+    const decoy = spawn("sleep", ["300"], {
+      env: { PATH: env.PATH, PULUMI_BACKEND_URL: `file://${path.join(bridgeDir, "state")}` },
+      stdio: "ignore",
+      detached: true,
+    });
     await killBridge();
     startBridge();
     // At start the bridge reaps what a killed predecessor left behind, then reconciles every
@@ -307,6 +316,12 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.deepEqual(proxies(), before, "the data path's HAProxy was not restarted or reaped");
     const r = psql("127.0.0.1", orders.status!.port!);
     assert.equal(r.stdout.trim(), "42", r.stderr);
+    try {
+      assert.equal(decoy.exitCode, null, "the operator's process survived the reaper");
+      process.kill(decoy.pid!, 0);
+    } finally {
+      decoy.kill("SIGKILL");
+    }
   });
 
   it("a second connection gets its own port; /healthz and /metrics report the bridge's work", async () => {
@@ -378,6 +393,77 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     await clusters.up([CP]);
     await crossplane.start();
     await converged();
+  });
+
+  it("an unreadable checkpoint heals: truncated to 0 bytes while running, to half across a restart, and with no older copy", async () => {
+    const stacks = path.join(bridgeDir, "state", ".pulumi", "stacks", "klutch-network-paths");
+    const checkpoint = path.join(stacks, "np-team-a-proxy.json");
+    const backups = path.join(
+      bridgeDir,
+      "state",
+      ".pulumi",
+      "backups",
+      "klutch-network-paths",
+      "np-team-a-proxy",
+    );
+    assert.ok(fs.existsSync(checkpoint), "the group's checkpoint where Pulumi 3.248's file backend keeps it");
+    assert.ok(fs.existsSync(`${checkpoint}.bak`), "and the previous one beside it");
+    const portsOf = () => Object.fromEntries(claims().map((c) => [c.metadata.name, c.status?.port]));
+    const repaired = () => bridgeLog.join("").split("repaired an unreadable checkpoint").length - 1;
+    const timings: string[] = [];
+
+    // 1. Truncated to 0 bytes under a running bridge; the next change of the group heals it.
+    await converged();
+    const ports = portsOf();
+    fs.truncateSync(checkpoint, 0);
+    let t0 = Date.now();
+    assert.equal(kubectlApply(kc(), claim("ck-1")).status, 0);
+    const ck1 = await waitReady("ck-1");
+    timings.push(`0 bytes, running: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    assert.equal(psql("127.0.0.1", ck1.status!.port!).stdout.trim(), "42");
+    assert.equal(repaired(), 1);
+    assert.match(bridgeLog.join(""), /"action":"restore"[^\n]*"problem":"the file is empty"/);
+
+    // 2. Truncated to half while the bridge is down; it heals as the restarted bridge starts.
+    await killBridge();
+    const text = fs.readFileSync(checkpoint);
+    fs.writeFileSync(checkpoint, text.subarray(0, Math.floor(text.length / 2)));
+    t0 = Date.now();
+    startBridge();
+    assert.equal(kubectlApply(kc(), claim("ck-2")).status, 0);
+    await waitReady("ck-2");
+    timings.push(`half, restart: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    await eventually("the restarted bridge to repair the checkpoint", () => repaired() >= 2, 60_000);
+
+    // 3. No older copy at all: the stack is created anew; every connection keeps its port
+    //    (the port allocation is seeded from the paths' status) and its proxy.
+    await converged();
+    const before = portsOf();
+    await killBridge();
+    fs.rmSync(`${checkpoint}.bak`, { force: true });
+    fs.rmSync(backups, { recursive: true, force: true });
+    fs.truncateSync(checkpoint, 0);
+    t0 = Date.now();
+    startBridge();
+    await eventually("the restarted bridge to re-create the stack", () => repaired() >= 3, 60_000);
+    assert.match(bridgeLog.join(""), /"action":"recreate"/);
+    await converged();
+    timings.push(`0 bytes, no copy, restart: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    assert.deepEqual(portsOf(), before, "every connection kept its port");
+    for (const [name, port] of Object.entries(ports))
+      assert.equal(before[name], port, `${name} kept its port`);
+    const healed = JSON.parse(fs.readFileSync(checkpoint, "utf8")) as { checkpoint: { latest?: unknown } };
+    assert.ok(healed.checkpoint.latest, "a loadable checkpoint again");
+    // The repair is reported on the paths, as Events.
+    const reasons = kubectlJson<{ items: { reason: string; involvedObject: { kind: string } }[] }>(kc(), [
+      "-n",
+      "default",
+      "get",
+      "events",
+    ]).items.filter((e) => e.involvedObject.kind === "NetworkPath");
+    assert.ok(reasons.some((e) => e.reason === "CheckpointRestored"));
+    assert.ok(reasons.some((e) => e.reason === "CheckpointRecreated"));
+    console.log(`      (healed in ${timings.join("; ")})`);
   });
 
   it("routed (WireGuard) paths report the instance itself after a probe; a dead one is Ready=False until it listens; NOOP is left alone", async () => {
@@ -473,6 +559,120 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
 
     kubectl(kc(), ["-n", ROUTED_NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
     await eventually("the routed namespace's paths to be gone", () => routedPaths().length === 0, 120_000);
+  });
+
+  it("a port range too small leaves only the connections that do not fit Ready=False, saying why; the others keep working; raising the range heals them; each outcome is an Event", async () => {
+    // A clean slate: this test's bridge has its own state and small slots.
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
+    await eventually(
+      "the earlier paths to be released",
+      () => kubectlJson<{ items: unknown[] }>(kc(), ["get", "networkpaths"]).items.length === 0,
+      180_000,
+    );
+    const stopAt = Date.now();
+    await killBridge("SIGTERM");
+    console.log(`      (SIGTERM → bridge gone in ${((Date.now() - stopAt) / 1000).toFixed(1)} s)`);
+    // 7 ports a group, 2 of them HAProxy's stats and health listeners: room for 5 connections.
+    startBridge(["--slot-size", "7"], capDir);
+    type PathObj = {
+      metadata: { name: string };
+      spec: { connection: string };
+      status?: {
+        port?: number;
+        conditions?: { type: string; status: string; reason: string; message: string }[];
+      };
+    };
+    const paths = () => kubectlJson<{ items: PathObj[] }>(kc(), ["get", "networkpaths"]).items;
+    const claimOf = (name: string) => claims().find((c) => c.metadata.name === name);
+    const pathOf = (name: string) =>
+      paths().find((p) => p.metadata.name === claimOf(name)?.spec.resourceRef?.name);
+    const cond = (p: PathObj | undefined, type: string) =>
+      p?.status?.conditions?.find((c) => c.type === type);
+
+    // Five fit: four to PostgreSQL and one whose instance host does not resolve (its proxy
+    // server just stays down); one whose host is no host name at all is rejected alone.
+    for (const n of ["cap-a", "cap-b", "cap-c", "cap-d"])
+      assert.equal(kubectlApply(kc(), claim(n)).status, 0);
+    assert.equal(kubectlApply(kc(), claim("cap-u", { instanceHost: "nowhere.invalid" })).status, 0);
+    assert.equal(kubectlApply(kc(), claim("cap-x", { instanceHost: "not a host!" })).status, 0);
+    const first: Record<string, number> = {};
+    for (const n of ["cap-a", "cap-b", "cap-c", "cap-d", "cap-u"])
+      first[n] = (await waitReady(n)).status!.port!;
+    await eventually(
+      "the invalid connection to say why",
+      () => cond(pathOf("cap-x"), "Ready")?.reason === "InvalidConnection",
+      60_000,
+    );
+    assert.match(
+      cond(pathOf("cap-x"), "Ready")!.message,
+      /spec\.instanceHost "not a host!" is neither a DNS name nor an IP address/,
+    );
+
+    // Two more do not fit: only they say so, with what to change.
+    assert.equal(kubectlApply(kc(), claim("cap-e")).status, 0);
+    assert.equal(kubectlApply(kc(), claim("cap-f")).status, 0);
+    await eventually(
+      "the connections that do not fit to say so",
+      () => ["cap-e", "cap-f"].every((n) => cond(pathOf(n), "Ready")?.reason === "PortRangeExhausted"),
+      120_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nbridge log:\n${bridgeLog.slice(-30).join("")}`);
+    });
+    const exhausted = cond(pathOf("cap-e"), "Ready")!;
+    assert.equal(exhausted.status, "False");
+    assert.match(
+      exhausted.message,
+      /no port left for this connection: group team-a\/proxy has port range 43000-43006, 7 ports/,
+    );
+    assert.match(
+      exhausted.message,
+      /raise the bridge's --slot-size \(ports per group; now 7\) to at least 9/,
+    );
+    assert.equal(cond(pathOf("cap-e"), "Synced")?.reason, "PortRangeExhausted");
+    assert.ok(!isReady(claimOf("cap-e")!), "the claim that did not fit is not Ready");
+    for (const [n, port] of Object.entries(first)) {
+      const c = claimOf(n)!;
+      assert.ok(isReady(c), `${n} stays Ready`);
+      assert.equal(c.status?.port, port, `${n} keeps its port`);
+      assert.equal(cond(pathOf(n), "Synced")?.status, "True", `${n} stays Synced`);
+      if (n !== "cap-u") assert.equal(psql("127.0.0.1", port).stdout.trim(), "42", `psql through ${n}`);
+    }
+
+    // Each outcome is an Event on its NetworkPath, read back from the API server.
+    const eventsOf = (name: string) =>
+      kubectlJson<{ items: { type: string; reason: string; message: string; count?: number }[] }>(kc(), [
+        "-n",
+        "default",
+        "get",
+        "events",
+        "--field-selector",
+        `involvedObject.kind=NetworkPath,involvedObject.name=${pathOf(name)!.metadata.name}`,
+      ]).items;
+    await eventually(
+      "the outcomes' Events",
+      () =>
+        eventsOf("cap-a").some((e) => e.type === "Normal" && e.reason === "PathReady") &&
+        eventsOf("cap-e").some((e) => e.type === "Warning" && e.reason === "PortRangeExhausted") &&
+        eventsOf("cap-x").some((e) => e.type === "Warning" && e.reason === "InvalidConnection"),
+      30_000,
+    );
+    assert.match(eventsOf("cap-e").find((e) => e.reason === "PortRangeExhausted")!.message, /--slot-size/);
+
+    // Raising the range heals them; nobody's port moves.
+    await killBridge("SIGTERM");
+    startBridge(["--slot-size", "9"], capDir);
+    for (const n of ["cap-e", "cap-f"]) {
+      const c = await waitReady(n);
+      assert.equal(psql("127.0.0.1", c.status!.port!).stdout.trim(), "42", `psql through ${n}`);
+    }
+    for (const [n, port] of Object.entries(first))
+      assert.equal(claimOf(n)?.status?.port, port, `${n} keeps its port`);
+    await eventually(
+      "the healed path's Event",
+      () => eventsOf("cap-e").some((e) => e.reason === "PathReady"),
+      30_000,
+    );
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
   });
 
   it("target kubernetes: each group gets its own TcpProxy, shaped by the environment's settings for its consumer namespace", async () => {

@@ -199,6 +199,28 @@ describe("Crossplane bridge: one bad connection never takes its group down", () 
     );
   });
 
+  it("a PortAllocation created anew (lost checkpoint) hands out the ports the paths report, ignoring the seed later", async () => {
+    const inputs = {
+      range: { from: 100, to: 109 },
+      ids: ["a", "b", "c", "~h", "~s"],
+      reserved: [],
+      overflow: "leave-out" as const,
+      required: ["~h", "~s"],
+      seed: { a: 107, b: 103, c: 999 },
+    };
+    const { outs } = await portAllocationProvider.create(inputs);
+    assert.equal(outs?.assignments.a, 107);
+    assert.equal(outs?.assignments.b, 103);
+    assert.ok(outs?.assignments.c !== undefined && outs.assignments.c !== 999, "out of range: a new port");
+    const { seed: _seed, ...rest } = inputs;
+    const changed = await portAllocationProvider.diff(
+      "id",
+      { ...rest, ...outs! },
+      { ...rest, seed: { a: 1 } },
+    );
+    assert.equal(changed.changes, false, "a new seed alone changes nothing");
+  });
+
   it("admits connections one by one: a bad host or a taken TLS server name is rejected alone", () => {
     const sni = (id: string) => ({
       id,
