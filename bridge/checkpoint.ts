@@ -3,6 +3,7 @@ import * as path from "node:path";
 import {
   newestBackupsFirst,
   planCheckpointRecovery,
+  sidecarReadable,
   type CheckpointRecovery,
 } from "../lib/bridge/checkpoint";
 
@@ -33,12 +34,56 @@ function readOrUndefined(file: string): string | undefined {
 }
 
 /**
+ * Removes the unreadable fileblob metadata sidecars (`*.attrs`) the stack's commands read:
+ * the backend's meta.yaml, the checkpoint and its .bak, the backups and the locks. Returns the
+ * files removed.
+ */
+export function repairSidecars(root: string, project: string, stack: string): string[] {
+  const { file, bak, backupsDir } = checkpointPaths(root, project, stack);
+  const locksDir = path.join(root, ".pulumi", "locks", "organization", project, stack);
+  const listed = (dir: string) => {
+    try {
+      return fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith(".attrs"))
+        .map((f) => path.join(dir, f));
+    } catch {
+      return [];
+    }
+  };
+  const candidates = [
+    path.join(root, ".pulumi", "meta.yaml.attrs"),
+    `${file}.attrs`,
+    `${bak}.attrs`,
+    ...listed(backupsDir),
+    ...listed(locksDir),
+  ];
+  const removed: string[] = [];
+  for (const f of candidates) {
+    const text = readOrUndefined(f);
+    if (text === undefined || sidecarReadable(text)) continue;
+    fs.rmSync(f, { force: true });
+    removed.push(f);
+  }
+  return removed;
+}
+
+/**
  * Checks a stack's checkpoint in a file backend and repairs it when it does not parse:
  * restores the newest usable older copy, or moves the broken file aside so the stack is
  * created anew. The broken file is kept (`<stack>.json.corrupt-<ms>`) for a post-mortem.
  * Must run while no engine works on the stack (the caller holds the group).
  */
-export function recoverCheckpoint(root: string, project: string, stack: string): CheckpointRecovery {
+export function recoverCheckpoint(
+  root: string,
+  project: string,
+  stack: string,
+): CheckpointRecovery & { sidecars: string[] } {
+  const sidecars = repairSidecars(root, project, stack);
+  return { ...recoverCheckpointFile(root, project, stack), sidecars };
+}
+
+function recoverCheckpointFile(root: string, project: string, stack: string): CheckpointRecovery {
   const { file, bak, backupsDir } = checkpointPaths(root, project, stack);
   const current = readOrUndefined(file);
   if (current === undefined) return { action: "none" };

@@ -385,7 +385,19 @@ export class Bridge {
     const backend = this.opts.pulumiEnv.PULUMI_BACKEND_URL ?? "";
     if (!backend.startsWith("file://")) return false;
     const plan = recoverCheckpoint(backend.slice("file://".length), PROJECT, stackName(key));
-    if (plan.action === "none") return false;
+    if (plan.sidecars.length > 0) {
+      this.opts.metrics.recordCheckpointRecovery("sidecar");
+      const files = plan.sidecars.map((f) => path.basename(f));
+      log("warn", "removed unreadable metadata files of the file backend", { files });
+      for (const p of live)
+        void this.events.record(
+          p,
+          "Warning",
+          "CheckpointRepaired",
+          `removed unreadable metadata of the stack of group ${key} (${files.join(", ")}), left empty by an interrupted write; the stack is read without it`,
+        );
+    }
+    if (plan.action === "none") return plan.sidecars.length > 0;
     this.opts.metrics.recordCheckpointRecovery(plan.action);
     const message =
       plan.action === "restore"

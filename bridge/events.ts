@@ -17,6 +17,7 @@ export type PathEventReason =
   | "PortRangeExhausted"
   | "InvalidConnection"
   | "CheckpointRestored"
+  | "CheckpointRepaired"
   | "CheckpointRecreated"
   | "Released";
 

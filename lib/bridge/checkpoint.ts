@@ -13,9 +13,19 @@
  * - `<root>/.pulumi/backups/<project>/<stack>/<stack>.<unix-nanos>.json`: a copy written by
  *   `backupStack` after every completed update (unless PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS).
  *
- * A checkpoint that does not parse (seen after SIGKILLs in the kill trials: `failed to load
- * checkpoint: EOF` at `stack select`) makes every later command on the stack fail, so a group
- * would retry forever. Any of the older copies is better than none: the bridge's providers
+ * - next to every file, a `<file>.attrs` sidecar: the metadata (content type, MD5) of the
+ *   gocloud.dev `fileblob` driver the backend stores files with. The driver writes it with
+ *   `os.Create` + a JSON encoder, not atomically, and decodes it on every read and every
+ *   existence check of the file; a missing sidecar is fine (blob/fileblob/attrs.go: getAttrs).
+ *
+ * What the kill trials hit (`failed to load checkpoint: EOF` at `stack select`, about 1 run in
+ * 6): a sidecar left empty by a SIGKILL during that write. Decoding an empty sidecar is
+ * Go's `io.EOF`, which the backend's existence check wraps as "failed to load checkpoint";
+ * reproduced on demand by emptying `<stack>.json.attrs` (an empty `<stack>.json` itself fails
+ * later, at `up`: "failed to load checkpoint: ... unexpected end of JSON input"). Either way
+ * every later command on the stack fails, so a group would retry forever. A sidecar that does
+ * not parse is removed (only metadata nobody here reads; the driver then assumes defaults).
+ * A checkpoint that does not parse is replaced by an older copy. Any of the older copies is better than none: the bridge's providers
  * are idempotent (PortAllocation keeps or re-plans ports, LocalHaproxy takes over its pid
  * file, Kubernetes objects are adopted by name through server-side apply) and the run after
  * a recovery refreshes, so resources the older copy does not know about, or that it thinks
@@ -37,6 +47,16 @@ export function checkpointProblem(text: string): string | undefined {
   if (typeof version !== "number") return "the checkpoint has no version";
   if (typeof checkpoint !== "object" || checkpoint === null) return "the file holds no checkpoint";
   return undefined;
+}
+
+/** Whether a fileblob metadata sidecar's text is readable (a JSON object); see above. */
+export function sidecarReadable(text: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
 }
 
 /** One candidate copy to restore from. */

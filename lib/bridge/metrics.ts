@@ -41,7 +41,7 @@ export class BridgeMetrics {
   });
   private readonly recoveries = new prom.Counter({
     name: "klutch_bridge_checkpoint_recoveries_total",
-    help: "Unreadable stack checkpoints repaired, by action (restore an older copy, or recreate the stack).",
+    help: "Unreadable stack checkpoints repaired, by action (restore an older copy, recreate the stack, or remove an unreadable metadata sidecar).",
     labelNames: ["action"] as const,
     registers: [this.registry],
   });
@@ -69,7 +69,7 @@ export class BridgeMetrics {
     this.engineRuns.inc();
   }
 
-  recordCheckpointRecovery(action: "restore" | "recreate"): void {
+  recordCheckpointRecovery(action: "restore" | "recreate" | "sidecar"): void {
     this.recoveries.labels(action).inc();
   }
 

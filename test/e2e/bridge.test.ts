@@ -395,7 +395,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     await converged();
   });
 
-  it("an unreadable checkpoint heals: truncated to 0 bytes while running, to half across a restart, and with no older copy", async () => {
+  it("an unreadable checkpoint heals: truncated to 0 bytes while running, its metadata emptied, to half across a restart, and with no older copy", async () => {
     const stacks = path.join(bridgeDir, "state", ".pulumi", "stacks", "klutch-network-paths");
     const checkpoint = path.join(stacks, "np-team-a-proxy.json");
     const backups = path.join(
@@ -424,7 +424,16 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.equal(repaired(), 1);
     assert.match(bridgeLog.join(""), /"action":"restore"[^\n]*"problem":"the file is empty"/);
 
-    // 2. Truncated to half while the bridge is down; it heals as the restarted bridge starts.
+    // 2. What the kill trials really hit: the checkpoint's metadata sidecar left empty, which
+    //    fails `pulumi stack select` with "failed to load checkpoint: EOF".
+    fs.truncateSync(`${checkpoint}.attrs`, 0);
+    t0 = Date.now();
+    assert.equal(kubectlApply(kc(), claim("ck-0")).status, 0);
+    await waitReady("ck-0");
+    timings.push(`empty .attrs, running: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    assert.match(bridgeLog.join(""), /removed unreadable metadata files of the file backend/);
+
+    // 3. Truncated to half while the bridge is down; it heals as the restarted bridge starts.
     await killBridge();
     const text = fs.readFileSync(checkpoint);
     fs.writeFileSync(checkpoint, text.subarray(0, Math.floor(text.length / 2)));
@@ -435,7 +444,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     timings.push(`half, restart: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     await eventually("the restarted bridge to repair the checkpoint", () => repaired() >= 2, 60_000);
 
-    // 3. No older copy at all: the stack is created anew; every connection keeps its port
+    // 4. No older copy at all: the stack is created anew; every connection keeps its port
     //    (the port allocation is seeded from the paths' status) and its proxy.
     await converged();
     const before = portsOf();
@@ -463,6 +472,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     ]).items.filter((e) => e.involvedObject.kind === "NetworkPath");
     assert.ok(reasons.some((e) => e.reason === "CheckpointRestored"));
     assert.ok(reasons.some((e) => e.reason === "CheckpointRecreated"));
+    assert.ok(reasons.some((e) => e.reason === "CheckpointRepaired"));
     console.log(`      (healed in ${timings.join("; ")})`);
   });
 

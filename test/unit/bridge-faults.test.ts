@@ -6,7 +6,12 @@ import * as pulumi from "@pulumi/pulumi";
 import { checkpointPaths, recoverCheckpoint } from "../../bridge/checkpoint";
 import { engineError } from "../../bridge/controller";
 import { groupProgram, type Target } from "../../bridge/program";
-import { checkpointProblem, newestBackupsFirst, planCheckpointRecovery } from "../../lib/bridge/checkpoint";
+import {
+  checkpointProblem,
+  newestBackupsFirst,
+  planCheckpointRecovery,
+  sidecarReadable,
+} from "../../lib/bridge/checkpoint";
 import { EngineDiagnostics, urnParts } from "../../lib/bridge/diagnostics";
 import {
   admitConnections,
@@ -87,7 +92,11 @@ describe("Crossplane bridge: unreadable checkpoints", () => {
       assert.equal(file, nodePath.join(root, ".pulumi", "stacks", "proj", "np-a.json"));
       fs.mkdirSync(nodePath.dirname(file), { recursive: true });
       fs.mkdirSync(backupsDir, { recursive: true });
-      assert.deepEqual(recoverCheckpoint(root, "proj", "np-a"), { action: "none" }, "no checkpoint yet");
+      assert.deepEqual(
+        recoverCheckpoint(root, "proj", "np-a"),
+        { action: "none", sidecars: [] },
+        "no checkpoint yet",
+      );
 
       // Truncated to 0 bytes, a good .bak beside it.
       fs.writeFileSync(file, "");
@@ -113,7 +122,26 @@ describe("Crossplane bridge: unreadable checkpoints", () => {
       fs.writeFileSync(`${file}.attrs`, "{}");
       assert.equal(recoverCheckpoint(root, "proj", "np-a").action, "recreate");
       assert.ok(!fs.existsSync(file) && !fs.existsSync(`${file}.attrs`));
-      assert.deepEqual(recoverCheckpoint(root, "proj", "np-a"), { action: "none" });
+      assert.deepEqual(recoverCheckpoint(root, "proj", "np-a"), { action: "none", sidecars: [] });
+
+      // What the kill trials hit: the checkpoint is fine, its metadata sidecar empty (a
+      // SIGKILL during fileblob's non-atomic write); only unreadable sidecars go.
+      fs.writeFileSync(file, GOOD);
+      fs.writeFileSync(`${file}.attrs`, "");
+      fs.writeFileSync(`${bak}.attrs`, '{"user.content_type":"text/plain"}');
+      const locks = nodePath.join(root, ".pulumi", "locks", "organization", "proj", "np-a");
+      fs.mkdirSync(locks, { recursive: true });
+      fs.writeFileSync(nodePath.join(locks, "x.json.attrs"), '{"user.cont');
+      const repaired = recoverCheckpoint(root, "proj", "np-a");
+      assert.equal(repaired.action, "none");
+      assert.deepEqual(repaired.sidecars.map((f) => nodePath.basename(f)).sort(), [
+        "np-a.json.attrs",
+        "x.json.attrs",
+      ]);
+      assert.ok(fs.existsSync(`${bak}.attrs`), "a readable sidecar stays");
+      assert.equal(sidecarReadable(""), false);
+      assert.equal(sidecarReadable("[]"), false);
+      assert.equal(sidecarReadable('{"md5":"x"}'), true);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
@@ -212,12 +240,8 @@ describe("Crossplane bridge: one bad connection never takes its group down", () 
     assert.equal(outs?.assignments.a, 107);
     assert.equal(outs?.assignments.b, 103);
     assert.ok(outs?.assignments.c !== undefined && outs.assignments.c !== 999, "out of range: a new port");
-    const { seed: _seed, ...rest } = inputs;
-    const changed = await portAllocationProvider.diff(
-      "id",
-      { ...rest, ...outs! },
-      { ...rest, seed: { a: 1 } },
-    );
+    assert.ok(outs);
+    const changed = await portAllocationProvider.diff("id", outs, { ...inputs, seed: { a: 1 } });
     assert.equal(changed.changes, false, "a new seed alone changes nothing");
   });
 
