@@ -476,6 +476,37 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     console.log(`      (healed in ${timings.join("; ")})`);
   });
 
+  it("SIGTERM cancels the engine run in flight and waits for it before exiting: the next bridge finds no lock and no pending operation", async () => {
+    const logStart = bridgeLog.length;
+    assert.equal(kubectlApply(kc(), claim("term-1")).status, 0);
+    await eventually("an engine run of the bridge", () => pulumiChildren().length > 0, 60_000);
+    const b = bridge!;
+    bridge = undefined;
+    const exited = new Promise<void>((r) => b.once("exit", () => r()));
+    const t0 = Date.now();
+    b.kill("SIGTERM");
+    await exited;
+    const stopSeconds = (Date.now() - t0) / 1000;
+    // The bridge waited for its engine: nothing of it runs on, nothing holds the stack.
+    assert.deepEqual(pulumiChildren(), [], "no engine outlives the bridge");
+    const said = bridgeLog.slice(logStart).join("");
+    assert.match(said, /"msg":"engine runs cancelled"/);
+    const locks = path.join(bridgeDir, "state", ".pulumi", "locks", "organization", "klutch-network-paths");
+    const held = fs.existsSync(locks)
+      ? fs
+          .readdirSync(locks)
+          .flatMap((d) => fs.readdirSync(path.join(locks, d)).filter((f) => f.endsWith(".json")))
+      : [];
+    assert.deepEqual(held, [], "no stack lock left behind");
+    const restartAt = bridgeLog.length;
+    startBridge();
+    const c = await waitReady("term-1");
+    assert.equal(psql("127.0.0.1", c.status!.port!).stdout.trim(), "42");
+    const after = bridgeLog.slice(restartAt).join("");
+    assert.doesNotMatch(after, /clearing the lock of an interrupted update|clearing pending operations/);
+    console.log(`      (SIGTERM during an update: bridge exited after ${stopSeconds.toFixed(1)} s)`);
+  });
+
   it("routed (WireGuard) paths report the instance itself after a probe; a dead one is Ready=False until it listens; NOOP is left alone", async () => {
     const routedClaim = (name: string, implementation: string, port: number) =>
       JSON.stringify({
