@@ -90,8 +90,12 @@ export class Bridge {
   private stopped = false;
   private readonly slotsFile: string;
   private readonly events: EventRecorder;
-  /** Aborts the engine runs in flight (SIGINT to `pulumi`, which then stops cleanly). */
-  private readonly runs = new AbortController();
+  /**
+   * One abort controller per engine run in flight (aborting sends `pulumi` SIGINT, on which it
+   * stops cleanly). Per run, not one for the bridge: the Automation API adds a listener to the
+   * signal on every run and never removes it, so a shared signal would leak one per run.
+   */
+  private readonly runs = new Set<AbortController>();
   /** Reconciles in flight, so stop() can wait for them. */
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -145,7 +149,7 @@ export class Bridge {
     this.stopped = true;
     this.watchAbort?.abort();
     for (const t of this.timers.values()) clearTimeout(t);
-    this.runs.abort();
+    for (const run of this.runs) run.abort();
     if (this.inFlight.size === 0) return;
     const all = Promise.allSettled([...this.inFlight]).then(() => true);
     const ended = await Promise.race([all, sleep(timeoutMs).then(() => false)]);
@@ -277,11 +281,13 @@ export class Bridge {
       return;
     }
     const diagnostics = new EngineDiagnostics();
+    const abort = new AbortController();
+    this.runs.add(abort);
     const engineOpts = {
       // The cause of a failure comes from the engine's events (lib/bridge/diagnostics.ts).
       onEvent: (e: EngineEvent) => diagnostics.onEvent(e),
       color: "never" as const,
-      signal: this.runs.signal,
+      signal: abort.signal,
     };
     try {
       for (const p of live) if (!hasFinalizer(p)) await this.addFinalizer(p);
@@ -368,6 +374,8 @@ export class Bridge {
         void this.events.record(p, "Warning", "ReconcileError", message);
       }
       this.enqueue(key, delay);
+    } finally {
+      this.runs.delete(abort);
     }
   }
 
@@ -557,16 +565,24 @@ export class Bridge {
 
   private async removeFinalizer(p: NetworkPathObject): Promise<void> {
     const finalizers = (p.metadata.finalizers ?? []).filter((f) => f !== BRIDGE_FINALIZER);
-    await this.api.patchClusterCustomObject(
-      {
-        group: NETWORK_PATH_GROUP,
-        version: NETWORK_PATH_VERSION,
-        plural: NETWORK_PATH_PLURAL,
-        name: p.metadata.name,
-        body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
-      },
-      this.patchOptions(),
-    );
+    // Already gone (released by an earlier reconcile whose DELETED event has not arrived yet):
+    // nothing left to let go, and no reason to fail the group's reconcile.
+    const gone = (e: unknown) => {
+      if ((e as { code?: number }).code === 404) return;
+      throw e;
+    };
+    await this.api
+      .patchClusterCustomObject(
+        {
+          group: NETWORK_PATH_GROUP,
+          version: NETWORK_PATH_VERSION,
+          plural: NETWORK_PATH_PLURAL,
+          name: p.metadata.name,
+          body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
+        },
+        this.patchOptions(),
+      )
+      .catch(gone);
     this.opts.log("info", "released network path", { path: pathId(p) });
   }
 
