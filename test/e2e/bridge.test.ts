@@ -410,6 +410,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
           "klutch-network-paths",
           "np-team-a-proxy.json",
         );
+        assert.ok(fs.existsSync(checkpoint), "the group's checkpoint");
         fs.truncateSync(`${checkpoint}.attrs`, 0);
         fs.truncateSync(checkpoint, Math.floor(fs.statSync(checkpoint).size / 2));
       }
