@@ -53,6 +53,13 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const capDir = path.join(work, "bridge-cap");
   const env = toolchainEnv();
   const opsPort = 19464 + Math.floor(Math.random() * 500);
+  /**
+   * The proxies' port range, random per run: HAProxy binds with SO_REUSEPORT (its reloads
+   * need it), so two runs of this file on one machine with one fixed range would silently
+   * share listeners and send each other's clients to the wrong proxy (seen: psql answered by
+   * another run's HAProxy health page, "invalid response to SSL negotiation: H").
+   */
+  const portBase = 44000 + 500 * Math.floor(Math.random() * 30);
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
   let pg: Postgres;
@@ -85,7 +92,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
         "--ops-port",
         String(port),
         "--port-range",
-        "43000-43499",
+        `${portBase}-${portBase + 499}`,
         ...extra,
       ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
@@ -709,7 +716,9 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.equal(exhausted.status, "False");
     assert.match(
       exhausted.message,
-      /no port left for this connection: group team-a\/proxy has port range 43000-43006, 7 ports/,
+      new RegExp(
+        `no port left for this connection: group team-a/proxy has port range ${portBase}-${portBase + 6}, 7 ports`,
+      ),
     );
     assert.match(
       exhausted.message,
@@ -722,7 +731,15 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       assert.ok(isReady(c), `${n} stays Ready`);
       assert.equal(c.status?.port, port, `${n} keeps its port`);
       assert.equal(cond(pathOf(n), "Synced")?.status, "True", `${n} stays Synced`);
-      if (n !== "cap-u") assert.equal(psql("127.0.0.1", port).stdout.trim(), "42", `psql through ${n}`);
+      if (n !== "cap-u") {
+        const r = psql("127.0.0.1", port);
+        const listeners = spawnSync("ss", ["-Hltnp", `sport = :${port}`], { encoding: "utf8" }).stdout;
+        assert.equal(
+          r.stdout.trim(),
+          "42",
+          `psql through ${n} (port ${port}): ${r.stderr}\nlisteners:\n${listeners}`,
+        );
+      }
     }
 
     // Each outcome is an Event on its NetworkPath, read back from the API server.
