@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import {
   BRIDGE_FINALIZER,
   NETWORK_PATH_GROUP,
@@ -21,13 +21,18 @@ import {
   staleLocks,
   pathId,
   planGroup,
+  problemStatus,
   readyStatus,
+  statusEvent,
   sameStatus,
   slotRange,
   stackName,
   type Endpoint,
   type NetworkPathObject,
+  type PathProblem,
+  type StackLock,
 } from "../lib/bridge/model";
+import { EngineDiagnostics } from "../lib/bridge/diagnostics";
 import type { BridgeMetrics } from "../lib/bridge/metrics";
 import {
   SETTINGS_KEY,
@@ -35,6 +40,8 @@ import {
   proxySettingsFor,
   type BridgeSettings,
 } from "../lib/bridge/settings";
+import { recoverCheckpoint } from "./checkpoint";
+import { EventRecorder } from "./events";
 import type { Logger } from "./log";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
@@ -82,11 +89,21 @@ export class Bridge {
   private watching = false;
   private stopped = false;
   private readonly slotsFile: string;
+  private readonly events: EventRecorder;
+  /**
+   * One abort controller per engine run in flight (aborting sends `pulumi` SIGINT, on which it
+   * stops cleanly). Per run, not one for the bridge: the Automation API adds a listener to the
+   * signal on every run and never removes it, so a shared signal would leak one per run.
+   */
+  private readonly runs = new Set<AbortController>();
+  /** Reconciles in flight, so stop() can wait for them. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly opts: BridgeOptions) {
     this.kc.loadFromFile(opts.kubeconfig);
     this.api = this.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = this.kc.makeApiClient(k8s.CoreV1Api);
+    this.events = new EventRecorder(this.kc, opts.log);
     fs.mkdirSync(path.join(opts.stateDir, "workspace"), { recursive: true });
     this.slotsFile = path.join(opts.stateDir, "slots.json");
   }
@@ -120,10 +137,25 @@ export class Bridge {
     void this.watchLoop(resourceVersion);
   }
 
-  stop(): void {
+  /**
+   * Stops taking work, cancels the engine runs in flight and waits (up to `timeoutMs`) for
+   * them to end. The Automation API's abort signal sends `pulumi` SIGINT, on which the engine
+   * lets running resource operations finish, writes its checkpoint and releases the stack
+   * lock, so the next leader finds a clean stack instead of one it must repair. Only after
+   * this may the caller release the leader lease (scripts/bridge.ts): a successor must not
+   * start while this process's engines still write.
+   */
+  async stop(timeoutMs = 20_000): Promise<void> {
     this.stopped = true;
     this.watchAbort?.abort();
     for (const t of this.timers.values()) clearTimeout(t);
+    for (const run of this.runs) run.abort();
+    if (this.inFlight.size === 0) return;
+    const all = Promise.allSettled([...this.inFlight]).then(() => true);
+    const ended = await Promise.race([all, sleep(timeoutMs).then(() => false)]);
+    this.opts.log(ended ? "info" : "warn", ended ? "engine runs cancelled" : "engine runs still running", {
+      groups: [...this.running],
+    });
   }
 
   /** Lists every NetworkPath, replaces the cache and queues every group. */
@@ -207,16 +239,21 @@ export class Bridge {
 
   /** Starts queued groups up to the concurrency limit; a group never runs twice at once. */
   private pump(): void {
+    if (this.stopped) return;
     for (const key of [...this.dirty]) {
       if (this.running.size >= this.opts.concurrency) return;
       if (this.running.has(key)) continue;
       this.dirty.delete(key);
       this.running.add(key);
       this.opts.metrics.setQueueDepth(this.dirty.size);
-      void this.reconcile(key).finally(() => {
-        this.running.delete(key);
-        this.pump();
-      });
+      const run: Promise<void> = this.reconcile(key)
+        .catch((e: Error) => this.opts.log("error", "reconcile crashed", { group: key, error: e.message }))
+        .finally(() => {
+          this.inFlight.delete(run);
+          this.running.delete(key);
+          this.pump();
+        });
+      this.inFlight.add(run);
     }
   }
 
@@ -243,41 +280,86 @@ export class Bridge {
       log("error", "unsupported implementation", { implementation });
       return;
     }
+    const diagnostics = new EngineDiagnostics();
+    const abort = new AbortController();
+    this.runs.add(abort);
+    const engineOpts = {
+      // The cause of a failure comes from the engine's events (lib/bridge/diagnostics.ts).
+      onEvent: (e: EngineEvent) => diagnostics.onEvent(e),
+      color: "never" as const,
+      signal: abort.signal,
+    };
     try {
       for (const p of live) if (!hasFinalizer(p)) await this.addFinalizer(p);
+      // A stack another live process works on is left alone, checkpoint and all.
+      const locks = this.locksOf(stackName(key));
+      if (locks.live.length > 0)
+        throw new Error(`stack ${stackName(key)} is locked by a running update; retrying later`);
+      const recovered = this.recoverCheckpoint(key, live, log);
       const stack = await this.stack(key, live);
-      await this.clearStaleLocks(stack, log);
+      if (locks.stale.length > 0) {
+        log("warn", "clearing the lock of an interrupted update", { locks: locks.stale.map((l) => l.pid) });
+        await stack.cancel();
+      }
       await this.clearPendingOperations(stack, log);
       let endpoints: Record<string, Endpoint> = {};
+      let problems: Record<string, PathProblem> = {};
+      if (this.stopped) return;
       if (live.length > 0) {
         this.opts.metrics.recordEngineRun();
         // Routed paths are probes: refresh re-probes them, so an instance that came up (or
-        // went away) since the last run is reported as it is now.
-        const result = await stack.up({ refresh: realisation === "routed" });
+        // went away) since the last run is reported as it is now. After a checkpoint was
+        // restored from an older copy (or re-created), refresh brings the state in line with
+        // what really runs before the update.
+        const result = await stack.up({ ...engineOpts, refresh: realisation === "routed" || recovered });
         endpoints = (result.outputs.endpoints?.value ?? {}) as Record<string, Endpoint>;
-        log("info", "network paths up", { paths: live.length, changes: result.summary.resourceChanges });
+        problems = (result.outputs.problems?.value ?? {}) as Record<string, PathProblem>;
+        log("info", "network paths up", {
+          paths: live.length,
+          changes: result.summary.resourceChanges,
+          ...(Object.keys(problems).length > 0 ? { notRealised: Object.keys(problems).length } : {}),
+        });
       } else {
         this.opts.metrics.recordEngineRun();
-        await stack.destroy();
+        await stack.destroy(engineOpts);
         await stack.workspace.removeStack(stack.name);
         this.releaseSlot(key);
         log("info", "group has no paths; stack destroyed");
       }
       const now = new Date().toISOString();
+      const notRealised: Record<string, number> = {};
       for (const p of live) {
         const endpoint = endpoints[pathId(p)];
-        if (!endpoint) throw new Error(`the program reported no endpoint for ${pathId(p)}`);
-        const status = readyStatus(p, endpoint, now);
-        if (!sameStatus(p.status, status)) await this.writeStatus(p, status);
+        const problem = problems[pathId(p)];
+        if (!endpoint && !problem) throw new Error(`the program reported no endpoint for ${pathId(p)}`);
+        if (problem) notRealised[problem.reason] = (notRealised[problem.reason] ?? 0) + 1;
+        const status = endpoint
+          ? readyStatus(p, endpoint, now)
+          : problemStatus(p, problem as PathProblem, now);
+        if (!sameStatus(p.status, status)) {
+          await this.writeStatus(p, status);
+          // An Event per changed outcome: a group's 100 unchanged paths stay quiet.
+          const ev = statusEvent(status);
+          void this.events.record(p, ev.type, ev.reason, ev.message);
+        }
       }
-      for (const p of releasing) await this.removeFinalizer(p);
+      this.opts.metrics.setPathsNotRealised(key, notRealised);
+      for (const p of releasing) {
+        await this.removeFinalizer(p);
+        void this.events.record(p, "Normal", "Released", `network path of group ${key} removed`);
+      }
       this.attempts.delete(key);
       if (live.some((p) => endpoints[pathId(p)]?.probe?.ready === false)) {
         this.enqueue(key, PROBE_RETRY_MS);
       }
       this.opts.metrics.recordReconcile("success", (Date.now() - started) / 1000);
     } catch (e) {
-      const message = (e as Error).message.split("\n").filter(Boolean).slice(-8).join("\n");
+      // Cancelled because the bridge stops: nothing failed, and the next leader carries on.
+      if (this.stopped) {
+        log("info", "reconcile cancelled; the bridge is stopping");
+        return;
+      }
+      const message = engineError(e as Error, diagnostics);
       const attempt = (this.attempts.get(key) ?? 0) + 1;
       this.attempts.set(key, attempt);
       const delay = backoffDelay(attempt);
@@ -288,9 +370,55 @@ export class Bridge {
         await this.writeStatus(p, failedStatus(p, message, now)).catch((err: Error) =>
           log("warn", "could not write status", { path: pathId(p), error: err.message }),
         );
+        // Repeats of the same error only bump the Event's count (bridge/events.ts).
+        void this.events.record(p, "Warning", "ReconcileError", message);
       }
       this.enqueue(key, delay);
+    } finally {
+      this.runs.delete(abort);
     }
+  }
+
+  /**
+   * Repairs the group's checkpoint before the stack is selected, when it does not parse (file
+   * backend only; see lib/bridge/checkpoint.ts for where the backend keeps it and why an
+   * older copy is safe). Says so in the log, the metrics and an Event on each live path.
+   * Returns whether it repaired anything (the run then refreshes).
+   */
+  private recoverCheckpoint(
+    key: string,
+    live: NetworkPathObject[],
+    log: (l: "warn", m: string, f?: Record<string, unknown>) => void,
+  ): boolean {
+    const backend = this.opts.pulumiEnv.PULUMI_BACKEND_URL ?? "";
+    if (!backend.startsWith("file://")) return false;
+    const plan = recoverCheckpoint(backend.slice("file://".length), PROJECT, stackName(key));
+    if (plan.sidecars.length > 0) {
+      this.opts.metrics.recordCheckpointRecovery("sidecar");
+      const files = plan.sidecars.map((f) => path.basename(f));
+      log("warn", "removed unreadable metadata files of the file backend", { files });
+      for (const p of live)
+        void this.events.record(
+          p,
+          "Warning",
+          "CheckpointRepaired",
+          `removed unreadable metadata of the stack of group ${key} (${files.join(", ")}), left empty by an interrupted write; the stack is read without it`,
+        );
+    }
+    if (plan.action === "none") return plan.sidecars.length > 0;
+    this.opts.metrics.recordCheckpointRecovery(plan.action);
+    const message =
+      plan.action === "restore"
+        ? `the stack checkpoint of group ${key} was unreadable (${plan.problem}); restored the previous one from ${path.basename(plan.from)}, and this run refreshes`
+        : `the stack checkpoint of group ${key} was unreadable (${plan.problem}) and no usable older copy exists; the stack is created anew and its resources adopted or re-created`;
+    log("warn", "repaired an unreadable checkpoint", {
+      action: plan.action,
+      problem: plan.problem,
+      ...(plan.action === "restore" ? { from: plan.from } : {}),
+    });
+    const reason = plan.action === "restore" ? "CheckpointRestored" : "CheckpointRecreated";
+    for (const p of live) void this.events.record(p, "Warning", reason, message);
+    return true;
   }
 
   /**
@@ -349,25 +477,22 @@ export class Bridge {
   }
 
   /**
-   * A file-backend lock whose pulumi process is gone (the bridge was killed mid-update) is
-   * cleared with `pulumi cancel`; a lock held by a live process makes this reconcile fail
-   * and retry later, so two updates never run on one stack.
+   * The file-backend locks of a stack: a lock whose pulumi process is gone (the bridge was
+   * killed mid-update) is stale and cleared with `pulumi cancel`; a lock held by a live
+   * process makes the reconcile fail and retry later, so two updates never run on one stack.
    */
-  private async clearStaleLocks(
-    stack: Stack,
-    log: (l: "warn", m: string, f?: Record<string, unknown>) => void,
-  ) {
+  private locksOf(stack: string): { live: StackLock[]; stale: StackLock[] } {
     const backend = this.opts.pulumiEnv.PULUMI_BACKEND_URL ?? "";
-    if (!backend.startsWith("file://")) return;
+    if (!backend.startsWith("file://")) return { live: [], stale: [] };
     const dir = path.join(
       backend.slice("file://".length),
       ".pulumi",
       "locks",
       "organization",
       PROJECT,
-      stack.name,
+      stack,
     );
-    if (!fs.existsSync(dir)) return;
+    if (!fs.existsSync(dir)) return { live: [], stale: [] };
     // The backend keeps a `.attrs` file next to each lock; only the `.json` files are locks.
     const locks = fs
       .readdirSync(dir)
@@ -381,7 +506,6 @@ export class Bridge {
           return { file };
         }
       });
-    if (locks.length === 0) return;
     const stale = staleLocks(locks, os.hostname(), (pid) => {
       try {
         process.kill(pid, 0);
@@ -390,12 +514,7 @@ export class Bridge {
         return false;
       }
     });
-    if (stale.length === locks.length) {
-      log("warn", "clearing the lock of an interrupted update", { locks: stale.map((l) => l.pid) });
-      await stack.cancel();
-    } else {
-      throw new Error(`stack ${stack.name} is locked by a running update; retrying later`);
-    }
+    return { live: locks.filter((l) => !stale.includes(l)), stale };
   }
 
   private readSlots(): Record<string, number> {
@@ -446,16 +565,24 @@ export class Bridge {
 
   private async removeFinalizer(p: NetworkPathObject): Promise<void> {
     const finalizers = (p.metadata.finalizers ?? []).filter((f) => f !== BRIDGE_FINALIZER);
-    await this.api.patchClusterCustomObject(
-      {
-        group: NETWORK_PATH_GROUP,
-        version: NETWORK_PATH_VERSION,
-        plural: NETWORK_PATH_PLURAL,
-        name: p.metadata.name,
-        body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
-      },
-      this.patchOptions(),
-    );
+    // Already gone (released by an earlier reconcile whose DELETED event has not arrived yet):
+    // nothing left to let go, and no reason to fail the group's reconcile.
+    const gone = (e: unknown) => {
+      if ((e as { code?: number }).code === 404) return;
+      throw e;
+    };
+    await this.api
+      .patchClusterCustomObject(
+        {
+          group: NETWORK_PATH_GROUP,
+          version: NETWORK_PATH_VERSION,
+          plural: NETWORK_PATH_PLURAL,
+          name: p.metadata.name,
+          body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
+        },
+        this.patchOptions(),
+      )
+      .catch(gone);
     this.opts.log("info", "released network path", { path: pathId(p) });
   }
 
@@ -469,11 +596,23 @@ export class Bridge {
         version: NETWORK_PATH_VERSION,
         plural: NETWORK_PATH_PLURAL,
         name: p.metadata.name,
-        body: { status },
+        // A merge patch keeps fields it does not name: a path that lost its port says so.
+        body: { status: { hostForConsumer: null, port: null, ...status } },
       },
       this.patchOptions(),
     );
   }
+}
+
+/**
+ * The message of a failed engine run: the engine's diagnostics (each failed resource's type,
+ * name, operation and message) when it reported any, else the error's last lines (a failure
+ * before the engine ran, e.g. a locked stack or an unreachable API server).
+ */
+export function engineError(e: Error, diagnostics: EngineDiagnostics): string {
+  const summary = diagnostics.summary();
+  if (summary) return summary;
+  return e.message.split("\n").filter(Boolean).slice(-8).join("\n");
 }
 
 function sleep(ms: number): Promise<void> {

@@ -3,7 +3,9 @@ import {
   DEFAULT_TIMING,
   leaseDecision,
   nextLeaseSpec,
+  observeLease,
   timingProblem,
+  type LeaseObservation,
   type LeaseSpec,
   type LeaseTiming,
 } from "../lib/bridge/lease";
@@ -27,6 +29,8 @@ export class LeaderElector {
   private readonly api: k8s.CoordinationV1Api;
   private readonly timing: LeaseTiming;
   private lastRenew = 0;
+  /** The lease record as last read, and when this process first saw it so (its own clock). */
+  private observed?: LeaseObservation;
   private timer?: NodeJS.Timeout;
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
@@ -121,7 +125,8 @@ export class LeaderElector {
     }
     const now = new Date();
     const seen = plainSpec(current?.spec);
-    const decision = leaseDecision(seen, identity, now);
+    this.observed = observeLease(this.observed, seen, now.getTime());
+    const decision = leaseDecision(seen, identity, now, this.observed);
     if (decision === "wait") return "wait";
     const spec = nextLeaseSpec(seen, identity, now, decision, this.timing);
     const body: k8s.V1Lease = {
@@ -145,6 +150,8 @@ export class LeaderElector {
       throw e;
     }
     this.lastRenew = now.getTime();
+    // What we wrote is what we will read back next time: no change, no new observation.
+    this.observed = observeLease(undefined, spec, now.getTime());
     return "held";
   }
 }

@@ -2,11 +2,18 @@ import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { TcpProxy } from "../components/network/proxy/tcp-proxy";
-import type { Endpoint, NetworkPathObject } from "../lib/bridge/model";
-import { pathId, proxyName, realisationOf, unsupportedImplementation } from "../lib/bridge/model";
+import type { Endpoint, NetworkPathObject, PathProblem } from "../lib/bridge/model";
+import {
+  admitConnections,
+  pathId,
+  portRangeExhausted,
+  proxyName,
+  realisationOf,
+  unsupportedImplementation,
+} from "../lib/bridge/model";
 import { consumerEndpoints, renderHaproxyConfig } from "../lib/network/proxy/haproxy-config";
 import type { PortRange, ProxyConnection } from "../lib/network/proxy/types";
-import { listenerKeys } from "../lib/network/proxy/types";
+import { listenerKey, listenerKeys } from "../lib/network/proxy/types";
 import { ConnectivityProbe } from "../providers/connectivity-probe";
 import { LocalHaproxy } from "../providers/local-haproxy";
 import { PortAllocation } from "../providers/port-allocation";
@@ -41,7 +48,10 @@ export function toConnection(p: NetworkPathObject): ProxyConnection {
 /**
  * The Pulumi program of one group (a consumer namespace and implementation): the proxy
  * path for all its connections, realised by this project's components and dynamic
- * providers. Its one output, `endpoints`, is each path's hostForConsumer/port by id.
+ * providers. Its outputs: `endpoints`, each realised path's hostForConsumer/port by id, and
+ * `problems`, why each other path is not realised (a connection the proxy cannot serve, or
+ * no port left in the group's range). A bad or surplus connection is left out of the proxy
+ * rather than failing the update, so the group's other paths keep working.
  */
 export function groupProgram(
   group: string,
@@ -55,7 +65,17 @@ export function groupProgram(
     return () => Promise.reject(new Error(unsupportedImplementation(implementation)));
   }
   return () => {
-    const connections = paths.map(toConnection);
+    const { admitted: connections, rejected } = admitConnections(paths.map(toConnection));
+    /** The problems of the connections whose listener got no port, plus the rejected ones. */
+    const problemsOf = (unplaced: readonly string[] | undefined, ownListeners: number) => {
+      const out: Record<string, PathProblem> = { ...rejected };
+      const left = new Set(unplaced ?? []);
+      if (left.size === 0) return out;
+      const needed = listenerKeys(connections).length;
+      const problem = portRangeExhausted(group, target.portRange, ownListeners, needed, target.kind);
+      for (const c of connections) if (left.has(listenerKey(c))) out[c.id] = problem;
+      return out;
+    };
     if (target.kind === "kubernetes") {
       const provider = new k8s.Provider("data-plane", { kubeconfig: pulumi.secret(target.kubeconfig) });
       const proxy = new TcpProxy(proxyName(group), {
@@ -66,20 +86,33 @@ export function groupProgram(
         serviceType: target.serviceType as "ClusterIP",
         dedicatedCpus: target.dedicatedCpus,
         skipAwait: target.skipAwait,
+        overflow: "leave-out",
       });
-      return Promise.resolve({ endpoints: proxy.endpoints });
+      // The pod's stats and health ports lie outside the range (TcpProxy reserves them).
+      return Promise.resolve({
+        endpoints: proxy.endpoints,
+        problems: proxy.unplaced.apply((u) => problemsOf(u, 0)),
+      });
     }
     // Local: the proxy's own stats and health listeners take ports from the same
     // allocation, so several groups' proxies never collide on this machine.
     const ports = new PortAllocation("ports", {
       range: target.portRange,
       ids: [...listenerKeys(connections), STATS, HEALTH],
+      overflow: "leave-out",
+      required: [STATS, HEALTH],
+      // Used only if the allocation is created while paths already have ports: a stack
+      // re-created after an unreadable checkpoint (bridge/checkpoint.ts) keeps them.
+      seed: seedPorts(paths, connections),
     });
-    const endpoints: pulumi.Output<Record<string, Endpoint>> = ports.assignments.apply((assignments) =>
-      consumerEndpoints(connections, assignments, target.bindAddress),
+    const placed = ports.assignments.apply((assignments) =>
+      connections.filter((c) => assignments[listenerKey(c)] !== undefined),
     );
-    const config = ports.assignments.apply((assignments) =>
-      renderHaproxyConfig(connections, assignments, {
+    const endpoints: pulumi.Output<Record<string, Endpoint>> = pulumi
+      .all([placed, ports.assignments])
+      .apply(([list, assignments]) => consumerEndpoints(list, assignments, target.bindAddress));
+    const config = pulumi.all([placed, ports.assignments]).apply(([list, assignments]) =>
+      renderHaproxyConfig(list, assignments, {
         bindAddress: target.bindAddress,
         statsPort: assignments[STATS],
         healthPort: assignments[HEALTH],
@@ -90,8 +123,22 @@ export function groupProgram(
       dir: path.join(target.stateDir, "proxies", group.replace(/[^a-zA-Z0-9-]/g, "_")),
       config,
     });
-    return Promise.resolve({ endpoints });
+    return Promise.resolve({ endpoints, problems: ports.unplaced.apply((u) => problemsOf(u, 2)) });
   };
+}
+
+/** Each admitted connection's listener → the port its path reports now (status.port). */
+export function seedPorts(
+  paths: NetworkPathObject[],
+  connections: ProxyConnection[],
+): Record<string, number> {
+  const byId = new Map(paths.map((p) => [pathId(p), p]));
+  const seed: Record<string, number> = {};
+  for (const c of connections) {
+    const port = byId.get(c.id)?.status?.port;
+    if (typeof port === "number") seed[listenerKey(c)] = port;
+  }
+  return seed;
 }
 
 /**

@@ -15,7 +15,10 @@ export function startOpsServer(
         .writeHead(ok ? 200 : 503, { "content-type": "text/plain" })
         .end(ok ? "ok\n" : "watch not established\n");
     } else if (req.url === "/metrics") {
-      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(metrics.render());
+      metrics.render().then(
+        (text) => res.writeHead(200, { "content-type": metrics.contentType }).end(text),
+        (e: Error) => res.writeHead(500, { "content-type": "text/plain" }).end(`${e.message}\n`),
+      );
     } else {
       res.writeHead(404).end();
     }

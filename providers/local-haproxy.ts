@@ -54,8 +54,9 @@ export const localHaproxyProvider: Provider &
     fs.mkdirSync(inputs.dir, { recursive: true });
     const cfg = path.join(inputs.dir, "haproxy.cfg");
     // HAProxy outlives the engine that started it, so it must not carry the engine's
-    // environment: a restarting bridge reaps every process naming its Pulumi backend
-    // (PULUMI_BACKEND_URL), and the data path is not a leftover. HAProxy needs only PATH.
+    // environment: a restarting bridge reaps the processes whose environment marks them as
+    // started by a bridge that is gone (KLUTCH_BRIDGE_INSTANCE, bridge/orphans.ts), and the
+    // data path is not a leftover. It also keeps the passphrase out of /proc. HAProxy needs only PATH.
     const env = { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" };
     fs.writeFileSync(`${cfg}.next`, inputs.config);
     // Check before switching: a bad config must not replace a working one.

@@ -22,6 +22,19 @@ export interface PortAllocationInputs {
   ids: string[];
   /** Ports inside the range the proxy uses itself. */
   reserved: number[];
+  /**
+   * "leave-out": when the range is full, the ids that do not fit get no port (listed in
+   * `unplaced`) instead of the whole update failing. Absent in stacks made before it existed.
+   */
+  overflow?: "error" | "leave-out";
+  /** Ids served before any other when ports are short (the proxy's own listeners). */
+  required?: string[];
+  /**
+   * Ports the ids had before this resource existed (the bridge: each path's status.port),
+   * used at create only. A stack re-created after its checkpoint was lost thereby hands every
+   * connection its old port again. Never diffed: later runs keep the ports in state.
+   */
+  seed?: Record<string, number>;
 }
 
 export interface PortAllocationOutputs extends PortAllocationInputs {
@@ -29,6 +42,8 @@ export interface PortAllocationOutputs extends PortAllocationInputs {
   assignments: Record<string, number>;
   /** Release history, oldest first; keeps just-freed ports from being reused at once. */
   released: ReleasedPort[];
+  /** Ids left without a port (range full, `overflow: "leave-out"`); absent in old state. */
+  unplaced?: string[];
 }
 
 /**
@@ -71,13 +86,34 @@ export const portAllocationProvider: Provider & {
         reason: "reserved must be a list of ports (whole numbers 1-65535)",
       });
     }
+    const overflow: unknown = news.overflow;
+    if (overflow !== undefined && overflow !== "error" && overflow !== "leave-out" && !isUnknown(overflow)) {
+      failures.push({ property: "overflow", reason: 'overflow must be "error" or "leave-out"' });
+    }
+    const required: unknown = news.required;
+    if (
+      required !== undefined &&
+      !isUnknown(required) &&
+      !(Array.isArray(required) && required.every((r) => typeof r === "string"))
+    ) {
+      failures.push({ property: "required", reason: "required must be a list of ids" });
+    }
     if (failures.length > 0) return Promise.resolve({ failures });
     const ids = isUnknown(news.ids) ? news.ids : [...news.ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const sortedReserved = isUnknown(reserved)
       ? (reserved as number[])
       : [...new Set(reserved as number[])].sort((a, b) => a - b);
     const range = isUnknown(news.range) ? news.range : { from: news.range.from, to: news.range.to };
-    return Promise.resolve({ inputs: { range, ids, reserved: sortedReserved } });
+    return Promise.resolve({
+      inputs: {
+        range,
+        ids,
+        reserved: sortedReserved,
+        ...(news.overflow !== undefined ? { overflow: news.overflow } : {}),
+        ...(news.required !== undefined ? { required: news.required } : {}),
+        ...(news.seed !== undefined ? { seed: news.seed } : {}),
+      },
+    });
   },
 
   diff(_id, olds, news) {
@@ -87,15 +123,24 @@ export const portAllocationProvider: Provider & {
     if (!same(olds.range, news.range)) changed.push("range");
     if (!same(sortedIds(olds.ids), sortedIds(news.ids))) changed.push("ids");
     if (!same(olds.reserved ?? [], news.reserved ?? [])) changed.push("reserved");
+    // Switching the overflow mode matters only while some id has no port (or would fail).
+    if ((olds.overflow ?? "error") !== (news.overflow ?? "error")) changed.push("overflow");
     // Never a replacement: a new resource would start from empty state and move every port.
     return Promise.resolve({ changes: changed.length > 0, replaces: [], deleteBeforeReplace: false });
   },
 
   create(inputs) {
-    const plan = planPorts({ range: inputs.range, ids: inputs.ids, reserved: inputs.reserved });
+    const plan = planPorts({
+      range: inputs.range,
+      ids: inputs.ids,
+      reserved: inputs.reserved,
+      ...(inputs.seed && !isUnknown(inputs.seed) ? { previous: inputs.seed } : {}),
+      ...(inputs.overflow ? { overflow: inputs.overflow } : {}),
+      ...(inputs.required ? { required: inputs.required } : {}),
+    });
     return Promise.resolve({
       id: `ports-${Date.now().toString(36)}`,
-      outs: { ...inputs, assignments: plan.assignments, released: plan.released },
+      outs: { ...inputs, assignments: plan.assignments, released: plan.released, unplaced: plan.unplaced },
     });
   },
 
@@ -106,8 +151,12 @@ export const portAllocationProvider: Provider & {
       reserved: news.reserved,
       previous: olds.assignments ?? {},
       released: olds.released ?? [],
+      ...(news.overflow ? { overflow: news.overflow } : {}),
+      ...(news.required ? { required: news.required } : {}),
     });
-    return Promise.resolve({ outs: { ...news, assignments: plan.assignments, released: plan.released } });
+    return Promise.resolve({
+      outs: { ...news, assignments: plan.assignments, released: plan.released, unplaced: plan.unplaced },
+    });
   },
 
   read(id, props) {
@@ -124,6 +173,9 @@ export interface PortAllocationArgs {
   range: pulumi.Input<PortRange>;
   ids: pulumi.Input<pulumi.Input<string>[]>;
   reserved?: pulumi.Input<number[]>;
+  overflow?: "error" | "leave-out";
+  required?: string[];
+  seed?: pulumi.Input<Record<string, number>>;
 }
 
 /** Ports for a set of listener keys; `assignments` maps each key to its port. */
@@ -133,6 +185,7 @@ export class PortAllocation extends pulumi.dynamic.Resource {
   declare public readonly released: pulumi.Output<ReleasedPort[]>;
   declare public readonly range: pulumi.Output<PortRange>;
   declare public readonly ids: pulumi.Output<string[]>;
+  declare public readonly unplaced: pulumi.Output<string[] | undefined>;
 
   constructor(name: string, args: PortAllocationArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -142,8 +195,12 @@ export class PortAllocation extends pulumi.dynamic.Resource {
         range: args.range,
         ids: args.ids,
         reserved: args.reserved ?? [],
+        ...(args.overflow ? { overflow: args.overflow } : {}),
+        ...(args.required ? { required: args.required } : {}),
+        ...(args.seed ? { seed: args.seed } : {}),
         assignments: undefined,
         released: undefined,
+        unplaced: undefined,
       },
       opts,
       "klutch",

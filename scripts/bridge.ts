@@ -6,6 +6,7 @@ import { Command } from "commander";
 import { Bridge } from "../bridge/controller";
 import { LeaderElector } from "../bridge/leader";
 import { jsonLogger } from "../bridge/log";
+import { INSTANCE_ENV, instanceMarker } from "../bridge/orphans";
 import { startOpsServer } from "../bridge/server";
 import type { Target } from "../bridge/program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
@@ -89,10 +90,18 @@ function dedicatedCpus(text: string): number {
 
 async function main(): Promise<void> {
   program.parse();
-  // A controller keeps going through a failed request; what failed is retried by its group.
+  // Last resort only: every promise the bridge makes is awaited or caught, so anything
+  // logged here is a bug to fix at its source; the stack says where it came from. A
+  // controller keeps going through it: what failed is retried by its group.
   process.on("unhandledRejection", (reason) => {
     process.stdout.write(
-      `${JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "unhandled rejection", error: String(reason) })}\n`,
+      `${JSON.stringify({
+        time: new Date().toISOString(),
+        level: "error",
+        msg: "unhandled rejection",
+        error: String(reason),
+        stack: reason instanceof Error ? reason.stack : undefined,
+      })}\n`,
     );
   });
   const o = program.opts<Record<string, string | boolean | undefined>>();
@@ -134,6 +143,9 @@ async function main(): Promise<void> {
       fs.writeFileSync(file, crypto.randomBytes(32).toString("base64"), { mode: 0o600 });
     base.PULUMI_CONFIG_PASSPHRASE_FILE = file;
   }
+  // Marks the engines this bridge runs (and their plugins), so a successor reaps exactly
+  // those when this bridge dies (bridge/orphans.ts), never an operator's own pulumi.
+  base[INSTANCE_ENV] = instanceMarker();
   const env = pulumiEnv("bridge", base);
   // The kubernetes target's program needs the Kubernetes provider plugin in PULUMI_HOME; with
   // automatic plugin downloads off, a fresh PULUMI_HOME would fail every reconcile.
@@ -168,12 +180,22 @@ async function main(): Promise<void> {
   metrics.setLeader(leading);
   // A standby is alive and well; only a leader's health depends on its watch.
   const server = await startOpsServer(Number(o.opsPort), metrics, () => !leading || bridge.healthy());
+  // Engine runs are cancelled and awaited first, and only then is the lease released: a
+  // successor that took over at once must not find this bridge's engines still writing its
+  // stacks. Within Kubernetes' default 30 s grace period: 20 s for the engines, 1 s for the lease.
+  let stopping = false;
   const shutdown = () => {
+    if (stopping) return;
+    stopping = true;
     log("info", "stopping");
-    bridge.stop();
     server.close();
-    const released = elector ? elector.release().catch(() => undefined) : Promise.resolve();
-    void Promise.race([released, new Promise((r) => setTimeout(r, 1000))]).then(() => process.exit(0));
+    void bridge
+      .stop(20_000)
+      .then(() => {
+        const released = elector ? elector.release().catch(() => undefined) : Promise.resolve();
+        return Promise.race([released, new Promise((r) => setTimeout(r, 1000))]);
+      })
+      .then(() => process.exit(0));
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);

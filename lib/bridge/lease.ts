@@ -1,9 +1,16 @@
 /**
  * Leader election over a coordination.k8s.io/v1 Lease, as client-go does it: the holder
- * renews `renewTime` every retry period; anyone may take the lease once `renewTime` is
- * older than `leaseDurationSeconds`; a holder that could not renew within its renew
- * deadline (shorter than the lease duration) stops before anyone can take over, so two
- * bridges never run the same group's Pulumi stack at once. Pure: the decisions only.
+ * renews `renewTime` every retry period; anyone may take the lease once it has not seen the
+ * lease change for `leaseDurationSeconds` of its OWN clock; a holder that could not renew
+ * within its renew deadline (shorter than the lease duration) stops before anyone can take
+ * over, so two bridges never run the same group's Pulumi stack at once. Pure: the decisions only.
+ *
+ * Why the local clock (client-go, tools/leaderelection/leaderelection.go: `observedRecord`,
+ * `observedTime`, and `tryAcquireOrRenew`'s `le.observedTime.Add(leaseDuration).After(now)`):
+ * `renewTime` is written by the holder's clock. A holder whose clock runs behind would look
+ * expired to everyone at once (two leaders); one whose clock runs ahead would never expire.
+ * Judging "how long since the record last changed" by the observer's clock alone is immune
+ * to skew between machines; only the rate of the clocks matters.
  */
 
 export interface LeaseSpec {
@@ -40,14 +47,49 @@ export function timingProblem(t: LeaseTiming): string | undefined {
   return undefined;
 }
 
-/** What `me` may do with the lease as it is now (undefined: there is none yet). */
-export function leaseDecision(spec: LeaseSpec | undefined, me: string, now: Date): LeaseDecision {
+/** The lease record as last seen, and when (by this process's clock) it was first seen so. */
+export interface LeaseObservation {
+  /** The record's fields, serialized: any change (a renewal, a new holder) makes a new observation. */
+  record: string;
+  /** Local time (ms) at which this record was first observed. */
+  observedAt: number;
+}
+
+/**
+ * Records what was read: a record that differs from the last observation restarts the clock
+ * at `nowMs` (local time); the same record keeps the time it was first seen.
+ */
+export function observeLease(
+  previous: LeaseObservation | undefined,
+  spec: LeaseSpec | undefined,
+  nowMs: number,
+): LeaseObservation {
+  const record = JSON.stringify([
+    spec?.holderIdentity ?? "",
+    spec?.leaseDurationSeconds ?? 0,
+    spec?.acquireTime ?? "",
+    spec?.renewTime ?? "",
+    spec?.leaseTransitions ?? 0,
+  ]);
+  return previous && previous.record === record ? previous : { record, observedAt: nowMs };
+}
+
+/**
+ * What `me` may do with the lease as it is now (undefined: there is none yet). `observed` is
+ * this process's observation of the same record (observeLease); its holder's lease expires
+ * `leaseDurationSeconds` after the record was first seen unchanged, whatever `renewTime` says.
+ */
+export function leaseDecision(
+  spec: LeaseSpec | undefined,
+  me: string,
+  now: Date,
+  observed: LeaseObservation,
+): LeaseDecision {
   if (!spec) return "create";
   if (spec.holderIdentity === me) return "renew";
   if (!spec.holderIdentity) return "takeover";
-  const renewed = Date.parse(spec.renewTime ?? spec.acquireTime ?? "");
   const duration = (spec.leaseDurationSeconds ?? 0) * 1000;
-  if (!Number.isFinite(renewed) || renewed + duration < now.getTime()) return "takeover";
+  if (observed.observedAt + duration < now.getTime()) return "takeover";
   return "wait";
 }
 

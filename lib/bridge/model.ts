@@ -5,6 +5,8 @@
  */
 
 import { createHash } from "node:crypto";
+import { connectionProblems } from "../network/proxy/haproxy-config";
+import { sniServerName, type PortRange, type ProxyConnection } from "../network/proxy/types";
 
 export const NETWORK_PATH_GROUP = "klutch.anynines.com";
 export const NETWORK_PATH_VERSION = "v1alpha1";
@@ -25,6 +27,7 @@ export interface Condition {
 export interface NetworkPathObject {
   metadata: {
     name: string;
+    uid?: string;
     generation?: number;
     deletionTimestamp?: string;
     finalizers?: string[];
@@ -45,6 +48,15 @@ export interface NetworkPathObject {
     observedGeneration?: number;
     conditions?: Condition[];
   };
+}
+
+/**
+ * Why one path of a group is not realised while the others are (reported on that path
+ * only, as Ready=False and Synced=False with this reason).
+ */
+export interface PathProblem {
+  reason: "PortRangeExhausted" | "InvalidConnection";
+  message: string;
 }
 
 export interface Endpoint {
@@ -217,6 +229,84 @@ export function readyStatus(
 }
 
 /**
+ * The status of a path the group left out (no port left, or a connection the proxy cannot
+ * serve): Ready=False and Synced=False with the reason, no endpoint. Its group's other
+ * paths are unaffected.
+ */
+export function problemStatus(
+  p: NetworkPathObject,
+  problem: PathProblem,
+  now: string,
+): NonNullable<NetworkPathObject["status"]> {
+  const prev = p.status?.conditions;
+  const generation = p.metadata.generation;
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions: [
+      condition("Ready", "False", problem.reason, problem.message, now, prev, generation),
+      condition("Synced", "False", problem.reason, problem.message, now, prev, generation),
+    ],
+  };
+}
+
+/**
+ * Splits a group's connections into those the proxy can serve and those it cannot (an
+ * instanceHost that is no host name, a bad port, a TLS server name another connection
+ * already uses), so one bad connection never fails the whole group's proxy. A host name
+ * that does not resolve is admitted: HAProxy starts that server without an address (see
+ * renderHaproxyConfig) and only that connection is down.
+ */
+export function admitConnections(connections: readonly ProxyConnection[]): {
+  admitted: ProxyConnection[];
+  rejected: Record<string, PathProblem>;
+} {
+  const admitted: ProxyConnection[] = [];
+  const rejected: Record<string, PathProblem> = {};
+  const serverNames = new Map<string, string>();
+  for (const c of connections) {
+    const own = connectionProblems([c]).map((m) => m.replace(/^connections\[0\]\.?/, "spec."));
+    const sni = sniServerName(c);
+    const holder = sni === undefined ? undefined : serverNames.get(sni);
+    if (holder !== undefined)
+      own.push(
+        `spec.enhancements: tlsSNI serverName "${sni}" is already used by ${holder}; names must be unique`,
+      );
+    if (own.length > 0) {
+      rejected[c.id] = { reason: "InvalidConnection", message: own.join("; ") };
+      continue;
+    }
+    if (sni !== undefined) serverNames.set(sni, c.id);
+    admitted.push(c);
+  }
+  return { admitted, rejected };
+}
+
+/**
+ * What a path left without a port is told: the range, how many it holds, and what to change
+ * (the local target slices its --port-range by --slot-size; the kubernetes target takes the
+ * app cluster's networkConnector.portRange, or the bridge's --port-range).
+ */
+export function portRangeExhausted(
+  group: string,
+  range: PortRange,
+  ownListeners: number,
+  needed: number,
+  target: "local" | "kubernetes",
+): PathProblem {
+  const size = range.to - range.from + 1;
+  const usable = size - ownListeners;
+  const fix =
+    target === "local"
+      ? `raise the bridge's --slot-size (ports per group; now ${size}) to at least ${needed + ownListeners}, or remove ${needed - usable} of the group's connections`
+      : `widen the app cluster's networkConnector.portRange (or the bridge's --port-range) to at least ${needed + ownListeners} ports, or remove ${needed - usable} of the group's connections`;
+  const own = ownListeners > 0 ? ` (${ownListeners} of them the proxy's own listeners)` : "";
+  return {
+    reason: "PortRangeExhausted",
+    message: `no port left for this connection: group ${group} has port range ${range.from}-${range.to}, ${size} ports${own}, and ${needed} connections need one; ${fix}`,
+  };
+}
+
+/**
  * The status of a path whose reconcile failed: Synced=False with the error. An endpoint
  * that worked before stays reported (and Ready stays as it was) because the old path is
  * still in place; a path that never worked is Ready=False.
@@ -242,6 +332,38 @@ export function failedStatus(
       : {}),
     conditions: [ready, condition("Synced", "False", "ReconcileError", message, now, prev, generation)],
   };
+}
+
+/**
+ * The Event that reports a path's new status (see bridge/events.ts): Normal PathReady when it
+ * works, else a Warning with the reason its Ready (or Synced) condition gives.
+ */
+export function statusEvent(status: NonNullable<NetworkPathObject["status"]>): {
+  type: "Normal" | "Warning";
+  reason: "PathReady" | "ProbeFailed" | "ReconcileError" | "PortRangeExhausted" | "InvalidConnection";
+  message: string;
+} {
+  const ready = status.conditions?.find((c) => c.type === "Ready");
+  const synced = status.conditions?.find((c) => c.type === "Synced");
+  if (synced?.status === "False") {
+    const reason =
+      synced.reason === "PortRangeExhausted" || synced.reason === "InvalidConnection"
+        ? synced.reason
+        : "ReconcileError";
+    return { type: "Warning", reason, message: synced.message };
+  }
+  if (ready?.status === "True") return { type: "Normal", reason: "PathReady", message: ready.message };
+  return { type: "Warning", reason: "ProbeFailed", message: ready?.message ?? "not ready" };
+}
+
+/** What makes two Events the same for aggregation (client-go's key: object, type, reason, message). */
+export function eventKey(
+  p: Pick<NetworkPathObject, "metadata">,
+  type: string,
+  reason: string,
+  message: string,
+): string {
+  return JSON.stringify([p.metadata.uid ?? p.metadata.name, type, reason, message]);
 }
 
 /** Whether the status written last already says what `next` says (no write needed). */
@@ -363,12 +485,19 @@ export interface StackLock {
 
 /**
  * Locks left by an update whose process is gone (a bridge killed mid-update leaves one),
- * which are safe to clear; a lock held by a live process on this host is not.
+ * which are safe to clear; a lock held by a live process on this host is not, nor one of
+ * another host (a replica sharing the backend). A lock file that does not parse at all (no
+ * pid, no host) is stale too: the backend writes locks whole (write beside, rename), so only
+ * a broken file looks like that, and keeping it would block its stack forever.
  */
 export function staleLocks(
   locks: StackLock[],
   hostname: string,
   alive: (pid: number) => boolean,
 ): StackLock[] {
-  return locks.filter((l) => l.hostname === hostname && l.pid !== undefined && !alive(l.pid));
+  return locks.filter(
+    (l) =>
+      (l.pid === undefined && l.hostname === undefined) ||
+      (l.hostname === hostname && l.pid !== undefined && !alive(l.pid)),
+  );
 }

@@ -49,8 +49,17 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const k8sDir = path.join(work, "bridge-k8s");
   /** State shared by the two replicas of the leader-election test (like a shared backend). */
   const haDir = path.join(work, "bridge-ha");
+  /** State of the bridge of the capacity test (small slots). */
+  const capDir = path.join(work, "bridge-cap");
   const env = toolchainEnv();
   const opsPort = 19464 + Math.floor(Math.random() * 500);
+  /**
+   * The proxies' port range, random per run: HAProxy binds with SO_REUSEPORT (its reloads
+   * need it), so two runs of this file on one machine with one fixed range would silently
+   * share listeners and send each other's clients to the wrong proxy (seen: psql answered by
+   * another run's HAProxy health page, "invalid response to SSL negotiation: H").
+   */
+  const portBase = 44000 + 500 * Math.floor(Math.random() * 30);
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
   let pg: Postgres;
@@ -83,7 +92,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
         "--ops-port",
         String(port),
         "--port-range",
-        "43000-43499",
+        `${portBase}-${portBase + 499}`,
         ...extra,
       ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
@@ -123,8 +132,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   }
 
   function pulumiChildren(): number[] {
-    // The bridge's engine runs: `pulumi up|destroy … --exec-kind auto.inline --stack np-…`.
-    return pgrep("exec-kind auto.inline --stack np-");
+    // The bridge's engine runs: `pulumi up|destroy … --exec-kind auto.inline [--event-log …] --stack np-…`.
+    return pgrep("exec-kind auto.inline.* --stack np-");
   }
 
   /** A bridge's /metrics text, or "" while it does not answer (starting, or gone). */
@@ -191,6 +200,24 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       );
     });
     return last!;
+  }
+
+  /**
+   * The bridge has nothing running or queued: no engine for 3 s in a row (a reconcile that
+   * converged() saw finish may be followed by one more, e.g. for Crossplane's own writes).
+   */
+  async function idle(): Promise<void> {
+    let quietSince = Date.now();
+    await eventually(
+      "the bridge to be idle",
+      async () => {
+        const busy =
+          pulumiChildren().length > 0 || !/^klutch_bridge_queue_depth 0$/m.test(await metricsText(opsPort));
+        if (busy) quietSince = Date.now();
+        return Date.now() - quietSince >= 3000;
+      },
+      120_000,
+    );
   }
 
   /** Every claim Ready, distinct ports, psql through each, no path left over or stuck. */
@@ -260,8 +287,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       await pg?.destroy().catch(() => undefined);
     } finally {
       // Neither HAProxy nor an engine process of the bridge may outlive the test.
-      for (const dir of [bridgeDir, haDir]) spawnSync("pkill", ["-f", `${dir}/proxies`]);
-      for (const dir of [bridgeDir, k8sDir, haDir])
+      for (const dir of [bridgeDir, haDir, capDir]) spawnSync("pkill", ["-f", `${dir}/proxies`]);
+      for (const dir of [bridgeDir, k8sDir, haDir, capDir])
         await reapOrphans(`file://${path.join(dir, "state")}`, () => undefined);
       fs.rmSync(work, { recursive: true, force: true });
     }
@@ -295,6 +322,13 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const proxies = () => pgrep(`${bridgeDir}/proxies`);
     const before = proxies();
     assert.ok(before.length > 0, "an HAProxy process serves the first connection");
+    // An operator's own pulumi-like process on the bridge's backend: no bridge started it,
+    // so the restarted bridge's reaper must leave it alone (bridge/orphans.ts).
+    const decoy = spawn("sleep", ["300"], {
+      env: { PATH: env.PATH, PULUMI_BACKEND_URL: `file://${path.join(bridgeDir, "state")}` },
+      stdio: "ignore",
+      detached: true,
+    });
     await killBridge();
     startBridge();
     // At start the bridge reaps what a killed predecessor left behind, then reconciles every
@@ -307,6 +341,12 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.deepEqual(proxies(), before, "the data path's HAProxy was not restarted or reaped");
     const r = psql("127.0.0.1", orders.status!.port!);
     assert.equal(r.stdout.trim(), "42", r.stderr);
+    try {
+      assert.equal(decoy.exitCode, null, "the operator's process survived the reaper");
+      process.kill(decoy.pid!, 0);
+    } finally {
+      decoy.kill("SIGKILL");
+    }
   });
 
   it("a second connection gets its own port; /healthz and /metrics report the bridge's work", async () => {
@@ -365,6 +405,22 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       }
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 4000)));
       await killBridge();
+      if (t === Math.floor(TRIALS / 2)) {
+        // One trial also finds what a kill can leave behind in the file backend: the
+        // checkpoint's metadata sidecar emptied (the real "failed to load checkpoint: EOF")
+        // and the checkpoint itself cut in half.
+        const checkpoint = path.join(
+          bridgeDir,
+          "state",
+          ".pulumi",
+          "stacks",
+          "klutch-network-paths",
+          "np-team-a-proxy.json",
+        );
+        assert.ok(fs.existsSync(checkpoint), "the group's checkpoint");
+        fs.truncateSync(`${checkpoint}.attrs`, 0);
+        fs.truncateSync(checkpoint, Math.floor(fs.statSync(checkpoint).size / 2));
+      }
       startBridge();
       await converged();
     }
@@ -378,6 +434,124 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     await clusters.up([CP]);
     await crossplane.start();
     await converged();
+  });
+
+  it("an unreadable checkpoint heals: truncated to 0 bytes while running, its metadata emptied, to half across a restart, and with no older copy", async () => {
+    const stacks = path.join(bridgeDir, "state", ".pulumi", "stacks", "klutch-network-paths");
+    const checkpoint = path.join(stacks, "np-team-a-proxy.json");
+    const backups = path.join(
+      bridgeDir,
+      "state",
+      ".pulumi",
+      "backups",
+      "klutch-network-paths",
+      "np-team-a-proxy",
+    );
+    assert.ok(fs.existsSync(checkpoint), "the group's checkpoint where Pulumi 3.248's file backend keeps it");
+    assert.ok(fs.existsSync(`${checkpoint}.bak`), "and the previous one beside it");
+    const portsOf = () => Object.fromEntries(claims().map((c) => [c.metadata.name, c.status?.port]));
+    // Counted from here: one kill trial corrupted a checkpoint too.
+    const logStart = bridgeLog.length;
+    const said = () => bridgeLog.slice(logStart).join("");
+    const repaired = () => said().split("repaired an unreadable checkpoint").length - 1;
+    const timings: string[] = [];
+
+    // 1. Truncated to 0 bytes under a running bridge; the next change of the group heals it.
+    //    (Not while an engine runs: it would write a whole checkpoint at its end and heal it.)
+    await converged();
+    await idle();
+    const ports = portsOf();
+    fs.truncateSync(checkpoint, 0);
+    let t0 = Date.now();
+    assert.equal(kubectlApply(kc(), claim("ck-1")).status, 0);
+    const ck1 = await waitReady("ck-1");
+    timings.push(`0 bytes, running: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    assert.equal(psql("127.0.0.1", ck1.status!.port!).stdout.trim(), "42");
+    assert.equal(repaired(), 1);
+    assert.match(said(), /"action":"restore"[^\n]*"problem":"the file is empty"/);
+
+    // 2. What the kill trials really hit: the checkpoint's metadata sidecar left empty, which
+    //    fails `pulumi stack select` with "failed to load checkpoint: EOF".
+    await idle();
+    fs.truncateSync(`${checkpoint}.attrs`, 0);
+    t0 = Date.now();
+    assert.equal(kubectlApply(kc(), claim("ck-0")).status, 0);
+    await waitReady("ck-0");
+    timings.push(`empty .attrs, running: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    assert.match(said(), /removed unreadable metadata files of the file backend/);
+
+    // 3. Truncated to half while the bridge is down; it heals as the restarted bridge starts.
+    await killBridge();
+    const text = fs.readFileSync(checkpoint);
+    fs.writeFileSync(checkpoint, text.subarray(0, Math.floor(text.length / 2)));
+    t0 = Date.now();
+    startBridge();
+    assert.equal(kubectlApply(kc(), claim("ck-2")).status, 0);
+    await waitReady("ck-2");
+    timings.push(`half, restart: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    await eventually("the restarted bridge to repair the checkpoint", () => repaired() >= 2, 60_000);
+
+    // 4. No older copy at all: the stack is created anew; every connection keeps its port
+    //    (the port allocation is seeded from the paths' status) and its proxy.
+    await converged();
+    const before = portsOf();
+    await killBridge();
+    fs.rmSync(`${checkpoint}.bak`, { force: true });
+    fs.rmSync(backups, { recursive: true, force: true });
+    fs.truncateSync(checkpoint, 0);
+    t0 = Date.now();
+    startBridge();
+    await eventually("the restarted bridge to re-create the stack", () => repaired() >= 3, 60_000);
+    assert.match(said(), /"action":"recreate"/);
+    await converged();
+    timings.push(`0 bytes, no copy, restart: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    assert.deepEqual(portsOf(), before, "every connection kept its port");
+    for (const [name, port] of Object.entries(ports))
+      assert.equal(before[name], port, `${name} kept its port`);
+    const healed = JSON.parse(fs.readFileSync(checkpoint, "utf8")) as { checkpoint: { latest?: unknown } };
+    assert.ok(healed.checkpoint.latest, "a loadable checkpoint again");
+    // The repair is reported on the paths, as Events.
+    const reasons = kubectlJson<{ items: { reason: string; involvedObject: { kind: string } }[] }>(kc(), [
+      "-n",
+      "default",
+      "get",
+      "events",
+    ]).items.filter((e) => e.involvedObject.kind === "NetworkPath");
+    assert.ok(reasons.some((e) => e.reason === "CheckpointRestored"));
+    assert.ok(reasons.some((e) => e.reason === "CheckpointRecreated"));
+    assert.ok(reasons.some((e) => e.reason === "CheckpointRepaired"));
+    console.log(`      (healed in ${timings.join("; ")})`);
+  });
+
+  it("SIGTERM cancels the engine run in flight and waits for it before exiting: the next bridge finds no lock and no pending operation", async () => {
+    const logStart = bridgeLog.length;
+    assert.equal(kubectlApply(kc(), claim("term-1")).status, 0);
+    await eventually("an engine run of the bridge", () => pulumiChildren().length > 0, 60_000);
+    const b = bridge!;
+    bridge = undefined;
+    const exited = new Promise<void>((r) => b.once("exit", () => r()));
+    const t0 = Date.now();
+    b.kill("SIGTERM");
+    await exited;
+    const stopSeconds = (Date.now() - t0) / 1000;
+    // The bridge waited for its engine: nothing of it runs on, nothing holds the stack.
+    assert.deepEqual(pulumiChildren(), [], "no engine outlives the bridge");
+    const said = bridgeLog.slice(logStart).join("");
+    assert.match(said, /"msg":"engine runs cancelled"/);
+    const locks = path.join(bridgeDir, "state", ".pulumi", "locks", "organization", "klutch-network-paths");
+    const held = fs.existsSync(locks)
+      ? fs
+          .readdirSync(locks)
+          .flatMap((d) => fs.readdirSync(path.join(locks, d)).filter((f) => f.endsWith(".json")))
+      : [];
+    assert.deepEqual(held, [], "no stack lock left behind");
+    const restartAt = bridgeLog.length;
+    startBridge();
+    const c = await waitReady("term-1");
+    assert.equal(psql("127.0.0.1", c.status!.port!).stdout.trim(), "42");
+    const after = bridgeLog.slice(restartAt).join("");
+    assert.doesNotMatch(after, /clearing the lock of an interrupted update|clearing pending operations/);
+    console.log(`      (SIGTERM during an update: bridge exited after ${stopSeconds.toFixed(1)} s)`);
   });
 
   it("routed (WireGuard) paths report the instance itself after a probe; a dead one is Ready=False until it listens; NOOP is left alone", async () => {
@@ -473,6 +647,136 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
 
     kubectl(kc(), ["-n", ROUTED_NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
     await eventually("the routed namespace's paths to be gone", () => routedPaths().length === 0, 120_000);
+  });
+
+  it("a port range too small leaves only the connections that do not fit Ready=False, saying why; the others keep working; raising the range heals them; each outcome is an Event", async () => {
+    // A clean slate: this test's bridge has its own state and small slots.
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
+    await eventually(
+      "the earlier paths to be released",
+      () => kubectlJson<{ items: unknown[] }>(kc(), ["get", "networkpaths"]).items.length === 0,
+      180_000,
+    );
+    const stopAt = Date.now();
+    await killBridge("SIGTERM");
+    console.log(`      (SIGTERM → bridge gone in ${((Date.now() - stopAt) / 1000).toFixed(1)} s)`);
+    // 7 ports a group, 2 of them HAProxy's stats and health listeners: room for 5 connections.
+    startBridge(["--slot-size", "7"], capDir);
+    type PathObj = {
+      metadata: { name: string };
+      spec: { connection: string };
+      status?: {
+        port?: number;
+        conditions?: { type: string; status: string; reason: string; message: string }[];
+      };
+    };
+    const paths = () => kubectlJson<{ items: PathObj[] }>(kc(), ["get", "networkpaths"]).items;
+    const claimOf = (name: string) => claims().find((c) => c.metadata.name === name);
+    // The claim names its XR; the NetworkPath composed for it names the XR in spec.connection.
+    const pathOf = (name: string) =>
+      paths().find((p) => p.spec.connection === claimOf(name)?.spec.resourceRef?.name);
+    const cond = (p: PathObj | undefined, type: string) =>
+      p?.status?.conditions?.find((c) => c.type === type);
+
+    // Five fit: four to PostgreSQL and one whose instance host does not resolve (its proxy
+    // server just stays down); one whose host is no host name at all is rejected alone.
+    for (const n of ["cap-a", "cap-b", "cap-c", "cap-d"])
+      assert.equal(kubectlApply(kc(), claim(n)).status, 0);
+    assert.equal(kubectlApply(kc(), claim("cap-u", { instanceHost: "nowhere.invalid" })).status, 0);
+    assert.equal(kubectlApply(kc(), claim("cap-x", { instanceHost: "not a host!" })).status, 0);
+    const first: Record<string, number> = {};
+    for (const n of ["cap-a", "cap-b", "cap-c", "cap-d", "cap-u"])
+      first[n] = (await waitReady(n)).status!.port!;
+    await eventually(
+      "the invalid connection to say why",
+      () => cond(pathOf("cap-x"), "Ready")?.reason === "InvalidConnection",
+      60_000,
+    ).catch((e: Error) => {
+      const seen = paths().map((p) => [p.metadata.name, p.spec.connection, cond(p, "Ready")]);
+      throw new Error(
+        `${e.message}\nclaim: ${JSON.stringify(claimOf("cap-x"))}\npaths: ${JSON.stringify(seen)}`,
+      );
+    });
+    assert.match(
+      cond(pathOf("cap-x"), "Ready")!.message,
+      /spec\.instanceHost "not a host!" is neither a DNS name nor an IP address/,
+    );
+
+    // Two more do not fit: only they say so, with what to change.
+    assert.equal(kubectlApply(kc(), claim("cap-e")).status, 0);
+    assert.equal(kubectlApply(kc(), claim("cap-f")).status, 0);
+    await eventually(
+      "the connections that do not fit to say so",
+      () => ["cap-e", "cap-f"].every((n) => cond(pathOf(n), "Ready")?.reason === "PortRangeExhausted"),
+      120_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nbridge log:\n${bridgeLog.slice(-30).join("")}`);
+    });
+    const exhausted = cond(pathOf("cap-e"), "Ready")!;
+    assert.equal(exhausted.status, "False");
+    assert.match(
+      exhausted.message,
+      new RegExp(
+        `no port left for this connection: group team-a/proxy has port range ${portBase}-${portBase + 6}, 7 ports`,
+      ),
+    );
+    assert.match(
+      exhausted.message,
+      /raise the bridge's --slot-size \(ports per group; now 7\) to at least 9/,
+    );
+    assert.equal(cond(pathOf("cap-e"), "Synced")?.reason, "PortRangeExhausted");
+    assert.ok(!isReady(claimOf("cap-e")!), "the claim that did not fit is not Ready");
+    for (const [n, port] of Object.entries(first)) {
+      const c = claimOf(n)!;
+      assert.ok(isReady(c), `${n} stays Ready`);
+      assert.equal(c.status?.port, port, `${n} keeps its port`);
+      assert.equal(cond(pathOf(n), "Synced")?.status, "True", `${n} stays Synced`);
+      if (n !== "cap-u") {
+        const r = psql("127.0.0.1", port);
+        const listeners = spawnSync("ss", ["-Hltnp", `sport = :${port}`], { encoding: "utf8" }).stdout;
+        assert.equal(
+          r.stdout.trim(),
+          "42",
+          `psql through ${n} (port ${port}): ${r.stderr}\nlisteners:\n${listeners}`,
+        );
+      }
+    }
+
+    // Each outcome is an Event on its NetworkPath, read back from the API server.
+    const eventsOf = (name: string) =>
+      kubectlJson<{ items: { type: string; reason: string; message: string; count?: number }[] }>(kc(), [
+        "-n",
+        "default",
+        "get",
+        "events",
+        "--field-selector",
+        `involvedObject.kind=NetworkPath,involvedObject.name=${pathOf(name)!.metadata.name}`,
+      ]).items;
+    await eventually(
+      "the outcomes' Events",
+      () =>
+        eventsOf("cap-a").some((e) => e.type === "Normal" && e.reason === "PathReady") &&
+        eventsOf("cap-e").some((e) => e.type === "Warning" && e.reason === "PortRangeExhausted") &&
+        eventsOf("cap-x").some((e) => e.type === "Warning" && e.reason === "InvalidConnection"),
+      30_000,
+    );
+    assert.match(eventsOf("cap-e").find((e) => e.reason === "PortRangeExhausted")!.message, /--slot-size/);
+
+    // Raising the range heals them; nobody's port moves.
+    await killBridge("SIGTERM");
+    startBridge(["--slot-size", "9"], capDir);
+    for (const n of ["cap-e", "cap-f"]) {
+      const c = await waitReady(n);
+      assert.equal(psql("127.0.0.1", c.status!.port!).stdout.trim(), "42", `psql through ${n}`);
+    }
+    for (const [n, port] of Object.entries(first))
+      assert.equal(claimOf(n)?.status?.port, port, `${n} keeps its port`);
+    await eventually(
+      "the healed path's Event",
+      () => eventsOf("cap-e").some((e) => e.reason === "PathReady"),
+      30_000,
+    );
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
   });
 
   it("target kubernetes: each group gets its own TcpProxy, shaped by the environment's settings for its consumer namespace", async () => {

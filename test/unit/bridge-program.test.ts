@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import * as net from "node:net";
 import * as pulumi from "@pulumi/pulumi";
 import { groupProgram, type Target } from "../../bridge/program";
-import type { Endpoint, NetworkPathObject } from "../../lib/bridge/model";
+import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { connectivityProbeProvider } from "../../providers/connectivity-probe";
 import { portAllocationProvider } from "../../providers/port-allocation";
 import { mockPulumi, settle, valueOf } from "../helpers/mocks";
@@ -90,6 +90,34 @@ describe("Crossplane bridge: group programs (mocks, real probes)", function () {
     assert.equal(endpoints.db?.hostForConsumer, "127.0.0.1");
     assert.ok(endpoints.db.port >= 42000 && endpoints.db.port <= 42049);
     assert.equal(endpoints.db?.probe, undefined);
+  });
+
+  it("proxy (local target): connections that do not fit, or that the proxy cannot serve, are left out alone", async () => {
+    mockPulumi({}, "test", { dynamicProviders: { [PORTS]: portAllocationProvider } });
+    // 6 ports, 2 of them HAProxy's own stats and health listeners: room for 4 connections.
+    const small: Target = { ...LOCAL, portRange: { from: 42000, to: 42005 } };
+    const paths = ["a", "b", "c", "d", "e", "f"].map((n) => networkPath(n, "proxy", livePort));
+    paths.push({
+      ...networkPath("bad", "proxy", livePort),
+      spec: { ...networkPath("bad", "proxy", 1).spec, instanceHost: "not a host!" },
+    });
+    const outputs = await groupProgram("team-a/proxy", paths, small)();
+    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, Endpoint>>);
+    const problems = await valueOf(outputs.problems as pulumi.Output<Record<string, PathProblem>>);
+    await settle();
+    assert.deepEqual(Object.keys(endpoints).sort(), ["a", "b", "c", "d"]);
+    assert.equal(new Set(Object.values(endpoints).map((e) => e.port)).size, 4);
+    assert.deepEqual(Object.keys(problems).sort(), ["bad", "e", "f"]);
+    assert.equal(problems.e?.reason, "PortRangeExhausted");
+    assert.match(
+      problems.e?.message ?? "",
+      /port range 42000-42005, 6 ports \(2 of them the proxy's own listeners\), and 6 connections need one; raise the bridge's --slot-size \(ports per group; now 6\) to at least 8/,
+    );
+    assert.equal(problems.bad?.reason, "InvalidConnection");
+    assert.match(
+      problems.bad?.message ?? "",
+      /spec\.instanceHost "not a host!" is neither a DNS name nor an IP address/,
+    );
   });
 
   it("proxy (kubernetes target): dedicatedCpus reaches the TcpProxy's pods", async () => {

@@ -189,18 +189,32 @@ describe("Crossplane bridge: pure decisions", () => {
     assert.throws(() => slotRange({ from: 42000, to: 42099 }, 2, 50), /outside the port range/);
   });
 
-  it("renders Prometheus metrics with reconcile counts, engine runs and a duration histogram", () => {
+  it("renders Prometheus metrics with reconcile counts, engine runs, a bounded duration histogram and process metrics", async () => {
     const m = new BridgeMetrics();
     m.recordReconcile("success", 3.2);
     m.recordReconcile("error", 0.4);
     m.recordEngineRun();
-    const text = m.render();
-    assert.match(text, /klutch_bridge_reconciles_total\{result="success"\} 1/);
+    m.recordCheckpointRecovery("restore");
+    m.setPathsNotRealised("team-a/proxy", { PortRangeExhausted: 3 });
+    m.setPathsNotRealised("team-b/proxy", { PortRangeExhausted: 1, InvalidConnection: 1 });
+    m.setPathsNotRealised("team-b/proxy", {});
+    // Constant memory: a million observations leave the histogram's size unchanged.
+    const before = (await m.render()).length;
+    for (let i = 0; i < 100_000; i++) m.recordReconcile("success", i % 7);
+    assert.ok(Math.abs((await m.render()).length - before) < 200, "the histogram does not grow");
+    const text = await m.render();
+    assert.match(text, /klutch_bridge_checkpoint_recoveries_total\{action="restore"\} 1/);
+    assert.match(text, /klutch_bridge_paths_not_realised\{reason="PortRangeExhausted"\} 3/);
+    assert.doesNotMatch(text, /reason="InvalidConnection"/);
+    assert.match(text, /^process_resident_memory_bytes \d+/m);
+    assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+    assert.match(text, /klutch_bridge_leader 1/);
+    assert.match(text, /klutch_bridge_reconciles_total\{result="success"\} 100001/);
     assert.match(text, /klutch_bridge_reconciles_total\{result="error"\} 1/);
     assert.match(text, /klutch_bridge_engine_runs_total 1/);
-    assert.match(text, /klutch_bridge_reconcile_duration_seconds_bucket\{le="0.5"\} 1/);
-    assert.match(text, /klutch_bridge_reconcile_duration_seconds_bucket\{le="5"\} 2/);
-    assert.match(text, /klutch_bridge_reconcile_duration_seconds_count 2/);
+    // 0.4 s, plus the 0 s of every seventh observation.
+    assert.match(text, /klutch_bridge_reconcile_duration_seconds_bucket\{le="0.5"\} 14287/);
+    assert.match(text, /klutch_bridge_reconcile_duration_seconds_count 100002/);
   });
 
   it("the bridge's RBAC names its resources and verbs: no wildcard, nothing but NetworkPaths and events", () => {
@@ -260,7 +274,7 @@ describe("Crossplane bridge: pure decisions", () => {
     assert.ok(needsReconcile(p, { ...p, metadata: { ...p.metadata, finalizers: [BRIDGE_FINALIZER] } }));
   });
 
-  it("clears only locks of this host whose process is gone", () => {
+  it("clears only locks of this host whose process is gone, and lock files that do not parse", () => {
     const locks = [
       { file: "a", pid: 10, hostname: "vm" },
       { file: "b", pid: 11, hostname: "vm" },
@@ -269,27 +283,49 @@ describe("Crossplane bridge: pure decisions", () => {
     ];
     assert.deepEqual(
       staleLocks(locks, "vm", (pid) => pid === 11).map((l) => l.file),
-      ["a"],
+      ["a", "d"],
     );
   });
 });
 
 describe("Crossplane bridge: orphaned engine processes", () => {
-  it("finds leftover processes whose environment names the bridge's backend, and only those", async () => {
+  it("reaps only processes a bridge that is gone started on this backend: an operator's pulumi and a live bridge's engine survive", async () => {
     const { spawn } = await import("node:child_process");
-    const { findOrphans } = await import("../../bridge/orphans");
+    const { findOrphans, instanceMarker, markerAlive, INSTANCE_ENV } = await import("../../bridge/orphans");
     const backend = `file:///tmp/orphan-test-${process.pid}`;
-    // A detached grandchild: its parent exits at once, so it is re-parented to init.
-    const parent = spawn("sh", ["-c", "sleep 30 & exit 0"], {
-      env: { ...process.env, PULUMI_BACKEND_URL: backend },
-      stdio: "ignore",
-      detached: true,
-    });
-    await new Promise((r) => parent.once("exit", r));
-    await new Promise((r) => setTimeout(r, 200));
-    const found = findOrphans(backend);
-    assert.equal(found.length, 1, "the orphaned sleep");
-    assert.deepEqual(findOrphans(`${backend}-other`), []);
-    for (const pid of found) process.kill(pid, "SIGKILL");
+    /** A detached grandchild (its parent exits at once, so it is re-parented to init), with `env`. */
+    const orphan = async (env: Record<string, string>): Promise<number> => {
+      const parent = spawn("sh", ["-c", "sleep 30 & echo $!; exit 0"], {
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
+        stdio: ["ignore", "pipe", "ignore"],
+        detached: true,
+      });
+      let out = "";
+      parent.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      await new Promise((r) => parent.once("exit", r));
+      return Number(out.trim());
+    };
+    // A bridge that is gone: its marker names a pid whose start time no longer matches.
+    const deadBridge = `${process.pid}:1:deadbeef`;
+    assert.equal(markerAlive(deadBridge), false);
+    const liveBridge = instanceMarker();
+    assert.equal(markerAlive(liveBridge), true, "this process stands for a live bridge");
+    const leftover = await orphan({ PULUMI_BACKEND_URL: backend, [INSTANCE_ENV]: deadBridge });
+    // The decoy: an operator's own pulumi on the same backend, started by no bridge.
+    const operators = await orphan({ PULUMI_BACKEND_URL: backend });
+    const otherReplica = await orphan({ PULUMI_BACKEND_URL: backend, [INSTANCE_ENV]: liveBridge });
+    const otherBackend = await orphan({ PULUMI_BACKEND_URL: `${backend}-other`, [INSTANCE_ENV]: deadBridge });
+    try {
+      assert.deepEqual(findOrphans(backend), [leftover], "only the dead bridge's leftover on this backend");
+      assert.deepEqual(findOrphans(`${backend}-other`), [otherBackend]);
+    } finally {
+      for (const pid of [leftover, operators, otherReplica, otherBackend]) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Gone already.
+        }
+      }
+    }
   });
 });

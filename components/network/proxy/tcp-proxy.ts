@@ -19,6 +19,7 @@ import {
   ConsumerEndpoint,
   PortRange,
   ProxyConnection,
+  listenerKey,
   listenerKeys,
 } from "../../../lib/network/proxy/types";
 import { PortAllocation } from "../../../providers/port-allocation";
@@ -56,6 +57,12 @@ export interface TcpProxyArgs {
   /** Default cluster.local. */
   clusterDomain?: string;
   /**
+   * "leave-out" (the Crossplane bridge): when the port range is full, the connections that do
+   * not fit are left out of the proxy and listed in `unplaced`, and the others keep working;
+   * default "error": the update fails.
+   */
+  overflow?: "error" | "leave-out";
+  /**
    * Give each proxy pod this many whole CPUs of its own: requests equal limits (Guaranteed
    * QoS, so a kubelet with the static CPU manager policy pins the container to exclusive
    * cores), one HAProxy thread per CPU, and busy polling. For latency-sensitive paths; the
@@ -87,6 +94,8 @@ export class TcpProxy extends pulumi.ComponentResource {
   public readonly assignments: pulumi.Output<Record<string, number>>;
   /** The rendered haproxy.cfg. */
   public readonly config: pulumi.Output<string>;
+  /** Listener keys left without a port (only with `overflow: "leave-out"`). */
+  public readonly unplaced: pulumi.Output<string[]>;
   public readonly serviceName: pulumi.Output<string>;
 
   constructor(name: string, args: TcpProxyArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -116,12 +125,18 @@ export class TcpProxy extends pulumi.ComponentResource {
         range: args.portRange ?? DEFAULT_PORT_RANGE,
         ids: connections.apply(listenerKeys),
         reserved: [DEFAULT_STATS_PORT, DEFAULT_HEALTH_PORT],
+        ...(args.overflow ? { overflow: args.overflow } : {}),
       },
       { parent: this },
     );
     this.assignments = ports.assignments;
-    this.config = pulumi
+    this.unplaced = ports.unplaced.apply((u) => u ?? []);
+    // Only connections with a port are served (all of them unless overflow is "leave-out").
+    const placed = pulumi
       .all([connections, ports.assignments])
+      .apply(([list, assignments]) => list.filter((c) => assignments[listenerKey(c)] !== undefined));
+    this.config = pulumi
+      .all([placed, ports.assignments])
       .apply(([list, assignments]) =>
         renderHaproxyConfig(list, assignments, haproxyOptionsFor(args.dedicatedCpus, args.haproxy)),
       );
@@ -188,7 +203,7 @@ export class TcpProxy extends pulumi.ComponentResource {
         });
       });
     this.endpoints = pulumi
-      .all([connections, ports.assignments, host])
+      .all([placed, ports.assignments, host])
       .apply(([list, assignments, h]) => consumerEndpoints(list, assignments, h));
 
     this.registerOutputs({
@@ -196,6 +211,7 @@ export class TcpProxy extends pulumi.ComponentResource {
       assignments: this.assignments,
       config: this.config,
       serviceName: this.serviceName,
+      unplaced: this.unplaced,
     });
   }
 }

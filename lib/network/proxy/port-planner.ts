@@ -12,7 +12,11 @@ import type { PortRange } from "./types";
  *   possible: never-used ports come first, then released ports, least recently released
  *   first. A client that still holds the old connection's host:port is thereby unlikely to
  *   reach the new connection's instance by mistake;
- * - running out of ports is an error that names the range and how many ports are needed.
+ * - running out of ports is an error that names the range and how many ports are needed;
+ *   or, with `overflow: "leave-out"` (the bridge), only the connections that do not fit go
+ *   without a port and are listed in `unplaced`: a connection that has a port keeps it, ids
+ *   in `required` (the proxy's own listeners) are served first, then new ids in sorted order.
+ *   One connection too many then never takes the whole proxy down.
  *
  * This module imports nothing at run time: the PortAllocation dynamic provider captures it
  * by value when Pulumi serializes the provider, so it must stay self-contained.
@@ -37,6 +41,10 @@ export interface PortPlanInput {
   reserved?: readonly number[];
   /** How many releases to remember; default DEFAULT_HISTORY_LIMIT. */
   historyLimit?: number;
+  /** What to do when the range is too small: fail (default) or leave the last ids out. */
+  overflow?: "error" | "leave-out";
+  /** Ids that must get a port even when others are left out (a subset of `ids`). */
+  required?: readonly string[];
 }
 
 export interface PortPlan {
@@ -50,6 +58,8 @@ export interface PortPlan {
   allocated: string[];
   /** Ids that had a port but had to move (out of range, reserved, or shared in corrupt state), sorted. */
   moved: string[];
+  /** Ids left without a port because the range is full (only with `overflow: "leave-out"`), sorted. */
+  unplaced: string[];
 }
 
 export const DEFAULT_HISTORY_LIMIT = 64;
@@ -106,12 +116,9 @@ export function planPorts(input: PortPlanInput): PortPlan {
   const previous = input.previous ?? {};
 
   const usable = to - from + 1 - reserved.size;
-  if (ids.length > usable) {
-    const reservedNote = reserved.size > 0 ? ` (${reserved.size} of them reserved)` : "";
-    throw new Error(
-      `port range ${from}-${to} has ${usable} usable ports${reservedNote} but ${ids.length} connections need one: ` +
-        `widen portRange (e.g. to: ${from + ids.length + reserved.size - 1}) or remove ${ids.length - usable} connections`,
-    );
+  const required = new Set((input.required ?? []).filter((id) => current.has(id)));
+  if (ids.length > usable && (input.overflow !== "leave-out" || required.size > usable)) {
+    throw new Error(portRangeFull(input.range, usable, reserved.size, ids.length));
   }
 
   // Keep every still-valid previous assignment; sorted order decides who keeps a shared port.
@@ -148,8 +155,17 @@ export function planPorts(input: PortPlanInput): PortPlan {
     .reverse();
 
   const candidates = freePorts(from, to, taken, reserved, history, needPort.length);
+  // Fewer candidates than ids only in leave-out mode: required ids first, then sorted order.
+  const queue = [...needPort.filter((id) => required.has(id)), ...needPort.filter((id) => !required.has(id))];
+  const placed = queue.slice(0, candidates.length);
+  const unplaced = queue.slice(candidates.length).sort(byString);
+  if (unplaced.some((id) => required.has(id))) {
+    // Required ids that kept no port lost it to connections that did: never expected, since
+    // the proxy's own listeners are placed when it is created.
+    throw new Error(portRangeFull(input.range, usable, reserved.size, ids.length));
+  }
   const handedOut = new Set<number>();
-  needPort.forEach((id, i) => {
+  placed.forEach((id, i) => {
     const port = candidates[i] as number;
     assignments[id] = port;
     handedOut.add(port);
@@ -158,14 +174,24 @@ export function planPorts(input: PortPlanInput): PortPlan {
   if (history.length > limit) history = history.slice(history.length - limit);
 
   const sorted: Record<string, number> = {};
-  for (const id of ids) sorted[id] = assignments[id] as number;
+  for (const id of ids) if (assignments[id] !== undefined) sorted[id] = assignments[id];
   return {
     assignments: sorted,
     released: history.map((r) => ({ port: r.port, id: String(r.id) })),
     releasedNow: [...new Set(releasedNow.map((r) => r.port))],
-    allocated: needPort,
+    allocated: placed.sort(byString),
     moved,
+    unplaced,
   };
+}
+
+/** The error (or, per connection, the reason) for a range that cannot hold every connection. */
+export function portRangeFull(range: PortRange, usable: number, reserved: number, needed: number): string {
+  const reservedNote = reserved > 0 ? ` (${reserved} of them reserved)` : "";
+  return (
+    `port range ${range.from}-${range.to} has ${usable} usable ports${reservedNote} but ${needed} connections need one: ` +
+    `widen portRange (e.g. to: ${range.from + needed + reserved - 1}) or remove ${needed - usable} connections`
+  );
 }
 
 /** The first `count` free ports in preference order: never used ascending, then least recently released. */
