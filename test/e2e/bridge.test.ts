@@ -508,8 +508,19 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.deepEqual(portsOf(), before, "every connection kept its port");
     for (const [name, port] of Object.entries(ports))
       assert.equal(before[name], port, `${name} kept its port`);
-    const healed = JSON.parse(fs.readFileSync(checkpoint, "utf8")) as { checkpoint: { latest?: unknown } };
-    assert.ok(healed.checkpoint.latest, "a loadable checkpoint again");
+    // The re-created stack's file is written by its first update, which may finish after the
+    // paths (Ready all along, their ports seeded from status) are seen converged.
+    const loadable = () => {
+      try {
+        const healed = JSON.parse(fs.readFileSync(checkpoint, "utf8")) as {
+          checkpoint: { latest?: unknown };
+        };
+        return !!healed.checkpoint.latest;
+      } catch {
+        return false;
+      }
+    };
+    await eventually("a loadable checkpoint again", loadable, 60_000);
     // The repair is reported on the paths, as Events.
     const reasons = kubectlJson<{ items: { reason: string; involvedObject: { kind: string } }[] }>(kc(), [
       "-n",
