@@ -87,6 +87,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
   const kubeconfigs: Record<string, string> = {};
   const clients: Record<"backend" | "binder" | "konnector" | "cpAdmin" | "appAdmin", RawClient> = {} as never;
   let replayer: Replayer;
+  let world: ReplayWorld;
   const apis = boundApis({}, exported);
 
   const writeConfig = (apps: string[]) => fs.writeFileSync(stackFile, stringify(stackConfig(stateDir, apps)));
@@ -174,7 +175,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
     clients.binder = new RawClient(kubeconfigs["app-1"]!);
     clients.backend = new RawClient(tokenKubeconfig(cp(), "bind", "klutch-bind-backend"));
     clients.konnector = new RawClient(tokenKubeconfig(app1(), "klutch-bind", "konnector"));
-    const world: ReplayWorld = {
+    world = {
       clusterNamespace: CNS,
       serviceNamespace: `${CNS}-${CONSUMER_NS}`,
       consumerNamespace: CONSUMER_NS,
@@ -255,7 +256,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
     kubectl(app1(), ["create", "namespace", CONSUMER_NS]);
     // The bound CRDs, as the konnector makes them from the exports.
     for (const api of apis) assert.equal(kubectlApply(app1(), JSON.stringify(dataServiceCrd(api))).status, 0);
-    const appReplayer = new Replayer(clients.appAdmin, (replayer as unknown as { world: ReplayWorld }).world);
+    const appReplayer = new Replayer(clients.appAdmin, world);
     assert.deepEqual(await appReplayer.replay(clients.konnector, rowsOf("konnector", "app")), []);
   });
 
@@ -314,7 +315,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
         client: clients.konnector,
         admin: clients.appAdmin,
         rows: rowsOf("konnector", "app"),
-        replay: new Replayer(clients.appAdmin, (replayer as unknown as { world: ReplayWorld }).world),
+        replay: new Replayer(clients.appAdmin, world),
       },
       {
         role: "konnector Role",
@@ -322,7 +323,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
         client: clients.konnector,
         admin: clients.appAdmin,
         rows: rowsOf("konnector", "app"),
-        replay: new Replayer(clients.appAdmin, (replayer as unknown as { world: ReplayWorld }).world),
+        replay: new Replayer(clients.appAdmin, world),
       },
       {
         role: "backend ClusterRole",

@@ -557,20 +557,7 @@ export class LocalNode {
  * configurable) and removes the links only while it runs: drop the ones into this node's logs.
  */
 function removeContainerLogLinks(podLogsDir: string, dir = "/var/log/containers"): void {
-  let entries: string[];
-  try {
-    entries = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const entry of entries) {
-    const link = path.join(dir, entry);
-    try {
-      if (fs.readlinkSync(link).startsWith(`${podLogsDir}/`)) fs.rmSync(link, { force: true });
-    } catch {
-      // not a link, or gone
-    }
-  }
+  removeEntries(dir, (link) => fs.readlinkSync(link).startsWith(`${podLogsDir}/`));
 }
 
 /**
@@ -579,6 +566,11 @@ function removeContainerLogLinks(podLogsDir: string, dir = "/var/log/containers"
  * never get: drop the entries whose pod network namespace was under this node's directory.
  */
 function removeCniCache(nodeDir: string, dir = "/var/lib/cni/results"): void {
+  removeEntries(dir, (file) => fs.readFileSync(file, "utf8").includes(`"${nodeDir}/`));
+}
+
+/** Removes the entries of a machine-wide folder that belong to this node; gone or odd entries are skipped. */
+function removeEntries(dir: string, ours: (file: string) => boolean): void {
   let entries: string[];
   try {
     entries = fs.readdirSync(dir);
@@ -588,9 +580,9 @@ function removeCniCache(nodeDir: string, dir = "/var/lib/cni/results"): void {
   for (const entry of entries) {
     const file = path.join(dir, entry);
     try {
-      if (fs.readFileSync(file, "utf8").includes(`"${nodeDir}/`)) fs.rmSync(file, { force: true });
+      if (ours(file)) fs.rmSync(file, { force: true });
     } catch {
-      // gone meanwhile
+      // not a link, not readable, or gone meanwhile
     }
   }
 }
