@@ -21,7 +21,65 @@ export default tseslint.config(
     },
   },
   {
-    files: ["test/**/*.ts"],
+    // lib/ is pure: decisions and renderings over plain data, tested without mocks. It never
+    // reaches up into Pulumi resources, processes or the bridge; that code imports lib/, not
+    // the other way round. The pure planners and renderers inside network/<implementation>/
+    // are held to the same rule, so a folder can keep them beside its components.
+    files: [
+      "lib/**/*.ts",
+      "network/registry.ts",
+      "network/*/{config,checks,types,planner,plan-checks,addresses,keys,haproxy-config,port-planner,profile,peering-plan,xrd,compositions,network-path-crd}.ts",
+      "network/*/render-*.ts",
+    ],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: [
+                "@pulumi/*",
+                "**/components/**",
+                "**/providers/**",
+                "**/bridge/**",
+                "**/tooling/**",
+                "**/local-clusters/**",
+                "node:child_process",
+                "child_process",
+              ],
+              message:
+                "lib/ and the pure planners stay pure: no Pulumi, no processes, no components, providers, bridge, tooling or local clusters. Move the code that needs them out, or pass the data in.",
+            },
+            {
+              group: [
+                "**/network/*/*",
+                "!**/network/*/config",
+                "!**/network/*/checks",
+                "!**/network/*/types",
+                "!**/network/*/planner",
+                "!**/network/*/plan-checks",
+                "!**/network/*/addresses",
+                "!**/network/*/keys",
+                "!**/network/*/haproxy-config",
+                "!**/network/*/port-planner",
+                "!**/network/*/profile",
+                "!**/network/*/peering-plan",
+                "!**/network/*/xrd",
+                "!**/network/*/compositions",
+                "!**/network/*/network-path-crd",
+                "!**/network/*/render-*",
+              ],
+              message:
+                "Pure code may import only the pure files of network/<implementation>/ (planners, renderers, config, types).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["test/**/*.ts", "**/*.test.ts"],
     rules: {
       // Tests poke at raw, deliberately malformed config and at what mocks recorded:
       // untyped data is the point there.

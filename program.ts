@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { KlutchEnvironment } from "./components/environment";
-import { loadEnvironment } from "./lib/config/load";
+import { loadEnvironment } from "./tooling/load-config";
 import { renderIssues } from "./lib/config/messages";
 import { unsupportedInfrastructure } from "./lib/environment-plan";
 import { EnvironmentConfig } from "./lib/config/schema";
 import { localCrossplaneSource } from "./lib/crossplane/local-source";
-import { toolchainEnv } from "./lib/toolchain";
+import { toolchainEnv } from "./tooling/toolchain";
 import * as path from "node:path";
 
 /** Chart and CRD locations for Crossplane; any problem is reported before registration. */

@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { TcpProxy } from "../components/network/proxy/tcp-proxy";
+import { TcpProxy } from "../network/proxy/tcp-proxy";
 import type { Endpoint, NetworkPathObject, PathProblem } from "../lib/bridge/model";
 import {
   admitConnections,
@@ -11,12 +11,12 @@ import {
   realisationOf,
   unsupportedImplementation,
 } from "../lib/bridge/model";
-import { consumerEndpoints, renderHaproxyConfig } from "../lib/network/proxy/haproxy-config";
-import type { PortRange, ProxyConnection } from "../lib/network/proxy/types";
-import { listenerKey, listenerKeys } from "../lib/network/proxy/types";
-import { ConnectivityProbe } from "../providers/connectivity-probe";
-import { LocalHaproxy } from "../providers/local-haproxy";
-import { PortAllocation } from "../providers/port-allocation";
+import { consumerEndpoints, renderHaproxyConfig } from "../network/proxy/haproxy-config";
+import type { PortRange, ProxyConnection } from "../network/proxy/types";
+import { listenerKey, listenerKeys } from "../network/proxy/types";
+import { ConnectivityProbe } from "../network/connectivity-probe";
+import { LocalHaproxy } from "../network/proxy/local-haproxy";
+import { PortAllocation } from "../network/proxy/port-allocation";
 
 /** Where a group's proxy runs. */
 export type Target =

@@ -10,10 +10,10 @@ import { INSTANCE_ENV, instanceMarker } from "../bridge/orphans";
 import { startOpsServer } from "../bridge/server";
 import type { Target } from "../bridge/program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
-import { profileProblem } from "../lib/network/proxy/profile";
+import { profileProblem } from "../network/proxy/profile";
 import { LEADER_LEASE, SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
-import { ensureKubernetesPlugin, pulumiEnv } from "../lib/pulumi-runner";
-import { repoRoot } from "../lib/toolchain";
+import { ensureKubernetesPlugin, pulumiEnv } from "../tooling/pulumi-runner";
+import { repoRoot } from "../tooling/toolchain";
 
 function range(text: string): { from: number; to: number } {
   const m = /^(\d+)-(\d+)$/.exec(text);

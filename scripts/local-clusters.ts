@@ -2,19 +2,19 @@
 //
 // Starts, inspects and stops the local clusters (real etcd, kube-apiserver and
 // kube-controller-manager on loopback) that the `local` stack deploys to. The processes run
-// detached, so they keep running after this command exits; see lib/local-clusters.
+// detached, so they keep running after this command exits; see local-clusters/.
 import * as path from "node:path";
 import { Command } from "commander";
-import { LocalCrossplane } from "../lib/local-clusters/crossplane";
-import { readLocalClusters } from "../lib/config/stack-file";
+import { LocalCrossplane } from "../local-clusters/crossplane";
+import { readLocalClusters } from "../tooling/stack-file";
 import {
   LocalClusters,
   type ClusterRequest,
   type ClusterInfo,
   type ClusterStatus,
   type ComponentStatus,
-} from "../lib/local-clusters";
-import { repoRoot, toolchainEnv } from "../lib/toolchain";
+} from "../local-clusters";
+import { repoRoot, toolchainEnv } from "../tooling/toolchain";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 

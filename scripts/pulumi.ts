@@ -1,14 +1,14 @@
 // `npm run pulumi -- [--stack local] <up|preview|destroy|refresh|outputs|config> [flags]`
 //
 // Runs this project's program on the real Pulumi CLI built by the toolchain, with the
-// project's file backend and plugin home. See lib/pulumi-runner.ts for why the program
+// project's file backend and plugin home. See tooling/pulumi-runner.ts for why the program
 // runs through the Automation API. It behaves like the `pulumi` command operators know:
 // `up` and `destroy` show what they will do and ask first (`--yes` skips the question; without
 // a terminal to ask on, they refuse), and the common flags mean what they mean there.
 import * as readline from "node:readline/promises";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { Command, Option } from "commander";
-import { selectStack } from "../lib/pulumi-runner";
+import { selectStack } from "../tooling/pulumi-runner";
 
 const out = (text: string) => process.stdout.write(text);
 

@@ -21,7 +21,8 @@ set +e
 if (($# > 0)); then
   specs=("$@")
 else
-  specs=('test/unit/**/*.test.ts')
+  # Unit tests live beside their code (network/proxy/port-planner.test.ts) or in test/unit.
+  specs=('test/unit/**/*.test.ts' 'network/**/*.test.ts' 'local-clusters/**/*.test.ts')
   [[ -n "${KLUTCH_SKIP_E2E:-}" ]] || specs+=('test/dataplane/**/*.test.ts' 'test/e2e/**/*.test.ts')
 fi
 npx mocha --reporter spec "${specs[@]}" 2>&1 | tee "$log"

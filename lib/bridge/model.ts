@@ -5,8 +5,8 @@
  */
 
 import { createHash } from "node:crypto";
-import { connectionProblems } from "../network/proxy/haproxy-config";
-import { sniServerName, type PortRange, type ProxyConnection } from "../network/proxy/types";
+import { connectionProblems } from "../../network/proxy/haproxy-config";
+import { sniServerName, type PortRange, type ProxyConnection } from "../../network/proxy/types";
 
 export const NETWORK_PATH_GROUP = "klutch.anynines.com";
 export const NETWORK_PATH_VERSION = "v1alpha1";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { consumerNamespace } from "../bind/app-cluster-plan";
 import type { EnvironmentConfig } from "../config/schema";
-import type { PortRange } from "../network/proxy/types";
+import type { PortRange } from "../../network/proxy/types";
 
 /**
  * What the environment stack tells the Crossplane bridge: per consumer namespace on the

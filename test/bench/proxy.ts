@@ -28,9 +28,9 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { HaproxyOptions } from "../../lib/network/proxy/haproxy-config";
-import { haproxyOptionsFor } from "../../lib/network/proxy/profile";
-import { ProxyConnection } from "../../lib/network/proxy/types";
+import { HaproxyOptions } from "../../network/proxy/haproxy-config";
+import { haproxyOptionsFor } from "../../network/proxy/profile";
+import { ProxyConnection } from "../../network/proxy/types";
 import {
   Haproxy,
   Postgres,

@@ -5,9 +5,9 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as tls from "node:tls";
-import { consumerEndpoints } from "../../lib/network/proxy/haproxy-config";
-import { ConsumerEndpoint, PortRange, ProxyConnection } from "../../lib/network/proxy/types";
-import { connectivityProbeProvider as probe } from "../../providers/connectivity-probe";
+import { consumerEndpoints } from "../../network/proxy/haproxy-config";
+import { ConsumerEndpoint, PortRange, ProxyConnection } from "../../network/proxy/types";
+import { connectivityProbeProvider as probe } from "../../network/connectivity-probe";
 import {
   Haproxy,
   PG_CLIENT_ENV,

@@ -8,10 +8,10 @@ import {
   WireguardPlan,
   WireguardPlanInput,
   planWireguard,
-} from "../../lib/network/wireguard/planner";
-import { renderGatewayNftables } from "../../lib/network/wireguard/render-nftables";
-import { renderClientSetconf, renderGatewaySetconf } from "../../lib/network/wireguard/render-wg-quick";
-import { wireguardKeyProvider } from "../../providers/wireguard-keys";
+} from "../../network/wireguard/planner";
+import { renderGatewayNftables } from "../../network/wireguard/render-nftables";
+import { renderClientSetconf, renderGatewaySetconf } from "../../network/wireguard/render-wg-quick";
+import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
 
 /**
  * A WireGuard lab in three network namespaces, shared by the data-plane test and the

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { ChildProcess } from "node:child_process";
-import { WireguardPlan, planWireguard } from "../../lib/network/wireguard/planner";
+import { WireguardPlan, planWireguard } from "../../network/wireguard/planner";
 import {
   DB_HOST,
   DB_PORT,

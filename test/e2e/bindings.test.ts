@@ -12,9 +12,9 @@ import { bindingCrdFor } from "../../lib/bind/crds";
 import type { PolicyRule } from "../../lib/bind/rbac";
 import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
 import { environmentSchema } from "../../lib/config/schema";
-import { LocalClusters } from "../../lib/local-clusters";
-import { selectStack } from "../../lib/pulumi-runner";
-import { repoRoot } from "../../lib/toolchain";
+import { LocalClusters } from "../../local-clusters";
+import { selectStack } from "../../tooling/pulumi-runner";
+import { repoRoot } from "../../tooling/toolchain";
 import { RawClient, Replayer, type Refusal, type ReplayWorld } from "../helpers/contract-replay";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 

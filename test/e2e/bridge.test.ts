@@ -6,19 +6,19 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { reapOrphans } from "../../bridge/orphans";
 import { localCrossplaneSource } from "../../lib/crossplane/local-source";
-import { LocalClusters } from "../../lib/local-clusters";
-import { LocalCrossplane } from "../../lib/local-clusters/crossplane";
+import { LocalClusters } from "../../local-clusters";
+import { LocalCrossplane } from "../../local-clusters/crossplane";
 import {
   compositionName,
   noopComposition,
   pulumiBackedComposition,
   renderResourcesMode,
-} from "../../lib/network/compositions";
-import { connectorXrd } from "../../lib/network/connector-api";
-import { networkPathCrd } from "../../lib/network/network-path-crd";
+} from "../../network/connector-api/compositions";
+import { connectorXrd } from "../../network/connector-api/xrd";
+import { networkPathCrd } from "../../network/connector-api/network-path-crd";
 import { bridgeSettings, renderBridgeSettings } from "../../lib/bridge/settings";
 import { environmentSchema } from "../../lib/config/schema";
-import { repoRoot, toolchainEnv } from "../../lib/toolchain";
+import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { Postgres } from "../helpers/pg-haproxy";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../lib/local-clusters";
+import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../local-clusters";
 import { eventually, kubectl, kubectlTry } from "../helpers/kubectl";
 
 /** Whether a pid is gone (or a zombie waiting to be reaped, which holds nothing any more). */

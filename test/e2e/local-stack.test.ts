@@ -4,12 +4,12 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Stack } from "@pulumi/pulumi/automation";
-import { readLocalClusterNames } from "../../lib/config/stack-file";
-import { LocalClusters } from "../../lib/local-clusters";
-import { pulumiEnv, selectStack } from "../../lib/pulumi-runner";
-import { LocalCrossplane } from "../../lib/local-clusters/crossplane";
-import { XRD_NAME } from "../../lib/network/connector-api";
-import { repoRoot, toolchainEnv } from "../../lib/toolchain";
+import { readLocalClusterNames } from "../../tooling/stack-file";
+import { LocalClusters } from "../../local-clusters";
+import { pulumiEnv, selectStack } from "../../tooling/pulumi-runner";
+import { LocalCrossplane } from "../../local-clusters/crossplane";
+import { XRD_NAME } from "../../network/connector-api/xrd";
+import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 function listFiles(dir: string): string[] {

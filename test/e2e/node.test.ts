@@ -1,14 +1,14 @@
-import { readTunables } from "../../lib/local-clusters/node/kernel-tunables";
+import { readTunables } from "../../local-clusters/node/kernel-tunables";
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalClusters, type ClusterInfo, type NodeInfo } from "../../lib/local-clusters";
-import { cgroupPids, mountsUnder } from "../../lib/local-clusters/node/host";
-import { renderHaproxyConfig } from "../../lib/network/proxy/haproxy-config";
-import { NODE_COMPONENTS } from "../../lib/local-clusters/node/layout";
+import { LocalClusters, type ClusterInfo, type NodeInfo } from "../../local-clusters";
+import { cgroupPids, mountsUnder } from "../../local-clusters/node/host";
+import { renderHaproxyConfig } from "../../network/proxy/haproxy-config";
+import { NODE_COMPONENTS } from "../../local-clusters/node/layout";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 const CLUSTER = "node-e2e";

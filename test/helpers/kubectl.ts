@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { toolchainEnv } from "../../lib/toolchain";
+import { toolchainEnv } from "../../tooling/toolchain";
 
 const env = toolchainEnv();
 

@@ -9,9 +9,9 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { HaproxyOptions, renderHaproxyConfig } from "../../lib/network/proxy/haproxy-config";
-import { planPorts } from "../../lib/network/proxy/port-planner";
-import { PortRange, ProxyConnection, listenerKeys } from "../../lib/network/proxy/types";
+import { HaproxyOptions, renderHaproxyConfig } from "../../network/proxy/haproxy-config";
+import { planPorts } from "../../network/proxy/port-planner";
+import { PortRange, ProxyConnection, listenerKeys } from "../../network/proxy/types";
 
 const PG_BIN = "/usr/lib/postgresql/15/bin";
 export const HAPROXY = "/usr/sbin/haproxy";

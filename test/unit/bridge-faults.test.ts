@@ -24,8 +24,8 @@ import {
   type NetworkPathObject,
   type PathProblem,
 } from "../../lib/bridge/model";
-import { planPorts } from "../../lib/network/proxy/port-planner";
-import { portAllocationProvider } from "../../providers/port-allocation";
+import { planPorts } from "../../network/proxy/port-planner";
+import { portAllocationProvider } from "../../network/proxy/port-allocation";
 import { mockPulumi, settle, valueOf } from "../helpers/mocks";
 
 const GOOD = JSON.stringify({

@@ -3,8 +3,8 @@ import * as net from "node:net";
 import * as pulumi from "@pulumi/pulumi";
 import { groupProgram, type Target } from "../../bridge/program";
 import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
-import { connectivityProbeProvider } from "../../providers/connectivity-probe";
-import { portAllocationProvider } from "../../providers/port-allocation";
+import { connectivityProbeProvider } from "../../network/connectivity-probe";
+import { portAllocationProvider } from "../../network/proxy/port-allocation";
 import { mockPulumi, settle, valueOf } from "../helpers/mocks";
 
 const PROBE = "pulumi-nodejs:dynamic/klutch:ConnectivityProbe";

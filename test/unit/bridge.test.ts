@@ -24,7 +24,7 @@ import {
   stackName,
   type NetworkPathObject,
 } from "../../lib/bridge/model";
-import { localHaproxyProvider } from "../../providers/local-haproxy";
+import { localHaproxyProvider } from "../../network/proxy/local-haproxy";
 import { mockPulumi, settle } from "../helpers/mocks";
 
 function path(

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { parse } from "yaml";
 import { availabilityZoneProblem, pickAvailabilityZones } from "../../lib/cloud/aws/regions";
 import { planVpcSubnets, vpcCidrProblem } from "../../lib/cloud/aws/subnets";
-import { PeeringPlanError, PeeringPlanInput, planPeering } from "../../lib/cloud/aws/peering-plan";
+import { PeeringPlanError, PeeringPlanInput, planPeering } from "../../network/aws-vpc-peering/peering-plan";
 import { renderEksKubeconfig } from "../../lib/cloud/aws/kubeconfig";
 import { IngressPlanError, planIngressRules } from "../../lib/cloud/ingress-rules";
 import {

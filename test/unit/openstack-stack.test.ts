@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
 import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
-import { OpenstackWireguardGateway } from "../../components/network/openstack/wireguard-gateway";
-import { generateWireguardKeyPair } from "../../lib/network/wireguard/keys";
-import { planWireguard } from "../../lib/network/wireguard/planner";
-import { renderGatewayCloudInit } from "../../lib/network/wireguard/render-cloud-init";
+import { OpenstackWireguardGateway } from "../../network/wireguard/openstack-gateway";
+import { generateWireguardKeyPair } from "../../network/wireguard/keys";
+import { planWireguard } from "../../network/wireguard/planner";
+import { renderGatewayCloudInit } from "../../network/wireguard/render-cloud-init";
 import { klutchProgram } from "../../program";
 import { MockedRun, Registered, mockPulumi, parentTypeOf, registeredUrns, settle } from "../helpers/mocks";
 import { stackSettings } from "../helpers/stacks";

@@ -4,7 +4,7 @@ import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { networkPolicies } from "../../policy/policies";
 import { NETWORK_RULES, ResourceView, violations } from "../../policy/rules";
-import { VpcPeering } from "../../components/network/aws/vpc-peering";
+import { VpcPeering } from "../../network/aws-vpc-peering/vpc-peering";
 import { klutchProgram } from "../../program";
 import { MockedRun, mockPulumi, settle } from "../helpers/mocks";
 import { stackSettings } from "../helpers/stacks";

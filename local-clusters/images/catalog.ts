@@ -1,0 +1,152 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { which } from "../binaries";
+import { debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
+import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
+
+/**
+ * The images local nodes run, built on this machine (see host-rootfs.ts for why from host
+ * binaries) and cached by content in ~/.cache/klutch-pulumi/images: the archive's name is the
+ * manifest digest, so a changed binary, library or config makes a new image and tag.
+ */
+
+export const IMAGE_REPOSITORY = "klutch.local";
+
+/** The uid of the official HAProxy image's `haproxy` user, which the TcpProxy pods run as. */
+export const HAPROXY_UID = 99;
+
+const PATH_ENV = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+export function imageCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache");
+  return env.KLUTCH_IMAGE_CACHE ?? path.join(base, "klutch-pulumi", "images");
+}
+
+function find(name: string, env: NodeJS.ProcessEnv): string {
+  const found = which(name, env);
+  if (!found) throw new Error(`${name} not found on PATH: run \`bash scripts/setup.sh\``);
+  return found;
+}
+
+/**
+ * The CRI sandbox image: the static `pause` the toolchain compiles from the pinned Kubernetes
+ * module's build/pause/linux/pause.c (it reaps zombies and exits on SIGTERM/SIGINT).
+ */
+export function pauseSpec(env: NodeJS.ProcessEnv): ImageSpec {
+  const pause = find("pause", env);
+  const versionFile = path.join(path.dirname(path.dirname(pause)), "pause.version");
+  const version = fs.existsSync(versionFile) ? fs.readFileSync(versionFile, "utf8").trim() : "local";
+  return {
+    repository: `${IMAGE_REPOSITORY}/pause`,
+    version,
+    config: { Entrypoint: ["/pause"], User: "65535:65535" },
+    entries: [{ type: "file", path: "/pause", mode: 0o755, source: pause }],
+  };
+}
+
+/**
+ * HAProxy from Debian's package (the one the data-plane tests run), laid out like the
+ * official image the TcpProxy component expects: `haproxy` on PATH, the config directory
+ * /usr/local/etc/haproxy (a ConfigMap is mounted there), user `haproxy` with uid 99.
+ */
+export function haproxySpec(): ImageSpec {
+  return {
+    repository: `${IMAGE_REPOSITORY}/haproxy`,
+    version: debianVersion("haproxy"),
+    config: {
+      Entrypoint: ["/usr/sbin/haproxy"],
+      Cmd: ["-f", "/usr/local/etc/haproxy/haproxy.cfg", "-db"],
+      Env: [PATH_ENV],
+      User: `${HAPROXY_UID}:${HAPROXY_UID}`,
+    },
+    entries: [
+      ...hostFiles([{ path: "/usr/sbin/haproxy" }]),
+      ...userEntries([{ name: "haproxy", uid: HAPROXY_UID, home: "/var/lib/haproxy" }]),
+      { type: "dir", path: "/usr/local/etc/haproxy" },
+      { type: "dir", path: "/var/lib/haproxy" },
+    ],
+  };
+}
+
+/** The uid of the official PostgreSQL image's `postgres` user. */
+export const POSTGRES_UID = 999;
+const PG = "/usr/lib/postgresql/15";
+
+// Like the official image's entrypoint, reduced to what the tests and a dev data service need:
+// a first start runs initdb (password from POSTGRES_PASSWORD, scram for TCP clients), every
+// start then runs the server in the foreground.
+const POSTGRES_ENTRYPOINT = `#!/bin/sh
+set -e
+: "\${PGDATA:=/var/lib/postgresql/data/pgdata}"
+export PGDATA
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  printf '%s' "\${POSTGRES_PASSWORD:?POSTGRES_PASSWORD must be set}" > /tmp/pwfile
+  initdb --username=postgres --pwfile=/tmp/pwfile --auth-local=trust --auth-host=scram-sha-256 \\
+    --no-locale --encoding=UTF8 >/dev/null
+  : > /tmp/pwfile
+  echo "host all all 0.0.0.0/0 scram-sha-256" >> "$PGDATA/pg_hba.conf"
+fi
+exec postgres -c listen_addresses='*' -c unix_socket_directories=/tmp "$@"
+`;
+
+/**
+ * PostgreSQL 15 from Debian's package (the one the data-plane tests run): the server, initdb,
+ * psql and pg_isready with the modules and share files they load, tz data, and /bin/sh for
+ * initdb (it starts the server through the shell). Runs as uid 999 with its data in PGDATA.
+ */
+export function postgresSpec(): ImageSpec {
+  const bins = ["postgres", "initdb", "pg_ctl", "pg_isready", "psql"].map((b) => ({
+    path: `${PG}/bin/${b}`,
+  }));
+  const modules = hostTree(`${PG}/lib`, (f) => f.includes("/bitcode") || f.includes("llvmjit"));
+  const shared = [
+    ...hostTree("/usr/share/postgresql/15", (f) => f.endsWith("/man")),
+    ...hostTree("/usr/share/zoneinfo"),
+  ];
+  return {
+    repository: `${IMAGE_REPOSITORY}/postgres`,
+    version: debianVersion("postgresql-15"),
+    config: {
+      Entrypoint: ["/usr/local/bin/docker-entrypoint.sh"],
+      Env: [
+        `PATH=${PG}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+        "PGDATA=/var/lib/postgresql/data/pgdata",
+      ],
+      User: `${POSTGRES_UID}:${POSTGRES_UID}`,
+    },
+    entries: [
+      ...hostFiles([...bins, { path: "/bin/dash" }]),
+      { type: "symlink", path: "/bin/sh", target: "dash" },
+      ...modules,
+      ...librariesOf(modules),
+      ...shared,
+      ...userEntries([{ name: "postgres", uid: POSTGRES_UID, home: "/var/lib/postgresql" }]),
+      {
+        type: "content",
+        path: "/usr/local/bin/docker-entrypoint.sh",
+        mode: 0o755,
+        content: POSTGRES_ENTRYPOINT,
+      },
+      { type: "dir", path: "/var/lib/postgresql/data", mode: 0o777 },
+      { type: "dir", path: "/var/run/postgresql", mode: 0o777 },
+    ],
+  };
+}
+
+export const IMAGE_NAMES = ["pause", "haproxy", "postgres"] as const;
+export type ImageName = (typeof IMAGE_NAMES)[number];
+
+export type BuiltImages = Record<ImageName, BuiltImage>;
+
+/** Builds (or finds in the cache) every image a node imports. */
+export async function buildNodeImages(
+  env: NodeJS.ProcessEnv,
+  cacheDir = imageCacheDir(env),
+): Promise<BuiltImages> {
+  // One after another: they read the same disk, and a failure leaves no other build half-written.
+  const pause = await buildImage(pauseSpec(env), cacheDir);
+  const haproxy = await buildImage(haproxySpec(), cacheDir);
+  const postgres = await buildImage(postgresSpec(), cacheDir);
+  return { pause, haproxy, postgres };
+}

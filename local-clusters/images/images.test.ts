@@ -1,0 +1,114 @@
+import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseLdd } from "./host-rootfs";
+import { buildImage, imageDocuments, normalizeEntries, sha256, tagFor, type ImageSpec } from "./oci-layout";
+
+describe("OCI image writer (pure parts and a real archive)", () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-oci-"));
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it("orders entries parents first, adds missing parent directories, refuses duplicates and relative paths", () => {
+    const entries = normalizeEntries([
+      { type: "content", path: "/usr/sbin/tool", mode: 0o755, content: "x" },
+      { type: "symlink", path: "/bin", target: "usr/bin" },
+      { type: "dir", path: "/tmp", mode: 0o1777 },
+    ]);
+    assert.deepEqual(
+      entries.map((e) => `${e.type} ${e.path}`),
+      ["symlink /bin", "dir /tmp", "dir /usr", "dir /usr/sbin", "content /usr/sbin/tool"],
+    );
+    assert.throws(
+      () =>
+        normalizeEntries([
+          { type: "content", path: "/a", mode: 0o644, content: "1" },
+          { type: "content", path: "/a", mode: 0o644, content: "2" },
+        ]),
+      /listed twice/,
+    );
+    assert.throws(() => normalizeEntries([{ type: "dir", path: "relative" }]), /absolute/);
+  });
+
+  it("makes tags from a version and the manifest digest, within the tag alphabet", () => {
+    assert.equal(tagFor("2.6.12-1+deb12u4", "sha256:3ecabd73653274691d49"), "2.6.12-1_deb12u4-3ecabd736532");
+    assert.match(tagFor("~weird version", `sha256:${"a".repeat(64)}`), /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/);
+  });
+
+  it("links config, manifest and index by digest and names the image for containerd", () => {
+    const layer = { digest: sha256("layer"), size: 5 };
+    const docs = imageDocuments(
+      { repository: "klutch.local/x", config: { Entrypoint: ["/x"] } },
+      layer,
+      (d) => tagFor("1", d),
+    );
+    const config = JSON.parse(docs.config);
+    assert.deepEqual(config.rootfs, { type: "layers", diff_ids: [layer.digest] });
+    assert.equal(config.architecture, "amd64");
+    const manifest = JSON.parse(docs.manifest);
+    assert.equal(manifest.config.digest, sha256(docs.config));
+    assert.deepEqual(manifest.layers, [
+      { mediaType: "application/vnd.oci.image.layer.v1.tar", digest: layer.digest, size: 5 },
+    ]);
+    assert.equal(docs.manifestDigest, sha256(docs.manifest));
+    const index = JSON.parse(docs.index);
+    assert.equal(index.manifests[0].digest, docs.manifestDigest);
+    assert.equal(index.manifests[0].annotations["io.containerd.image.name"], docs.reference);
+    assert.equal(docs.reference, `klutch.local/x:1-${docs.manifestDigest.slice(7, 19)}`);
+  });
+
+  it("writes an OCI layout tar whose blobs match their digests, the same bytes every time, cached by content", async () => {
+    const source = path.join(tmp, "hello.sh");
+    fs.writeFileSync(source, "#!/bin/sh\necho hello\n");
+    const spec: ImageSpec = {
+      repository: "klutch.local/hello",
+      version: "1",
+      config: { Entrypoint: ["/hello.sh"] },
+      entries: [
+        { type: "file", path: "/hello.sh", mode: 0o755, source },
+        { type: "content", path: "/etc/motd", mode: 0o644, content: "hi\n" },
+      ],
+    };
+    const first = await buildImage(spec, path.join(tmp, "cache"));
+    assert.equal(first.built, true);
+    const again = await buildImage(spec, path.join(tmp, "cache"));
+    assert.deepEqual({ ...again, built: true }, first, "same content, same image");
+    assert.equal(again.built, false);
+
+    const out = path.join(tmp, "unpacked");
+    fs.mkdirSync(out);
+    execFileSync("tar", ["-xf", first.archive, "-C", out]);
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(out, "oci-layout"), "utf8")), {
+      imageLayoutVersion: "1.0.0",
+    });
+    for (const blob of fs.readdirSync(path.join(out, "blobs", "sha256"))) {
+      const bytes = fs.readFileSync(path.join(out, "blobs", "sha256", blob));
+      assert.equal(sha256(bytes), `sha256:${blob}`, "blob named by its digest");
+    }
+    const layer = path.join(out, "blobs", "sha256", first.layerDigest.slice(7));
+    const listing = execFileSync("tar", ["-tvf", layer], { encoding: "utf8" });
+    assert.match(listing, /^-rwxr-xr-x 0\/0 +\d+ 1970-01-01 00:00 hello\.sh$/m);
+    assert.match(listing, /^drwxr-xr-x 0\/0 .* etc\/$/m);
+
+    fs.writeFileSync(source, "#!/bin/sh\necho changed\n");
+    const changed = await buildImage(spec, path.join(tmp, "cache"));
+    assert.equal(changed.built, true);
+    assert.notEqual(changed.reference, first.reference, "new content, new tag");
+  });
+
+  it("reads the libraries out of ldd's output, loader included", () => {
+    const out = [
+      "\tlinux-vdso.so.1 (0x00007ffd)",
+      "\tlibssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x00007f78)",
+      "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f78)",
+      "\t/lib64/ld-linux-x86-64.so.2 (0x00007f78)",
+      "\tlibmissing.so => not found",
+    ].join("\n");
+    assert.deepEqual(parseLdd(out), [
+      "/lib/x86_64-linux-gnu/libc.so.6",
+      "/lib/x86_64-linux-gnu/libssl.so.3",
+      "/lib64/ld-linux-x86-64.so.2",
+    ]);
+  });
+});

@@ -1,0 +1,72 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { connectorXrd } from "./xrd";
+import {
+  CompositionModel,
+  compositionName,
+  noopComposition,
+  pulumiBackedComposition,
+  renderPipeline,
+  renderResourcesMode,
+} from "./compositions";
+import { networkPathCrd } from "./network-path-crd";
+
+export interface NetworkConnectorApiArgs {
+  /** Provider of the control plane cluster. */
+  provider: k8s.Provider;
+  /** Pulumi-backed implementations to offer besides NOOP, e.g. ["proxy", "wireguard"]. */
+  implementations: string[];
+  /** Implementation connections get when they select none (Klutch's default is the proxy). */
+  defaultImplementation: string;
+  /**
+   * "Pipeline" (function-patch-and-transform, production) or "Resources" (a Crossplane without
+   * function pods, such as the local one). Both forms come from the same composition models.
+   */
+  compositionMode: "Pipeline" | "Resources";
+  labels: Record<string, string>;
+  /** Crossplane's installation, so its CRDs exist before the XRD and compositions. */
+  dependsOn?: pulumi.Input<pulumi.Resource>[];
+}
+
+/**
+ * The network connector API on the control plane: the XTCPConnection XRD (claim
+ * TCPConnection), a composition per implementation (NOOP always), and the NetworkPath CRD that
+ * Pulumi-backed compositions compose. Type token `klutch:network:ConnectorApi`.
+ */
+export class NetworkConnectorApi extends pulumi.ComponentResource {
+  public readonly compositions: string[];
+
+  constructor(name: string, args: NetworkConnectorApiArgs, opts?: pulumi.ComponentResourceOptions) {
+    // Checked before registering the component itself, so bad input leaves nothing behind.
+    const implementations = [...new Set(args.implementations)].filter((i) => i !== "noop");
+    if (args.defaultImplementation !== "noop" && !implementations.includes(args.defaultImplementation)) {
+      throw new Error(
+        `defaultImplementation "${args.defaultImplementation}" is not among ${["noop", ...implementations].join(", ")}`,
+      );
+    }
+    super("klutch:network:ConnectorApi", name, {}, opts);
+    const child = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
+
+    const pathCrd = new k8s.apiextensions.v1.CustomResourceDefinition(
+      `${name}-networkpaths`,
+      networkPathCrd(args.labels),
+      child,
+    );
+    const xrd = new k8s.apiextensions.CustomResource(
+      `${name}-xrd`,
+      connectorXrd(compositionName(args.defaultImplementation), args.labels),
+      child,
+    );
+
+    const models: CompositionModel[] = [noopComposition(), ...implementations.map(pulumiBackedComposition)];
+    const render = args.compositionMode === "Pipeline" ? renderPipeline : renderResourcesMode;
+    for (const model of models) {
+      new k8s.apiextensions.CustomResource(`${name}-${model.name}`, render(model, args.labels), {
+        ...child,
+        dependsOn: [xrd, pathCrd],
+      });
+    }
+    this.compositions = models.map((m) => m.name);
+    this.registerOutputs({ compositions: this.compositions });
+  }
+}

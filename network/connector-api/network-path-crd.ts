@@ -1,0 +1,72 @@
+import { CONNECTOR_GROUP, connectorSchema } from "./xrd";
+import { NETWORK_PATH_KIND } from "./compositions";
+
+/**
+ * NetworkPath: what a Pulumi-backed composition composes for each XTCPConnection. The bridge
+ * reconciles it by running that implementation's Pulumi program and writes the result into
+ * its status, from where the composition copies it into the XTCPConnection.
+ */
+export function networkPathCrd(labels: Record<string, string> = {}) {
+  type ObjectSchema = { properties: Record<string, unknown> } & Record<string, unknown>;
+  const connector = connectorSchema() as { properties: { spec: ObjectSchema; status: ObjectSchema } };
+  const spec = {
+    ...connector.properties.spec,
+    required: ["implementation", "connection", "instanceHost", "port"],
+    properties: {
+      ...connector.properties.spec.properties,
+      implementation: {
+        type: "string",
+        minLength: 1,
+        description: "Network connector implementation, e.g. proxy.",
+      },
+      connection: {
+        type: "string",
+        minLength: 1,
+        description: "Name of the XTCPConnection this path realises.",
+      },
+      consumerNamespace: {
+        type: "string",
+        description: "Namespace of the TCPConnection claim, when the connection was claimed.",
+      },
+    },
+  };
+  const status = {
+    ...connector.properties.status,
+    properties: {
+      ...connector.properties.status.properties,
+      observedGeneration: { type: "integer", format: "int64" },
+    },
+  };
+  return {
+    apiVersion: "apiextensions.k8s.io/v1" as const,
+    kind: "CustomResourceDefinition" as const,
+    metadata: { name: `networkpaths.${CONNECTOR_GROUP}`, labels },
+    spec: {
+      group: CONNECTOR_GROUP,
+      // Crossplane 1.x records composed resources by name only, so what a composition
+      // composes must be cluster-scoped; the consumer's namespace is a spec field instead.
+      scope: "Cluster",
+      names: {
+        kind: NETWORK_PATH_KIND,
+        plural: "networkpaths",
+        singular: "networkpath",
+        listKind: "NetworkPathList",
+      },
+      versions: [
+        {
+          name: "v1alpha1",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: "object", properties: { spec, status } } },
+          additionalPrinterColumns: [
+            { name: "IMPLEMENTATION", type: "string", jsonPath: ".spec.implementation" },
+            { name: "HOST", type: "string", jsonPath: ".status.hostForConsumer" },
+            { name: "PORT", type: "integer", jsonPath: ".status.port" },
+            { name: "READY", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+          ],
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,317 @@
+import { createHash } from "node:crypto";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import {
+  DEFAULT_HEALTH_PORT,
+  DEFAULT_STATS_PORT,
+  HEALTH_PATH,
+  HaproxyOptions,
+  assertValidConnections,
+  connectionProblems,
+  consumerEndpoints,
+  proxyHost,
+  renderHaproxyConfig,
+} from "./haproxy-config";
+import { portRangeProblem } from "./port-planner";
+import { haproxyOptionsFor, profileProblem, proxyResources } from "./profile";
+import {
+  ConnectionEnhancement,
+  ConsumerEndpoint,
+  PortRange,
+  ProxyConnection,
+  listenerKey,
+  listenerKeys,
+} from "./types";
+import { PortAllocation } from "./port-allocation";
+
+export type ProxyServiceType = "ClusterIP" | "NodePort" | "LoadBalancer";
+
+/** A connection as the component takes it; host and port may be Outputs (e.g. from a claim). */
+export interface TcpProxyConnectionArgs {
+  id: string;
+  instanceHost: pulumi.Input<string>;
+  port: pulumi.Input<number>;
+  enhancements?: pulumi.Input<readonly ConnectionEnhancement[]>;
+}
+
+export interface TcpProxyArgs {
+  /** Provider of the cluster the proxy runs in (one that reaches the data-service instances). */
+  provider: k8s.Provider;
+  /** Namespace of the proxy; must exist. */
+  namespace: pulumi.Input<string>;
+  connections: pulumi.Input<pulumi.Input<TcpProxyConnectionArgs>[]>;
+  /** Ports handed out, one per connection (plus one shared SNI port). Default 30000-30999. */
+  portRange?: pulumi.Input<PortRange>;
+  /** How app clusters reach the proxy. Default LoadBalancer. */
+  serviceType?: ProxyServiceType;
+  /** Default DEFAULT_HAPROXY_IMAGE (pinned). */
+  image?: string;
+  /** Default 2, so one pod can roll or fail without cutting every connection. */
+  replicas?: pulumi.Input<number>;
+  /** Add pulumi.com/skipAwait to the Deployment and Service (local clusters run no kubelet). */
+  skipAwait?: boolean;
+  /** Host consumers dial instead of the Service's address (e.g. a DNS name of the load balancer). */
+  externalHost?: pulumi.Input<string>;
+  /** For NodePort: a node address app clusters reach. */
+  nodeHost?: pulumi.Input<string>;
+  /** Default cluster.local. */
+  clusterDomain?: string;
+  /**
+   * "leave-out" (the Crossplane bridge): when the port range is full, the connections that do
+   * not fit are left out of the proxy and listed in `unplaced`, and the others keep working;
+   * default "error": the update fails.
+   */
+  overflow?: "error" | "leave-out";
+  /**
+   * Give each proxy pod this many whole CPUs of its own: requests equal limits (Guaranteed
+   * QoS, so a kubelet with the static CPU manager policy pins the container to exclusive
+   * cores), one HAProxy thread per CPU, and busy polling. For latency-sensitive paths; the
+   * benchmark (test/bench/proxy.ts) measures what it buys. Default: shared CPUs, 2 threads.
+   */
+  dedicatedCpus?: number;
+  /** Health-check user, timeouts, check timing, nbthread (default 2); ports and bind address are the component's. */
+  haproxy?: Omit<HaproxyOptions, "bindAddress" | "statsPort" | "healthPort">;
+}
+
+export const DEFAULT_HAPROXY_IMAGE = "docker.io/library/haproxy:2.6.12";
+export const DEFAULT_PORT_RANGE: PortRange = { from: 30000, to: 30999 };
+const CONFIG_DIR = "/usr/local/etc/haproxy";
+/** The official image's `haproxy` user; numeric so the kubelet can check runAsNonRoot. */
+const HAPROXY_UID = 99;
+const SERVICE_TYPES: readonly ProxyServiceType[] = ["ClusterIP", "NodePort", "LoadBalancer"];
+const DNS_1035 = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The default network path of XTCPConnections: HAProxy in TCP mode, one port per
+ * connection (SNI-routed connections share one), behind one Service. Ports come from the
+ * PortAllocation resource, so they survive every later run; the config comes from the pure
+ * renderer, and its checksum on the pod template rolls the pods when it changes.
+ */
+export class TcpProxy extends pulumi.ComponentResource {
+  /** Per connection id: what its XTCPConnection status reports. */
+  public readonly endpoints: pulumi.Output<Record<string, ConsumerEndpoint>>;
+  /** Listener key → port. */
+  public readonly assignments: pulumi.Output<Record<string, number>>;
+  /** The rendered haproxy.cfg. */
+  public readonly config: pulumi.Output<string>;
+  /** Listener keys left without a port (only with `overflow: "leave-out"`). */
+  public readonly unplaced: pulumi.Output<string[]>;
+  public readonly serviceName: pulumi.Output<string>;
+
+  constructor(name: string, args: TcpProxyArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("klutch:network:TcpProxy", name, {}, opts);
+    checkArgs(name, args);
+
+    const serviceType = args.serviceType ?? "LoadBalancer";
+    const k8sOpts = { parent: this, provider: args.provider };
+    const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
+    const labels = {
+      "app.kubernetes.io/name": "haproxy",
+      "app.kubernetes.io/instance": name,
+      "app.kubernetes.io/component": "tcp-proxy",
+      "app.kubernetes.io/part-of": "klutch",
+      "app.kubernetes.io/managed-by": "pulumi",
+    };
+    const selector = { "app.kubernetes.io/name": "haproxy", "app.kubernetes.io/instance": name };
+
+    const connections = pulumi.output(args.connections).apply((list) => {
+      const plain = list as ProxyConnection[];
+      assertValidConnections(plain);
+      return plain;
+    });
+    const ports = new PortAllocation(
+      `${name}-ports`,
+      {
+        range: args.portRange ?? DEFAULT_PORT_RANGE,
+        ids: connections.apply(listenerKeys),
+        reserved: [DEFAULT_STATS_PORT, DEFAULT_HEALTH_PORT],
+        ...(args.overflow ? { overflow: args.overflow } : {}),
+      },
+      { parent: this },
+    );
+    this.assignments = ports.assignments;
+    this.unplaced = ports.unplaced.apply((u) => u ?? []);
+    // Only connections with a port are served (all of them unless overflow is "leave-out").
+    const placed = pulumi
+      .all([connections, ports.assignments])
+      .apply(([list, assignments]) => list.filter((c) => assignments[listenerKey(c)] !== undefined));
+    this.config = pulumi
+      .all([placed, ports.assignments])
+      .apply(([list, assignments]) =>
+        renderHaproxyConfig(list, assignments, haproxyOptionsFor(args.dedicatedCpus, args.haproxy)),
+      );
+    const checksum = this.config.apply((c) => createHash("sha256").update(c).digest("hex"));
+    const listenerPorts = ports.assignments.apply((a) =>
+      [...new Set(Object.values(a))].sort((x, y) => x - y),
+    );
+
+    // Auto-named: a config change replaces the ConfigMap under a new name, and the
+    // Deployment's reference to it (plus the checksum) rolls the pods onto it.
+    const configMap = new k8s.core.v1.ConfigMap(
+      `${name}-config`,
+      { metadata: { namespace: args.namespace, labels }, data: { "haproxy.cfg": this.config } },
+      k8sOpts,
+    );
+
+    new k8s.apps.v1.Deployment(
+      `${name}-deployment`,
+      {
+        metadata: { name, namespace: args.namespace, labels, annotations: skipAwait },
+        spec: {
+          replicas: args.replicas ?? 2,
+          selector: { matchLabels: selector },
+          strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+          template: {
+            metadata: { labels, annotations: { "checksum/config": checksum } },
+            spec: podSpec(args, configMap, listenerPorts, selector),
+          },
+        },
+      },
+      k8sOpts,
+    );
+
+    const service = new k8s.core.v1.Service(
+      `${name}-service`,
+      {
+        metadata: { name, namespace: args.namespace, labels, annotations: skipAwait },
+        spec: {
+          type: serviceType,
+          selector,
+          ports: listenerPorts.apply((list) => servicePorts(list, serviceType)),
+        },
+      },
+      k8sOpts,
+    );
+    this.serviceName = service.metadata.name;
+
+    const host = pulumi
+      .all([
+        pulumi.output(args.externalHost),
+        pulumi.output(args.nodeHost),
+        service.status,
+        pulumi.output(args.namespace),
+      ])
+      .apply(([externalHost, nodeHost, status, namespace]) => {
+        const ingress = serviceType === "LoadBalancer" ? status?.loadBalancer?.ingress?.[0] : undefined;
+        return proxyHost({
+          externalHost,
+          loadBalancerHost: ingress?.ip || ingress?.hostname,
+          nodeHost: serviceType === "NodePort" ? nodeHost : undefined,
+          serviceName: name,
+          namespace,
+          clusterDomain: args.clusterDomain,
+        });
+      });
+    this.endpoints = pulumi
+      .all([placed, ports.assignments, host])
+      .apply(([list, assignments, h]) => consumerEndpoints(list, assignments, h));
+
+    this.registerOutputs({
+      endpoints: this.endpoints,
+      assignments: this.assignments,
+      config: this.config,
+      serviceName: this.serviceName,
+      unplaced: this.unplaced,
+    });
+  }
+}
+
+/** Checks what is known before any Output resolves, so mistakes fail at once and by name. */
+function checkArgs(name: string, args: TcpProxyArgs): void {
+  if (!DNS_1035.test(name)) {
+    throw new Error(
+      `TcpProxy name "${name}" names the Service, so it must be a DNS-1035 label: lowercase letters, digits and '-', starting with a letter, at most 63 characters`,
+    );
+  }
+  if (args.serviceType !== undefined && !SERVICE_TYPES.includes(args.serviceType)) {
+    throw new Error(
+      `TcpProxy ${name}: serviceType "${String(args.serviceType)}" must be one of ${SERVICE_TYPES.join(", ")}`,
+    );
+  }
+  // Plain connections are checked now; ones built from Outputs when they resolve.
+  const known = (v: unknown) => !pulumi.Output.isInstance(v) && !(v instanceof Promise);
+  if (Array.isArray(args.connections)) {
+    const list: unknown[] = args.connections;
+    if (list.every((c) => known(c) && typeof c === "object" && c !== null && Object.values(c).every(known))) {
+      const problems = connectionProblems(list as ProxyConnection[]);
+      if (problems.length > 0)
+        throw new Error(`TcpProxy ${name}: invalid connections:\n  - ${problems.join("\n  - ")}`);
+    }
+  }
+  const profile = profileProblem(args.dedicatedCpus, args.haproxy);
+  if (profile) throw new Error(`TcpProxy ${name}: ${profile}`);
+  if (args.portRange !== undefined && !pulumi.Output.isInstance(args.portRange)) {
+    const problem = portRangeProblem(args.portRange, "portRange");
+    if (problem) throw new Error(`TcpProxy ${name}: ${problem}`);
+  }
+}
+
+function servicePorts(ports: number[], serviceType: ProxyServiceType): k8s.types.input.core.v1.ServicePort[] {
+  // A Service needs at least one port; with no connections yet, expose the health endpoint.
+  if (ports.length === 0) {
+    return [{ name: "health", port: DEFAULT_HEALTH_PORT, targetPort: DEFAULT_HEALTH_PORT, protocol: "TCP" }];
+  }
+  return ports.map((port) => ({
+    name: `tcp-${port}`,
+    port,
+    targetPort: port,
+    protocol: "TCP",
+    // Same number on the node as on the Service, so NodePort consumers use the allocated port.
+    ...(serviceType === "NodePort" ? { nodePort: port } : {}),
+  }));
+}
+
+function podSpec(
+  args: TcpProxyArgs,
+  configMap: k8s.core.v1.ConfigMap,
+  ports: pulumi.Output<number[]>,
+  selector: Record<string, string>,
+): k8s.types.input.core.v1.PodSpec {
+  const healthProbe = { httpGet: { path: HEALTH_PATH, port: DEFAULT_HEALTH_PORT } };
+  return {
+    automountServiceAccountToken: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: HAPROXY_UID,
+      runAsGroup: HAPROXY_UID,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    // Prefer one replica per node, so losing a node leaves a proxy running.
+    affinity: {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: {
+              topologyKey: "kubernetes.io/hostname",
+              labelSelector: { matchLabels: selector },
+            },
+          },
+        ],
+      },
+    },
+    containers: [
+      {
+        name: "haproxy",
+        image: args.image ?? DEFAULT_HAPROXY_IMAGE,
+        // -db: stay in the foreground and log to stdout; the kubelet is the supervisor.
+        command: ["haproxy"],
+        args: ["-f", `${CONFIG_DIR}/haproxy.cfg`, "-db"],
+        ports: ports.apply((list) => [
+          ...list.map((p) => ({ name: `tcp-${p}`, containerPort: p, protocol: "TCP" })),
+          { name: "health", containerPort: DEFAULT_HEALTH_PORT, protocol: "TCP" },
+        ]),
+        readinessProbe: { ...healthProbe, periodSeconds: 5, failureThreshold: 2 },
+        livenessProbe: { ...healthProbe, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+        resources: proxyResources(args.dedicatedCpus),
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ["ALL"] },
+        },
+        volumeMounts: [{ name: "config", mountPath: CONFIG_DIR, readOnly: true }],
+      },
+    ],
+    volumes: [{ name: "config", configMap: { name: configMap.metadata.name } }],
+  };
+}

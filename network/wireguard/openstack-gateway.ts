@@ -1,0 +1,126 @@
+import * as openstack from "@pulumi/openstack";
+import * as pulumi from "@pulumi/pulumi";
+import { planIngressRules } from "../../lib/cloud/ingress-rules";
+import { gatewayVmAddress } from "../../lib/cloud/openstack/network-plan";
+import { renderGatewayCloudInit } from "./render-cloud-init";
+import { WireguardPlan } from "./types";
+import { GatewayKeys } from "./render-wg-quick";
+import { OpenstackNetwork } from "../../components/clusters/openstack/openstack-cluster";
+import { ingressSecurityGroup } from "../openstack/security-group";
+
+export interface OpenstackWireguardGatewayArgs {
+  /** The data-service network the gateway VM sits in. */
+  network: OpenstackNetwork;
+  /** The WireGuard plan (see WireguardTunnel.plan). */
+  plan: pulumi.Input<WireguardPlan>;
+  /** The gateway's private key and the clients' public keys; kept secret. */
+  keys: pulumi.Input<GatewayKeys>;
+  /** UDP port the gateway listens on; must be the plan's. */
+  listenPort: number;
+  /** Where clients' packets come from (their egress addresses), e.g. ["198.51.100.7/32"]. */
+  clientCidrs: string[];
+  /** Data-service ports the gateway forwards to; opened on the data services to the gateway only. */
+  dataServicePorts: number[];
+  image: string;
+  flavor: string;
+  keypair?: string;
+}
+
+/**
+ * The WireGuard gateway on an OpenStack VM: a port with a fixed address kept out of the
+ * subnet's pool, a security group that admits only the listen port (UDP) from the clients,
+ * cloud-init from the WireGuard renderer (a secret: it holds the private key), a floating
+ * IP for the clients to dial, and a group for the data services that admits their ports from
+ * the gateway's address only (the gateway masquerades).
+ */
+export class OpenstackWireguardGateway extends pulumi.ComponentResource {
+  public readonly publicAddress: pulumi.Output<string>;
+  public readonly userData: pulumi.Output<string>;
+  /** Attach this group to the data-service instances. */
+  public readonly dataServiceSecurityGroupId: pulumi.Output<string>;
+
+  constructor(name: string, args: OpenstackWireguardGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("klutch:network:OpenstackWireguardGateway", name, {}, opts);
+    const net = args.network;
+    const opt = { parent: this, provider: net.provider };
+    const fixedIp = gatewayVmAddress(net.cidr);
+    const plan = pulumi.output(args.plan);
+
+    const gatewayGroup = ingressSecurityGroup(
+      `${name}-gateway`,
+      "Klutch WireGuard gateway",
+      planIngressRules([args.listenPort], args.clientCidrs, "udp"),
+      opt,
+    );
+    // Forwarded traffic leaves the gateway towards the data services, so it needs egress there.
+    for (const rule of planIngressRules(args.dataServicePorts, [net.cidr])) {
+      new openstack.networking.SecGroupRule(
+        `${name}-gateway-egress-${rule.key}`,
+        {
+          securityGroupId: gatewayGroup.id,
+          direction: "egress",
+          ethertype: "IPv4",
+          protocol: "tcp",
+          portRangeMin: rule.port,
+          portRangeMax: rule.port,
+          remoteIpPrefix: rule.cidr,
+          description: "to the data services",
+        },
+        opt,
+      );
+    }
+    const port = new openstack.networking.Port(
+      `${name}-port`,
+      {
+        name: `${name}-port`,
+        networkId: net.networkId,
+        fixedIps: [{ subnetId: net.subnetId, ipAddress: fixedIp }],
+        securityGroupIds: [gatewayGroup.id],
+        adminStateUp: true,
+      },
+      opt,
+    );
+    this.userData = pulumi.secret(
+      pulumi.all([plan, pulumi.output(args.keys)]).apply(([p, k]) => {
+        if (p.listenPort !== args.listenPort)
+          throw new Error(`listenPort ${args.listenPort} differs from the WireGuard plan's ${p.listenPort}`);
+        return renderGatewayCloudInit(p, k);
+      }),
+    );
+    const vm = new openstack.compute.Instance(
+      `${name}-vm`,
+      {
+        name: `${name}-vm`,
+        imageName: args.image,
+        flavorName: args.flavor,
+        ...(args.keypair ? { keyPair: args.keypair } : {}),
+        networks: [{ port: port.id }],
+        userData: this.userData,
+      },
+      opt,
+    );
+    const fip = new openstack.networking.FloatingIp(
+      `${name}-fip`,
+      { pool: net.externalNetworkId, description: "Klutch WireGuard gateway" },
+      opt,
+    );
+    new openstack.networking.FloatingIpAssociate(
+      `${name}-fip-associate`,
+      { floatingIp: fip.address, portId: port.id },
+      { ...opt, dependsOn: [vm] },
+    );
+    const dataGroup = ingressSecurityGroup(
+      `${name}-data-services`,
+      "Klutch data services reachable through the WireGuard gateway",
+      planIngressRules(args.dataServicePorts, [`${fixedIp}/32`]),
+      opt,
+    );
+    this.publicAddress = fip.address;
+    this.dataServiceSecurityGroupId = dataGroup.id;
+    this.registerOutputs({
+      publicAddress: this.publicAddress,
+      userData: this.userData,
+      dataServiceSecurityGroupId: this.dataServiceSecurityGroupId,
+    });
+  }
+}

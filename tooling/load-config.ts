@@ -1,0 +1,70 @@
+import * as fs from "node:fs";
+import * as pulumi from "@pulumi/pulumi";
+import { repoRoot } from "./toolchain";
+import { renderIssues } from "../lib/config/messages";
+import { EnvironmentConfig } from "../lib/config/schema";
+import type { AnyninesCredentials } from "../components/crossplane/crossplane";
+import { validateEnvironment } from "../lib/config/validate";
+
+export interface LoadedEnvironment {
+  config: EnvironmentConfig;
+  /** Secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
+  secrets: {
+    oidcClientSecret?: pulumi.Output<string>;
+    bindCookieSigningKey?: pulumi.Output<string>;
+    bindCookieEncryptionKey?: pulumi.Output<string>;
+    bindTlsCertificate?: pulumi.Output<string>;
+    bindTlsKey?: pulumi.Output<string>;
+    anyninesCredentials?: pulumi.Output<Record<string, AnyninesCredentials>>;
+  };
+  projectDir: string;
+}
+
+/** Turns config values back into data: structured settings arrive as JSON text. */
+function decode(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Reads and validates every `klutch:` setting of the current stack. On any problem it
+ * throws one RunError listing them all (Pulumi prints it without a stack trace), before
+ * the program registers a single resource.
+ */
+export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironment {
+  const raw: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(pulumi.runtime.allConfig())) {
+    if (key.startsWith("klutch:")) raw[key.slice("klutch:".length)] = decode(value);
+  }
+  // KLUTCH_LOCAL_DIR moves the local clusters (tests use a temporary directory); the local
+  // clusters command honours the same variable, so both sides agree on the kubeconfigs.
+  const localDir = process.env.KLUTCH_LOCAL_DIR;
+  if (localDir) raw.localClusters = { ...(raw.localClusters as object | undefined), stateDir: localDir };
+  const result = validateEnvironment(raw, {
+    projectDir,
+    readFile: (file) => fs.readFileSync(file, "utf8"),
+  });
+  if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
+  const creds = raw.anyninesCredentials;
+  const text = (key: string) => {
+    const value = raw[key];
+    return typeof value === "string" && value ? { [key]: pulumi.secret(value) } : {};
+  };
+  return {
+    config: result.config,
+    secrets: {
+      ...text("oidcClientSecret"),
+      ...text("bindCookieSigningKey"),
+      ...text("bindCookieEncryptionKey"),
+      ...text("bindTlsCertificate"),
+      ...text("bindTlsKey"),
+      ...(creds && typeof creds === "object"
+        ? { anyninesCredentials: pulumi.secret(creds as Record<string, AnyninesCredentials>) }
+        : {}),
+    },
+    projectDir,
+  };
+}
