@@ -28,7 +28,7 @@ export default tseslint.config(
     files: [
       "lib/**/*.ts",
       "network/registry.ts",
-      "network/*/{config,checks,types,planner,plan-checks,addresses,keys,haproxy-config,port-planner,profile,peering-plan,xrd,compositions,network-path-crd}.ts",
+      "network/*/{config,checks,types,planner,plan-checks,addresses,keys,haproxy-config,port-planner,profile,peering-plan,xrd,compositions,network-path-crd,exposure}.ts",
       "network/*/render-*.ts",
     ],
     ignores: ["**/*.test.ts"],
@@ -68,6 +68,7 @@ export default tseslint.config(
                 "!**/network/*/xrd",
                 "!**/network/*/compositions",
                 "!**/network/*/network-path-crd",
+                "!**/network/*/exposure",
                 "!**/network/*/render-*",
               ],
               message:

@@ -20,7 +20,7 @@ import { boundApis } from "../lib/bind/app-cluster-plan";
 import { releaseImages } from "../lib/bind/release";
 import { AwsCluster } from "./clusters/aws/aws-cluster";
 import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
-import { CloudPaths, cloudNetworkPaths } from "../network/cloud-paths";
+import { buildNetworkPaths, type NetworkPaths } from "../network/environments";
 import { BridgeIdentity } from "./bridge/bridge-identity";
 import { BridgeSettings } from "./bridge/bridge-settings";
 import {
@@ -58,8 +58,8 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   public readonly exportedApis: ExportedApi[];
   /** One binding per app cluster, by name. */
   public readonly bindings: Record<string, AppClusterBinding>;
-  /** VPC peerings, OpenStack routes and addresses of the app clusters' network paths. */
-  public readonly cloudPaths: CloudPaths;
+  /** What each network implementation built for the app clusters using it (peerings, routes, tunnels, addresses). */
+  public readonly networkPaths: NetworkPaths;
   /** Namespaces created, by cluster name. */
   public readonly namespaces: pulumi.Output<Record<string, string[]>>;
 
@@ -72,7 +72,13 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     this.appClusters = Object.fromEntries(
       config.appClusters.map((app) => [app.name, this.cluster(`${name}-${app.name}`, app, args)]),
     );
-    this.cloudPaths = cloudNetworkPaths(name, config, this.controlPlane, this.appClusters, this);
+    this.networkPaths = buildNetworkPaths({
+      name,
+      config,
+      controlPlane: this.controlPlane,
+      appClusters: this.appClusters,
+      parent: this,
+    });
     const byName: Record<string, ClusterAccess> = {
       ...this.appClusters,
       [config.controlPlane.name]: this.controlPlane,

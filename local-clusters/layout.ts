@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import type { Component } from "./types";
+import { isDnsLabel } from "../lib/net/dns";
 
 /** Where everything of one cluster lives: `<stateDir>/<name>/{pki,etcd,logs,pids,ports.json,kubeconfig}`. */
 export interface ClusterLayout {
@@ -18,10 +19,8 @@ export interface ClusterLayout {
 }
 
 // Cluster names become directory names and certificate subjects: keep them DNS labels.
-const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 export function isValidClusterName(name: string): boolean {
-  return NAME.test(name);
+  return isDnsLabel(name);
 }
 
 export function validateClusterName(name: string): void {

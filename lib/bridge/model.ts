@@ -4,6 +4,7 @@
  * failure. No Kubernetes client and no Pulumi here, so every rule is tested directly.
  */
 
+import { realisationOf } from "../../network/registry";
 import { createHash } from "node:crypto";
 import { connectionProblems } from "../../network/proxy/haproxy-config";
 import { sniServerName, type PortRange, type ProxyConnection } from "../../network/proxy/types";
@@ -66,38 +67,12 @@ export interface Endpoint {
   probe?: { ready: boolean; reason: string; message: string };
 }
 
-/**
- * How the bridge realises an implementation's paths:
- * - `proxy`: a TCP proxy per group, hostForConsumer is the proxy;
- * - `routed`: the stack already built a routed network between app clusters and the
- *   data services (WireGuard tunnel, VPC peering, OpenStack routes and security groups),
- *   so consumers dial the instance itself; the bridge probes it and reports it;
- * - `ignored`: NOOP, whose marker NetworkPath nobody realises.
- */
-export type Realisation = "proxy" | "routed" | "ignored";
-
-const REALISATIONS: Readonly<Record<string, Realisation>> = {
-  proxy: "proxy",
-  wireguard: "routed",
-  awsVpcPeering: "routed",
-  openstack: "routed",
-  noop: "ignored",
-};
-
-/** The realisation of an implementation, or undefined for one this bridge does not know. */
-export function realisationOf(implementation: string): Realisation | undefined {
-  return Object.hasOwn(REALISATIONS, implementation) ? REALISATIONS[implementation] : undefined;
-}
-
+// How each implementation is realised is the registry's (network/registry.ts) to say.
+export type { Realisation } from "../../network/implementation";
+export { realisationOf, unsupportedImplementation } from "../../network/registry";
 /** Whether the bridge reconciles a path at all (NOOP markers are left alone: no finalizer, no status). */
 export function isManaged(p: Pick<NetworkPathObject, "spec">): boolean {
   return realisationOf(p.spec.implementation) !== "ignored";
-}
-
-/** Error for a path whose implementation the bridge does not realise. */
-export function unsupportedImplementation(implementation: string): string {
-  const known = Object.keys(REALISATIONS).filter((k) => REALISATIONS[k] !== "ignored");
-  return `implementation "${implementation}" is not realised by this bridge; it realises ${known.join(", ")} (noop needs no bridge)`;
 }
 
 /** The path's identity in stacks and in the proxy's port assignments (NetworkPaths are cluster-scoped). */

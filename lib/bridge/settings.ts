@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { consumerNamespace } from "../bind/app-cluster-plan";
-import type { EnvironmentConfig } from "../config/schema";
-import type { PortRange } from "../../network/proxy/types";
+import type { AppClusterConfig, EnvironmentConfig } from "../config/schema";
+import type { ProxyConnectorConfig } from "../../network/proxy/config";
+import { proxyExposure } from "../../network/proxy/exposure";
 
 /**
  * What the environment stack tells the Crossplane bridge: per consumer namespace on the
@@ -21,11 +22,17 @@ const portRange = z
   .strict()
   .refine((r) => r.from <= r.to, { message: "from must not be greater than to" });
 
+const exposure = z
+  .object({ sourceRanges: z.array(z.string()), internal: z.boolean(), public: z.boolean() })
+  .strict();
+
 const proxySettings = z
   .object({
     serviceType: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]),
     portRange,
     dedicatedCpus: z.number().int().min(1).max(64).optional(),
+    /** Who may connect to the group's proxy (network/proxy/exposure.ts). */
+    exposure: exposure.optional(),
   })
   .strict();
 
@@ -50,18 +57,22 @@ export function bridgeSettings(config: Pick<EnvironmentConfig, "appClusters" | "
     consumers[consumerNamespace(config.bind.namespacePrefix, app.name)] = {
       appCluster: app.name,
       implementation: connector.implementation,
-      ...(connector.implementation === "proxy"
-        ? {
-            proxy: {
-              serviceType: connector.serviceType,
-              portRange: connector.portRange,
-              ...(connector.dedicatedCpus !== undefined ? { dedicatedCpus: connector.dedicatedCpus } : {}),
-            },
-          }
-        : {}),
+      ...(connector.implementation === "proxy" ? { proxy: proxySettingsOf(app, connector) } : {}),
     };
   }
   return { version: 1, consumers };
+}
+
+function proxySettingsOf(app: AppClusterConfig, connector: ProxyConnectorConfig): ProxySettings {
+  const exposed = proxyExposure(app, connector);
+  return {
+    serviceType: connector.serviceType,
+    portRange: connector.portRange,
+    ...(connector.dedicatedCpus !== undefined ? { dedicatedCpus: connector.dedicatedCpus } : {}),
+    // Validation refused an app cluster without one, so this is only absent for configs
+    // built around validation (tests); the bridge then refuses a non-ClusterIP proxy.
+    ...(exposed.ok ? { exposure: exposed.exposure } : {}),
+  };
 }
 
 /** The ConfigMap's text: sorted keys, so equal settings give equal bytes. */
@@ -90,7 +101,7 @@ export function parseBridgeSettings(text: string): BridgeSettings {
 export function proxySettingsFor(
   settings: BridgeSettings | undefined,
   namespace: string | undefined,
-): { portRange: PortRange; serviceType: string; dedicatedCpus?: number } | undefined {
+): ProxySettings | undefined {
   if (!settings || !namespace) return undefined;
   return settings.consumers[namespace]?.proxy;
 }

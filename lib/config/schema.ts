@@ -1,39 +1,27 @@
 import { BIND_RELEASES, DEFAULT_BIND_RELEASE } from "../bind/release";
 import { z } from "zod";
-import { cidrProblem } from "../net/cidr";
+import { cidr, port } from "./fields";
+import { IMPLEMENTATION_NAMES, type ImplementationName, networkConnector } from "../../network/registry";
+import { DNS_LABEL, DNS_LABEL_RULE } from "../net/dns";
 
 /**
  * The environment config model: one object per stack, read from the `klutch:` config
  * namespace. This file holds the shape of each setting; rules that relate several
- * settings (unique names, CIDR overlaps, implementation/infrastructure pairs) live in
- * validate.ts so that every problem is reported in one pass.
+ * settings (unique names, CIDR overlaps) live in validate.ts, and each network
+ * implementation's own schema and rules in its folder (network/<implementation>/config.ts),
+ * listed once in network/registry.ts. Every problem is reported in one pass.
  */
 
 export const INFRASTRUCTURES = ["local", "existing", "aws", "openstack"] as const;
 export type Infrastructure = (typeof INFRASTRUCTURES)[number];
 
-export const CONNECTOR_IMPLEMENTATIONS = [
-  "proxy",
-  "wireguard",
-  "awsVpcPeering",
-  "openstack",
-  "noop",
-] as const;
-export type ConnectorImplementation = (typeof CONNECTOR_IMPLEMENTATIONS)[number];
+/** The network implementations' names, from their registry (network/registry.ts). */
+export const CONNECTOR_IMPLEMENTATIONS = IMPLEMENTATION_NAMES;
+export type ConnectorImplementation = ImplementationName;
 
-const dnsLabel = z
-  .string()
-  .regex(
-    /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
-    "must be a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters",
-  );
+const dnsLabel = z.string().regex(DNS_LABEL, DNS_LABEL_RULE);
 
-const cidr = z.string().superRefine((value, ctx) => {
-  const problem = cidrProblem(value);
-  if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
-});
-
-export const port = z.number().int("must be a whole number").min(1).max(65535);
+export { port };
 
 const httpsUrl = z
   .string()
@@ -46,6 +34,11 @@ const network = z
     nodeCidr: cidr,
     podCidr: cidr.optional(),
     serviceCidr: cidr.optional(),
+    /**
+     * Where the cluster's traffic leaves from when that is not nodeCidr (NAT gateways'
+     * addresses); the proxy admits these.
+     */
+    egressCidrs: z.array(cidr).min(1).optional(),
   })
   .strict();
 
@@ -145,69 +138,6 @@ const clusterFields = {
     .max(1, "a local cluster has at most one node")
     .optional(),
 };
-
-const proxyConnector = z
-  .object({
-    implementation: z.literal("proxy"),
-    /** How the proxy is exposed to the app cluster's network. */
-    serviceType: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]).default("LoadBalancer"),
-    /** Ports the proxy hands out, one per connection. */
-    portRange: z
-      .object({ from: port, to: port })
-      .strict()
-      .refine((r) => r.from <= r.to, { message: "from must not be greater than to", path: ["from"] })
-      .default({ from: 30000, to: 30999 }),
-    /**
-     * Whole CPUs per proxy pod, pinned, with busy polling (lowest latency, one busy CPU per
-     * thread); shared CPUs when unset.
-     */
-    dedicatedCpus: z.number().int().min(1).max(64).optional(),
-  })
-  .strict();
-
-const wireguardConnector = z
-  .object({
-    implementation: z.literal("wireguard"),
-    /** Addresses for the tunnel interfaces; one per app cluster plus the gateway. */
-    tunnelCidr: cidr.default("100.96.0.0/24"),
-    listenPort: port.default(51820),
-    /** host:port where app clusters reach the gateway; derived from the gateway service when omitted. */
-    endpoint: z.string().min(1).optional(),
-    /** Change this value to rotate the key pairs. */
-    keyRotation: z.string().default("initial"),
-  })
-  .strict();
-
-const awsVpcPeeringConnector = z
-  .object({
-    implementation: z.literal("awsVpcPeering"),
-    /** Credentials of the accepter (data-service) side, needed across accounts. */
-    accepter: z
-      .object({ roleArn: z.string().regex(/^arn:aws:iam::\d{12}:role\/.+$/, "must be an IAM role ARN") })
-      .strict()
-      .optional(),
-    dataServicePorts: z.array(port).min(1).default([5432]),
-  })
-  .strict();
-
-const openstackConnector = z
-  .object({
-    implementation: z.literal("openstack"),
-    dataServicePorts: z.array(port).min(1).default([5432]),
-    /** Also give the proxy a floating IP. */
-    floatingIp: z.boolean().default(true),
-  })
-  .strict();
-
-const noopConnector = z.object({ implementation: z.literal("noop") }).strict();
-
-export const networkConnector = z.discriminatedUnion("implementation", [
-  proxyConnector,
-  wireguardConnector,
-  awsVpcPeeringConnector,
-  openstackConnector,
-  noopConnector,
-]);
 
 export const controlPlaneCluster = z
   .object({

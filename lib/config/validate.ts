@@ -1,6 +1,8 @@
 import * as path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { cidrsOverlap, cidrProblem, parseCidr } from "../net/cidr";
+import { cidrsOverlap, cidrProblem } from "../net/cidr";
+import type { AddIssue, ConnectorCheckInput, Located } from "../../network/implementation";
+import { IMPLEMENTATIONS } from "../../network/registry";
 import { availabilityZoneProblem } from "../cloud/aws/regions";
 import { vpcCidrProblem } from "../cloud/aws/subnets";
 import { ConfigIssue, errorMap, formatPath, zodIssues } from "./messages";
@@ -67,11 +69,6 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
   });
 }
 
-interface Located<T> {
-  value: T;
-  at: (string | number)[];
-}
-
 /**
  * Rules across settings. They run on every cluster entry that is well-formed on its own,
  * even when other entries are not, so the operator sees all problems in one run.
@@ -117,11 +114,20 @@ function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): Conf
   const stateDir = localStateDir(raw.localClusters);
   for (const c of clusters) checkInfrastructure(c, stateDir, ctx, add);
 
-  if (controlPlane) {
-    for (const app of apps) checkConnector(app, controlPlane, add);
+  // Each network implementation's own rules, over the app clusters that use it.
+  for (const impl of IMPLEMENTATIONS) {
+    const users = apps
+      .filter((a) => a.value.networkConnector.implementation === impl.name)
+      .map((a) => ({ ...a, connector: a.value.networkConnector }));
+    // The registry pairs each implementation with its schema, so its users' connectors have
+    // that schema's type; TypeScript cannot follow that through the loop.
+    (impl.check as ((input: ConnectorCheckInput<unknown>) => void) | undefined)?.({
+      users,
+      appClusters: apps,
+      controlPlane,
+      add,
+    });
   }
-  checkWireguardTunnels(apps, controlPlane, add);
-  checkNodePortRanges(apps, add);
   checkApis(raw.exportedApis, apps, add);
   checkConsumerNamespaces(raw.bind, apps, add);
   checkBindBackend(raw.bind, add);
@@ -158,7 +164,7 @@ function checkConsumerNamespaces(rawBind: unknown, apps: Located<AppClusterConfi
   }
 }
 
-type Add = (at: (string | number)[], message: string) => void;
+type Add = AddIssue;
 
 function localStateDir(raw: unknown): string {
   const dir = (raw as { stateDir?: unknown } | undefined)?.stateDir;
@@ -330,11 +336,6 @@ function checkAwsCluster(
   }
 }
 
-/** The account a cluster lives in: its accountId, else the account of the role the provider assumes. */
-function awsAccountOf(aws: AwsClusterConfig | undefined): string | undefined {
-  return aws?.accountId ?? aws?.roleArn?.split(":")[4];
-}
-
 function checkKubeconfigFile(
   file: string,
   context: string | undefined,
@@ -398,141 +399,6 @@ function checkKubeconfigFile(
         at,
         `the certificate-authority file ${caFile} of cluster "${chosen.cluster}" in ${file} cannot be read`,
       );
-    }
-  }
-}
-
-function checkConnector(app: Located<AppClusterConfig>, cp: Located<ControlPlaneConfig>, add: Add): void {
-  const connector = app.value.networkConnector;
-  const at = [...app.at, "networkConnector"];
-  const dataCidrs = [cp.value.dataServiceCidr, cp.value.network?.nodeCidr].filter((c): c is string => !!c);
-  switch (connector.implementation) {
-    case "awsVpcPeering": {
-      if (app.value.infrastructure !== "aws" || cp.value.infrastructure !== "aws") {
-        add(
-          [...at, "implementation"],
-          `awsVpcPeering needs an aws app cluster and an aws control plane (got ${app.value.infrastructure} and ${cp.value.infrastructure}); use proxy or wireguard instead`,
-        );
-        break;
-      }
-      const appAccount = awsAccountOf(app.value.aws);
-      const cpAccount = awsAccountOf(cp.value.aws);
-      const dataCidr = cp.value.dataServiceCidr;
-      const cpCidr = cp.value.network?.nodeCidr;
-      if (
-        dataCidr &&
-        cpCidr &&
-        !cidrProblem(dataCidr) &&
-        !cidrProblem(cpCidr) &&
-        !cidrInside(dataCidr, cpCidr)
-      ) {
-        add(
-          ["controlPlane", "dataServiceCidr"],
-          `${dataCidr} must lie inside the control plane VPC ${cpCidr} for awsVpcPeering (${formatPath(at)}): peering routes only the VPC's own CIDR`,
-        );
-      }
-      if (appAccount && cpAccount && appAccount !== cpAccount && !connector.accepter) {
-        add(
-          [...at, "accepter"],
-          `is required when peering across accounts (${appAccount} → ${cpAccount}): set accepter.roleArn to a role in ${cpAccount}`,
-        );
-      }
-      checkRoutedOverlap(app, dataCidrs, at, add);
-      break;
-    }
-    case "openstack":
-      if (app.value.infrastructure !== "openstack" || cp.value.infrastructure !== "openstack") {
-        add(
-          [...at, "implementation"],
-          `openstack needs an openstack app cluster and an openstack control plane (got ${app.value.infrastructure} and ${cp.value.infrastructure}); use proxy or wireguard instead`,
-        );
-        break;
-      }
-      checkRoutedOverlap(app, dataCidrs, at, add);
-      break;
-    default:
-      break;
-  }
-}
-
-/** Routed paths (peering, OpenStack routers) cannot work between overlapping networks. */
-function checkRoutedOverlap(
-  app: Located<AppClusterConfig>,
-  dataCidrs: string[],
-  at: (string | number)[],
-  add: Add,
-): void {
-  const own = app.value.network?.nodeCidr;
-  if (!own) return;
-  for (const data of dataCidrs) {
-    if (cidrsOverlap(own, data)) {
-      add(
-        [...app.at, "network", "nodeCidr"],
-        `${own} overlaps the data-service network ${data}; routed paths (${formatPath(at)}) need disjoint CIDRs`,
-      );
-    }
-  }
-}
-
-/**
- * Every app cluster's proxy runs in the one data-service cluster, where node ports are
- * cluster-wide: two NodePort proxies with overlapping port ranges would fight over ports.
- */
-function checkNodePortRanges(apps: Located<AppClusterConfig>[], add: Add): void {
-  const seen: { range: { from: number; to: number }; at: (string | number)[] }[] = [];
-  for (const a of apps) {
-    const c = a.value.networkConnector;
-    if (c.implementation !== "proxy" || c.serviceType !== "NodePort") continue;
-    const at = [...a.at, "networkConnector", "portRange"];
-    const clash = seen.find((s) => s.range.from <= c.portRange.to && c.portRange.from <= s.range.to);
-    if (clash) {
-      add(
-        at,
-        `${c.portRange.from}-${c.portRange.to} overlaps ${formatPath(clash.at)} (${clash.range.from}-${clash.range.to}); NodePort proxies share the data-service cluster's node ports, so give each app cluster its own range`,
-      );
-    }
-    seen.push({ range: c.portRange, at });
-  }
-}
-
-function checkWireguardTunnels(
-  apps: Located<AppClusterConfig>[],
-  cp: Located<ControlPlaneConfig> | undefined,
-  add: Add,
-): void {
-  const wg = apps.filter((a) => a.value.networkConnector.implementation === "wireguard");
-  const first = wg[0];
-  if (!first) return;
-  const tunnelOf = (a: Located<AppClusterConfig>) =>
-    a.value.networkConnector.implementation === "wireguard" ? a.value.networkConnector.tunnelCidr : "";
-  const tunnel = tunnelOf(first);
-  const networks: { cidr: string; owner: string }[] = [];
-  const all = [...(cp ? [cp] : []), ...apps] as Located<ClusterConfig>[];
-  for (const c of all) {
-    const n = c.value.network;
-    if (n) {
-      for (const field of ["nodeCidr", "podCidr", "serviceCidr"] as const) {
-        const cidr = n[field];
-        if (cidr) networks.push({ cidr, owner: formatPath([...c.at, "network", field]) });
-      }
-    }
-  }
-  if (cp?.value.dataServiceCidr)
-    networks.push({ cidr: cp.value.dataServiceCidr, owner: formatPath([...cp.at, "dataServiceCidr"]) });
-  for (const a of wg) {
-    const at = [...a.at, "networkConnector", "tunnelCidr"];
-    const mine = tunnelOf(a);
-    if (mine !== tunnel) {
-      add(
-        at,
-        `${mine} differs from ${tunnel} (${formatPath([...first.at, "networkConnector", "tunnelCidr"])}); app clusters share one WireGuard gateway, so use one tunnel CIDR`,
-      );
-      continue;
-    }
-    if (cidrProblem(mine)) continue;
-    for (const n of networks) {
-      if (cidrsOverlap(mine, n.cidr))
-        add(at, `${mine} overlaps ${n.owner} (${n.cidr}); choose a tunnel CIDR no cluster uses`);
     }
   }
 }
@@ -666,10 +532,4 @@ function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknow
     });
   }
   return issues;
-}
-
-function cidrInside(inner: string, outer: string): boolean {
-  const a = parseCidr(inner);
-  const b = parseCidr(outer);
-  return a.first >= b.first && a.last <= b.last;
 }

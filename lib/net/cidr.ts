@@ -55,3 +55,10 @@ export function addressInCidr(address: string, cidr: string): boolean {
   const r = parseCidr(cidr);
   return a >= r.first && a <= r.last;
 }
+
+/** Whether every address of `inner` lies in `outer`. */
+export function cidrInside(inner: string, outer: string): boolean {
+  const a = parseCidr(inner);
+  const b = parseCidr(outer);
+  return a.first >= b.first && a.last <= b.last;
+}

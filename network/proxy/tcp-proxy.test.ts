@@ -11,6 +11,9 @@ import { MockedRun, mockPulumi, settle, valueOf } from "../../test/helpers/mocks
 const PORTS_TYPE = "pulumi-nodejs:dynamic/klutch:PortAllocation";
 const CONFIGMAP = "kubernetes:core/v1:ConfigMap";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+const NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy";
+/** App clusters on a private network, as validation derives it from their node CIDRs. */
+const PRIVATE_EXPOSURE = { sourceRanges: ["10.20.0.0/16", "10.30.0.0/16"], internal: true, public: false };
 const SERVICE = "kubernetes:core/v1:Service";
 
 /**
@@ -97,7 +100,7 @@ describe("TcpProxy (mocks)", function () {
   // The first dynamic resource serializes its provider's closure (~1 s).
   this.timeout(30000);
 
-  it("registers exactly one allocation, ConfigMap, Deployment and Service under the component", async () => {
+  it("registers exactly one allocation, ConfigMap, Deployment, Service and NetworkPolicy under the component", async () => {
     const run = mockRun();
     const proxy = new TcpProxy("klutch-proxy", args());
     await finish(proxy);
@@ -108,6 +111,7 @@ describe("TcpProxy (mocks)", function () {
     assert.deepEqual(names(CONFIGMAP), ["klutch-proxy-config"]);
     assert.deepEqual(names(DEPLOYMENT), ["klutch-proxy-deployment"]);
     assert.deepEqual(names(SERVICE), ["klutch-proxy-service"]);
+    assert.deepEqual(names(NETWORK_POLICY), ["klutch-proxy-ingress"]);
     // Nothing else: no Namespace (it must exist), no Secret, no probe, no per-connection Service.
     const known = new Set([
       "klutch:network:TcpProxy",
@@ -115,6 +119,7 @@ describe("TcpProxy (mocks)", function () {
       CONFIGMAP,
       DEPLOYMENT,
       SERVICE,
+      NETWORK_POLICY,
       "pulumi:providers:kubernetes",
     ]);
     assert.deepEqual(
@@ -126,7 +131,7 @@ describe("TcpProxy (mocks)", function () {
     const children = registeredUrns().filter(
       (u) => !u.includes("pulumi:providers:") && !u.endsWith("::klutch-proxy"),
     );
-    assert.equal(children.length, 4);
+    assert.equal(children.length, 5);
     for (const urn of children) assert.match(urn, /::klutch:network:TcpProxy\$/, urn);
     for (const r of [...run.ofType(CONFIGMAP), ...run.ofType(DEPLOYMENT), ...run.ofType(SERVICE)]) {
       assert.match(r.provider ?? "", /::ds::/, r.name);
@@ -240,7 +245,12 @@ describe("TcpProxy (mocks)", function () {
     const run = mockRun();
     const proxy = new TcpProxy(
       "klutch-proxy",
-      args({ serviceType: "NodePort", nodeHost: "192.0.2.10", connections: CONNECTIONS.slice(1, 2) }),
+      args({
+        serviceType: "NodePort",
+        nodeHost: "192.0.2.10",
+        connections: CONNECTIONS.slice(1, 2),
+        exposure: PRIVATE_EXPOSURE,
+      }),
     );
     await finish(proxy);
     assert.deepEqual(run.ofType(SERVICE)[0]!.inputs.spec.ports, [
@@ -264,7 +274,7 @@ describe("TcpProxy (mocks)", function () {
 
   it("defaults to a LoadBalancer Service, two replicas and the 30000-30999 range", async () => {
     const run = mockRun();
-    const defaults = args();
+    const defaults = args({ exposure: PRIVATE_EXPOSURE });
     delete defaults.serviceType;
     delete defaults.portRange;
     await finish(new TcpProxy("klutch-proxy", defaults));
@@ -338,5 +348,102 @@ describe("TcpProxy (mocks)", function () {
       () => new TcpProxy("p", args({ portRange: { from: 31000, to: 30000 } })),
       /TcpProxy p: portRange\.from \(31000\) must not be greater than portRange\.to \(30000\)/,
     );
+  });
+
+  describe("is not an open relay", () => {
+    it("a LoadBalancer admits only the given sources, internally, on the listener ports, pods included", async () => {
+      const run = mockRun();
+      await finish(
+        new TcpProxy("klutch-proxy", args({ serviceType: "LoadBalancer", exposure: PRIVATE_EXPOSURE })),
+      );
+      const service = run.ofType(SERVICE)[0]!.inputs;
+      assert.deepEqual(service.spec.loadBalancerSourceRanges, ["10.20.0.0/16", "10.30.0.0/16"]);
+      assert.equal(service.spec.externalTrafficPolicy, "Local");
+      assert.equal(
+        service.metadata.annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"],
+        "internal",
+      );
+      assert.equal(
+        service.metadata.annotations["service.beta.kubernetes.io/openstack-internal-load-balancer"],
+        "true",
+      );
+      const policy = run.ofType(NETWORK_POLICY)[0]!.inputs;
+      assert.deepEqual(policy.spec.podSelector, run.ofType(DEPLOYMENT)[0]!.inputs.spec.selector);
+      assert.deepEqual(policy.spec.policyTypes, ["Ingress"]);
+      const listenerPorts = (service.spec.ports as { port: number }[]).map((p) => p.port);
+      assert.deepEqual(policy.spec.ingress, [
+        {
+          from: [{ ipBlock: { cidr: "10.20.0.0/16" } }, { ipBlock: { cidr: "10.30.0.0/16" } }],
+          ports: listenerPorts.map((port) => ({ protocol: "TCP", port })),
+        },
+      ]);
+    });
+
+    it("public sources get an internet-facing LoadBalancer only with the explicit public marker", async () => {
+      const run = mockRun();
+      await finish(
+        new TcpProxy(
+          "klutch-proxy",
+          args({
+            serviceType: "LoadBalancer",
+            exposure: { sourceRanges: ["203.0.113.0/24"], internal: false, public: false },
+          }),
+        ),
+      );
+      const service = run.ofType(SERVICE)[0]!.inputs;
+      assert.deepEqual(service.spec.loadBalancerSourceRanges, ["203.0.113.0/24"]);
+      assert.deepEqual(service.metadata.annotations, {});
+
+      const world = mockRun();
+      await finish(
+        new TcpProxy(
+          "klutch-proxy",
+          args({
+            serviceType: "LoadBalancer",
+            exposure: { sourceRanges: ["0.0.0.0/0"], internal: false, public: true },
+          }),
+        ),
+      );
+      assert.equal(
+        world.ofType(SERVICE)[0]!.inputs.metadata.annotations["klutch.anynines.com/public-endpoint"],
+        "true",
+      );
+    });
+
+    it("a ClusterIP proxy admits only the cluster's own pods", async () => {
+      const run = mockRun();
+      await finish(new TcpProxy("klutch-proxy", args()));
+      assert.deepEqual(run.ofType(NETWORK_POLICY)[0]!.inputs.spec.ingress[0].from, [
+        { namespaceSelector: {} },
+      ]);
+      assert.equal(run.ofType(SERVICE)[0]!.inputs.spec.loadBalancerSourceRanges, undefined);
+    });
+
+    it("refuses a NodePort or LoadBalancer proxy that does not say who may connect, or says everyone by accident", () => {
+      mockRun();
+      assert.throws(
+        () => new TcpProxy("p", args({ serviceType: "LoadBalancer" })),
+        /TcpProxy p: exposure is required for a LoadBalancer Service: name who may connect/,
+      );
+      assert.throws(
+        () =>
+          new TcpProxy(
+            "p",
+            args({
+              serviceType: "NodePort",
+              exposure: { sourceRanges: ["0.0.0.0/0"], internal: false, public: false },
+            }),
+          ),
+        /exposure\.sourceRanges 0\.0\.0\.0\/0 admits every address; set exposure\.public: true/,
+      );
+      assert.throws(
+        () =>
+          new TcpProxy(
+            "p",
+            args({ serviceType: "LoadBalancer", exposure: { ...PRIVATE_EXPOSURE, sourceRanges: [] } }),
+          ),
+        /exposure\.sourceRanges is empty/,
+      );
+    });
   });
 });

@@ -23,6 +23,10 @@ import {
   listenerKeys,
 } from "./types";
 import { PortAllocation } from "./port-allocation";
+import { type ProxyExposure, ingressRule, serviceExposure } from "./exposure";
+
+/** A ClusterIP proxy's exposure: reachable from the data-service cluster's own pods only. */
+const CLUSTER_ONLY: ProxyExposure = { sourceRanges: [], internal: true, public: false };
 
 export type ProxyServiceType = "ClusterIP" | "NodePort" | "LoadBalancer";
 
@@ -44,6 +48,12 @@ export interface TcpProxyArgs {
   portRange?: pulumi.Input<PortRange>;
   /** How app clusters reach the proxy. Default LoadBalancer. */
   serviceType?: ProxyServiceType;
+  /**
+   * Who may connect (see exposure.ts): the Service's source ranges and scheme and the pods'
+   * NetworkPolicy. Required for NodePort and LoadBalancer, so a proxy is never an open relay
+   * by omission; `{ public: true, sourceRanges: ["0.0.0.0/0"] }` opens it on purpose.
+   */
+  exposure?: ProxyExposure;
   /** Default DEFAULT_HAPROXY_IMAGE (pinned). */
   image?: string;
   /** Default 2, so one pod can roll or fail without cutting every connection. */
@@ -170,14 +180,34 @@ export class TcpProxy extends pulumi.ComponentResource {
       k8sOpts,
     );
 
+    const exposure = args.exposure ?? CLUSTER_ONLY;
+    const { annotations: exposureAnnotations, ...exposureSpec } = serviceExposure(exposure, serviceType);
     const service = new k8s.core.v1.Service(
       `${name}-service`,
       {
-        metadata: { name, namespace: args.namespace, labels, annotations: skipAwait },
+        metadata: {
+          name,
+          namespace: args.namespace,
+          labels,
+          annotations: { ...exposureAnnotations, ...skipAwait },
+        },
         spec: {
           type: serviceType,
           selector,
           ports: listenerPorts.apply((list) => servicePorts(list, serviceType)),
+          ...exposureSpec,
+        },
+      },
+      k8sOpts,
+    );
+    new k8s.networking.v1.NetworkPolicy(
+      `${name}-ingress`,
+      {
+        metadata: { name, namespace: args.namespace, labels },
+        spec: {
+          podSelector: { matchLabels: selector },
+          policyTypes: ["Ingress"],
+          ingress: [listenerPorts.apply((list) => ingressRule(exposure, serviceType, list))],
         },
       },
       k8sOpts,
@@ -227,6 +257,23 @@ function checkArgs(name: string, args: TcpProxyArgs): void {
     throw new Error(
       `TcpProxy ${name}: serviceType "${String(args.serviceType)}" must be one of ${SERVICE_TYPES.join(", ")}`,
     );
+  }
+  const serviceType = args.serviceType ?? "LoadBalancer";
+  if (serviceType !== "ClusterIP" && !args.exposure) {
+    throw new Error(
+      `TcpProxy ${name}: exposure is required for a ${serviceType} Service: name who may connect (exposure.sourceRanges, e.g. the app clusters' node or NAT CIDRs), or set exposure.public to open it to the internet on purpose`,
+    );
+  }
+  if (args.exposure) {
+    const world = args.exposure.sourceRanges.find((r) => r.endsWith("/0"));
+    if (world && !args.exposure.public)
+      throw new Error(
+        `TcpProxy ${name}: exposure.sourceRanges ${world} admits every address; set exposure.public: true if that is intended, or list the consumers' CIDRs`,
+      );
+    if (serviceType !== "ClusterIP" && args.exposure.sourceRanges.length === 0)
+      throw new Error(
+        `TcpProxy ${name}: exposure.sourceRanges is empty, so a ${serviceType} Service would admit nobody; list the consumers' CIDRs`,
+      );
   }
   // Plain connections are checked now; ones built from Outputs when they resolve.
   const known = (v: unknown) => !pulumi.Output.isInstance(v) && !(v instanceof Promise);

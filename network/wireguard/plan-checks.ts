@@ -1,13 +1,13 @@
 import { Address4 } from "ip-address";
-import { cidrProblem, cidrsOverlap, parseCidr } from "../../lib/net/cidr";
+import { addressInCidr, cidrProblem, cidrsOverlap, parseCidr } from "../../lib/net/cidr";
 import { GATEWAY, WireguardConnection, WireguardPlanInput } from "./types";
+import { isDnsLabel } from "../../lib/net/dns";
 
 /**
  * Input checks of the WireGuard planner. Each check appends one line per problem, naming
  * the field and the fix, so that a bad config is reported in one pass.
  */
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 export function isIpv4(value: unknown): value is string {
@@ -83,7 +83,7 @@ export function checkConnections(
   >();
   input.connections.forEach((conn, i) => {
     const where = describe(conn, i);
-    if (typeof conn.name !== "string" || !DNS_LABEL.test(conn.name)) {
+    if (!isDnsLabel(conn.name)) {
       problems.push(
         `connections[${i}].name ${JSON.stringify(conn.name)} must be a DNS-1123 label such as pg-main`,
       );
@@ -101,13 +101,13 @@ export function checkConnections(
       );
     } else {
       const host = conn.instanceHost;
-      if (!cidrProblem(input.tunnelCidr) && inCidr(host, input.tunnelCidr)) {
+      if (!cidrProblem(input.tunnelCidr) && addressInCidr(host, input.tunnelCidr)) {
         problems.push(
           `${where}.instanceHost ${host} lies inside tunnelCidr ${input.tunnelCidr}; pick a tunnelCidr apart from the data-service network`,
         );
       }
       const ds = (input.dataServiceCidrs ?? []).filter((d) => !cidrProblem(d.cidr));
-      if (ds.length > 0 && !ds.some((d) => inCidr(host, d.cidr))) {
+      if (ds.length > 0 && !ds.some((d) => addressInCidr(host, d.cidr))) {
         problems.push(
           `${where}.instanceHost ${host} is outside the data-service networks (${ds.map((d) => `${d.name} ${d.cidr}`).join(", ")}); the gateway only forwards into those`,
         );
@@ -135,12 +135,6 @@ export function checkConnections(
     requests.set(conn.appCluster, perCluster);
   });
   return requests;
-}
-
-function inCidr(address: string, cidr: string): boolean {
-  const r = parseCidr(cidr);
-  const a = ipToBig(address);
-  return a >= r.first && a <= r.last;
 }
 
 /** Checks the tunnel CIDR on its own and against every other network. */
@@ -176,7 +170,7 @@ export function checkTunnelCidr(input: WireguardPlanInput, problems: string[]): 
 export function checkAppClusters(input: WireguardPlanInput, problems: string[]): void {
   const seen = new Set<string>();
   for (const name of input.appClusters) {
-    if (typeof name !== "string" || !DNS_LABEL.test(name)) {
+    if (!isDnsLabel(name)) {
       problems.push(`appClusters entry ${JSON.stringify(name)} must be a DNS-1123 label such as app-1`);
     } else if (seen.has(name)) {
       problems.push(`appClusters lists ${name} twice; each app cluster gets one tunnel`);

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { renderGatewayNftables } from "./render-nftables";
 import { ClientPlan, WireguardPlan } from "./planner";
+import { isDnsLabel } from "../../lib/net/dns";
 
 /**
  * Kubernetes objects for both ends of the tunnel, as plain manifests. Secrets carry
@@ -128,10 +129,8 @@ export interface ClientManifests {
   endpoints: Record<string, ConsumerEndpoint>;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 function label(value: string, field: string): string {
-  if (!DNS_LABEL.test(value)) {
+  if (!isDnsLabel(value)) {
     throw new Error(
       `${field} ${JSON.stringify(value)} must be a DNS-1123 label (lowercase letters, digits, '-', at most 63 characters); shorten the tunnel or connection name`,
     );

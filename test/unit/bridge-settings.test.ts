@@ -34,12 +34,22 @@ describe("Crossplane bridge: settings from the environment (pure)", () => {
       "cluster-b-app": {
         appCluster: "b-app",
         implementation: "proxy",
-        proxy: { serviceType: "LoadBalancer", portRange: { from: 30000, to: 30999 } },
+        proxy: {
+          serviceType: "LoadBalancer",
+          portRange: { from: 30000, to: 30999 },
+          // A local app cluster's consumers connect from loopback, a private range.
+          exposure: { sourceRanges: ["127.0.0.0/8"], internal: true, public: false },
+        },
       },
       "cluster-a-app": {
         appCluster: "a-app",
         implementation: "proxy",
-        proxy: { serviceType: "ClusterIP", portRange: { from: 30000, to: 30999 }, dedicatedCpus: 1 },
+        proxy: {
+          serviceType: "ClusterIP",
+          portRange: { from: 30000, to: 30999 },
+          dedicatedCpus: 1,
+          exposure: { sourceRanges: [], internal: true, public: false },
+        },
       },
       "cluster-wg": { appCluster: "wg", implementation: "wireguard" },
     });
@@ -80,6 +90,7 @@ describe("Crossplane bridge: settings from the environment (pure)", () => {
       serviceType: "ClusterIP",
       portRange: { from: 30000, to: 30999 },
       dedicatedCpus: 1,
+      exposure: { sourceRanges: [], internal: true, public: false },
     });
     assert.equal(proxySettingsFor(settings, groupNamespace("cluster-wg/wireguard")), undefined);
     assert.equal(proxySettingsFor(settings, groupNamespace("_unclaimed/proxy")), undefined);

@@ -65,7 +65,12 @@ describe("environment config", () => {
     it("accepts an existing cluster whose kubeconfig names its CA as a file beside it", () => {
       const raw = valid();
       raw.appClusters = [
-        { name: "prod", infrastructure: "existing", kubeconfig: { path: "kube/file-ca.yaml" } },
+        {
+          name: "prod",
+          infrastructure: "existing",
+          kubeconfig: { path: "kube/file-ca.yaml" },
+          networkConnector: { implementation: "proxy", allowedSources: ["10.50.0.0/16"] },
+        },
       ];
       const result = validateEnvironment(raw, context(localFiles));
       assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
@@ -78,6 +83,7 @@ describe("environment config", () => {
       assert.deepEqual(app1?.networkConnector, {
         implementation: "proxy",
         serviceType: "LoadBalancer",
+        publicEndpoint: false,
         portRange: { from: 30000, to: 30999 },
       });
       assert.deepEqual(result.config.oidc, {
@@ -366,6 +372,35 @@ describe("environment config", () => {
         includes: "use one tunnel CIDR",
       },
       {
+        name: "a WireGuard tunnel CIDR too small for the gateway and its app clusters",
+        mutate: (c) => {
+          // A /30 has two host addresses: the gateway's and one app cluster's, not two.
+          c.appClusters[0].networkConnector = { implementation: "wireguard", tunnelCidr: "100.96.0.0/30" };
+          c.appClusters[1].networkConnector = { implementation: "wireguard", tunnelCidr: "100.96.0.0/30" };
+        },
+        path: "klutch:appClusters[0].networkConnector.tunnelCidr",
+        includes: "100.96.0.0/30 has 2 host address(es), but the gateway and 2 app cluster(s) need 3",
+      },
+      {
+        name: "an internet-facing proxy in an app cluster that names no addresses",
+        mutate: (c) => {
+          c.appClusters.push({
+            name: "ext",
+            infrastructure: "existing",
+            kubeconfig: { path: "kube/file-ca.yaml" },
+          });
+        },
+        path: "klutch:appClusters[2].networkConnector",
+        includes: "a LoadBalancer proxy needs to know who may connect",
+      },
+      {
+        name: "a proxy that admits the world without saying so",
+        mutate: (c) =>
+          (c.appClusters[0].networkConnector = { implementation: "proxy", allowedSources: ["0.0.0.0/0"] }),
+        path: "klutch:appClusters[0].networkConnector",
+        includes: "admits every address; set publicEndpoint: true if that is intended",
+      },
+      {
         name: "binding an API that is not exported",
         mutate: (c) => (c.appClusters[0].apis = ["postgresqlinstances", "mysqlinstances"]),
         path: "klutch:appClusters[0].apis[1]",
@@ -611,7 +646,11 @@ describe("environment config", () => {
       raw.environment = "BAD";
       raw.appClusters[0].networkConnector = { implementation: "vpn" };
       raw.appClusters[1].name = "app-1";
-      raw.appClusters.push({ name: "app-9", infrastructure: "existing" });
+      raw.appClusters.push({
+        name: "app-9",
+        infrastructure: "existing",
+        networkConnector: { implementation: "noop" },
+      });
       const result = validateEnvironment(raw, context(localFiles));
       assert.equal(result.ok, false);
       if (result.ok) return;

@@ -172,7 +172,12 @@ describe("KlutchEnvironment (mocks)", () => {
         "cluster-app-1": {
           appCluster: "app-1",
           implementation: "proxy",
-          proxy: { serviceType: "NodePort", portRange: { from: 31000, to: 31099 }, dedicatedCpus: 2 },
+          proxy: {
+            serviceType: "NodePort",
+            portRange: { from: 31000, to: 31099 },
+            dedicatedCpus: 2,
+            exposure: { sourceRanges: ["127.0.0.0/8"], internal: true, public: false },
+          },
         },
         "cluster-app-2": { appCluster: "app-2", implementation: "wireguard" },
       },

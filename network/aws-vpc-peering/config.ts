@@ -1,0 +1,64 @@
+import { z } from "zod";
+import { dataServicePorts } from "../../lib/config/fields";
+import { formatPath } from "../../lib/config/messages";
+import { cidrInside, cidrProblem } from "../../lib/net/cidr";
+import type { AwsClusterConfig } from "../../lib/config/schema";
+import type { ImplementationSpec } from "../implementation";
+import { checkRoutedPair } from "../routed/checks";
+
+/** AWS VPC peering's settings in an app cluster's `networkConnector`. */
+export const awsVpcPeeringConnector = z
+  .object({
+    implementation: z.literal("awsVpcPeering"),
+    /** Credentials of the accepter (data-service) side, needed across accounts. */
+    accepter: z
+      .object({ roleArn: z.string().regex(/^arn:aws:iam::\d{12}:role\/.+$/, "must be an IAM role ARN") })
+      .strict()
+      .optional(),
+    dataServicePorts,
+  })
+  .strict();
+
+export type AwsVpcPeeringConnectorConfig = z.output<typeof awsVpcPeeringConnector>;
+
+/** The account a cluster lives in: its accountId, else the account of the role the provider assumes. */
+function awsAccountOf(aws: AwsClusterConfig | undefined): string | undefined {
+  return aws?.accountId ?? aws?.roleArn?.split(":")[4];
+}
+
+export const awsVpcPeering: ImplementationSpec<"awsVpcPeering", typeof awsVpcPeeringConnector> = {
+  name: "awsVpcPeering",
+  realisation: "routed",
+  summary:
+    "a VPC peering between the app cluster's and the control plane's VPCs, with routes and security group rules for the data-service ports",
+  schema: awsVpcPeeringConnector,
+  check({ users, controlPlane: cp, add }) {
+    if (!cp) return;
+    for (const app of users) {
+      if (!checkRoutedPair(app, cp, "awsVpcPeering", "aws", add)) continue;
+      const at = [...app.at, "networkConnector"];
+      const dataCidr = cp.value.dataServiceCidr;
+      const cpCidr = cp.value.network?.nodeCidr;
+      if (
+        dataCidr &&
+        cpCidr &&
+        !cidrProblem(dataCidr) &&
+        !cidrProblem(cpCidr) &&
+        !cidrInside(dataCidr, cpCidr)
+      ) {
+        add(
+          ["controlPlane", "dataServiceCidr"],
+          `${dataCidr} must lie inside the control plane VPC ${cpCidr} for awsVpcPeering (${formatPath(at)}): peering routes only the VPC's own CIDR`,
+        );
+      }
+      const appAccount = awsAccountOf(app.value.aws);
+      const cpAccount = awsAccountOf(cp.value.aws);
+      if (appAccount && cpAccount && appAccount !== cpAccount && !app.connector.accepter) {
+        add(
+          [...at, "accepter"],
+          `is required when peering across accounts (${appAccount} → ${cpAccount}): set accepter.roleArn to a role in ${cpAccount}`,
+        );
+      }
+    }
+  },
+};

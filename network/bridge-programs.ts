@@ -1,0 +1,26 @@
+import type { NetworkPathObject } from "../lib/bridge/model";
+import type { ImplementationName } from "./registry";
+import { proxyProgram, type Target } from "./proxy/bridge-program";
+import { routedProgram } from "./routed/bridge-program";
+
+/** The bridge's Pulumi program for one group (a consumer namespace and implementation). */
+export type GroupProgram = (
+  group: string,
+  paths: NetworkPathObject[],
+  target: Target,
+) => () => Promise<Record<string, unknown>>;
+
+/**
+ * What the bridge builds per connection, by implementation: the registry's bridge side.
+ * Typed over every name in the registry, so an implementation cannot be added without
+ * saying what the bridge does for it (undefined: nothing, for NOOP's markers). Kept apart
+ * from environments.ts so the bridge never loads the cloud SDKs.
+ */
+export const BRIDGE_PROGRAMS: Record<ImplementationName, GroupProgram | undefined> = {
+  proxy: proxyProgram,
+  // The tunnel is built by the environment stack; consumers dial the instance through it.
+  wireguard: (_group, paths) => routedProgram(paths),
+  awsVpcPeering: (_group, paths) => routedProgram(paths),
+  openstack: (_group, paths) => routedProgram(paths),
+  noop: undefined,
+};

@@ -1,0 +1,132 @@
+import * as path from "node:path";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import { admitConnections, pathId, portRangeExhausted, proxyName } from "../../lib/bridge/model";
+import type { ProxyExposure } from "./exposure";
+import { consumerEndpoints, renderHaproxyConfig } from "./haproxy-config";
+import { LocalHaproxy } from "./local-haproxy";
+import { PortAllocation } from "./port-allocation";
+import { TcpProxy } from "./tcp-proxy";
+import type { PortRange, ProxyConnection } from "./types";
+import { listenerKey, listenerKeys } from "./types";
+
+/** Where a group's proxy runs. */
+export type Target =
+  | { kind: "local"; stateDir: string; bindAddress: string; portRange: PortRange }
+  | {
+      kind: "kubernetes";
+      kubeconfig: string;
+      namespace: string;
+      portRange: PortRange;
+      serviceType: string;
+      /** Who may connect (TcpProxy `exposure`), from the environment's bridge settings. */
+      exposure?: ProxyExposure;
+      /** Whole CPUs per proxy pod (TcpProxy `dedicatedCpus`); shared CPUs when unset. */
+      dedicatedCpus?: number;
+      /** Do not wait for the proxy's pods (a cluster without kubelets, e.g. the local ones). */
+      skipAwait?: boolean;
+    };
+
+const STATS = "~stats";
+const HEALTH = "~health";
+
+export function toConnection(p: NetworkPathObject): ProxyConnection {
+  return {
+    id: pathId(p),
+    instanceHost: p.spec.instanceHost,
+    port: p.spec.port,
+    ...(p.spec.enhancements ? { enhancements: p.spec.enhancements } : {}),
+  };
+}
+
+/**
+ * The bridge's Pulumi program for one proxy group (a consumer namespace): the proxy
+ * path for all its connections, realised by this project's components and dynamic
+ * providers. Its outputs: `endpoints`, each realised path's hostForConsumer/port by id, and
+ * `problems`, why each other path is not realised (a connection the proxy cannot serve, or
+ * no port left in the group's range). A bad or surplus connection is left out of the proxy
+ * rather than failing the update, so the group's other paths keep working.
+ */
+export function proxyProgram(
+  group: string,
+  paths: NetworkPathObject[],
+  target: Target,
+): () => Promise<Record<string, unknown>> {
+  return () => {
+    const { admitted: connections, rejected } = admitConnections(paths.map(toConnection));
+    /** The problems of the connections whose listener got no port, plus the rejected ones. */
+    const problemsOf = (unplaced: readonly string[] | undefined, ownListeners: number) => {
+      const out: Record<string, PathProblem> = { ...rejected };
+      const left = new Set(unplaced ?? []);
+      if (left.size === 0) return out;
+      const needed = listenerKeys(connections).length;
+      const problem = portRangeExhausted(group, target.portRange, ownListeners, needed, target.kind);
+      for (const c of connections) if (left.has(listenerKey(c))) out[c.id] = problem;
+      return out;
+    };
+    if (target.kind === "kubernetes") {
+      const provider = new k8s.Provider("data-plane", { kubeconfig: pulumi.secret(target.kubeconfig) });
+      const proxy = new TcpProxy(proxyName(group), {
+        provider,
+        namespace: target.namespace,
+        connections,
+        portRange: target.portRange,
+        serviceType: target.serviceType as "ClusterIP",
+        exposure: target.exposure,
+        dedicatedCpus: target.dedicatedCpus,
+        skipAwait: target.skipAwait,
+        overflow: "leave-out",
+      });
+      // The pod's stats and health ports lie outside the range (TcpProxy reserves them).
+      return Promise.resolve({
+        endpoints: proxy.endpoints,
+        problems: proxy.unplaced.apply((u) => problemsOf(u, 0)),
+      });
+    }
+    // Local: the proxy's own stats and health listeners take ports from the same
+    // allocation, so several groups' proxies never collide on this machine.
+    const ports = new PortAllocation("ports", {
+      range: target.portRange,
+      ids: [...listenerKeys(connections), STATS, HEALTH],
+      overflow: "leave-out",
+      required: [STATS, HEALTH],
+      // Used only if the allocation is created while paths already have ports: a stack
+      // re-created after an unreadable checkpoint (bridge/checkpoint.ts) keeps them.
+      seed: seedPorts(paths, connections),
+    });
+    const placed = ports.assignments.apply((assignments) =>
+      connections.filter((c) => assignments[listenerKey(c)] !== undefined),
+    );
+    const endpoints: pulumi.Output<Record<string, Endpoint>> = pulumi
+      .all([placed, ports.assignments])
+      .apply(([list, assignments]) => consumerEndpoints(list, assignments, target.bindAddress));
+    const config = pulumi.all([placed, ports.assignments]).apply(([list, assignments]) =>
+      renderHaproxyConfig(list, assignments, {
+        bindAddress: target.bindAddress,
+        statsPort: assignments[STATS],
+        healthPort: assignments[HEALTH],
+        nbthread: 1,
+      }),
+    );
+    new LocalHaproxy("haproxy", {
+      dir: path.join(target.stateDir, "proxies", group.replace(/[^a-zA-Z0-9-]/g, "_")),
+      config,
+    });
+    return Promise.resolve({ endpoints, problems: ports.unplaced.apply((u) => problemsOf(u, 2)) });
+  };
+}
+
+/** Each admitted connection's listener → the port its path reports now (status.port). */
+export function seedPorts(
+  paths: NetworkPathObject[],
+  connections: ProxyConnection[],
+): Record<string, number> {
+  const byId = new Map(paths.map((p) => [pathId(p), p]));
+  const seed: Record<string, number> = {};
+  for (const c of connections) {
+    const port = byId.get(c.id)?.status?.port;
+    if (typeof port === "number") seed[listenerKey(c)] = port;
+  }
+  return seed;
+}

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { awsVpcPeering } from "./aws-vpc-peering/config";
+import type { ImplementationSpec, Realisation } from "./implementation";
+import { noop } from "./noop/config";
+import { openstack } from "./openstack/config";
+import { proxy } from "./proxy/config";
+import { wireguard } from "./wireguard/config";
+
+/**
+ * The network implementations, once. The config schema, validation, the environment, the
+ * compositions and the bridge all read this list (and plugins.ts, its Pulumi side, is typed
+ * to need an entry for each name), so adding an implementation means adding its folder and
+ * one line here. The first is the default.
+ */
+export const IMPLEMENTATIONS = [proxy, wireguard, awsVpcPeering, openstack, noop] as const;
+
+export type ImplementationName = (typeof IMPLEMENTATIONS)[number]["name"];
+export const IMPLEMENTATION_NAMES: readonly ImplementationName[] = IMPLEMENTATIONS.map((i) => i.name);
+export const DEFAULT_IMPLEMENTATION: ImplementationName = IMPLEMENTATIONS[0].name;
+
+type Implementations = typeof IMPLEMENTATIONS;
+/** The schemas' tuple type, element by element (a mapped type over a type parameter keeps the tuple). */
+type SchemasOf<T extends readonly unknown[]> = {
+  -readonly [K in keyof T]: T[K] extends ImplementationSpec<string, infer S> ? S : never;
+};
+type Schemas = SchemasOf<Implementations>;
+
+/** An app cluster's `networkConnector`: one of the implementations' schemas, by `implementation`. */
+export const networkConnector = z.discriminatedUnion(
+  "implementation",
+  IMPLEMENTATIONS.map((i) => i.schema) as unknown as Schemas,
+);
+
+export function implementationSpec(name: string): ImplementationSpec | undefined {
+  return IMPLEMENTATIONS.find((i) => i.name === name);
+}
+
+export function isImplementationName(name: string): name is ImplementationName {
+  return implementationSpec(name) !== undefined;
+}
+
+/** How the bridge realises an implementation's paths, or undefined for one it does not know. */
+export function realisationOf(name: string): Realisation | undefined {
+  return implementationSpec(name)?.realisation;
+}
+
+/** Error for a path whose implementation no bridge realises. */
+export function unsupportedImplementation(name: string): string {
+  const known = IMPLEMENTATIONS.filter((i) => i.realisation !== "ignored").map((i) => i.name);
+  return `implementation "${name}" is not realised by this bridge; it realises ${known.join(", ")} (noop needs no bridge)`;
+}

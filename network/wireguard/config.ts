@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { cidr, port } from "../../lib/config/fields";
+import type { ImplementationSpec } from "../implementation";
+import { checkWireguard } from "./checks";
+
+/** WireGuard's settings in an app cluster's `networkConnector`. */
+export const wireguardConnector = z
+  .object({
+    implementation: z.literal("wireguard"),
+    /** Addresses for the tunnel interfaces; one per app cluster plus the gateway. */
+    tunnelCidr: cidr.default("100.96.0.0/24"),
+    listenPort: port.default(51820),
+    /** host:port where app clusters reach the gateway; derived from the gateway service when omitted. */
+    endpoint: z.string().min(1).optional(),
+    /** Change this value to rotate the key pairs. */
+    keyRotation: z.string().default("initial"),
+  })
+  .strict();
+
+export type WireguardConnectorConfig = z.output<typeof wireguardConnector>;
+
+export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnector> = {
+  name: "wireguard",
+  // The tunnel is built by the environment stack; the bridge probes the instance through it.
+  realisation: "routed",
+  summary:
+    "a WireGuard tunnel from each app cluster to a gateway in the data-service network; consumers dial a forwarder in their own cluster",
+  schema: wireguardConnector,
+  check: checkWireguard,
+};
