@@ -151,12 +151,14 @@ export function renderPipeline(
 }
 
 /**
- * Neither form accepts a composition without resources: Resources mode refuses it, and
+ * Neither form accepts a composition without resources. Resources mode refuses it, and
  * function-patch-and-transform answers an input without resources (or environment patches)
  * with a fatal result, "resources or environment patches are required" (ValidateResources in
- * its validate.go, v0.8.2 to v0.10.8), so every XR of it would fail. A model that composes
- * nothing (NOOP) gets one inert marker in both: a NetworkPath of implementation `noop` that
- * records the connection, which the bridge ignores and nothing waits on.
+ * its validate.go, every release from v0.2.0 to v0.10.8), on which Crossplane 1.20 fails the
+ * XR's reconcile (internal/controller/apiextensions/composite/composition_functions.go). So a
+ * model that composes nothing (NOOP) gets one inert marker in both forms: a NetworkPath of
+ * implementation `noop` that records the connection, which the bridge ignores and nothing
+ * waits on.
  */
 function composedResources(model: CompositionModel): Record<string, unknown>[] {
   if (model.resources.length > 0) return model.resources.map(renderResource);

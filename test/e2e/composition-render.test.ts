@@ -58,9 +58,10 @@ describe("production composition form against the crossplane CLI (e2e)", functio
 
     it(`${model.name}: the Pipeline form gives function-patch-and-transform at least one resource`, () => {
       // The function answers an input without resources or environment patches with a fatal
-      // result ("resources or environment patches are required": ValidateResources in its
-      // validate.go, v0.8.2 to v0.10.8, checked in RunFunction before it composes), so every
-      // XR of such a composition would fail on a real cluster; NOOP once rendered exactly that.
+      // result, "resources or environment patches are required" (ValidateResources in its
+      // validate.go, every release from v0.2.0 to v0.10.8, checked in RunFunction before it
+      // composes), and Crossplane fails the XR on it: every XR of such a composition would fail
+      // on a real cluster. NOOP's Pipeline form once was exactly that.
       const input: Json = renderPipeline(model, LABELS).spec.pipeline[0]!.input;
       assert.ok(input.resources.length > 0 || input.environment?.patches?.length > 0, JSON.stringify(input));
     });
