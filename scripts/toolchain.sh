@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real tools the project runs against (Pulumi CLI, the Kubernetes
-# provider plugin, kube-apiserver/controller-manager/kubectl, etcd, Crossplane)
+# provider plugin, kube-apiserver/controller-manager/kubectl, etcd, Crossplane core and CLI)
 # from the Go module proxy into a version-keyed cache outside the clone.
 #
 #   scripts/toolchain.sh build     build whatever is missing (default)
@@ -35,6 +35,7 @@ kubernetes_dir() { echo "$CACHE/kubernetes-$KUBERNETES_VERSION"; }
 node_dir() { echo "$CACHE/kubernetes-node-$KUBERNETES_VERSION"; }
 etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
 crossplane_dir() { echo "$CACHE/crossplane-$CROSSPLANE_VERSION"; }
+crossplane_cli_dir() { echo "$CACHE/crossplane-cli-$CROSSPLANE_VERSION"; }
 
 is_built() { [[ -f "$1/.complete" ]]; }
 
@@ -328,6 +329,41 @@ build_crossplane() {
   finish "$dir" "crossplane v$CROSSPLANE_VERSION"
 }
 
+# The `crossplane` CLI (cmd/crank: render, beta convert) of the same module and version as the
+# core above, in a cache entry of its own so the core's stays valid. Its wrapper go.mod is the
+# core's; it is built after the core, whose packages it finds in the shared Go build cache.
+# The binary is named `crank` (upstream's name for the command's source) and is not put on
+# PATH (KLUTCH_CROSSPLANE_CLI names it), so it never shadows the core binary `crossplane`.
+build_crossplane_cli() {
+  local dir
+  dir=$(crossplane_cli_dir)
+  if is_built "$dir"; then
+    log "crossplane CLI $CROSSPLANE_VERSION: cached ($dir)"
+    return
+  fi
+  log "crossplane CLI $CROSSPLANE_VERSION: building cmd/crank (cold: ~1 min after the core)"
+  local work="$dir/src"
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  local cdir
+  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_VERSION")
+  {
+    echo "module klutch.local/toolchain/crossplane-cli"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
+    echo
+    echo "require github.com/crossplane/crossplane v$CROSSPLANE_VERSION"
+    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "crossplane CLI: compiling" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_VERSION" \
+      -o "$dir/bin/crank" github.com/crossplane/crossplane/cmd/crank
+  )
+  rm -rf "$work"
+  finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_VERSION"
+}
+
 check_versions() {
   command -v go >/dev/null || die "Go is required to build the toolchain (the machine's Go, or apt-get install golang)"
   local declared
@@ -341,13 +377,14 @@ print_env() {
   echo "export KLUTCH_TOOLCHAIN_CACHE=\"$CACHE\""
   echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
   echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
+  echo "export KLUTCH_CROSSPLANE_CLI=\"$(crossplane_cli_dir)/bin/crank\""
   echo "export PULUMI_SKIP_UPDATE_CHECK=true"
   echo "export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true"
 }
 
 status() {
   local d
-  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)"; do
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)"; do
     if is_built "$d"; then
       printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
     else
@@ -373,6 +410,7 @@ main() {
       [[ "$only" == all || "$only" == pulumi ]] && build_pulumi
       [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
+      [[ "$only" == all || "$only" == crossplane-cli ]] && build_crossplane_cli
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2
       ;;

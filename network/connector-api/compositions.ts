@@ -142,7 +142,7 @@ export function renderPipeline(
           input: {
             apiVersion: "pt.fn.crossplane.io/v1beta1",
             kind: "Resources",
-            resources: model.resources.map(renderResource),
+            resources: composedResources(model),
           },
         },
       ],
@@ -151,22 +151,25 @@ export function renderPipeline(
 }
 
 /**
- * Resources mode refuses a composition without resources, so a model that composes nothing
- * (NOOP) gets one inert marker: a NetworkPath of implementation `noop` that records the
- * connection, which the bridge ignores and nothing waits on.
+ * Neither form accepts a composition without resources. Resources mode refuses it, and
+ * function-patch-and-transform answers an input without resources (or environment patches)
+ * with a fatal result, "resources or environment patches are required" (ValidateResources in
+ * its validate.go, every release from v0.2.0 to v0.10.8), on which Crossplane 1.20 fails the
+ * XR's reconcile (internal/controller/apiextensions/composite/composition_functions.go). So a
+ * model that composes nothing (NOOP) gets one inert marker in both forms: a NetworkPath of
+ * implementation `noop` that records the connection, which the bridge ignores and nothing
+ * waits on.
  */
-function resourcesModeMarker(model: CompositionModel): ComposedResource {
-  return networkPathResource(model.implementation, "noop-marker", false);
+function composedResources(model: CompositionModel): Record<string, unknown>[] {
+  if (model.resources.length > 0) return model.resources.map(renderResource);
+  const marker = networkPathResource(model.implementation, "noop-marker", false);
+  return [{ ...renderResource(marker), readinessChecks: [{ type: "None" }] }];
 }
 
 /** Function-less form (Crossplane 1.x `mode: Resources`), for a Crossplane that runs no function pods. */
 export function renderResourcesMode(model: CompositionModel, labels: Record<string, string> = {}) {
-  const resources =
-    model.resources.length > 0
-      ? model.resources.map(renderResource)
-      : [{ ...renderResource(resourcesModeMarker(model)), readinessChecks: [{ type: "None" }] }];
   return {
     ...header(model, labels),
-    spec: { compositeTypeRef, mode: "Resources", resources },
+    spec: { compositeTypeRef, mode: "Resources", resources: composedResources(model) },
   };
 }

@@ -56,9 +56,13 @@ describe("network connector API (pure)", () => {
     assert.equal(pipeline.metadata.labels["klutch.anynines.com/implementation"], "proxy");
   });
 
-  it("NOOP composes nothing in Pipeline mode and one inert, always-ready marker in Resources mode", () => {
+  it("NOOP composes one inert, always-ready marker, the same in both forms", () => {
     const noop = noopComposition();
-    assert.deepEqual((renderPipeline(noop) as any).spec.pipeline[0].input.resources, []);
+    // function-patch-and-transform refuses an input without resources, as Resources mode does.
+    assert.deepEqual(
+      (renderPipeline(noop) as any).spec.pipeline[0].input.resources,
+      (renderResourcesMode(noop) as any).spec.resources,
+    );
     const res = (renderResourcesMode(noop) as any).spec.resources;
     assert.equal(res.length, 1);
     // A cluster-scoped NetworkPath: Crossplane 1.x cannot read a namespaced composed resource back.
