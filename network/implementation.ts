@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { AddIssue, Located } from "../lib/config/located";
 import type { AppClusterConfig, ControlPlaneConfig } from "../lib/config/schema";
 
 /**
@@ -20,14 +21,7 @@ import type { AppClusterConfig, ControlPlaneConfig } from "../lib/config/schema"
  */
 export type Realisation = "proxy" | "routed" | "forwarded" | "ignored";
 
-export type ConfigPath = (string | number)[];
-export type AddIssue = (at: ConfigPath, message: string) => void;
-
-/** A well-formed config entry and where it sits in the stack config. */
-export interface Located<T> {
-  value: T;
-  at: ConfigPath;
-}
+export type { AddIssue, ConfigPath, Located } from "../lib/config/located";
 
 /** What an implementation's cross-setting rules see. */
 export interface ConnectorCheckInput<C> {

@@ -1,13 +1,13 @@
 import * as path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { cidrsOverlap, cidrProblem } from "../net/cidr";
-import type { AddIssue, ConnectorCheckInput, Located } from "../../network/implementation";
+import { cidrsOverlap } from "../net/cidr";
+import type { ConnectorCheckInput } from "../../network/implementation";
+import type { AddIssue, Located } from "./located";
 import { IMPLEMENTATIONS } from "../../network/registry";
-import { availabilityZoneProblem } from "../cloud/aws/regions";
-import { vpcCidrProblem } from "../cloud/aws/subnets";
+import { checkAwsCluster } from "../cloud/aws/checks";
+import { checkOpenstackNetwork } from "../cloud/openstack/checks";
 import { ConfigIssue, errorMap, formatPath, zodIssues } from "./messages";
 import {
-  AwsClusterConfig,
   AppClusterConfig,
   ClusterConfig,
   ControlPlaneConfig,
@@ -235,15 +235,6 @@ function checkInfrastructure(
       if (!value.network)
         add([...at, "network"], 'is required for infrastructure "aws": set network.nodeCidr to the VPC CIDR');
       if (value.aws) checkAwsCluster(value.aws, value.network?.nodeCidr, !!value.kubeconfig, at, add);
-      if (value.aws) {
-        const g = value.aws.nodeGroup;
-        if (!(g.minSize <= g.desiredSize && g.desiredSize <= g.maxSize)) {
-          add(
-            [...at, "aws", "nodeGroup"],
-            `needs minSize <= desiredSize <= maxSize (got ${g.minSize}, ${g.desiredSize}, ${g.maxSize})`,
-          );
-        }
-      }
       break;
     case "openstack":
       if (!value.openstack)
@@ -266,14 +257,7 @@ function checkInfrastructure(
           add,
         );
       }
-      if (value.network && !cidrProblem(value.network.nodeCidr)) {
-        const prefix = Number(value.network.nodeCidr.split("/")[1]);
-        if (prefix > 28)
-          add(
-            [...at, "network", "nodeCidr"],
-            `${value.network.nodeCidr} is too small for a cluster subnet; use at most a /28`,
-          );
-      }
+      if (value.network) checkOpenstackNetwork(value.network.nodeCidr, at, add);
       break;
   }
   const net = value.network;
@@ -292,46 +276,6 @@ function checkInfrastructure(
         [...at, "network", "serviceCidr"],
         `${net.serviceCidr} overlaps podCidr ${net.podCidr}; choose a disjoint range`,
       );
-    }
-  }
-}
-
-function checkAwsCluster(
-  aws: AwsClusterConfig,
-  nodeCidr: string | undefined,
-  hasKubeconfig: boolean,
-  at: (string | number)[],
-  add: Add,
-): void {
-  const zones = availabilityZoneProblem(aws.region, aws.availabilityZoneCount);
-  if (zones) add([...at, "aws", "availabilityZoneCount"], zones);
-  if (hasKubeconfig)
-    add(
-      [...at, "kubeconfig"],
-      'is not used with infrastructure "aws"; adopt a cluster with aws.existingClusterName',
-    );
-  if (aws.existingVpcId) {
-    if (!aws.existingRouteTableIds?.length)
-      add(
-        [...at, "aws", "existingRouteTableIds"],
-        `is required with existingVpcId: list the route tables of ${aws.existingVpcId} that peered networks need routes in`,
-      );
-    if (!aws.existingClusterName && !aws.existingSubnetIds?.length)
-      add(
-        [...at, "aws", "existingSubnetIds"],
-        `is required with existingVpcId when the EKS cluster is created: list the private subnets of ${aws.existingVpcId} (at least two zones)`,
-      );
-  } else {
-    for (const field of ["existingClusterName", "existingRouteTableIds", "existingSubnetIds"] as const) {
-      if (aws[field] !== undefined)
-        add(
-          [...at, "aws", field],
-          "needs aws.existingVpcId (the VPC it lives in); set it or remove this field",
-        );
-    }
-    if (nodeCidr && !cidrProblem(nodeCidr)) {
-      const problem = vpcCidrProblem(nodeCidr, aws.availabilityZoneCount);
-      if (problem) add([...at, "network", "nodeCidr"], problem);
     }
   }
 }

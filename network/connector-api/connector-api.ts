@@ -10,11 +10,12 @@ import {
   renderResourcesMode,
 } from "./compositions";
 import { networkPathCrd } from "./network-path-crd";
+import { IMPLEMENTATIONS, IMPLEMENTATION_NAMES, isImplementationName } from "../registry";
 
 export interface NetworkConnectorApiArgs {
   /** Provider of the control plane cluster. */
   provider: k8s.Provider;
-  /** Pulumi-backed implementations to offer besides NOOP, e.g. ["proxy", "wireguard"]. */
+  /** Implementations to offer besides NOOP (always offered), by registry name, e.g. ["proxy", "wireguard"]. */
   implementations: string[];
   /** Implementation connections get when they select none (Klutch's default is the proxy). */
   defaultImplementation: string;
@@ -38,7 +39,16 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
 
   constructor(name: string, args: NetworkConnectorApiArgs, opts?: pulumi.ComponentResourceOptions) {
     // Checked before registering the component itself, so bad input leaves nothing behind.
-    const implementations = [...new Set(args.implementations)].filter((i) => i !== "noop");
+    const unknown = args.implementations.filter((i) => !isImplementationName(i));
+    if (unknown.length > 0) {
+      throw new Error(
+        `implementations ${unknown.map((i) => `"${i}"`).join(", ")} not known; known: ${IMPLEMENTATION_NAMES.join(", ")}`,
+      );
+    }
+    // NOOP (the one implementation the registry marks ignored) always gets its inert marker
+    // composition; the others compose a NetworkPath the bridge realises.
+    const ignored = IMPLEMENTATIONS.filter((i) => i.realisation === "ignored").map((i) => i.name as string);
+    const implementations = [...new Set(args.implementations)].filter((i) => !ignored.includes(i));
     if (args.defaultImplementation !== "noop" && !implementations.includes(args.defaultImplementation)) {
       throw new Error(
         `defaultImplementation "${args.defaultImplementation}" is not among ${["noop", ...implementations].join(", ")}`,
