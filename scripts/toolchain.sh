@@ -298,6 +298,28 @@ build_etcd() {
   finish "$dir" "etcd v$ETCD_VERSION"
 }
 
+# Builds one command of the crossplane module at the pinned version through a wrapper module
+# (named klutch.local/toolchain/<1st arg>) that carries the module's own replaces.
+# Args: cache dir, work dir, wrapper name, cmd/<name> to build, binary name.
+build_crossplane_command() {
+  local dir="$1" work="$2" wrapper="$3" cmd="$4" bin="$5" cdir
+  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_VERSION")
+  {
+    echo "module klutch.local/toolchain/$wrapper"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
+    echo
+    echo "require github.com/crossplane/crossplane v$CROSSPLANE_VERSION"
+    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "$wrapper: compiling cmd/$cmd" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_VERSION" \
+      -o "$dir/bin/$bin" "github.com/crossplane/crossplane/cmd/$cmd"
+  )
+}
+
 build_crossplane() {
   local dir
   dir=$(crossplane_dir)
@@ -310,20 +332,7 @@ build_crossplane() {
   rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
   local cdir
   cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_VERSION")
-  {
-    echo "module klutch.local/toolchain/crossplane"
-    echo
-    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
-    echo
-    echo "require github.com/crossplane/crossplane v$CROSSPLANE_VERSION"
-    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
-  } >"$work/go.mod"
-  (
-    cd "$work"
-    run_logged "crossplane: compiling" "$dir/build.log" go build -v -trimpath \
-      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_VERSION" \
-      -o "$dir/bin/crossplane" github.com/crossplane/crossplane/cmd/crossplane
-  )
+  build_crossplane_command "$dir" "$work" crossplane crossplane crossplane
   # The chart and CRDs are files of the module; keep a copy next to the binary.
   cp -r "$cdir/cluster" "$dir/cluster" && chmod -R u+w "$dir/cluster"
   finish "$dir" "crossplane v$CROSSPLANE_VERSION"
@@ -344,22 +353,7 @@ build_crossplane_cli() {
   log "crossplane CLI $CROSSPLANE_VERSION: building cmd/crank (cold: ~1 min after the core)"
   local work="$dir/src"
   rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  local cdir
-  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_VERSION")
-  {
-    echo "module klutch.local/toolchain/crossplane-cli"
-    echo
-    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
-    echo
-    echo "require github.com/crossplane/crossplane v$CROSSPLANE_VERSION"
-    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
-  } >"$work/go.mod"
-  (
-    cd "$work"
-    run_logged "crossplane CLI: compiling" "$dir/build.log" go build -v -trimpath \
-      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_VERSION" \
-      -o "$dir/bin/crank" github.com/crossplane/crossplane/cmd/crank
-  )
+  build_crossplane_command "$dir" "$work" crossplane-cli crank crank
   rm -rf "$work"
   finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_VERSION"
 }

@@ -12,24 +12,11 @@ import {
 } from "./haproxy-config";
 import { planPorts } from "./port-planner";
 import { ProxyConnection, SNI_LISTENER, listenerKeys } from "./types";
+import { goldenChecker } from "../../test/helpers/golden";
 
 const HAPROXY = "/usr/sbin/haproxy";
-const GOLDEN = path.join(__dirname, "golden");
-const UPDATE = process.env.UPDATE_GOLDEN === "1";
 
-function golden(file: string, actual: string): void {
-  const target = path.join(GOLDEN, file);
-  if (UPDATE || !fs.existsSync(target)) {
-    fs.mkdirSync(GOLDEN, { recursive: true });
-    fs.writeFileSync(target, actual);
-    if (!UPDATE) assert.fail(`wrote missing golden file ${file}; check it and run again`);
-  }
-  assert.equal(
-    actual,
-    fs.readFileSync(target, "utf8"),
-    `differs from ${file} (UPDATE_GOLDEN=1 rewrites goldens)`,
-  );
-}
+const golden = goldenChecker(path.join(__dirname, "golden"));
 
 /** The real HAProxy's verdict on a config: exit status and everything it printed. */
 function haproxyCheck(config: string): { status: number | null; output: string } {

@@ -14,9 +14,7 @@ import {
   renderGatewaySetconf,
   renderGatewayWgQuick,
 } from "./render-wg-quick";
-
-const GOLDEN = path.join(__dirname, "golden");
-const UPDATE = process.env.UPDATE_GOLDEN === "1";
+import { goldenChecker } from "../../test/helpers/golden";
 
 /** An obviously fake, well-formed key: readable words padded to 32 bytes of base64. */
 function fakeKey(words: string): string {
@@ -59,19 +57,7 @@ const k8sOptions = {
   keyRotation: "initial",
 };
 
-function golden(file: string, actual: string): void {
-  const target = path.join(GOLDEN, file);
-  if (UPDATE || !fs.existsSync(target)) {
-    fs.mkdirSync(GOLDEN, { recursive: true });
-    fs.writeFileSync(target, actual);
-    if (!UPDATE) assert.fail(`wrote missing golden file ${file}; check it and run again`);
-  }
-  assert.equal(
-    actual,
-    fs.readFileSync(target, "utf8"),
-    `differs from ${file} (UPDATE_GOLDEN=1 rewrites goldens)`,
-  );
-}
+const golden = goldenChecker(path.join(__dirname, "golden"));
 
 /** What the real wg-quick keeps of a wg-quick file: the part `wg setconf` accepts. */
 function wgQuickStrip(config: string): string {
@@ -163,7 +149,7 @@ describe("WireGuard renderers", () => {
       ],
     );
     for (const doc of parseAllDocuments(
-      fs.readFileSync(path.join(GOLDEN, "client-app-1-k8s.yaml"), "utf8"),
+      fs.readFileSync(path.join(__dirname, "golden", "client-app-1-k8s.yaml"), "utf8"),
     )) {
       assert.equal(doc.errors.length, 0);
     }
