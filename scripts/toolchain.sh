@@ -113,6 +113,39 @@ exec node "$script" "$@"'
   fi
 }
 
+# --- Policy pack analyzer host -------------------------------------------------------------
+# `pulumi preview --policy-pack <dir>` starts an analyzer for a policy pack. Facts from
+# github.com/pulumi/pulumi/sdk/v3@v3.248.0 (Go module cache), go/common/resource/plugin/
+# analyzer_plugin.go, NewPolicyAnalyzer: the engine runs a nodejs pack through the language host
+# `pulumi-language-nodejs` when there is one; a CLI built from the module has none, so it falls back
+# to the analyzer plugin named "policy-" + the pack's runtime, i.e. `pulumi-analyzer-policy-nodejs`
+# (file name from workspace.PluginDescriptor.File: pulumi-<kind>-<name>), started in the pack's
+# directory with the arguments `<engine address> .` (plus `-<option>=<value>` per runtime option of
+# PulumiPolicy.yaml) and PULUMI_CONFIG/PULUMI_STACK/... in its environment. Analyzers are not among
+# the plugins found next to the CLI (workspace.IsPluginBundled), so the runner installs this script
+# into PULUMI_HOME (lib/pulumi-runner.ts, ensurePolicyAnalyzer). What it runs is what upstream's
+# sdk/nodejs/dist/pulumi-analyzer-policy runs: `@pulumi/pulumi/cmd/run-policy-pack` of the
+# @pulumi/pulumi the pack's directory resolves, with the same arguments.
+policy_analyzer_script() {
+  cat <<'SCRIPT'
+#!/bin/sh
+# Host of Pulumi policy packs (nodejs): @pulumi/pulumi's run-policy-pack, resolved from the pack.
+script=$(node -e "process.stdout.write(require.resolve(\"@pulumi/pulumi/cmd/run-policy-pack\"))") || exit 1
+exec node "$script" "$@"
+SCRIPT
+}
+
+install_policy_analyzer() {
+  local plugin content
+  plugin="$(pulumi_dir)/bin/pulumi-analyzer-policy-nodejs"
+  content=$(policy_analyzer_script)
+  if [[ ! -f "$plugin" || "$(cat "$plugin")" != "$content" ]]; then
+    mkdir -p "$(dirname "$plugin")"
+    printf '%s\n' "$content" >"$plugin.tmp" && chmod 0755 "$plugin.tmp" && mv "$plugin.tmp" "$plugin"
+    log "  installed the policy pack analyzer host next to the CLI ($plugin)"
+  fi
+}
+
 build_pulumi() {
   local dir
   dir=$(pulumi_dir)
@@ -371,6 +404,7 @@ main() {
       [[ "$only" == all || "$only" == kubernetes ]] && build_kubernetes
       [[ "$only" == all || "$only" == node ]] && build_node
       [[ "$only" == all || "$only" == pulumi ]] && build_pulumi
+      [[ "$only" == all || "$only" == pulumi ]] && install_policy_analyzer
       [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
       log "toolchain ready in $((SECONDS - start))s:"
