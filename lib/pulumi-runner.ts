@@ -11,6 +11,9 @@ import { repoRoot, toolchainEnv } from "./toolchain";
  */
 export const LOCAL_STACK_PASSPHRASE = "klutch-local-only";
 
+/** Where `scripts/toolchain.sh env --local-stack` keeps that passphrase for plain `pulumi`. */
+export const LOCAL_PASSPHRASE_FILE = path.join(repoRoot, ".pulumi", "local-stack.passphrase");
+
 export const KUBERNETES_PLUGIN_VERSION = (
   JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;
@@ -41,6 +44,17 @@ export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env):
   // Use the plugin installed in PULUMI_HOME at the version the program asks for, not
   // whatever binary of that name happens to be on PATH.
   env.PULUMI_IGNORE_AMBIENT_PLUGINS = "true";
+  // `scripts/toolchain.sh env --local-stack` exports the local stack's passphrase as this file;
+  // it must never encrypt another stack's secrets.
+  if (
+    stack !== "local" &&
+    env.PULUMI_CONFIG_PASSPHRASE_FILE &&
+    path.resolve(env.PULUMI_CONFIG_PASSPHRASE_FILE) === LOCAL_PASSPHRASE_FILE
+  ) {
+    throw new Error(
+      `stack "${stack}" would use the local stack's passphrase (PULUMI_CONFIG_PASSPHRASE_FILE=${LOCAL_PASSPHRASE_FILE}, from \`scripts/toolchain.sh env --local-stack\`); set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE for this stack`,
+    );
+  }
   if (!env.PULUMI_CONFIG_PASSPHRASE && !env.PULUMI_CONFIG_PASSPHRASE_FILE) {
     if (stack !== "local") {
       throw new Error(

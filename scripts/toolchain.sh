@@ -5,6 +5,8 @@
 #
 #   scripts/toolchain.sh build     build whatever is missing (default)
 #   scripts/toolchain.sh env       print shell exports for the built tools
+#   scripts/toolchain.sh env --local-stack
+#                                  ... and for plain pulumi/kubectl on the local stack
 #   scripts/toolchain.sh status    show what is cached and where
 #
 # The cache survives between sessions and CI runs on the same machine, so a
@@ -370,6 +372,52 @@ check_versions() {
   fi
 }
 
+# --- Plain `pulumi` and `kubectl` on the local stack -----------------------------------------
+# `env --local-stack` adds to the toolchain's exports what the real CLI needs to work on the
+# project's `local` stack the way `npm run pulumi` does (lib/pulumi-runner.ts, pulumiEnv): the
+# file backend and plugin home inside the project, no update checks or plugin downloads, the
+# local stack's passphrase, and KUBECONFIG listing the local clusters' kubeconfigs (the control
+# plane's context first, so it is current). PULUMI_BACKEND_URL, PULUMI_HOME and KLUTCH_LOCAL_DIR
+# already set are kept. The passphrase is not printed: it is written to
+# .pulumi/local-stack.passphrase (mode 0600, gitignored) and only PULUMI_CONFIG_PASSPHRASE_FILE is
+# exported, so the output can be logged; `npm run pulumi` refuses that file for any other stack.
+local_passphrase_file() { echo "$ROOT/.pulumi/local-stack.passphrase"; }
+
+print_local_stack_env() {
+  local passphrase file dir cp kubeconfigs=() k
+  passphrase=$(sed -n 's/^export const LOCAL_STACK_PASSPHRASE = "\(.*\)";$/\1/p' "$ROOT/lib/pulumi-runner.ts")
+  [[ -n "$passphrase" ]] || die "no LOCAL_STACK_PASSPHRASE in lib/pulumi-runner.ts"
+  file=$(local_passphrase_file)
+  mkdir -p "$(dirname "$file")"
+  if [[ ! -f "$file" || "$(cat "$file")" != "$passphrase" ]]; then
+    (umask 077 && printf '%s' "$passphrase" >"$file.tmp" && mv "$file.tmp" "$file")
+  fi
+  local backend="${PULUMI_BACKEND_URL:-file://$ROOT/.pulumi/state}"
+  # The file backend's directory must exist before the CLI opens it (`pulumi stack ls`).
+  [[ "$backend" != file://* ]] || mkdir -p "${backend#file://}"
+  echo "export PULUMI_BACKEND_URL=\"$backend\""
+  echo "export PULUMI_HOME=\"${PULUMI_HOME:-$ROOT/.pulumi/home}\""
+  echo "export PULUMI_IGNORE_AMBIENT_PLUGINS=true"
+  echo "unset PULUMI_CONFIG_PASSPHRASE"
+  echo "export PULUMI_CONFIG_PASSPHRASE_FILE=\"$file\""
+  dir="${KLUTCH_LOCAL_DIR:-$ROOT/.klutch/local}"
+  [[ "$dir" == /* ]] || dir="$ROOT/$dir"
+  cp=$(awk '/^  klutch:controlPlane:/ { inside = 1; next } inside && /^    name:/ { print $2; exit }' \
+    "$ROOT/stacks/Pulumi.local.yaml")
+  [[ -n "$cp" && -f "$dir/$cp/kubeconfig" ]] && kubeconfigs+=("$dir/$cp/kubeconfig")
+  for k in "$dir"/*/kubeconfig; do
+    [[ -f "$k" && "$k" != "$dir/$cp/kubeconfig" ]] && kubeconfigs+=("$k")
+  done
+  if ((${#kubeconfigs[@]} > 0)); then
+    echo "export KUBECONFIG=\"$(
+      IFS=:
+      echo "${kubeconfigs[*]}"
+    )\""
+  else
+    echo "# no local cluster kubeconfig under $dir yet: start them with \`npm run clusters -- up\`"
+  fi
+}
+
 print_env() {
   echo "export KLUTCH_TOOLCHAIN_CACHE=\"$CACHE\""
   echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
@@ -410,7 +458,10 @@ main() {
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2
       ;;
-    env) print_env ;;
+    env)
+      print_env
+      [[ "${2:-}" != --local-stack ]] || print_local_stack_env
+      ;;
     status) status ;;
     *) die "unknown command '$cmd' (use build, env or status)" ;;
   esac
