@@ -188,11 +188,100 @@ export const peeringRoutesSpecific: NetworkRule = {
   },
 };
 
+/**
+ * Annotations that make a cloud's load balancer internal (no internet-facing address), as the
+ * controllers that read them document them:
+ * - AWS Load Balancer Controller, "Service annotations"
+ *   (https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/):
+ *   `service.beta.kubernetes.io/aws-load-balancer-scheme` is `internal` (its default when the
+ *   controller reconciles the Service) or `internet-facing`; `…/aws-load-balancer-internal` is a
+ *   boolean, deprecated in favour of the scheme, and also the in-tree AWS provider's annotation.
+ * - cloud-provider-openstack, pkg/openstack (`ServiceAnnotationLoadBalancerInternal`,
+ *   https://pkg.go.dev/k8s.io/cloud-provider-openstack/pkg/openstack) and its
+ *   docs/openstack-cloud-controller-manager/expose-applications-using-loadbalancer-type-service.md:
+ *   `service.beta.kubernetes.io/openstack-internal-load-balancer: "true"`, default false.
+ * Only the explicit internal values count: the AWS scheme's default applies to the AWS Load
+ * Balancer Controller only (the in-tree controller and EKS Auto Mode differ), so a Service that
+ * names no scheme is treated as internet-facing.
+ */
+export const INTERNAL_LB_ANNOTATIONS: Readonly<Record<string, string>> = {
+  "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+  "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+  "service.beta.kubernetes.io/openstack-internal-load-balancer": "true",
+};
+
+/** The explicit, reviewed opt-in for a load balancer that must be reachable from anywhere. */
+export const PUBLIC_ENDPOINT_ANNOTATION = "klutch.anynines.com/public-endpoint";
+
+/**
+ * The annotation form of `spec.loadBalancerSourceRanges` (comma-separated CIDRs): Kubernetes'
+ * cloud-provider helpers (k8s.io/cloud-provider service/helpers GetLoadBalancerSourceRanges) use
+ * it when the spec field is empty, and the AWS Load Balancer Controller lists it too.
+ */
+export const SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges";
+
+const record = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** The source ranges a LoadBalancer Service admits: the spec field, else the annotation. */
+function loadBalancerSourceRanges(
+  spec: Record<string, unknown>,
+  annotations: Record<string, unknown>,
+): string[] {
+  const fromSpec = list(spec.loadBalancerSourceRanges)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (fromSpec.length > 0) return fromSpec;
+  const fromAnnotation = annotations[SOURCE_RANGES_ANNOTATION];
+  return typeof fromAnnotation === "string"
+    ? fromAnnotation
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
+}
+
+export const noWorldOpenLoadBalancer: NetworkRule = {
+  name: "klutch-no-world-open-load-balancer",
+  description:
+    'A Kubernetes Service of type LoadBalancer admits only named networks (loadBalancerSourceRanges), is internal, or opts in with klutch.anynines.com/public-endpoint: "true".',
+  check: (r) => {
+    if (r.type !== "kubernetes:core/v1:Service") return [];
+    const spec = record(r.props.spec);
+    if (spec.type !== "LoadBalancer") return [];
+    const metadata = record(r.props.metadata);
+    const annotations = record(metadata.annotations);
+    if (annotations[PUBLIC_ENDPOINT_ANNOTATION] === "true") return [];
+    if (Object.entries(INTERNAL_LB_ANNOTATIONS).some(([key, value]) => annotations[key] === value)) return [];
+    const name = typeof metadata.name === "string" ? `Service ${metadata.name}` : "a LoadBalancer Service";
+    const fix =
+      `set spec.loadBalancerSourceRanges to the consumers' CIDRs, make it internal (${Object.entries(
+        INTERNAL_LB_ANNOTATIONS,
+      )
+        .map(([k, v]) => `${k}: "${v}"`)
+        .join(", ")}), ` + `or opt in with ${PUBLIC_ENDPOINT_ANNOTATION}: "true"`;
+    const ranges = loadBalancerSourceRanges(spec, annotations);
+    if (ranges.length === 0)
+      return [`${name} is a load balancer open to the internet (no source ranges); ${fix}`];
+    return ranges
+      .filter((c) => {
+        const prefix = prefixOf(c);
+        return prefix === undefined || prefix < MIN_SOURCE_PREFIX;
+      })
+      .map((c) =>
+        prefixOf(c) === undefined
+          ? `${name} has source range "${c}", which is not a CIDR; ${fix}`
+          : `${name} admits ${c}, wider than a consumer network (/${MIN_SOURCE_PREFIX} or longer); ${fix}`,
+      );
+  },
+};
+
 export const NETWORK_RULES: readonly NetworkRule[] = [
   ingressSinglePort,
   noWorldDataServiceIngress,
   ingressFromConsumerNetwork,
   peeringRoutesSpecific,
+  noWorldOpenLoadBalancer,
 ];
 
 /** Every violation of every rule over a set of resources, as `rule: message`. */

@@ -5,6 +5,8 @@
 // runs through the Automation API. It behaves like the `pulumi` command operators know:
 // `up` and `destroy` show what they will do and ask first (`--yes` skips the question; without
 // a terminal to ask on, they refuse), and the common flags mean what they mean there.
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as readline from "node:readline/promises";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { Command, Option } from "commander";
@@ -18,6 +20,7 @@ interface ChangeFlags {
   refresh?: boolean;
   target?: string[];
   targetDependents?: boolean;
+  policyPack?: string[];
 }
 
 const collect = (value: string, prior: string[] = []) => [...prior, value];
@@ -28,7 +31,29 @@ function changeOptions(cmd: Command, what: string): Command {
     .option("--diff", "show the property-level diff")
     .option("--refresh", "read the real state of every resource first")
     .option("-t, --target <urn>", `only ${what} this resource (repeatable)`, collect)
-    .option("--target-dependents", "also the resources that depend on the targets");
+    .option("--target-dependents", "also the resources that depend on the targets")
+    .option(
+      "--policy-pack <dir>",
+      "run this policy pack (e.g. `policy`) over every resource; a mandatory violation fails (repeatable)",
+      collect,
+    );
+}
+
+/**
+ * The policy packs as absolute directories. The engine would report a wrong path only after
+ * running the program, as "failed to load Pulumi policy project"; this says so at once.
+ */
+function policyPacks(dirs: string[] | undefined): string[] | undefined {
+  if (!dirs) return undefined;
+  return dirs.map((dir) => {
+    const abs = path.resolve(dir);
+    if (!fs.existsSync(path.join(abs, "PulumiPolicy.yaml"))) {
+      throw new Error(
+        `--policy-pack ${dir}: ${abs} has no PulumiPolicy.yaml; give a policy pack directory, e.g. --policy-pack policy`,
+      );
+    }
+    return abs;
+  });
 }
 
 /**
@@ -49,8 +74,8 @@ async function confirmed(question: string, flags: ChangeFlags): Promise<boolean>
   return /^y(es)?$/i.test(answer.trim());
 }
 
-async function stackFor(program: Command): Promise<Stack> {
-  return selectStack({ stack: program.opts<{ stack: string }>().stack });
+async function stackFor(program: Command, flags: ChangeFlags = {}): Promise<Stack> {
+  return selectStack({ stack: program.opts<{ stack: string }>().stack, policyPacks: !!flags.policyPack });
 }
 
 async function main(): Promise<void> {
@@ -65,12 +90,14 @@ async function main(): Promise<void> {
       .option("-y, --yes", "apply without asking (after showing the preview)"),
     "update",
   ).action(async (flags: ChangeFlags) => {
-    const stack = await stackFor(program);
+    const packs = policyPacks(flags.policyPack);
+    const stack = await stackFor(program, flags);
     const common = {
       diff: flags.diff,
       refresh: flags.refresh,
       target: flags.target,
       targetDependents: flags.targetDependents,
+      policyPacks: packs,
     };
     const preview = await stack.preview({ ...common, onOutput: out });
     const changes = Object.entries(preview.changeSummary).filter(([op, n]) => op !== "same" && (n ?? 0) > 0);
@@ -93,7 +120,8 @@ async function main(): Promise<void> {
       .option("--expect-no-changes", "fail if the preview shows any change"),
     "preview",
   ).action(async (flags: ChangeFlags & { expectNoChanges?: boolean }) => {
-    const stack = await stackFor(program);
+    const packs = policyPacks(flags.policyPack);
+    const stack = await stackFor(program, flags);
     const res = await stack.preview({
       onOutput: out,
       expectNoChanges: flags.expectNoChanges,
@@ -101,6 +129,7 @@ async function main(): Promise<void> {
       refresh: flags.refresh,
       target: flags.target,
       targetDependents: flags.targetDependents,
+      policyPacks: packs,
     });
     out(`\npreview: ${JSON.stringify(res.changeSummary)}\n`);
   });

@@ -1,33 +1,66 @@
 #!/usr/bin/env bash
 # Installs everything the project needs that is not in the repository: the npm packages
-# (from the committed lockfile), the Debian tools the tests call, and the toolchain built
+# (from the committed lockfile), the Debian tools its commands call, and the toolchain built
 # from the Go module proxy. Safe to run again; a warm run takes seconds.
+#
+#   scripts/setup.sh           what `npm run up`, `npm run clusters` and `npm run bridge` need
+#   scripts/setup.sh --test    also the tools only the tests and benchmarks use (scripts/test.sh)
+#
+# Debian 12 (bookworm) is where this runs and is tested; PostgreSQL is the release's own (the
+# `postgresql` metapackage: 15 on Debian 12, 17 on Debian 13), found at /usr/lib/postgresql/<major>.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 step() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
-# Debian packages, only what is missing: openssl makes the local clusters' certificates;
-# haproxy, postgresql, wireguard-tools/wireguard-go, iproute2 and nftables (the gateway's
-# filter) are the real data plane the tests run in network namespaces; procps/util-linux give
-# ps, sysctl, flock and taskset. A local cluster's node runs containerd with runc (crun refuses
-# this machine's hybrid cgroup layout), the standard CNI plugins (bridge, host-local, portmap,
-# loopback), iptables (portmap's rules) and conntrack (kube-proxy clears stale UDP flows with
-# it); gcc and libc6-dev compile the static pause binary of the CRI sandbox image.
+with_test=false
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_test=true ;;
+    *)
+      echo "usage: scripts/setup.sh [--test]   (unknown argument '$arg')" >&2
+      exit 2
+      ;;
+  esac
+done
+
+# tool:package pairs; a tool starting with / is a file that must exist (globs allowed).
+# What the commands need: openssl makes the local clusters' certificates; procps/util-linux
+# give ps, sysctl, flock, nsenter and taskset. A local cluster's node runs containerd with runc
+# (crun refuses this machine's hybrid cgroup layout), the standard CNI plugins (bridge,
+# host-local, portmap, loopback), iptables (portmap's rules) and conntrack (kube-proxy clears
+# stale UDP flows with it), in a network namespace of its own (iproute2) with an nft table on
+# the host (nftables); gcc and libc6-dev compile the static pause binary of the CRI sandbox
+# image. The node's images copy this machine's HAProxy and PostgreSQL (local-clusters/images/catalog.ts),
+# and the bridge's local target runs HAProxy processes.
+runtime_pairs=(
+  openssl:openssl ps:procps flock:util-linux nsenter:util-linux taskset:util-linux
+  ip:iproute2 nft:nftables haproxy:haproxy
+  '/usr/lib/postgresql/*/bin/postgres:postgresql' psql:postgresql-client
+  containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins
+  iptables:iptables conntrack:conntrack gcc:gcc /usr/include/stdio.h:libc6-dev
+)
+# Only the tests and benchmarks: the WireGuard data plane they run in network namespaces.
+test_pairs=(wg:wireguard-tools wireguard-go:wireguard-go)
+
+pairs=("${runtime_pairs[@]}")
+$with_test && pairs+=("${test_pairs[@]}")
+
+export PATH="$PATH:/usr/sbin:/sbin"
 need=()
-for pair in openssl:openssl ps:procps flock:util-linux ip:iproute2 haproxy:haproxy \
-  /usr/lib/postgresql/15/bin/postgres:postgresql-15 pgbench:postgresql-client-15 \
-  wg:wireguard-tools wireguard-go:wireguard-go nft:nftables taskset:util-linux \
-  containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
-  iptables:iptables conntrack:conntrack nsenter:util-linux gcc:gcc /usr/include/stdio.h:libc6-dev; do
+for pair in "${pairs[@]}"; do
   tool="${pair%%:*}"
-  if [[ "$tool" == /* ]]; then [[ -e "$tool" ]] && continue; else command -v "$tool" >/dev/null && continue; fi
-  export PATH="$PATH:/usr/sbin:/sbin"
-  command -v "$tool" >/dev/null && continue
+  if [[ "$tool" == /* ]]; then
+    # shellcheck disable=SC2086 # the glob is meant to expand
+    compgen -G "$tool" >/dev/null && continue
+  else
+    command -v "$tool" >/dev/null && continue
+  fi
   need+=("${pair#*:}")
 done
 if ((${#need[@]} > 0)); then
+  mapfile -t need < <(printf '%s\n' "${need[@]}" | awk '!seen[$0]++')
   step "installing Debian packages: ${need[*]}"
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq

@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 
 step() { printf '\033[1m[test]\033[0m %s\n' "$*" >&2; }
 step "type check"

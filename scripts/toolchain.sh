@@ -5,6 +5,8 @@
 #
 #   scripts/toolchain.sh build     build whatever is missing (default)
 #   scripts/toolchain.sh env       print shell exports for the built tools
+#   scripts/toolchain.sh env --local-stack
+#                                  ... and for plain pulumi/kubectl on the local stack
 #   scripts/toolchain.sh status    show what is cached and where
 #
 # The cache survives between sessions and CI runs on the same machine, so a
@@ -111,6 +113,39 @@ exec node "$script" "$@"'
     mkdir -p "$bin"
     printf '%s\n' "$content" >"$plugin.tmp" && chmod 0755 "$plugin.tmp" && mv "$plugin.tmp" "$plugin"
     log "  installed the dynamic provider host next to the CLI ($plugin)"
+  fi
+}
+
+# --- Policy pack analyzer host -------------------------------------------------------------
+# `pulumi preview --policy-pack <dir>` starts an analyzer for a policy pack. Facts from
+# github.com/pulumi/pulumi/sdk/v3@v3.248.0 (Go module cache), go/common/resource/plugin/
+# analyzer_plugin.go, NewPolicyAnalyzer: the engine runs a nodejs pack through the language host
+# `pulumi-language-nodejs` when there is one; a CLI built from the module has none, so it falls back
+# to the analyzer plugin named "policy-" + the pack's runtime, i.e. `pulumi-analyzer-policy-nodejs`
+# (file name from workspace.PluginDescriptor.File: pulumi-<kind>-<name>), started in the pack's
+# directory with the arguments `<engine address> .` (plus `-<option>=<value>` per runtime option of
+# PulumiPolicy.yaml) and PULUMI_CONFIG/PULUMI_STACK/... in its environment. Analyzers are not among
+# the plugins found next to the CLI (workspace.IsPluginBundled), so the runner installs this script
+# into PULUMI_HOME (tooling/pulumi-runner.ts, ensurePolicyAnalyzer). What it runs is what upstream's
+# sdk/nodejs/dist/pulumi-analyzer-policy runs: `@pulumi/pulumi/cmd/run-policy-pack` of the
+# @pulumi/pulumi the pack's directory resolves, with the same arguments.
+policy_analyzer_script() {
+  cat <<'SCRIPT'
+#!/bin/sh
+# Host of Pulumi policy packs (nodejs): @pulumi/pulumi's run-policy-pack, resolved from the pack.
+script=$(node -e "process.stdout.write(require.resolve(\"@pulumi/pulumi/cmd/run-policy-pack\"))") || exit 1
+exec node "$script" "$@"
+SCRIPT
+}
+
+install_policy_analyzer() {
+  local plugin content
+  plugin="$(pulumi_dir)/bin/pulumi-analyzer-policy-nodejs"
+  content=$(policy_analyzer_script)
+  if [[ ! -f "$plugin" || "$(cat "$plugin")" != "$content" ]]; then
+    mkdir -p "$(dirname "$plugin")"
+    printf '%s\n' "$content" >"$plugin.tmp" && chmod 0755 "$plugin.tmp" && mv "$plugin.tmp" "$plugin"
+    log "  installed the policy pack analyzer host next to the CLI ($plugin)"
   fi
 }
 
@@ -367,6 +402,52 @@ check_versions() {
   fi
 }
 
+# --- Plain `pulumi` and `kubectl` on the local stack -----------------------------------------
+# `env --local-stack` adds to the toolchain's exports what the real CLI needs to work on the
+# project's `local` stack the way `npm run pulumi` does (tooling/pulumi-runner.ts, pulumiEnv): the
+# file backend and plugin home inside the project, no update checks or plugin downloads, the
+# local stack's passphrase, and KUBECONFIG listing the local clusters' kubeconfigs (the control
+# plane's context first, so it is current). PULUMI_BACKEND_URL, PULUMI_HOME and KLUTCH_LOCAL_DIR
+# already set are kept. The passphrase is not printed: it is written to
+# .pulumi/local-stack.passphrase (mode 0600, gitignored) and only PULUMI_CONFIG_PASSPHRASE_FILE is
+# exported, so the output can be logged; `npm run pulumi` refuses that file for any other stack.
+local_passphrase_file() { echo "$ROOT/.pulumi/local-stack.passphrase"; }
+
+print_local_stack_env() {
+  local passphrase file dir cp kubeconfigs=() k
+  passphrase=$(sed -n 's/^export const LOCAL_STACK_PASSPHRASE = "\(.*\)";$/\1/p' "$ROOT/tooling/pulumi-runner.ts")
+  [[ -n "$passphrase" ]] || die "no LOCAL_STACK_PASSPHRASE in tooling/pulumi-runner.ts"
+  file=$(local_passphrase_file)
+  mkdir -p "$(dirname "$file")"
+  if [[ ! -f "$file" || "$(cat "$file")" != "$passphrase" ]]; then
+    (umask 077 && printf '%s' "$passphrase" >"$file.tmp" && mv "$file.tmp" "$file")
+  fi
+  local backend="${PULUMI_BACKEND_URL:-file://$ROOT/.pulumi/state}"
+  # The file backend's directory must exist before the CLI opens it (`pulumi stack ls`).
+  [[ "$backend" != file://* ]] || mkdir -p "${backend#file://}"
+  echo "export PULUMI_BACKEND_URL=\"$backend\""
+  echo "export PULUMI_HOME=\"${PULUMI_HOME:-$ROOT/.pulumi/home}\""
+  echo "export PULUMI_IGNORE_AMBIENT_PLUGINS=true"
+  echo "unset PULUMI_CONFIG_PASSPHRASE"
+  echo "export PULUMI_CONFIG_PASSPHRASE_FILE=\"$file\""
+  dir="${KLUTCH_LOCAL_DIR:-$ROOT/.klutch/local}"
+  [[ "$dir" == /* ]] || dir="$ROOT/$dir"
+  cp=$(awk '/^  klutch:controlPlane:/ { inside = 1; next } inside && /^    name:/ { print $2; exit }' \
+    "$ROOT/stacks/Pulumi.local.yaml")
+  [[ -n "$cp" && -f "$dir/$cp/kubeconfig" ]] && kubeconfigs+=("$dir/$cp/kubeconfig")
+  for k in "$dir"/*/kubeconfig; do
+    [[ -f "$k" && "$k" != "$dir/$cp/kubeconfig" ]] && kubeconfigs+=("$k")
+  done
+  if ((${#kubeconfigs[@]} > 0)); then
+    echo "export KUBECONFIG=\"$(
+      IFS=:
+      echo "${kubeconfigs[*]}"
+    )\""
+  else
+    echo "# no local cluster kubeconfig under $dir yet: start them with \`npm run clusters -- up\`"
+  fi
+}
+
 print_env() {
   echo "export KLUTCH_TOOLCHAIN_CACHE=\"$CACHE\""
   echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
@@ -402,13 +483,17 @@ main() {
       [[ "$only" == all || "$only" == kubernetes ]] && build_kubernetes
       [[ "$only" == all || "$only" == node ]] && build_node
       [[ "$only" == all || "$only" == pulumi ]] && build_pulumi
+      [[ "$only" == all || "$only" == pulumi ]] && install_policy_analyzer
       [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
       [[ "$only" == all || "$only" == crossplane-cli ]] && build_crossplane_cli
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2
       ;;
-    env) print_env ;;
+    env)
+      print_env
+      [[ "${2:-}" != --local-stack ]] || print_local_stack_env
+      ;;
     status) status ;;
     *) die "unknown command '$cmd' (use build, env or status)" ;;
   esac

@@ -11,6 +11,9 @@ import { repoRoot, toolchainEnv } from "./toolchain";
  */
 export const LOCAL_STACK_PASSPHRASE = "klutch-local-only";
 
+/** Where `scripts/toolchain.sh env --local-stack` keeps that passphrase for plain `pulumi`. */
+export const LOCAL_PASSPHRASE_FILE = path.join(repoRoot, ".pulumi", "local-stack.passphrase");
+
 export const KUBERNETES_PLUGIN_VERSION = (
   JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;
@@ -21,6 +24,8 @@ export interface RunnerOptions {
   stack: string;
   /** Overrides for tests: state and plugin directories, passphrase. */
   env?: NodeJS.ProcessEnv;
+  /** Install the policy pack host too, for `--policy-pack`. */
+  policyPacks?: boolean;
 }
 
 /**
@@ -39,6 +44,17 @@ export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env):
   // Use the plugin installed in PULUMI_HOME at the version the program asks for, not
   // whatever binary of that name happens to be on PATH.
   env.PULUMI_IGNORE_AMBIENT_PLUGINS = "true";
+  // `scripts/toolchain.sh env --local-stack` exports the local stack's passphrase as this file;
+  // it must never encrypt another stack's secrets.
+  if (
+    stack !== "local" &&
+    env.PULUMI_CONFIG_PASSPHRASE_FILE &&
+    path.resolve(env.PULUMI_CONFIG_PASSPHRASE_FILE) === LOCAL_PASSPHRASE_FILE
+  ) {
+    throw new Error(
+      `stack "${stack}" would use the local stack's passphrase (PULUMI_CONFIG_PASSPHRASE_FILE=${LOCAL_PASSPHRASE_FILE}, from \`scripts/toolchain.sh env --local-stack\`); set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE for this stack`,
+    );
+  }
   if (!env.PULUMI_CONFIG_PASSPHRASE && !env.PULUMI_CONFIG_PASSPHRASE_FILE) {
     if (stack !== "local") {
       throw new Error(
@@ -72,6 +88,36 @@ export function ensureKubernetesPlugin(env: NodeJS.ProcessEnv): void {
   );
 }
 
+/**
+ * Installs the toolchain's policy pack host (`pulumi-analyzer-policy-nodejs`, written next to the
+ * CLI by scripts/toolchain.sh, which says where the facts come from) into PULUMI_HOME: the engine
+ * looks for analyzers only there once ambient plugins are ignored. Versioned like @pulumi/pulumi,
+ * whose run-policy-pack it runs; re-installed when the toolchain's script changes.
+ */
+export function ensurePolicyAnalyzer(env: NodeJS.ProcessEnv): void {
+  const source = which("pulumi-analyzer-policy-nodejs", env);
+  if (!source)
+    throw new Error("pulumi-analyzer-policy-nodejs not found: run `bash scripts/toolchain.sh build`");
+  const version = (
+    JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    }
+  ).dependencies["@pulumi/pulumi"] as string;
+  const installed = path.join(
+    env.PULUMI_HOME as string,
+    "plugins",
+    `analyzer-policy-nodejs-v${version}`,
+    "pulumi-analyzer-policy-nodejs",
+  );
+  const wanted = fs.readFileSync(source, "utf8");
+  if (fs.existsSync(installed) && fs.readFileSync(installed, "utf8") === wanted) return;
+  execFileSync(
+    "pulumi",
+    ["plugin", "install", "analyzer", "policy-nodejs", version, "--file", source, "--reinstall"],
+    { env, stdio: ["ignore", "inherit", "inherit"] },
+  );
+}
+
 function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? "").split(":")) {
     const candidate = path.join(dir, binary);
@@ -91,6 +137,7 @@ export async function selectStack(options: RunnerOptions): Promise<Stack> {
   fs.mkdirSync((env.PULUMI_BACKEND_URL as string).replace(/^file:\/\//, ""), { recursive: true });
   fs.mkdirSync(env.PULUMI_HOME as string, { recursive: true });
   ensureKubernetesPlugin(env);
+  if (options.policyPacks) ensurePolicyAnalyzer(env);
   // The Automation API spawns `pulumi` with process.env plus envVars; PATH must be ours.
   process.env.PATH = env.PATH;
   const envVars = Object.fromEntries(

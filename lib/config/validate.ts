@@ -6,6 +6,7 @@ import type { AddIssue, Located } from "./located";
 import { IMPLEMENTATIONS } from "../../network/registry";
 import { checkAwsCluster } from "../cloud/aws/checks";
 import { checkOpenstackNetwork } from "../cloud/openstack/checks";
+import type { z } from "zod";
 import { ConfigIssue, errorMap, formatPath, zodIssues } from "./messages";
 import {
   AppClusterConfig,
@@ -75,17 +76,26 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
  */
 function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const add = (at: (string | number)[], message: string) => issues.push({ path: formatPath(at), message });
+  // Fields left out of an entry because they are malformed (the schema reports them): a rule
+  // about such a field, or about the object that holds it, would only repeat or mislead.
+  const setAside: (string | number)[][] = [];
+  const add = (at: (string | number)[], message: string) => {
+    if (setAside.some((p) => isPrefix(p, at) || isPrefix(at, p))) return;
+    issues.push({ path: formatPath(at), message });
+  };
 
-  const cp = controlPlaneSchema.safeParse(raw.controlPlane);
-  const controlPlane: Located<ControlPlaneConfig> | undefined = cp.success
-    ? { value: cp.data, at: ["controlPlane"] }
+  const cp = parseWithout(controlPlaneSchema, raw.controlPlane);
+  const controlPlane: Located<ControlPlaneConfig> | undefined = cp
+    ? { value: cp.value, at: ["controlPlane"] }
     : undefined;
+  for (const p of cp?.setAside ?? []) setAside.push(["controlPlane", ...p]);
   const apps: Located<AppClusterConfig>[] = [];
   if (Array.isArray(raw.appClusters)) {
     raw.appClusters.forEach((entry, i) => {
-      const r = appClusterSchema.safeParse(entry);
-      if (r.success) apps.push({ value: r.data, at: ["appClusters", i] });
+      const r = parseWithout(appClusterSchema, entry);
+      if (!r) return;
+      apps.push({ value: r.value, at: ["appClusters", i] });
+      for (const p of r.setAside) setAside.push(["appClusters", i, ...p]);
     });
   }
   const clusters: Located<ClusterConfig>[] = [...(controlPlane ? [controlPlane] : []), ...apps];
@@ -132,6 +142,56 @@ function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): Conf
   checkConsumerNamespaces(raw.bind, apps, add);
   checkBindBackend(raw.bind, add);
   return issues;
+}
+
+const isPrefix = (prefix: (string | number)[], of: (string | number)[]) =>
+  prefix.length <= of.length && prefix.every((p, i) => p === of[i]);
+
+/**
+ * Parses one cluster entry for the rules across settings, leaving out what the schema refuses:
+ * a malformed field is removed (and, when the schema then misses it, the object that holds it),
+ * until the rest parses. So one bad field (a `nodeCidr` with host bits) does not hide the rules
+ * about the entry's other fields (its availability zones). The schema's own issues are reported
+ * by validateEnvironment; this only decides what the cross-setting rules can still look at.
+ */
+function parseWithout<T>(
+  schema: z.ZodType<T, z.ZodTypeDef, unknown>,
+  entry: unknown,
+): { value: T; setAside: (string | number)[][] } | undefined {
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return undefined;
+  const current = structuredClone(entry) as Record<string, unknown>;
+  const setAside: (string | number)[][] = [];
+  // Each round removes at least one field, so an entry of n fields takes at most n rounds.
+  for (let round = 0; round < 50; round++) {
+    const r = schema.safeParse(current);
+    if (r.success) return { value: r.data, setAside };
+    let removed = false;
+    for (const issue of r.error.issues) {
+      for (let depth = issue.path.length; depth > 0 && !removed; depth--) {
+        const at = issue.path.slice(0, depth);
+        if (removeAt(current, at)) {
+          setAside.push(at);
+          removed = true;
+        }
+      }
+    }
+    if (!removed) return undefined;
+  }
+  return undefined;
+}
+
+/** Deletes the value at a path; false when there is none (a required field already missing). */
+function removeAt(root: Record<string, unknown>, at: (string | number)[]): boolean {
+  let node: unknown = root;
+  for (const key of at.slice(0, -1)) {
+    if (node === null || typeof node !== "object") return false;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  const last = at[at.length - 1] as string | number;
+  if (node === null || typeof node !== "object" || !(last in node)) return false;
+  if (Array.isArray(node) && typeof last === "number") node.splice(last, 1);
+  else delete (node as Record<string | number, unknown>)[last];
+  return true;
 }
 
 /**

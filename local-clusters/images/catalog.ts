@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { which } from "../binaries";
-import { debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
+import { debianPostgres, debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
 import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
 
 /**
@@ -71,7 +71,6 @@ export function haproxySpec(): ImageSpec {
 
 /** The uid of the official PostgreSQL image's `postgres` user. */
 export const POSTGRES_UID = 999;
-const PG = "/usr/lib/postgresql/15";
 
 // Like the official image's entrypoint, reduced to what the tests and a dev data service need:
 // a first start runs initdb (password from POSTGRES_PASSWORD, scram for TCP clients), every
@@ -91,22 +90,20 @@ exec postgres -c listen_addresses='*' -c unix_socket_directories=/tmp "$@"
 `;
 
 /**
- * PostgreSQL 15 from Debian's package (the one the data-plane tests run): the server, initdb,
- * psql and pg_isready with the modules and share files they load, tz data, and /bin/sh for
- * initdb (it starts the server through the shell). Runs as uid 999 with its data in PGDATA.
+ * PostgreSQL from Debian's package, the release's major (debianPostgres; the one the data-plane
+ * tests run): the server, initdb, psql and pg_isready with the modules and share files they load,
+ * tz data, and /bin/sh for initdb (it starts the server through the shell). Runs as uid 999 with its data in PGDATA.
  */
 export function postgresSpec(): ImageSpec {
+  const { dir: PG, share, pkg } = debianPostgres();
   const bins = ["postgres", "initdb", "pg_ctl", "pg_isready", "psql"].map((b) => ({
     path: `${PG}/bin/${b}`,
   }));
   const modules = hostTree(`${PG}/lib`, (f) => f.includes("/bitcode") || f.includes("llvmjit"));
-  const shared = [
-    ...hostTree("/usr/share/postgresql/15", (f) => f.endsWith("/man")),
-    ...hostTree("/usr/share/zoneinfo"),
-  ];
+  const shared = [...hostTree(share, (f) => f.endsWith("/man")), ...hostTree("/usr/share/zoneinfo")];
   return {
     repository: `${IMAGE_REPOSITORY}/postgres`,
-    version: debianVersion("postgresql-15"),
+    version: debianVersion(pkg),
     config: {
       Entrypoint: ["/usr/local/bin/docker-entrypoint.sh"],
       Env: [

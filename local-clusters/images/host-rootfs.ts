@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { LayerEntry } from "./oci-layout";
 
 /**
@@ -132,4 +133,30 @@ export function userEntries(users: { name: string; uid: number; home?: string }[
 /** The Debian package version of an installed package (`dpkg-query`), e.g. `2.6.12-1+deb12u4`. */
 export function debianVersion(pkg: string): string {
   return execFileSync("dpkg-query", ["-W", "-f=${Version}", pkg], { encoding: "utf8" }).trim();
+}
+
+/**
+ * The PostgreSQL server of this Debian release (`scripts/setup.sh` installs the `postgresql`
+ * metapackage: 15 on Debian 12, 17 on Debian 13): the newest /usr/lib/postgresql/<major>.
+ */
+export function debianPostgres(root = "/usr/lib/postgresql"): {
+  major: string;
+  dir: string;
+  bin: string;
+  share: string;
+  pkg: string;
+} {
+  const majors = (fs.existsSync(root) ? fs.readdirSync(root) : [])
+    .filter((d) => /^\d+$/.test(d) && fs.existsSync(path.join(root, d, "bin", "postgres")))
+    .sort((a, b) => Number(b) - Number(a));
+  const major = majors[0];
+  if (!major) throw new Error(`no PostgreSQL server under ${root}: run \`bash scripts/setup.sh\``);
+  const dir = path.join(root, major);
+  return {
+    major,
+    dir,
+    bin: path.join(dir, "bin"),
+    share: `/usr/share/postgresql/${major}`,
+    pkg: `postgresql-${major}`,
+  };
 }

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseLdd } from "./host-rootfs";
+import { debianPostgres, parseLdd } from "./host-rootfs";
 import { buildImage, imageDocuments, normalizeEntries, sha256, tagFor, type ImageSpec } from "./oci-layout";
 
 describe("OCI image writer (pure parts and a real archive)", () => {
@@ -110,5 +110,43 @@ describe("OCI image writer (pure parts and a real archive)", () => {
       "/lib/x86_64-linux-gnu/libssl.so.3",
       "/lib64/ld-linux-x86-64.so.2",
     ]);
+  });
+});
+
+describe("debianPostgres: the PostgreSQL of this Debian release, not a hard-coded major", () => {
+  it("picks the newest installed server major and names its package and share directory", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-pg-"));
+    try {
+      for (const major of ["9", "15", "17"]) {
+        fs.mkdirSync(path.join(root, major, "bin"), { recursive: true });
+        fs.writeFileSync(path.join(root, major, "bin", "postgres"), "");
+      }
+      fs.mkdirSync(path.join(root, "18", "bin"), { recursive: true }); // a client only: no server
+      assert.deepEqual(debianPostgres(root), {
+        major: "17",
+        dir: path.join(root, "17"),
+        bin: path.join(root, "17", "bin"),
+        share: "/usr/share/postgresql/17",
+        pkg: "postgresql-17",
+      });
+      fs.rmSync(path.join(root, "9"), { recursive: true });
+      fs.rmSync(path.join(root, "15"), { recursive: true });
+      fs.rmSync(path.join(root, "17"), { recursive: true });
+      assert.throws(
+        () => debianPostgres(root),
+        /no PostgreSQL server under .*: run `bash scripts\/setup\.sh`/,
+      );
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("finds this machine's server where setup installed it", () => {
+    const pg = debianPostgres();
+    assert.ok(fs.existsSync(path.join(pg.bin, "postgres")), pg.bin);
+    assert.match(
+      execFileSync("dpkg-query", ["-W", "-f=${Status}", pg.pkg], { encoding: "utf8" }),
+      /installed/,
+    );
   });
 });

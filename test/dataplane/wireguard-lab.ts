@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { debianPostgres } from "../../local-clusters/images/host-rootfs";
 import {
   WireguardConnection,
   WireguardPlan,
@@ -40,7 +41,7 @@ export const GATEWAY_UNDERLAY = { "app-a": "192.0.2.1", "app-b": "192.0.2.5" } a
 export const APP_UNDERLAY = { "app-a": "192.0.2.2", "app-b": "192.0.2.6" } as const;
 export const TUNNEL_CIDR = "100.96.0.0/24";
 export const LISTEN_PORT = 51820;
-const PG_BIN = "/usr/lib/postgresql/15/bin";
+const PG_BIN = debianPostgres().bin;
 const UAPI_DIR = "/var/run/wireguard";
 
 export const END_OF: Record<AppCluster, End> = { "app-a": "appA", "app-b": "appB" };

@@ -1,12 +1,19 @@
 import { strict as assert } from "node:assert";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Stack } from "@pulumi/pulumi/automation";
+import * as k8s from "@pulumi/kubernetes";
+import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
 import { readLocalClusterNames } from "../../tooling/stack-file";
 import { LocalClusters } from "../../local-clusters";
-import { pulumiEnv, selectStack } from "../../tooling/pulumi-runner";
+import {
+  LOCAL_STACK_PASSPHRASE,
+  ensureKubernetesPlugin,
+  ensurePolicyAnalyzer,
+  pulumiEnv,
+  selectStack,
+} from "../../tooling/pulumi-runner";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import { XRD_NAME } from "../../network/connector-api/xrd";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
@@ -17,6 +24,160 @@ function listFiles(dir: string): string[] {
     const p = path.join(dir, e.name);
     return e.isDirectory() ? listFiles(p) : [p];
   });
+}
+
+/** Runs a shell command line as an operator types it, in the project directory. */
+function shell(line: string, timeoutMs = 10 * 60_000): { status: number | null; out: string } {
+  const r = spawnSync("bash", ["-c", line], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: timeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** The plain `pulumi`/`kubectl` shell the README sets up. */
+const ENV_LOCAL = 'eval "$(bash scripts/toolchain.sh env --local-stack)"';
+
+/**
+ * Every command line of the README's `sh` blocks (comments stripped), with what this e2e runs
+ * for it on the up stack or why it does not. A new README command fails the coverage test until
+ * it is listed here; a listed command that breaks fails the run test.
+ */
+const README_COMMANDS: Record<
+  string,
+  { run: { line: string; expect: RegExp; absent?: RegExp }[] } | { skip: string }
+> = {
+  "npm run up": {
+    skip: "this e2e is its expanded form (clusters up, `pulumi up`, Crossplane start) in a state dir of its own",
+  },
+  "npm test": { skip: "runs this test" },
+  "npm run down": { skip: "`destroy` is run below; the clusters are stopped by this test's after hook" },
+  "npm run clusters -- status": {
+    run: [
+      {
+        line: "npm run clusters -- status",
+        expect: /^(?=[\s\S]*^control-plane )(?=[\s\S]*^app-1 )(?=[\s\S]*^app-2 )/m,
+      },
+    ],
+  },
+  'eval "$(bash scripts/toolchain.sh env --local-stack)"': {
+    run: [
+      {
+        line: `${ENV_LOCAL} && pulumi version && kubectl version --client`,
+        expect: /v3\.\d+\.\d+[\s\S]*Client Version/,
+      },
+    ],
+  },
+  "kubectl get namespaces -l klutch.anynines.com/environment=local": {
+    run: [
+      {
+        line: `${ENV_LOCAL} && kubectl get namespaces -l klutch.anynines.com/environment=local`,
+        expect: /crossplane-system/,
+      },
+    ],
+  },
+  "kubectl --context app-1 get namespaces": {
+    run: [{ line: `${ENV_LOCAL} && kubectl --context app-1 get namespaces`, expect: /klutch-bind/ }],
+  },
+  "pulumi stack output --stack local": {
+    run: [
+      {
+        line: `${ENV_LOCAL} && pulumi stack output --stack local`,
+        expect: /appClusters\s+\["app-1","app-2"\]/,
+      },
+    ],
+  },
+  "npm run pulumi -- preview": {
+    run: [{ line: "npm run pulumi -- preview", expect: /preview: \{"same":\d+\}/ }],
+  },
+  "npm run clusters -- up [--stack local] [--clusters a,b,c [--nodes a]] [--state-dir DIR]": {
+    run: [{ line: "npm run clusters -- up --stack local", expect: /3 cluster\(s\) ready/ }],
+  },
+  "npm run clusters -- down [--purge]": { skip: "stops the clusters: this test's after hook does it" },
+  "npm run pulumi -- [--stack local] preview [--diff] [--refresh] [--target URN]… [--expect-no-changes] [--policy-pack policy]":
+    {
+      run: [
+        {
+          line: "npm run pulumi -- --stack local preview --diff --expect-no-changes --policy-pack policy",
+          // --diff prints the packs run as a table: name|local|path, version.
+          expect: /Policy Packs run:[\s\S]*klutch-network-safety\S*\s+0\.1\.0[\s\S]*preview: \{"same":\d+\}/,
+        },
+      ],
+    },
+  "npm run pulumi -- [--stack local] up [--yes] [--diff] [--refresh] [--target URN]… [--target-dependents] [--policy-pack policy]":
+    {
+      run: [
+        {
+          line: "npm run pulumi -- --stack local up --diff --target TARGET_URN --target-dependents",
+          expect: /No changes: nothing to apply/,
+        },
+      ],
+    },
+  "npm run pulumi -- [--stack local] destroy [--yes] [--target URN]…": {
+    skip: "run in the destroy test below: refused without --yes, then the stack is destroyed",
+  },
+  "npm run pulumi -- [--stack local] refresh": {
+    run: [{ line: "npm run pulumi -- refresh", expect: /Refreshing \(local\)[\s\S]*Resources:/ }],
+  },
+  "npm run pulumi -- [--stack local] outputs [--show-secrets]": {
+    run: [
+      { line: "npm run pulumi -- outputs", expect: /"appClusterKubeconfigs": "\[secret\]"/ },
+      { line: "npm run pulumi -- outputs --show-secrets", expect: /"app-1": "apiVersion: v1/ },
+    ],
+  },
+  "npm run pulumi -- [--stack local] config [list [--show-secrets] | get KEY | set KEY VALUE [--secret] | rm KEY] [--path]":
+    {
+      run: [
+        { line: "npm run pulumi -- config list", expect: /klutch:environment: local/ },
+        { line: "npm run pulumi -- config get klutch:environment", expect: /^local$/m },
+        { line: "npm run pulumi -- config get --path klutch:controlPlane.name", expect: /^control-plane$/m },
+        // Set and removed again; the committed file is restored byte for byte afterwards.
+        {
+          line: "npm run pulumi -- config set --secret klutch:oidcClientSecret e2e-not-a-secret && npm run pulumi -- config list",
+          expect: /^klutch:oidcClientSecret: \[secret\]$/m,
+          absent: /^klutch:oidcClientSecret: e2e-not-a-secret/m,
+        },
+        {
+          line: "npm run pulumi -- config list --show-secrets",
+          expect: /^klutch:oidcClientSecret: e2e-not-a-secret$/m,
+        },
+        {
+          line: "npm run pulumi -- config rm klutch:oidcClientSecret && npm run pulumi -- config list",
+          expect: /^klutch:environment: local$/m,
+          // The setting is declared in Pulumi.yaml, so `config list` still names it, without a value.
+          absent: /^klutch:oidcClientSecret: \S/m,
+        },
+      ],
+    },
+  "npm run bridge -- --kubeconfig .klutch/local/control-plane/kubeconfig": {
+    run: [{ line: "npm run bridge -- --help", expect: /--kubeconfig[\s\S]*--target/ }],
+  },
+  "npm run bridge -- --kubeconfig cp.kubeconfig --target kubernetes --data-plane-kubeconfig ds.kubeconfig": {
+    skip: "a long-running controller: bridge.test.ts runs it as a process; its --help is run above",
+  },
+  "npm run pulumi -- preview --policy-pack policy": {
+    run: [
+      { line: "npm run pulumi -- preview --policy-pack policy", expect: /klutch-network-safety@v0\.1\.0/ },
+    ],
+  },
+};
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The command lines of the README's `sh` blocks, comments stripped. */
+function readmeCommands(): string[] {
+  const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8");
+  const lines: string[] = [];
+  for (const block of readme.matchAll(/^```sh\n([\s\S]*?)^```/gm)) {
+    for (const raw of (block[1] ?? "").split("\n")) {
+      const line = raw.replace(/\s+#.*$/, "").trim();
+      if (line && !line.startsWith("#")) lines.push(line);
+    }
+  }
+  return lines;
 }
 
 /**
@@ -65,6 +226,18 @@ describe("local stack on real clusters (e2e)", function () {
   });
 
   let created = 0;
+
+  it("`npm run pulumi -- up` without --yes and without a terminal shows the preview, refuses and changes nothing", () => {
+    const refused = shell("npm run pulumi -- up");
+    assert.equal(refused.status, 1, refused.out);
+    assert.match(refused.out, /klutch:index:Environment/, "the preview was shown");
+    assert.match(refused.out, /Not applied: there is no terminal to confirm on/);
+    assert.equal(
+      kubectlTry(kubeconfig("control-plane"), ["get", "namespace", "crossplane-system"]).status === 0,
+      false,
+      "nothing was applied",
+    );
+  });
 
   it("`pulumi up` creates the environment through the real engine", async () => {
     const res = await stack.up({ onOutput });
@@ -338,6 +511,137 @@ describe("local stack on real clusters (e2e)", function () {
     assert.deepEqual(Object.keys(res.summary.resourceChanges ?? {}), ["same"]);
   });
 
+  it("every command line of the README is run here or skipped for a stated reason", () => {
+    const lines = readmeCommands();
+    assert.ok(lines.length >= 15, `only ${lines.length} README commands found`);
+    assert.deepEqual(
+      lines.filter((l) => !(l in README_COMMANDS)),
+      [],
+      "README commands this test does not know: add them to README_COMMANDS",
+    );
+    assert.deepEqual(
+      Object.keys(README_COMMANDS).filter((l) => !lines.includes(l)),
+      [],
+      "README_COMMANDS lists commands the README no longer shows",
+    );
+  });
+
+  it("the README's commands work on the up stack", async () => {
+    const namespaceUrn = (await stack.exportStack()).deployment.resources
+      .map((r: { urn: string }) => r.urn)
+      .find((u: string) => /kubernetes:core\/v1:Namespace::.*klutch-network/.test(u));
+    assert.ok(namespaceUrn, "the stack has the klutch-network namespace");
+    const failures: string[] = [];
+    for (const [readme, what] of Object.entries(README_COMMANDS)) {
+      if ("skip" in what) continue;
+      for (const { line, expect, absent } of what.run) {
+        const concrete = line.replace("TARGET_URN", `'${namespaceUrn}'`);
+        const started = Date.now();
+        const r = shell(concrete);
+        const took = `${Math.round((Date.now() - started) / 100) / 10}s`;
+        if (r.status !== 0 || !expect.test(r.out) || absent?.test(r.out)) {
+          failures.push(
+            `${readme}\n  ran: ${concrete} (${took}, exit ${r.status})\n  expected ${expect}${absent ? `, not ${absent}` : ""}\n${r.out.slice(-3000)}`,
+          );
+        }
+      }
+      // `config set`/`rm` may re-serialise the committed stack file: put it back byte for byte.
+      if (fs.readFileSync(stackFile, "utf8") !== stackFileBefore)
+        fs.writeFileSync(stackFile, stackFileBefore);
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  it("`toolchain.sh env --local-stack` never prints the passphrase, and plain pulumi decrypts with it", () => {
+    const printed = shell("bash scripts/toolchain.sh env --local-stack");
+    assert.equal(printed.status, 0, printed.out);
+    assert.ok(!printed.out.includes(LOCAL_STACK_PASSPHRASE), "the passphrase appears in the output");
+    assert.match(
+      printed.out,
+      /^export PULUMI_CONFIG_PASSPHRASE_FILE="[^"]+\/\.pulumi\/local-stack\.passphrase"$/m,
+    );
+    assert.match(
+      printed.out,
+      new RegExp(`^export PULUMI_BACKEND_URL="file://${escapeRegExp(path.join(work, "state"))}"$`, "m"),
+    );
+    const file = /PULUMI_CONFIG_PASSPHRASE_FILE="([^"]+)"/.exec(printed.out)![1]!;
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+    // A secret output read back in plain text: only possible with the right passphrase.
+    const shown = shell(
+      `${ENV_LOCAL} && pulumi stack output --stack local --show-secrets appClusterKubeconfigs`,
+    );
+    assert.equal(shown.status, 0, shown.out);
+    assert.match(shown.out, /apiVersion: v1/);
+    // And that file never encrypts another stack's secrets.
+    const other = shell(`${ENV_LOCAL} && npm run pulumi -- --stack aws-example preview`);
+    assert.notEqual(other.status, 0);
+    assert.match(other.out, /stack "aws-example" would use the local stack's passphrase/);
+  });
+
+  it("`--policy-pack policy` fails the preview of a program that breaks a rule, naming the rule", async () => {
+    const env = pulumiEnv("local", process.env);
+    ensureKubernetesPlugin(env);
+    ensurePolicyAnalyzer(env);
+    const kubeconfigText = fs.readFileSync(kubeconfig("control-plane"), "utf8");
+    const probeDir = path.join(work, "policy-probe");
+    fs.mkdirSync(probeDir, { recursive: true });
+    const probe = async (ranges: string[] | undefined) => {
+      const s = await LocalWorkspace.createOrSelectStack(
+        {
+          stackName: "policy-probe",
+          projectName: "klutch-policy-probe",
+          program: () => {
+            const provider = new k8s.Provider("cp", { kubeconfig: kubeconfigText });
+            new k8s.core.v1.Service(
+              "open",
+              {
+                metadata: { name: "open", namespace: "default" },
+                spec: {
+                  type: "LoadBalancer",
+                  ports: [{ port: 5432 }],
+                  ...(ranges ? { loadBalancerSourceRanges: ranges } : {}),
+                },
+              },
+              { provider },
+            );
+            return Promise.resolve();
+          },
+        },
+        {
+          workDir: probeDir,
+          envVars: Object.fromEntries(
+            Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"),
+          ),
+        },
+      );
+      const output: string[] = [];
+      const ok = await s
+        .preview({ policyPacks: [path.join(repoRoot, "policy")], onOutput: (t) => output.push(t) })
+        .then(
+          () => true,
+          (e: Error) => (output.push(e.message), false),
+        );
+      return { ok, output: output.join(""), stack: s };
+    };
+    const open = await probe(undefined);
+    assert.equal(open.ok, false, open.output);
+    assert.match(
+      open.output,
+      /\[mandatory\]\s+klutch-no-world-open-load-balancer\s+\(kubernetes:core\/v1:Service: open\)/,
+    );
+    assert.match(open.output, /Service open is a load balancer open to the internet/);
+    // The same program limited to a consumer network passes: the failure above is the rule's.
+    const limited = await probe(["10.20.0.0/16"]);
+    assert.equal(limited.ok, true, limited.output);
+    assert.match(limited.output, /klutch-network-safety@v0\.1\.0/);
+    await limited.stack.workspace.removeStack("policy-probe");
+    assert.equal(
+      kubectlTry(kubeconfig("control-plane"), ["-n", "default", "get", "service", "open"]).status === 0,
+      false,
+      "a preview creates nothing",
+    );
+  });
+
   it("keeps every kubeconfig out of the state in plain text", () => {
     // The state at rest: every file of the file backend (the Automation API's exportStack
     // would decrypt secrets, so the files themselves are read).
@@ -390,6 +694,15 @@ describe("local stack on real clusters (e2e)", function () {
       assert.ok(!exported.includes(value), "a generated secret appears in `pulumi stack export`");
       assert.ok(!onDisk.includes(value), "a generated secret appears in the state files");
     }
+  });
+
+  it("`npm run pulumi -- destroy` without --yes and without a terminal refuses and deletes nothing", async () => {
+    const refused = shell("npm run pulumi -- destroy");
+    assert.equal(refused.status, 1, refused.out);
+    assert.match(refused.out, /Not applied: there is no terminal to confirm on/);
+    kubectl(kubeconfig("control-plane"), ["get", "namespace", "crossplane-system"]);
+    const resources = (await stack.exportStack()).deployment.resources as unknown[];
+    assert.ok(resources.length >= created, `only ${resources.length} resources left in the state`);
   });
 
   it("`pulumi destroy` removes everything it created", async () => {

@@ -9,11 +9,12 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { debianPostgres } from "../../local-clusters/images/host-rootfs";
 import { HaproxyOptions, renderHaproxyConfig } from "../../network/proxy/haproxy-config";
 import { planPorts } from "../../network/proxy/port-planner";
 import { PortRange, ProxyConnection, listenerKeys } from "../../network/proxy/types";
 
-const PG_BIN = "/usr/lib/postgresql/15/bin";
+const PG_BIN = debianPostgres().bin;
 export const HAPROXY = "/usr/sbin/haproxy";
 /** Environment for psql/pgbench: no TLS negotiation round trip, bounded connects. */
 export const PG_CLIENT_ENV = {

@@ -43,6 +43,53 @@ describe("cloud stack configs", () => {
     );
   });
 
+  it("reports a malformed field and the rules about the rest of its entry in one run", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.network.nodeCidr = "10.10.0.1/16"; // host bits: a schema problem
+    raw.controlPlane.aws.availabilityZoneCount = 5; // a rule across settings (the region's zones)
+    raw.appClusters[0].networkConnector.dataServicePorts = [0]; // another entry's schema problem
+    raw.appClusters[0].aws.region = "us-west-1"; // and a rule about that entry's other fields
+    raw.appClusters[0].aws.availabilityZoneCount = 3;
+    const result = validateEnvironment(raw, ctx);
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    assert.deepEqual(
+      result.issues.map((i) => i.path),
+      [
+        "klutch:controlPlane.network.nodeCidr",
+        "klutch:appClusters[0].networkConnector.dataServicePorts[0]",
+        "klutch:controlPlane.aws.availabilityZoneCount",
+        "klutch:appClusters[0].aws.availabilityZoneCount",
+      ],
+      renderIssues(result.issues, "t"),
+    );
+    const byPath = Object.fromEntries(result.issues.map((i) => [i.path, i.message]));
+    assert.match(byPath["klutch:controlPlane.network.nodeCidr"]!, /10\.10\.0\.1\/16/);
+    assert.match(
+      byPath["klutch:controlPlane.aws.availabilityZoneCount"]!,
+      /eu-central-1 has 3 availability zone/,
+    );
+    assert.match(
+      byPath["klutch:appClusters[0].aws.availabilityZoneCount"]!,
+      /us-west-1 has 2 availability zone/,
+    );
+  });
+
+  it("does not add a misleading rule about a field it had to leave out", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.network = "10.10.0.0/16"; // not an object: the schema says so
+    raw.controlPlane.aws.availabilityZoneCount = 5;
+    const result = validateEnvironment(raw, ctx);
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    // Not also "network is required for infrastructure aws": it is there, only malformed.
+    assert.deepEqual(
+      result.issues.map((i) => i.path),
+      ["klutch:controlPlane.network", "klutch:controlPlane.aws.availabilityZoneCount"],
+      renderIssues(result.issues, "t"),
+    );
+  });
+
   it("rejects overlapping peered VPCs", () => {
     const raw = stackSettings("aws-example");
     raw.appClusters[0].network.nodeCidr = "10.10.128.0/20";

@@ -1,10 +1,25 @@
 import { strict as assert } from "node:assert";
 import * as aws from "@pulumi/aws";
+import * as k8s from "@pulumi/kubernetes";
 import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { networkPolicies } from "../../policy/policies";
-import { NETWORK_RULES, ResourceView, violations } from "../../policy/rules";
+import {
+  INTERNAL_LB_ANNOTATIONS,
+  NETWORK_RULES,
+  PUBLIC_ENDPOINT_ANNOTATION,
+  ResourceView,
+  noWorldOpenLoadBalancer,
+  violations,
+} from "../../policy/rules";
 import { VpcPeering } from "../../network/aws-vpc-peering/vpc-peering";
+import { TcpProxy } from "../../network/proxy/tcp-proxy";
+import { portAllocationProvider } from "../../network/proxy/port-allocation";
+import {
+  INTERNAL_LB_ANNOTATIONS as PROXY_INTERNAL_LB_ANNOTATIONS,
+  PUBLIC_ENDPOINT_ANNOTATION as PROXY_PUBLIC_ENDPOINT_ANNOTATION,
+  type ProxyExposure,
+} from "../../network/proxy/exposure";
 import { klutchProgram } from "../../program";
 import { MockedRun, mockPulumi, settle } from "../helpers/mocks";
 import { stackSettings } from "../helpers/stacks";
@@ -21,8 +36,9 @@ async function captured(
   program: () => void,
   config: Record<string, unknown> = {},
   stack = "test",
+  options: Parameters<typeof mockPulumi>[2] = {},
 ): Promise<ResourceView[]> {
-  const run: MockedRun = mockPulumi(config, stack);
+  const run: MockedRun = mockPulumi(config, stack, options);
   program();
   await drain();
   return run.resources.map((r) => ({ type: r.type, props: r.inputs }));
@@ -147,6 +163,172 @@ describe("network-safety policy pack", function () {
         });
       });
       assert.deepEqual(firing(resources), []);
+    });
+  });
+
+  describe("klutch-no-world-open-load-balancer: a LoadBalancer Service is not open to the internet", () => {
+    const RULE = "klutch-no-world-open-load-balancer";
+    /** One Service on a Kubernetes provider, as the policy sees it after registration. */
+    const service = async (spec: Record<string, unknown>, annotations?: Record<string, string>) =>
+      captured(() => {
+        const provider = new k8s.Provider("k", { kubeconfig: "fake" });
+        new k8s.core.v1.Service(
+          "svc",
+          {
+            metadata: { name: "proxy", namespace: "klutch-network", ...(annotations ? { annotations } : {}) },
+            spec: { selector: { app: "proxy" }, ports: [{ port: 5432 }], ...spec },
+          },
+          { provider },
+        );
+      });
+
+    it("refuses one without source ranges, naming the Service and every way to fix it", async () => {
+      const resources = await service({ type: "LoadBalancer" });
+      assert.deepEqual(firing(resources), [RULE]);
+      const [message] = violations(resources).map((v) => v.message);
+      assert.match(message!, /^Service proxy is a load balancer open to the internet \(no source ranges\)/);
+      for (const fix of [
+        "spec.loadBalancerSourceRanges",
+        'service.beta.kubernetes.io/aws-load-balancer-scheme: "internal"',
+        'service.beta.kubernetes.io/aws-load-balancer-internal: "true"',
+        'service.beta.kubernetes.io/openstack-internal-load-balancer: "true"',
+        'klutch.anynines.com/public-endpoint: "true"',
+      ]) {
+        assert.ok(message!.includes(fix), `the message names ${fix}: ${message}`);
+      }
+    });
+
+    for (const world of ["0.0.0.0/0", "::/0"]) {
+      it(`refuses source ranges that include ${world}`, async () => {
+        const resources = await service({
+          type: "LoadBalancer",
+          loadBalancerSourceRanges: ["10.20.0.0/16", world],
+        });
+        assert.deepEqual(
+          violations(resources).map((v) => [v.rule, v.message.split(";")[0]]),
+          [[RULE, `Service proxy admits ${world}, wider than a consumer network (/8 or longer)`]],
+        );
+      });
+    }
+
+    it("refuses a range wider than a consumer network and one that is not a CIDR", async () => {
+      const resources = await service({
+        type: "LoadBalancer",
+        loadBalancerSourceRanges: ["0.0.0.0/1", "128.0.0.0/1", "10.1.2.3"],
+      });
+      assert.deepEqual(
+        violations(resources).map((v) => v.message.split(";")[0]),
+        [
+          "Service proxy admits 0.0.0.0/1, wider than a consumer network (/8 or longer)",
+          "Service proxy admits 128.0.0.0/1, wider than a consumer network (/8 or longer)",
+          'Service proxy has source range "10.1.2.3", which is not a CIDR',
+        ],
+      );
+    });
+
+    it("admits one limited to the consumers' networks, by the spec field or its annotation form", async () => {
+      assert.deepEqual(
+        firing(
+          await service({ type: "LoadBalancer", loadBalancerSourceRanges: ["10.20.0.0/16", "fd00:20::/48"] }),
+        ),
+        [],
+      );
+      assert.deepEqual(
+        firing(
+          await service(
+            { type: "LoadBalancer" },
+            { "service.beta.kubernetes.io/load-balancer-source-ranges": "10.20.0.0/16, 10.30.0.0/16" },
+          ),
+        ),
+        [],
+      );
+      assert.deepEqual(
+        firing(
+          await service(
+            { type: "LoadBalancer" },
+            { "service.beta.kubernetes.io/load-balancer-source-ranges": "10.20.0.0/16,0.0.0.0/0" },
+          ),
+        ),
+        [RULE],
+      );
+    });
+
+    for (const [key, value] of Object.entries(INTERNAL_LB_ANNOTATIONS)) {
+      it(`admits an internal load balancer (${key}: "${value}") and refuses the opposite value`, async () => {
+        assert.deepEqual(firing(await service({ type: "LoadBalancer" }, { [key]: value })), []);
+        const opposite = value === "internal" ? "internet-facing" : "false";
+        assert.deepEqual(firing(await service({ type: "LoadBalancer" }, { [key]: opposite })), [RULE]);
+      });
+    }
+
+    it(`admits the explicit opt-in ${PUBLIC_ENDPOINT_ANNOTATION}: "true" only`, async () => {
+      assert.deepEqual(
+        firing(await service({ type: "LoadBalancer" }, { [PUBLIC_ENDPOINT_ANNOTATION]: "true" })),
+        [],
+      );
+      for (const other of ["false", "yes", ""]) {
+        assert.deepEqual(
+          firing(await service({ type: "LoadBalancer" }, { [PUBLIC_ENDPOINT_ANNOTATION]: other })),
+          [RULE],
+        );
+      }
+    });
+
+    it("leaves ClusterIP and NodePort Services and other kinds alone", async () => {
+      assert.deepEqual(firing(await service({ type: "ClusterIP" })), []);
+      assert.deepEqual(firing(await service({ type: "NodePort" })), []);
+      assert.deepEqual(firing(await service({})), []);
+      assert.deepEqual(
+        noWorldOpenLoadBalancer.check({
+          type: "kubernetes:core/v1:ConfigMap",
+          props: { spec: { type: "LoadBalancer" } },
+        }),
+        [],
+      );
+    });
+
+    it("the TcpProxy's Service passes for every exposure it builds, and it refuses to build the open one", async () => {
+      const exposures: ProxyExposure[] = [
+        { sourceRanges: ["10.20.0.0/16"], internal: true, public: false },
+        { sourceRanges: ["198.51.100.10/32"], internal: false, public: false },
+        { sourceRanges: ["0.0.0.0/0"], internal: false, public: true },
+      ];
+      for (const exposure of exposures) {
+        const resources = await captured(
+          () => {
+            new TcpProxy("np", {
+              provider: new k8s.Provider("ds", { kubeconfig: "fake" }),
+              namespace: "klutch-proxy",
+              connections: [{ id: "team-a/orders-db", instanceHost: "10.50.0.10", port: 5432 }],
+              portRange: { from: 31000, to: 31099 },
+              exposure,
+            });
+          },
+          {},
+          "test",
+          { dynamicProviders: { "pulumi-nodejs:dynamic/klutch:PortAllocation": portAllocationProvider } },
+        );
+        assert.ok(
+          resources.some((r) => r.type === "kubernetes:core/v1:Service"),
+          "the proxy registered its Service",
+        );
+        assert.deepEqual(violations(resources), [], JSON.stringify(exposure));
+      }
+      mockPulumi({});
+      assert.throws(
+        () =>
+          new TcpProxy("np", {
+            provider: new k8s.Provider("ds", { kubeconfig: "fake" }),
+            namespace: "klutch-proxy",
+            connections: [],
+          }),
+        /exposure is required for a LoadBalancer Service/,
+      );
+    });
+
+    it("the rule and the proxy agree on the annotations that make a load balancer internal or public", () => {
+      assert.deepEqual(INTERNAL_LB_ANNOTATIONS, PROXY_INTERNAL_LB_ANNOTATIONS);
+      assert.equal(PUBLIC_ENDPOINT_ANNOTATION, PROXY_PUBLIC_ENDPOINT_ANNOTATION);
     });
   });
 
