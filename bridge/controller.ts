@@ -85,6 +85,8 @@ export class Bridge {
   private readonly running = new Set<string>();
   private readonly attempts = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** When each path was first seen (list or watch), for the per-reconcile trace. */
+  private readonly firstSeen = new Map<string, number>();
   private watchAbort?: AbortController;
   private watching = false;
   private stopped = false;
@@ -167,7 +169,10 @@ export class Bridge {
     })) as { items: NetworkPathObject[]; metadata?: { resourceVersion?: string } };
     this.cache.clear();
     const managed = list.items.filter(isManaged);
-    for (const item of managed) this.cache.set(pathId(item), item);
+    for (const item of managed) {
+      this.cache.set(pathId(item), item);
+      if (!this.firstSeen.has(pathId(item))) this.firstSeen.set(pathId(item), Date.now());
+    }
     for (const item of managed) this.enqueue(groupKey(item));
     this.opts.log("info", "listed network paths", {
       count: managed.length,
@@ -193,8 +198,13 @@ export class Bridge {
                 this.watching = true;
                 if (!isManaged(obj)) return;
                 const previous = this.cache.get(pathId(obj));
-                if (type === "DELETED") this.cache.delete(pathId(obj));
-                else this.cache.set(pathId(obj), obj);
+                if (type === "DELETED") {
+                  this.cache.delete(pathId(obj));
+                  this.firstSeen.delete(pathId(obj));
+                } else {
+                  this.cache.set(pathId(obj), obj);
+                  if (!this.firstSeen.has(pathId(obj))) this.firstSeen.set(pathId(obj), Date.now());
+                }
                 if (type === "DELETED" || needsReconcile(previous, obj)) this.enqueue(groupKey(obj));
               },
               (err: unknown) => (err ? reject(err as Error) : resolve()),
@@ -283,6 +293,16 @@ export class Bridge {
     const diagnostics = new EngineDiagnostics();
     const abort = new AbortController();
     this.runs.add(abort);
+    // Where a reconcile's time goes (logged as "reconcile trace"; test/bench/bridge.ts reads it).
+    const marks: Record<string, number> = {};
+    let last = started;
+    const mark = (phase: string) => {
+      const now = Date.now();
+      marks[phase] = now - last;
+      last = now;
+    };
+    const waiting = live.filter((p) => !p.status?.hostForConsumer).map((p) => this.firstSeen.get(pathId(p)));
+    const seen = waiting.filter((t): t is number => t !== undefined);
     const engineOpts = {
       // The cause of a failure comes from the engine's events (lib/bridge/diagnostics.ts).
       onEvent: (e: EngineEvent) => diagnostics.onEvent(e),
@@ -291,6 +311,7 @@ export class Bridge {
     };
     try {
       for (const p of live) if (!hasFinalizer(p)) await this.addFinalizer(p);
+      mark("finalizers");
       // A stack another live process works on is left alone, checkpoint and all.
       const locks = this.locksOf(stackName(key));
       if (locks.live.length > 0)
@@ -302,6 +323,7 @@ export class Bridge {
         await stack.cancel();
       }
       await this.clearPendingOperations(stack, log);
+      mark("stack");
       let endpoints: Record<string, Endpoint> = {};
       let problems: Record<string, PathProblem> = {};
       if (this.stopped) return;
@@ -312,6 +334,7 @@ export class Bridge {
         // restored from an older copy (or re-created), refresh brings the state in line with
         // what really runs before the update.
         const result = await stack.up({ ...engineOpts, refresh: realisation === "routed" || recovered });
+        mark("up");
         endpoints = (result.outputs.endpoints?.value ?? {}) as Record<string, Endpoint>;
         problems = (result.outputs.problems?.value ?? {}) as Record<string, PathProblem>;
         log("info", "network paths up", {
@@ -343,6 +366,7 @@ export class Bridge {
           void this.events.record(p, ev.type, ev.reason, ev.message);
         }
       }
+      mark("status");
       this.opts.metrics.setPathsNotRealised(key, notRealised);
       for (const p of releasing) {
         await this.removeFinalizer(p);
@@ -353,6 +377,13 @@ export class Bridge {
         this.enqueue(key, PROBE_RETRY_MS);
       }
       this.opts.metrics.recordReconcile("success", (Date.now() - started) / 1000);
+      log("info", "reconcile trace", {
+        paths: live.length,
+        waiting: waiting.length,
+        ...(seen.length > 0 ? { queuedMs: started - Math.min(...seen) } : {}),
+        ...marks,
+        totalMs: Date.now() - started,
+      });
     } catch (e) {
       // Cancelled because the bridge stops: nothing failed, and the next leader carries on.
       if (this.stopped) {

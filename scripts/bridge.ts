@@ -11,7 +11,8 @@ import { startOpsServer } from "../bridge/server";
 import type { Target } from "../bridge/program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
 import { profileProblem } from "../lib/network/proxy/profile";
-import { LEADER_LEASE, SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
+import { LEADER_LEASE } from "../lib/bridge/lease";
+import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { ensureKubernetesPlugin, pulumiEnv } from "../lib/pulumi-runner";
 import { repoRoot } from "../lib/toolchain";
 

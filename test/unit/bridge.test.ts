@@ -264,14 +264,16 @@ describe("Crossplane bridge: pure decisions", () => {
     }
   });
 
-  it("reconciles on spec, deletion and finalizer changes, not on its own status writes", () => {
+  it("reconciles on spec, deletion and the loss of its finalizer, not on its own status and finalizer writes", () => {
     const p = path("a");
     assert.ok(needsReconcile(undefined, p));
     const statusOnly = { ...p, status: readyStatus(p, { hostForConsumer: "h", port: 1 }, "T") };
     assert.ok(!needsReconcile(p, statusOnly));
     assert.ok(needsReconcile(p, { ...p, metadata: { ...p.metadata, generation: 4 } }));
     assert.ok(needsReconcile(p, { ...p, metadata: { ...p.metadata, deletionTimestamp: "T" } }));
-    assert.ok(needsReconcile(p, { ...p, metadata: { ...p.metadata, finalizers: [BRIDGE_FINALIZER] } }));
+    const held = { ...p, metadata: { ...p.metadata, finalizers: [BRIDGE_FINALIZER] } };
+    assert.ok(!needsReconcile(p, held), "adding its own finalizer is the bridge's own write");
+    assert.ok(needsReconcile(held, p), "a removed finalizer is put back");
   });
 
   it("clears only locks of this host whose process is gone, and lock files that do not parse", () => {
