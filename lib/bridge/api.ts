@@ -27,6 +27,8 @@ export interface NetworkPathObject {
     deletionTimestamp?: string;
     finalizers?: string[];
     resourceVersion?: string;
+    /** Crossplane makes the composite (XTCPConnection) the controller owner of what it composes. */
+    ownerReferences?: { apiVersion: string; kind: string; name: string; controller?: boolean }[];
   };
   spec: {
     implementation: string;

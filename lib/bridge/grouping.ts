@@ -8,6 +8,7 @@ import { connectionProblems } from "../network/proxy/haproxy-config";
 import { sniServerName, type PortRange, type ProxyConnection } from "../network/proxy/types";
 import { BRIDGE_FINALIZER, type NetworkPathObject, type PathProblem } from "./api";
 import { realisationOf } from "./realisation";
+import { XR_KIND } from "../network/connector-api";
 
 /** Whether the bridge reconciles a path at all (NOOP markers are left alone: no finalizer, no status). */
 export function isManaged(p: Pick<NetworkPathObject, "spec">): boolean {
@@ -180,4 +181,33 @@ export function needsReconcile(previous: NetworkPathObject | undefined, next: Ne
     previous.metadata.deletionTimestamp !== next.metadata.deletionTimestamp ||
     (hasFinalizer(previous) && !hasFinalizer(next))
   );
+}
+
+/** The plural of the composite kind that owns NetworkPaths (lib/network/connector-api.ts). */
+export const COMPOSITE_PLURAL = "xtcpconnections";
+/** The annotation the bridge sets on a path's composite after writing the path's status. */
+export const PATH_STATUS_ANNOTATION = "klutch.anynines.com/network-path-status-at";
+
+/**
+ * The write that makes Crossplane copy a path's new status into its composite at once: an
+ * annotation on the composite (its controller owner), whose watch event starts the XR's
+ * reconcile. Without it the copy waits for Crossplane's poll (the local control plane polls
+ * every 5 s, with realtime compositions off because 1.20 can strand an XR; the trace measured
+ * 10.5 s of a 17.3 s create→Ready here). The composite's own reconcile reads the path as it
+ * is, so the annotation's value only needs to change. Undefined for a path with no composite.
+ */
+export function compositeNudge(
+  p: Pick<NetworkPathObject, "metadata">,
+  now: string,
+): { group: string; version: string; name: string; annotations: Record<string, string> } | undefined {
+  const owner = p.metadata.ownerReferences?.find((o) => o.controller && o.kind === XR_KIND);
+  if (!owner) return undefined;
+  const slash = owner.apiVersion.indexOf("/");
+  if (slash < 0) return undefined;
+  return {
+    group: owner.apiVersion.slice(0, slash),
+    version: owner.apiVersion.slice(slash + 1),
+    name: owner.name,
+    annotations: { [PATH_STATUS_ANNOTATION]: now },
+  };
 }

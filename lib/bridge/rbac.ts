@@ -1,6 +1,8 @@
 /** The bridge's permissions, as RBAC rules. Pure. */
 
+import { CONNECTOR_GROUP } from "../network/connector-api";
 import { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL } from "./api";
+import { COMPOSITE_PLURAL } from "./grouping";
 
 /**
  * The bridge's own permissions on the control plane: NetworkPaths (read, finalizers) and
@@ -40,6 +42,8 @@ export function bridgeRules(): { apiGroups: string[]; resources: string[]; verbs
       resources: [`${NETWORK_PATH_PLURAL}/status`],
       verbs: ["get", "patch", "update"],
     },
+    // Only to annotate a path's composite after its status changed (grouping.ts compositeNudge).
+    { apiGroups: [CONNECTOR_GROUP], resources: [COMPOSITE_PLURAL], verbs: ["patch"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
   ];
 }

@@ -210,7 +210,7 @@ async function main(): Promise<void> {
       [
         "-r",
         "ts-node/register/transpile-only",
-        "scripts/bridge.ts",
+        "bridge/main.ts",
         ...["--kubeconfig", kubeconfig, "--state-dir", bridgeDir, "--settings", ""],
         ...["--ops-port", String(30000 + Math.floor(Math.random() * 1000))],
         ...[

@@ -84,7 +84,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       [
         "-r",
         "ts-node/register/transpile-only",
-        "scripts/bridge.ts",
+        "bridge/main.ts",
         "--kubeconfig",
         kc(),
         "--state-dir",

@@ -217,14 +217,15 @@ describe("Crossplane bridge: pure decisions", () => {
     assert.match(text, /klutch_bridge_reconcile_duration_seconds_count 100002/);
   });
 
-  it("the bridge's RBAC names its resources and verbs: no wildcard, nothing but NetworkPaths and events", () => {
+  it("the bridge's RBAC names its resources and verbs: no wildcard, nothing but NetworkPaths, events and patching composites", () => {
     for (const r of bridgeRules()) {
       assert.ok(![...r.apiGroups, ...r.resources, ...r.verbs].includes("*"));
     }
     assert.deepEqual(
       bridgeRules().flatMap((r) => r.resources),
-      ["networkpaths", "networkpaths/status", "events"],
+      ["networkpaths", "networkpaths/status", "xtcpconnections", "events"],
     );
+    assert.deepEqual(bridgeRules().find((r) => r.resources.includes("xtcpconnections"))?.verbs, ["patch"]);
   });
 
   it("BridgeIdentity registers exactly a ServiceAccount, a ClusterRole and its binding", async () => {
