@@ -23,8 +23,10 @@ export interface BridgeOptions {
   /** The settings ConfigMap the environment stack writes (lib/bridge/settings.ts); none when unset. */
   settings?: { namespace: string; name: string };
   concurrency: number;
-  /** Ports per group for the local target. */
+  /** Ports per slot for the local target (lib/bridge/slots.ts). */
   slotSize: number;
+  /** The most ports one group may hold (local target); the whole port range when unset. */
+  maxPortsPerGroup?: number;
   log: Logger;
   metrics: BridgeMetrics;
   /** The NetworkPath informer; client-node's by default. */
@@ -62,6 +64,7 @@ export class Bridge {
       pulumiEnv: opts.pulumiEnv,
       ...(opts.secretsProvider ? { secretsProvider: opts.secretsProvider } : {}),
       slotSize: opts.slotSize,
+      ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
       settings: () => writer.readSettings(),
     });
     const reconciler = new GroupReconciler({

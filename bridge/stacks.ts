@@ -4,13 +4,15 @@ import * as path from "node:path";
 import { LocalWorkspace, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import type { NetworkPathObject, PathEndpoint, PathProblem } from "../lib/bridge/api";
 import { pendingOperationCount } from "../lib/bridge/checkpoint";
-import { assignSlot, groupNamespace, slotRange, stackName } from "../lib/bridge/grouping";
+import { admitConnections, groupNamespace, stackName } from "../lib/bridge/grouping";
+import { blockRange, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
+import { listenerKeys } from "../lib/network/proxy/types";
 import { staleLocks, type StackLock } from "../lib/bridge/locks";
 import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
 import { reapOrphans } from "./orphans";
-import { groupProgram, type Target } from "./program";
+import { groupProgram, toConnection, type Target } from "./program";
 
 export const PROJECT = "klutch-network-paths";
 
@@ -43,8 +45,10 @@ export interface StackRunnerOptions {
   stateDir: string;
   pulumiEnv: Record<string, string>;
   secretsProvider?: string;
-  /** Ports per group for the local target. */
+  /** Ports per slot for the local target (a group holds whole slots; lib/bridge/slots.ts). */
   slotSize: number;
+  /** The most ports one group may hold (local target); the whole --port-range when unset. */
+  maxPortsPerGroup?: number;
   /** The environment's settings (kubernetes target). */
   settings: () => Promise<BridgeSettings | undefined>;
 }
@@ -104,7 +108,7 @@ export class StackRunner implements GroupStacks {
         color: "never",
         signal,
         refresh: run.refresh || recovered,
-        program: groupProgram(key, live, this.targetFor(key, this.lastSettings)),
+        program: groupProgram(key, live, this.targetFor(key, live, this.lastSettings)),
       }),
     );
     return {
@@ -191,9 +195,9 @@ export class StackRunner implements GroupStacks {
     }
   }
 
-  private targetFor(key: string, settings: BridgeSettings | undefined): Target {
+  private targetFor(key: string, live: NetworkPathObject[], settings: BridgeSettings | undefined): Target {
     return this.opts.target.kind === "local"
-      ? { ...this.opts.target, portRange: this.portRangeFor(key) }
+      ? { ...this.opts.target, portRange: this.portRangeFor(key, live) }
       : { ...this.opts.target, ...proxySettingsFor(settings, groupNamespace(key)) };
   }
 
@@ -261,26 +265,35 @@ export class StackRunner implements GroupStacks {
     return { live: locks.filter((l) => !stale.includes(l)), stale };
   }
 
-  private readSlots(): Record<string, number> {
+  private readSlots(): Slots {
     try {
-      return JSON.parse(fs.readFileSync(this.slotsFile, "utf8")) as Record<string, number>;
+      return parseSlots(fs.readFileSync(this.slotsFile, "utf8"));
     } catch {
       return {};
     }
   }
 
-  private writeSlots(slots: Record<string, number>): void {
+  private writeSlots(slots: Slots): void {
     fs.writeFileSync(`${this.slotsFile}.tmp`, JSON.stringify(slots));
     fs.renameSync(`${this.slotsFile}.tmp`, this.slotsFile);
   }
 
-  private portRangeFor(key: string): { from: number; to: number } {
+  /** The group's block of ports, grown to what its connections need (plus HAProxy's two own listeners). */
+  private portRangeFor(key: string, live: NetworkPathObject[]): { from: number; to: number } {
     const target = this.opts.target;
+    const size = this.opts.slotSize;
     const slots = this.readSlots();
-    const max = Math.floor((target.portRange.to - target.portRange.from + 1) / this.opts.slotSize);
-    const slot = assignSlot(slots, key, max);
-    if (slots[key] === undefined) this.writeSlots({ ...slots, [key]: slot });
-    return slotRange(target.portRange, slot, this.opts.slotSize);
+    const maxSlots = Math.floor((target.portRange.to - target.portRange.from + 1) / size);
+    const ports = listenerKeys(admitConnections(live.map(toConnection)).admitted).length + 2;
+    const block = placeGroup(slots, key, ports, {
+      slotSize: size,
+      maxSlots,
+      maxSlotsPerGroup: Math.max(1, Math.floor((this.opts.maxPortsPerGroup ?? maxSlots * size) / size)),
+    });
+    const current = slots[key];
+    if (current?.slot !== block.slot || current.count !== block.count)
+      this.writeSlots({ ...slots, [key]: block });
+    return blockRange(target.portRange, block, size);
   }
 
   private releaseSlot(key: string): void {

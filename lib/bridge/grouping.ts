@@ -130,40 +130,13 @@ export function portRangeExhausted(
   const usable = size - ownListeners;
   const fix =
     target === "local"
-      ? `raise the bridge's --slot-size (ports per group; now ${size}) to at least ${needed + ownListeners}, or remove ${needed - usable} of the group's connections`
+      ? `a group grows into free slots of the bridge's --port-range up to --max-ports-per-group: raise that (or widen --port-range) so the group can have at least ${needed + ownListeners} ports, or remove ${needed - usable} of the group's connections`
       : `widen the app cluster's networkConnector.portRange (or the bridge's --port-range) to at least ${needed + ownListeners} ports, or remove ${needed - usable} of the group's connections`;
   const own = ownListeners > 0 ? ` (${ownListeners} of them the proxy's own listeners)` : "";
   return {
     reason: "PortRangeExhausted",
     message: `no port left for this connection: group ${group} has port range ${range.from}-${range.to}, ${size} ports${own}, and ${needed} connections need one; ${fix}`,
   };
-}
-
-/**
- * Port ranges for the local target: every group's proxy runs on this one machine, so each
- * group gets its own slice of the bridge's port range. Slots are stable (recorded by the
- * caller) and the lowest free one is taken; a slot is free again once its group is gone.
- */
-export function assignSlot(slots: Readonly<Record<string, number>>, key: string, maxSlots: number): number {
-  const existing = slots[key];
-  if (existing !== undefined) return existing;
-  const used = new Set(Object.values(slots));
-  for (let i = 0; i < maxSlots; i++) if (!used.has(i)) return i;
-  throw new Error(
-    `no free port slot for ${key}: all ${maxSlots} slots of the bridge's port range are in use; widen --port-range`,
-  );
-}
-
-export function slotRange(
-  base: { from: number; to: number },
-  slot: number,
-  size: number,
-): { from: number; to: number } {
-  const from = base.from + slot * size;
-  const to = from + size - 1;
-  if (to > base.to)
-    throw new Error(`slot ${slot} (${from}-${to}) lies outside the port range ${base.from}-${base.to}`);
-  return { from, to };
 }
 
 /**
