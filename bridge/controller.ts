@@ -105,8 +105,10 @@ export class Bridge {
     // The informer queues every path's group as it lists them (an add event each); a list that
     // fails (the control plane may be down or restarting) is retried with backoff by the cache.
     await this.cache.start();
-    // Groups that have a stack but no paths any more (deleted while the bridge was down).
-    for (const key of this.stacks.slottedGroups()) this.queue.add(key);
+    // Groups that have a stack but no paths any more (deleted while the bridge was down); a
+    // group with paths is queued by the list already (again would cost a second engine run).
+    const listed = new Set(this.cache.groups());
+    for (const key of this.stacks.slottedGroups()) if (!listed.has(key)) this.queue.add(key);
   }
 
   /**

@@ -13,6 +13,31 @@ import type { Logger } from "./log";
 import type { GroupStacks } from "./stacks";
 import { TerminalError, type Result } from "./workqueue";
 
+/**
+ * How many API writes (finalizers, status, annotations) of one reconcile are in flight at
+ * once: one at a time, 100 new paths cost 100 round trips three times over (the trace of a
+ * group of 100 new paths on a loaded machine: 17.5 s of finalizers, 30.6 s of status writes).
+ */
+export const WRITE_CONCURRENCY = 10;
+
+/** Runs fn over items, at most `limit` at once; rejects with the first failure once all settled. */
+export async function forEachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const failures: unknown[] = [];
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item).catch((e: unknown) => failures.push(e));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failures.length > 0) throw failures[0];
+}
+
 /** How soon a routed group whose probe failed is probed again. */
 export const PROBE_RETRY_MS = 15_000;
 
@@ -96,7 +121,11 @@ export class GroupReconciler {
       log,
     };
     try {
-      for (const p of live) if (!hasFinalizer(p)) await d.writer.addFinalizer(p);
+      await forEachLimit(
+        live.filter((p) => !hasFinalizer(p)),
+        WRITE_CONCURRENCY,
+        (p) => d.writer.addFinalizer(p),
+      );
       mark("finalizers");
       let endpoints: Record<string, PathEndpoint> = {};
       let problems: Record<string, PathProblem> = {};
@@ -120,7 +149,7 @@ export class GroupReconciler {
       }
       const now = new Date(clock()).toISOString();
       const notRealised: Record<string, number> = {};
-      const changed: NetworkPathObject[] = [];
+      const updates: { p: NetworkPathObject; status: ReturnType<typeof readyStatus> }[] = [];
       for (const p of live) {
         const endpoint = endpoints[pathId(p)];
         const problem = problems[pathId(p)];
@@ -129,28 +158,24 @@ export class GroupReconciler {
         const status = endpoint
           ? readyStatus(p, endpoint, now)
           : problemStatus(p, problem as PathProblem, now);
-        if (sameStatus(p.status, status)) continue;
+        if (!sameStatus(p.status, status)) updates.push({ p, status });
+      }
+      // Each path's status, then at once the annotation that makes Crossplane copy it into the
+      // composite (rather than at its next poll; best effort, the poll still comes).
+      await forEachLimit(updates, WRITE_CONCURRENCY, async ({ p, status }) => {
         await d.writer.writeStatus(p, status);
-        changed.push(p);
         // An Event per changed outcome: a group's 100 unchanged paths stay quiet.
         const ev = statusEvent(status);
         void d.events.record(p, ev.type, ev.reason, ev.message);
-      }
+        await d.writer
+          .nudgeComposite(p)
+          .catch((err: Error) =>
+            log("warn", "could not annotate the composite", { path: pathId(p), error: err.message }),
+          );
+      });
       mark("status");
-      // Crossplane copies a path's status into its composite when it reconciles that: ask
-      // for it now rather than at its next poll. Best effort: the poll still comes.
-      await Promise.all(
-        changed.map((p) =>
-          d.writer
-            .nudgeComposite(p)
-            .catch((err: Error) =>
-              log("warn", "could not annotate the composite", { path: pathId(p), error: err.message }),
-            ),
-        ),
-      );
-      mark("nudge");
       d.metrics.setPathsNotRealised(key, notRealised);
-      for (const p of releasing) await this.release(p, key);
+      await forEachLimit(releasing, WRITE_CONCURRENCY, (p) => this.release(p, key));
       d.metrics.recordReconcile("success", (clock() - started) / 1000);
       log("info", "reconcile trace", {
         paths: live.length,

@@ -27,6 +27,8 @@ const NS = "team-a";
 /** Claims of routed and NOOP implementations live apart, so the proxy tests' counts hold. */
 const ROUTED_NS = "team-routed";
 const TRIALS = Number(process.env.KLUTCH_BRIDGE_FAULT_TRIALS ?? 20);
+/** Runs of the kill trials in a row (each TRIALS trials, one with a corrupted checkpoint). */
+const RUNS = Number(process.env.KLUTCH_BRIDGE_FAULT_RUNS ?? 1);
 
 interface Claim {
   metadata: { name: string; deletionTimestamp?: string };
@@ -386,49 +388,55 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.equal(psql("127.0.0.1", reports.status!.port!).stdout.trim(), "42");
   });
 
-  it(`converges after the bridge is killed at random points of create, update and delete (${TRIALS} trials)`, async () => {
-    const ops = ["create", "update", "delete"] as const;
-    const live = new Set<string>(["reports"]);
-    let next = 0;
-    for (let t = 0; t < TRIALS; t++) {
-      const op = ops[t % 3]!;
-      const existing = [...live].filter((n) => n !== "reports");
-      if (op === "create" || existing.length === 0) {
-        const name = `f-${next++}`;
-        assert.equal(kubectlApply(kc(), claim(name)).status, 0);
-        live.add(name);
-      } else if (op === "update") {
-        // Toggle the PostgreSQL health check: a new HAProxy config for the group.
-        const name = existing[t % existing.length]!;
-        const enhancements = t % 2 === 0 ? [] : [{ InstanceType: "PostgreSQL" }];
-        assert.equal(kubectlApply(kc(), claim(name, { enhancements })).status, 0);
-      } else {
-        const name = existing[t % existing.length]!;
-        kubectl(kc(), ["-n", NS, "delete", "tcpconnection", name, "--wait=false"]);
-        live.delete(name);
+  let nextTrialClaim = 0;
+  for (let run = 1; run <= RUNS; run++)
+    it(`converges after the bridge is killed at random points of create, update and delete (${TRIALS} trials${RUNS > 1 ? `, run ${run} of ${RUNS}` : ""})`, async () => {
+      const ops = ["create", "update", "delete"] as const;
+      const live = new Set<string>([
+        "reports",
+        ...claims()
+          .map((c) => c.metadata.name)
+          .filter((n) => n.startsWith("f-")),
+      ]);
+      for (let t = 0; t < TRIALS; t++) {
+        const op = ops[t % 3]!;
+        const existing = [...live].filter((n) => n !== "reports");
+        if (op === "create" || existing.length === 0) {
+          const name = `f-${nextTrialClaim++}`;
+          assert.equal(kubectlApply(kc(), claim(name)).status, 0);
+          live.add(name);
+        } else if (op === "update") {
+          // Toggle the PostgreSQL health check: a new HAProxy config for the group.
+          const name = existing[t % existing.length]!;
+          const enhancements = t % 2 === 0 ? [] : [{ InstanceType: "PostgreSQL" }];
+          assert.equal(kubectlApply(kc(), claim(name, { enhancements })).status, 0);
+        } else {
+          const name = existing[t % existing.length]!;
+          kubectl(kc(), ["-n", NS, "delete", "tcpconnection", name, "--wait=false"]);
+          live.delete(name);
+        }
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 4000)));
+        await killBridge();
+        if (t === Math.floor(TRIALS / 2)) {
+          // One trial also finds what a kill can leave behind in the file backend: the
+          // checkpoint's metadata sidecar emptied (the real "failed to load checkpoint: EOF")
+          // and the checkpoint itself cut in half.
+          const checkpoint = path.join(
+            bridgeDir,
+            "state",
+            ".pulumi",
+            "stacks",
+            "klutch-network-paths",
+            "np-team-a-proxy.json",
+          );
+          assert.ok(fs.existsSync(checkpoint), "the group's checkpoint");
+          fs.truncateSync(`${checkpoint}.attrs`, 0);
+          fs.truncateSync(checkpoint, Math.floor(fs.statSync(checkpoint).size / 2));
+        }
+        startBridge();
+        await converged();
       }
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 4000)));
-      await killBridge();
-      if (t === Math.floor(TRIALS / 2)) {
-        // One trial also finds what a kill can leave behind in the file backend: the
-        // checkpoint's metadata sidecar emptied (the real "failed to load checkpoint: EOF")
-        // and the checkpoint itself cut in half.
-        const checkpoint = path.join(
-          bridgeDir,
-          "state",
-          ".pulumi",
-          "stacks",
-          "klutch-network-paths",
-          "np-team-a-proxy.json",
-        );
-        assert.ok(fs.existsSync(checkpoint), "the group's checkpoint");
-        fs.truncateSync(`${checkpoint}.attrs`, 0);
-        fs.truncateSync(checkpoint, Math.floor(fs.statSync(checkpoint).size / 2));
-      }
-      startBridge();
-      await converged();
-    }
-  });
+    });
 
   it("converges after the control plane API server restarts during a reconcile", async () => {
     assert.equal(kubectlApply(kc(), claim("during-restart")).status, 0);

@@ -5,7 +5,7 @@ import { compositeNudge, PATH_STATUS_ANNOTATION } from "../../lib/bridge/groupin
 import { pendingOperationCount } from "../../lib/bridge/checkpoint";
 import { PathCache, type PathInformer } from "../../bridge/cache";
 import type { PathStatus, PathWriter } from "../../bridge/client";
-import { GroupReconciler, PROBE_RETRY_MS } from "../../bridge/reconciler";
+import { GroupReconciler, PROBE_RETRY_MS, forEachLimit } from "../../bridge/reconciler";
 import type { GroupOutputs, GroupStacks, RunOptions } from "../../bridge/stacks";
 import { TerminalError, WorkQueue, type Clock } from "../../bridge/workqueue";
 
@@ -433,6 +433,30 @@ describe("bridge seams: reconciler", () => {
 });
 
 describe("bridge seams: pure helpers of the stack runner and writer", () => {
+  it("the reconciler's writes run at most N at once, all of them even when one fails, and the failure is reported", async () => {
+    let active = 0;
+    let most = 0;
+    const done: number[] = [];
+    const write = async (i: number) => {
+      active++;
+      most = Math.max(most, active);
+      await settle();
+      active--;
+      if (i === 3) throw new Error("conflict on 3");
+      done.push(i);
+    };
+    await assert.rejects(
+      forEachLimit(
+        Array.from({ length: 25 }, (_, i) => i),
+        10,
+        write,
+      ),
+      /conflict on 3/,
+    );
+    assert.equal(most, 10);
+    assert.equal(done.length, 24, "the others were written");
+  });
+
   it("reads pending operations from a checkpoint file; undefined for a file that is no checkpoint", () => {
     const cp = (ops?: unknown[]) =>
       JSON.stringify({
