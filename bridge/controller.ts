@@ -105,6 +105,8 @@ export class Bridge {
     // The informer queues every path's group as it lists them (an add event each); a list that
     // fails (the control plane may be down or restarting) is retried with backoff by the cache.
     await this.cache.start();
+    // Workers start once the cache holds the whole list (controller-runtime's WaitForCacheSync).
+    this.queue.start();
     // Groups that have a stack but no paths any more (deleted while the bridge was down); a
     // group with paths is queued by the list already (again would cost a second engine run).
     const listed = new Set(this.cache.groups());

@@ -9,7 +9,13 @@ import { backoffDelay } from "../lib/bridge/backoff";
  * - the handler returns `{ requeueAfter }` to run the key again later, nothing when done,
  *   throws a TerminalError when retrying cannot help (not requeued), or throws anything else
  *   to be retried with per-key exponential backoff (reset by a success);
- * - a delayed key keeps its earliest due time, and an event in the meantime runs it at once.
+ * - a delayed key keeps its earliest due time, and an event in the meantime runs it at once;
+ * - nothing runs before start() (controller-runtime starts its workers once the cache has
+ *   synced), and a key added is picked up on the next turn of the event loop, never inside
+ *   the add: an informer delivers a (re)list as one synchronous burst of add events, and a
+ *   reconcile started by the first of them would see a cache holding only part of the list
+ *   (seen: a group whose first listed path was being deleted looked empty, and its stack,
+ *   HAProxy included, was destroyed under a live connection).
  *
  * Time comes from a Clock, so every rule is tested without waiting (test/unit/bridge-queue.test.ts).
  */
@@ -55,6 +61,8 @@ export class WorkQueue {
   private readonly clock: Clock;
   private readonly backoff: (attempt: number) => number;
   private shuttingDown = false;
+  private started = false;
+  private pumpScheduled = false;
 
   constructor(private readonly opts: WorkQueueOptions) {
     this.clock = opts.clock ?? realClock;
@@ -71,7 +79,22 @@ export class WorkQueue {
     }
     this.queue.add(key);
     this.opts.onDepth?.(this.queue.size);
-    this.pump();
+    this.schedulePump();
+  }
+
+  /** Starts running keys (those added so far included). */
+  start(): void {
+    this.started = true;
+    this.schedulePump();
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
   }
 
   /** Queues a key after `ms`; an earlier pending due time wins. */
@@ -122,7 +145,7 @@ export class WorkQueue {
 
   private pump(): void {
     for (const key of [...this.queue]) {
-      if (this.shuttingDown || this.running.size >= this.opts.concurrency) return;
+      if (!this.started || this.shuttingDown || this.running.size >= this.opts.concurrency) return;
       if (this.running.has(key)) continue;
       this.queue.delete(key);
       this.opts.onDepth?.(this.queue.size);

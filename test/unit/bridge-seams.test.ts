@@ -68,6 +68,7 @@ describe("bridge seams: work queue", () => {
         await new Promise<void>((r) => (release = r));
       },
     });
+    q.start();
     q.add("a");
     q.add("a");
     await settle();
@@ -81,6 +82,33 @@ describe("bridge seams: work queue", () => {
     assert.deepEqual(runs, ["a", "a"], "runs again after");
     release();
     await settle();
+  });
+
+  it("runs nothing before start(), and a burst of adds in one turn is seen whole by the run it starts", async () => {
+    const cache: string[] = [];
+    const seen: string[][] = [];
+    const q = new WorkQueue({
+      concurrency: 1,
+      clock: new FakeClock(),
+      handler: (key) => {
+        seen.push([key, ...cache]);
+        return Promise.resolve();
+      },
+    });
+    q.add("g");
+    await settle();
+    assert.deepEqual(seen, [], "not started");
+    q.start();
+    await settle();
+    assert.deepEqual(seen, [["g"]]);
+    // An informer's relist: each object lands in the cache, then queues its group, in one turn.
+    for (const obj of ["a", "b", "c"]) {
+      cache.push(obj);
+      q.add("g");
+    }
+    await settle();
+    await settle();
+    assert.deepEqual(seen, [["g"], ["g", "a", "b", "c"]], "one run, after the whole burst");
   });
 
   it("keeps to the concurrency limit", async () => {
@@ -97,6 +125,7 @@ describe("bridge seams: work queue", () => {
         active.delete(key);
       },
     });
+    q.start();
     for (const k of ["a", "b", "c", "d"]) q.add(k);
     await settle();
     assert.equal(active.size, 2);
@@ -124,6 +153,7 @@ describe("bridge seams: work queue", () => {
         return fail ? Promise.reject(new Error("boom")) : Promise.resolve();
       },
     });
+    q.start();
     q.add("k");
     await settle();
     assert.deepEqual(clock.pending(), [1000]);
@@ -151,6 +181,7 @@ describe("bridge seams: work queue", () => {
         return Promise.resolve({ requeueAfter: 5000 });
       },
     });
+    q.start();
     q.add("a");
     await settle();
     q.addAfter("a", 9000);
@@ -173,6 +204,7 @@ describe("bridge seams: work queue", () => {
         await new Promise<void>((r) => (release = r));
       },
     });
+    q.start();
     q.add("a");
     q.add("b");
     q.addAfter("c", 100);
