@@ -109,3 +109,20 @@ export function newestBackupsFirst(stack: string, files: readonly string[]): str
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/**
+ * How many pending operations a checkpoint file records (`checkpoint.latest.pending_operations`
+ * of apitype.VersionedCheckpoint): an update killed midway leaves some, and the next update
+ * refuses to run until they are cleared. Read from the file so the common case (none) costs
+ * no `pulumi stack export`; undefined when the text is no checkpoint (the caller then asks the
+ * engine).
+ */
+export function pendingOperationCount(text: string): number | undefined {
+  try {
+    const parsed = JSON.parse(text) as { checkpoint?: { latest?: { pending_operations?: unknown[] } } };
+    if (typeof parsed?.checkpoint !== "object" || parsed.checkpoint === null) return undefined;
+    return parsed.checkpoint.latest?.pending_operations?.length ?? 0;
+  } catch {
+    return undefined;
+  }
+}

@@ -13,6 +13,9 @@
  * to skew between machines; only the rate of the clocks matters.
  */
 
+/** The Lease replicas of the bridge elect their leader with (`--leader-elect`). */
+export const LEADER_LEASE = "klutch-bridge";
+
 export interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;

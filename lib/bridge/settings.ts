@@ -14,8 +14,8 @@ import { proxyExposure } from "../../network/proxy/exposure";
 export const SETTINGS_NAMESPACE = "klutch-network";
 export const SETTINGS_CONFIGMAP = "klutch-bridge-settings";
 export const SETTINGS_KEY = "settings.json";
-/** The Lease replicas of the bridge elect their leader with (`--leader-elect`). */
-export const LEADER_LEASE = "klutch-bridge";
+/** Re-exported for the environment stack's importers; the name lives beside the lease code. */
+export { LEADER_LEASE } from "./lease";
 
 const portRange = z
   .object({ from: z.number().int().min(1).max(65535), to: z.number().int().min(1).max(65535) })

@@ -276,7 +276,7 @@ describe("Crossplane bridge: one bad connection never takes its group down", () 
     assert.equal(problem.reason, "PortRangeExhausted");
     assert.match(
       problem.message,
-      /raise the bridge's --slot-size \(ports per group; now 6\) to at least 8, or remove 2/,
+      /raise that \(or widen --port-range\) so the group can have at least 8 ports, or remove 2/,
     );
     assert.match(
       portRangeExhausted("ns/proxy", { from: 30000, to: 30001 }, 0, 3, "kubernetes").message,

@@ -111,7 +111,7 @@ describe("Crossplane bridge: group programs (mocks, real probes)", function () {
     assert.equal(problems.e?.reason, "PortRangeExhausted");
     assert.match(
       problems.e?.message ?? "",
-      /port range 42000-42005, 6 ports \(2 of them the proxy's own listeners\), and 6 connections need one; raise the bridge's --slot-size \(ports per group; now 6\) to at least 8/,
+      /port range 42000-42005, 6 ports \(2 of them the proxy's own listeners\), and 6 connections need one; a group grows into free slots of the bridge's --port-range up to --max-ports-per-group: raise that \(or widen --port-range\) so the group can have at least 8 ports/,
     );
     assert.equal(problems.bad?.reason, "InvalidConnection");
     assert.match(

@@ -7,7 +7,7 @@ import { BridgeIdentity } from "../../components/bridge/bridge-identity";
 import { BridgeMetrics } from "../../lib/bridge/metrics";
 import {
   BRIDGE_FINALIZER,
-  assignSlot,
+  blockRange,
   backoffDelay,
   bridgeRules,
   failedStatus,
@@ -20,7 +20,8 @@ import {
   planGroup,
   readyStatus,
   sameStatus,
-  slotRange,
+  parseSlots,
+  placeGroup,
   stackName,
   type NetworkPathObject,
 } from "../../lib/bridge/model";
@@ -180,13 +181,42 @@ describe("Crossplane bridge: pure decisions", () => {
     );
   });
 
-  it("gives each group a stable slot of the port range, the lowest free one, and refuses when full", () => {
-    assert.equal(assignSlot({}, "a", 4), 0);
-    assert.equal(assignSlot({ a: 0, b: 2 }, "c", 4), 1);
-    assert.equal(assignSlot({ a: 0, b: 2 }, "b", 4), 2);
-    assert.throws(() => assignSlot({ a: 0, b: 1 }, "c", 2), /no free port slot for c/);
-    assert.deepEqual(slotRange({ from: 42000, to: 42999 }, 2, 50), { from: 42100, to: 42149 });
-    assert.throws(() => slotRange({ from: 42000, to: 42099 }, 2, 50), /outside the port range/);
+  it("gives each group a stable block of the port range, grown in place as its connections need, and refuses when full", () => {
+    const o = { slotSize: 50, maxSlots: 20, maxSlotsPerGroup: 20 };
+    // The first group starts at 0; the next in the middle of the largest free run.
+    assert.deepEqual(placeGroup({}, "a", 3, o), { slot: 0, count: 1 });
+    assert.deepEqual(placeGroup({ a: { slot: 0, count: 1 } }, "b", 3, o), { slot: 10, count: 1 });
+    // 100 connections + 2 own listeners need 3 slots of 50: grown in place, so ports stay.
+    assert.deepEqual(placeGroup({ a: { slot: 0, count: 1 }, b: { slot: 10, count: 1 } }, "a", 102, o), {
+      slot: 0,
+      count: 3,
+    });
+    // Blocked by a neighbour: it keeps what it can have (the rest is PortRangeExhausted).
+    assert.deepEqual(placeGroup({ a: { slot: 0, count: 1 }, b: { slot: 2, count: 1 } }, "a", 150, o), {
+      slot: 0,
+      count: 2,
+    });
+    // Never shrinks or moves while the group lives; a cap holds.
+    assert.deepEqual(placeGroup({ a: { slot: 4, count: 3 } }, "a", 1, o), { slot: 4, count: 3 });
+    assert.deepEqual(placeGroup({}, "a", 500, { ...o, maxSlotsPerGroup: 2 }), { slot: 0, count: 2 });
+    assert.throws(
+      () => placeGroup({ a: { slot: 0, count: 2 } }, "c", 1, { ...o, maxSlots: 2 }),
+      /no free port slot for c/,
+    );
+    assert.deepEqual(blockRange({ from: 42000, to: 42999 }, { slot: 2, count: 2 }, 50), {
+      from: 42100,
+      to: 42199,
+    });
+    assert.throws(
+      () => blockRange({ from: 42000, to: 42099 }, { slot: 1, count: 2 }, 50),
+      /outside the port range/,
+    );
+    // The slots file of an older bridge (one slot number per group) still reads.
+    assert.deepEqual(parseSlots('{"a":0,"b":{"slot":3,"count":2}}'), {
+      a: { slot: 0, count: 1 },
+      b: { slot: 3, count: 2 },
+    });
+    assert.deepEqual(parseSlots("{"), {});
   });
 
   it("renders Prometheus metrics with reconcile counts, engine runs, a bounded duration histogram and process metrics", async () => {
@@ -217,14 +247,15 @@ describe("Crossplane bridge: pure decisions", () => {
     assert.match(text, /klutch_bridge_reconcile_duration_seconds_count 100002/);
   });
 
-  it("the bridge's RBAC names its resources and verbs: no wildcard, nothing but NetworkPaths and events", () => {
+  it("the bridge's RBAC names its resources and verbs: no wildcard, nothing but NetworkPaths, events and patching composites", () => {
     for (const r of bridgeRules()) {
       assert.ok(![...r.apiGroups, ...r.resources, ...r.verbs].includes("*"));
     }
     assert.deepEqual(
       bridgeRules().flatMap((r) => r.resources),
-      ["networkpaths", "networkpaths/status", "events"],
+      ["networkpaths", "networkpaths/status", "xtcpconnections", "events"],
     );
+    assert.deepEqual(bridgeRules().find((r) => r.resources.includes("xtcpconnections"))?.verbs, ["patch"]);
   });
 
   it("BridgeIdentity registers exactly a ServiceAccount, a ClusterRole and its binding", async () => {
@@ -264,14 +295,16 @@ describe("Crossplane bridge: pure decisions", () => {
     }
   });
 
-  it("reconciles on spec, deletion and finalizer changes, not on its own status writes", () => {
+  it("reconciles on spec, deletion and the loss of its finalizer, not on its own status and finalizer writes", () => {
     const p = path("a");
     assert.ok(needsReconcile(undefined, p));
     const statusOnly = { ...p, status: readyStatus(p, { hostForConsumer: "h", port: 1 }, "T") };
     assert.ok(!needsReconcile(p, statusOnly));
     assert.ok(needsReconcile(p, { ...p, metadata: { ...p.metadata, generation: 4 } }));
     assert.ok(needsReconcile(p, { ...p, metadata: { ...p.metadata, deletionTimestamp: "T" } }));
-    assert.ok(needsReconcile(p, { ...p, metadata: { ...p.metadata, finalizers: [BRIDGE_FINALIZER] } }));
+    const held = { ...p, metadata: { ...p.metadata, finalizers: [BRIDGE_FINALIZER] } };
+    assert.ok(!needsReconcile(p, held), "adding its own finalizer is the bridge's own write");
+    assert.ok(needsReconcile(held, p), "a removed finalizer is put back");
   });
 
   it("clears only locks of this host whose process is gone, and lock files that do not parse", () => {

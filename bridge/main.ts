@@ -3,15 +3,16 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Command } from "commander";
-import { Bridge } from "../bridge/controller";
-import { LeaderElector } from "../bridge/leader";
-import { jsonLogger } from "../bridge/log";
-import { INSTANCE_ENV, instanceMarker } from "../bridge/orphans";
-import { startOpsServer } from "../bridge/server";
-import type { Target } from "../bridge/program";
+import { Bridge } from "./controller";
+import { LeaderElector } from "./leader";
+import { jsonLogger } from "./log";
+import { INSTANCE_ENV, instanceMarker } from "./orphans";
+import { startOpsServer } from "./server";
+import type { Target } from "./program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
 import { profileProblem } from "../network/proxy/profile";
-import { LEADER_LEASE, SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
+import { LEADER_LEASE } from "../lib/bridge/lease";
+import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { ensureKubernetesPlugin, pulumiEnv } from "../tooling/pulumi-runner";
 import { repoRoot } from "../tooling/toolchain";
 
@@ -60,7 +61,15 @@ const program = new Command()
   )
   .option("--bind-address <ip>", "address local proxies listen on and report as hostForConsumer", "127.0.0.1")
   .option("--port-range <from-to>", "ports the proxies hand out", "42000-42999")
-  .option("--slot-size <n>", "ports per group (local target)", "50")
+  .option(
+    "--slot-size <n>",
+    "ports per slot; a group holds whole slots of the port range (local target)",
+    "50",
+  )
+  .option(
+    "--max-ports-per-group <n>",
+    "the most ports one group grows to, in whole slots (local target; default: the whole port range)",
+  )
   .option("--state-dir <dir>", "workspace, state and proxy files", path.join(repoRoot, ".klutch", "bridge"))
   .option("--backend <url>", "Pulumi backend URL (default: file backend in the state dir)")
   .option("--secrets-provider <url>", "secrets provider of the bridge's stacks (default: passphrase)")
@@ -112,6 +121,13 @@ async function main(): Promise<void> {
   const concurrency = Number(o.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new Error("--concurrency must be a whole number >= 1");
+  for (const [flag, value] of [
+    ["--slot-size", o.slotSize],
+    ["--max-ports-per-group", o.maxPortsPerGroup],
+  ] as const) {
+    if (value !== undefined && !(Number.isInteger(Number(value)) && Number(value) >= 3))
+      throw new Error(`${flag} must be a whole number >= 3 (the proxy's two own listeners and a connection)`);
+  }
   let target: Target;
   if (o.target === "local") {
     target = { kind: "local", stateDir, bindAddress: String(o.bindAddress), portRange };
@@ -165,6 +181,7 @@ async function main(): Promise<void> {
     ...settingsRef(String(o.settings ?? "")),
     concurrency,
     slotSize: Number(o.slotSize),
+    ...(o.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: Number(o.maxPortsPerGroup) } : {}),
     log,
     metrics,
   });
