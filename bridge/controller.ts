@@ -311,7 +311,10 @@ export class Bridge {
         // went away) since the last run is reported as it is now. After a checkpoint was
         // restored from an older copy (or re-created), refresh brings the state in line with
         // what really runs before the update.
-        const result = await stack.up({ ...engineOpts, refresh: realisation === "routed" || recovered });
+        const result = await stack.up({
+          ...engineOpts,
+          refresh: realisation === "routed" || realisation === "forwarded" || recovered,
+        });
         endpoints = (result.outputs.endpoints?.value ?? {}) as Record<string, Endpoint>;
         problems = (result.outputs.problems?.value ?? {}) as Record<string, PathProblem>;
         log("info", "network paths up", {

@@ -19,6 +19,7 @@ need=()
 for pair in openssl:openssl ps:procps flock:util-linux ip:iproute2 haproxy:haproxy \
   /usr/lib/postgresql/15/bin/postgres:postgresql-15 pgbench:postgresql-client-15 \
   wg:wireguard-tools wireguard-go:wireguard-go nft:nftables taskset:util-linux \
+  socat:socat \
   containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins \
   iptables:iptables conntrack:conntrack nsenter:util-linux gcc:gcc /usr/include/stdio.h:libc6-dev; do
   tool="${pair%%:*}"

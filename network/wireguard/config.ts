@@ -21,8 +21,9 @@ export type WireguardConnectorConfig = z.output<typeof wireguardConnector>;
 
 export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnector> = {
   name: "wireguard",
-  // The tunnel is built by the environment stack; the bridge probes the instance through it.
-  realisation: "routed",
+  // The tunnel is the environment stack's; the bridge realises a forwarder per connection
+  // and the gateway's allowed hosts (network/wireguard/bridge-program.ts).
+  realisation: "forwarded",
   summary:
     "a WireGuard tunnel from each app cluster to a gateway in the data-service network; consumers dial a forwarder in their own cluster",
   schema: wireguardConnector,
