@@ -56,7 +56,7 @@ export function wireguardProgram(
           reason: "InvalidConnection",
           message: `the local WireGuard path needs the data-service network namespace: start the bridge with ${LOCAL_DATA_NETNS_ENV}=<netns>`,
         };
-      return Promise.resolve({ endpoints: {}, problems });
+      return Promise.resolve({ endpoints: pulumi.output({}), problems });
     }
     const connections = paths.map((p) =>
       localConnection(pathId(p), names.appCluster, p.spec.instanceHost, p.spec.port),
