@@ -464,11 +464,9 @@ export const localWireguardClientProvider: ClientProvider & {
   },
 
   read(id, props) {
-    if (!props || !this.clientHealthy(props)) {
-      // Keep the resource (its address claim and key stay valid); the next diff heals it.
-      return Promise.resolve({ id, props: props as LocalWireguardClientOutputs });
-    }
-    return Promise.resolve({ id, props });
+    // An unhealthy client is kept (its address claim and key stay valid): the next diff sees
+    // it and the update heals it in place, rather than a re-create with a new address.
+    return Promise.resolve({ id, props: props as LocalWireguardClientOutputs });
   },
 
   delete(_id, props) {
