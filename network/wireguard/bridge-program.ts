@@ -113,6 +113,7 @@ export function wireguardProgram(
       const fwd = new LocalTcpForwarder(
         `forwarder-${f.name}`,
         {
+          name: f.name,
           dir: path.join(gateway.dir, "forwarders"),
           netns: client.netns,
           listenAddress: LOCAL_FORWARDER_ADDRESS,

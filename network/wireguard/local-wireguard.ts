@@ -478,6 +478,15 @@ export const localWireguardClientProvider: ClientProvider & {
       });
       this.stop(`${props.gatewayDir}/${props.netns}.pid`);
       fs.rmSync(`/var/run/wireguard/${props.ifname}.sock`, { force: true });
+      // The namespace is this client's alone: whatever still runs there (a forwarder whose pid
+      // file was lost) goes with it rather than outliving it unreachable.
+      for (const pid of this.sh(["ip", "netns", "pids", props.netns], { allowFail: true }).split("\n")) {
+        try {
+          if (Number(pid) > 0) process.kill(Number(pid), "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
       // Deleting the namespace deletes the link, both ends.
       this.sh(["ip", "netns", "del", props.netns], { allowFail: true });
       this.inNs(props.dataNetns, ["ip", "link", "del", props.linkIfname], { allowFail: true });
@@ -669,6 +678,8 @@ export class LocalWireguardAllowedHosts extends pulumi.dynamic.Resource {
 // ---------------------------------------------------------------------------------------
 
 export interface LocalTcpForwarderInputs {
+  /** The connection (its path id): names the pid file, so two resources never share one. */
+  name: string;
   /** Directory of the pid and log files. */
   dir: string;
   netns: string;
@@ -679,6 +690,7 @@ export interface LocalTcpForwarderInputs {
 }
 
 type ForwarderHelpers = {
+  strays(i: LocalTcpForwarderInputs): number[];
   alive(pidFile: string): number | undefined;
   listening(pid: number, port: number): boolean;
   start(i: LocalTcpForwarderInputs): void;
@@ -695,7 +707,30 @@ export const localTcpForwarderProvider: ForwarderProvider & {
   delete: NonNullable<ForwarderProvider["delete"]>;
 } = {
   pidFile(i) {
-    return `${i.dir}/${i.netns}-${i.listenPort}.pid`;
+    return `${i.dir}/${i.netns}-${i.name}.pid`;
+  },
+
+  strays(i) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { spawnSync } = require("node:child_process") as typeof import("node:child_process");
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const fs = require("node:fs") as typeof import("node:fs");
+    // The forwarders of this listener in the client's namespace, whatever the pid file says
+    // (a pid file lost to a crash must not leave a process holding the port): the namespace
+    // is this project's, and the listen argument names the connection's port.
+    const r = spawnSync("ip", ["netns", "pids", i.netns], { encoding: "utf8" });
+    const mine = `TCP-LISTEN:${i.listenPort},bind=${i.listenAddress},`;
+    return (r.stdout ?? "")
+      .split("\n")
+      .map(Number)
+      .filter((pid) => {
+        try {
+          const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+          return pid > 0 && argv[0]?.endsWith("socat") === true && argv.some((a) => a.startsWith(mine));
+        } catch {
+          return false;
+        }
+      });
   },
 
   alive(pidFile) {
@@ -738,7 +773,8 @@ export const localTcpForwarderProvider: ForwarderProvider & {
     fs.mkdirSync(i.dir, { recursive: true, mode: 0o700 });
     const pidFile = this.pidFile(i);
     this.stopPid(pidFile);
-    const log = fs.openSync(`${i.dir}/${i.netns}-${i.listenPort}.log`, "a", 0o600);
+    for (const pid of this.strays(i)) process.kill(pid, "SIGKILL");
+    const log = fs.openSync(`${i.dir}/${i.netns}-${i.name}.log`, "a", 0o600);
     // socat, as in the client pod (render-k8s.ts): one process per connection, a child per session.
     const child = spawn(
       "ip",
@@ -761,7 +797,7 @@ export const localTcpForwarderProvider: ForwarderProvider & {
     const deadline = Date.now() + 5000;
     while (!this.listening(pid, i.listenPort)) {
       if (Date.now() > deadline || !this.alive(pidFile)) {
-        const text = fs.readFileSync(`${i.dir}/${i.netns}-${i.listenPort}.log`, "utf8").slice(-500);
+        const text = fs.readFileSync(`${i.dir}/${i.netns}-${i.name}.log`, "utf8").slice(-500);
         this.stopPid(pidFile);
         throw new Error(
           `the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns} does not listen: ${text}`,
@@ -792,7 +828,12 @@ export const localTcpForwarderProvider: ForwarderProvider & {
   },
 
   diff(_id, olds, news) {
-    if (olds.netns !== news.netns || olds.listenPort !== news.listenPort || olds.dir !== news.dir)
+    if (
+      olds.netns !== news.netns ||
+      olds.listenPort !== news.listenPort ||
+      olds.dir !== news.dir ||
+      olds.name !== news.name
+    )
       return Promise.resolve({ changes: true, replaces: ["listenPort"], deleteBeforeReplace: true });
     const pid = this.alive(this.pidFile(olds));
     const dead = pid === undefined || !this.listening(pid, olds.listenPort);
@@ -814,7 +855,23 @@ export const localTcpForwarderProvider: ForwarderProvider & {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const fs = require("node:fs") as typeof import("node:fs");
     this.stopPid(this.pidFile(props));
-    fs.rmSync(`${props.dir}/${props.netns}-${props.listenPort}.log`, { force: true });
+    // A forwarder of this connection that no pid file names (lost to a crash) goes too; one
+    // that another resource's pid file names (a new connection on the same port) stays.
+    const recorded = new Set(
+      fs
+        .readdirSync(props.dir)
+        .filter((f) => f.endsWith(".pid"))
+        .map((f) => Number(fs.readFileSync(`${props.dir}/${f}`, "utf8").trim())),
+    );
+    for (const pid of this.strays(props)) {
+      if (recorded.has(pid)) continue;
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
+    fs.rmSync(`${props.dir}/${props.netns}-${props.name}.log`, { force: true });
     return Promise.resolve();
   },
 };

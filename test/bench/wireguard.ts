@@ -315,6 +315,7 @@ async function pathsBench(): Promise<void> {
     undo.push(() => localAllowedHostsProvider.delete("bench", hosts));
     const fwd = live.forwarders[0]!;
     const forwarder = {
+      name: "pg",
       dir: path.join(gateway.dir, "forwarders"),
       netns: names.netns,
       listenAddress: LOCAL_FORWARDER_ADDRESS,

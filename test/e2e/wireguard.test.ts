@@ -304,11 +304,17 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     const reports = claims().find((c) => c.metadata.name === "reports")!;
     const port = reports.status!.port!;
     await deleteClaim("reports");
+    let last = "";
     await eventually(
       "the forwarder of reports to be gone",
-      async () => (await tcpProbe(names.netns, "127.0.0.1", port)) === "ECONNREFUSED",
+      async () => (last = await tcpProbe(names.netns, "127.0.0.1", port)) === "ECONNREFUSED",
       60_000,
-    );
+    ).catch((e: Error) => {
+      const listeners = spawnSync("ip", ["netns", "exec", names.netns, "ss", "-Hltnp"], { encoding: "utf8" });
+      throw new Error(
+        `${e.message} (last: ${last})\nlisteners: ${listeners.stdout}\nbridge log:\n${bridgeLog.slice(-40).join("")}`,
+      );
+    });
     // The bridge set the client's list back to exactly the live connections (the rogue entry
     // of the previous test is gone too), and the gateway lost this flow.
     await eventually(
@@ -330,6 +336,45 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     const r = await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 45");
     assert.equal(r.stdout.trim(), "45", r.stderr);
     session.close();
+  });
+
+  it("a killed wireguard-go and forwarder are healed by the next reconcile (a restarted bridge) with the same key and address", async () => {
+    const g = gateway();
+    const pidOf = (file: string) => Number(fs.readFileSync(path.join(g.dir, file), "utf8").trim());
+    const address = (await nsExec(names.netns, ["ip", "-4", "-o", "addr", "show", "dev", names.ifname]))
+      .stdout;
+    process.kill(pidOf(`${names.netns}.pid`), "SIGKILL");
+    // The one connection left is orders: its forwarder is the one pid file there.
+    const forwarders = fs.readdirSync(path.join(g.dir, "forwarders")).filter((f) => f.endsWith(".pid"));
+    assert.equal(forwarders.length, 1, forwarders.join(", "));
+    process.kill(-pidOf(`forwarders/${forwarders[0]}`), "SIGKILL");
+    await eventually(
+      "the path to be down",
+      async () => (await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 1")).code !== 0,
+      30_000,
+    );
+    // A restarted bridge lists every path and reconciles every group: the diffs see the dead
+    // processes and the updates bring them back in place.
+    const b = bridge!;
+    await new Promise<void>((resolve) => {
+      b.once("exit", () => resolve());
+      b.kill("SIGTERM");
+    });
+    startBridge();
+    await eventually(
+      "psql through the healed path",
+      async () => (await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 46")).stdout.trim() === "46",
+      180_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nbridge log:\n${bridgeLog.slice(-30).join("")}`);
+    });
+    const healed = await tunnelIdentity();
+    assert.equal(healed.clientKey, identity.clientKey, "the same key pair");
+    assert.equal(healed.gatewayKey, identity.gatewayKey);
+    assert.equal(healed.gatewayPid, identity.gatewayPid, "the gateway was left alone");
+    assert.notEqual(healed.clientPid, identity.clientPid, "a new wireguard-go");
+    const again = (await nsExec(names.netns, ["ip", "-4", "-o", "addr", "show", "dev", names.ifname])).stdout;
+    assert.equal(again.match(/inet (\S+)/)?.[1], address.match(/inet (\S+)/)?.[1], "the same tunnel address");
   });
 
   it("deleting the last connection removes the client namespace, the gateway and every process", async () => {
