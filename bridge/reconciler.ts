@@ -117,7 +117,9 @@ export class GroupReconciler {
       onEvent: (e: EngineEvent) => diagnostics.onEvent(e),
       onRecovered: (plan: CheckpointRecovery & { sidecars: string[] }) =>
         this.recovered(key, live, plan, log),
-      refresh: realisation === "routed",
+      // Routed paths are probes and forwarded ones (WireGuard) are local processes whose
+      // read reports their health: refresh brings both in line with what really runs.
+      refresh: realisation === "routed" || realisation === "forwarded",
       log,
     };
     try {

@@ -2,6 +2,7 @@ import type { NetworkPathObject } from "../lib/bridge/model";
 import type { ImplementationName } from "./registry";
 import { proxyProgram, type Target } from "./proxy/bridge-program";
 import { routedProgram } from "./routed/bridge-program";
+import { wireguardProgram } from "./wireguard/bridge-program";
 
 /** The bridge's Pulumi program for one group (a consumer namespace and implementation). */
 export type GroupProgram = (
@@ -18,8 +19,8 @@ export type GroupProgram = (
  */
 export const BRIDGE_PROGRAMS: Record<ImplementationName, GroupProgram | undefined> = {
   proxy: proxyProgram,
-  // The tunnel is built by the environment stack; consumers dial the instance through it.
-  wireguard: (_group, paths) => routedProgram(paths),
+  // A forwarder per connection on the app side, the gateway's allowed hosts and filter.
+  wireguard: wireguardProgram,
   awsVpcPeering: (_group, paths) => routedProgram(paths),
   openstack: (_group, paths) => routedProgram(paths),
   noop: undefined,

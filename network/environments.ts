@@ -4,6 +4,7 @@ import type { EnvironmentBuilder, EnvironmentNetworkContext, NetworkUser } from 
 import type { ConnectorOf } from "./implementation";
 import { openstackEnvironment } from "./openstack/environment";
 import { proxyEnvironment } from "./proxy/environment";
+import { wireguardEnvironment } from "./wireguard/environment";
 import { IMPLEMENTATIONS, type ImplementationName } from "./registry";
 
 type Spec<K extends ImplementationName> = Extract<(typeof IMPLEMENTATIONS)[number], { name: K }>;
@@ -17,7 +18,7 @@ export const ENVIRONMENT_BUILDERS: {
   [K in ImplementationName]: EnvironmentBuilder<ConnectorOf<Spec<K>>> | undefined;
 } = {
   proxy: proxyEnvironment,
-  wireguard: undefined,
+  wireguard: wireguardEnvironment,
   awsVpcPeering: awsVpcPeeringEnvironment,
   openstack: openstackEnvironment,
   noop: undefined,

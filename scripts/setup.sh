@@ -33,16 +33,19 @@ done
 # stale UDP flows with it), in a network namespace of its own (iproute2) with an nft table on
 # the host (nftables); gcc and libc6-dev compile the static pause binary of the CRI sandbox
 # image. The node's images copy this machine's HAProxy and PostgreSQL (local-clusters/images/catalog.ts),
-# and the bridge's local target runs HAProxy processes.
+# and the bridge's local target runs HAProxy processes, and for WireGuard connections
+# wireguard-go with wg in network namespaces and a socat forwarder per connection.
 runtime_pairs=(
   openssl:openssl ps:procps flock:util-linux nsenter:util-linux taskset:util-linux
   ip:iproute2 nft:nftables haproxy:haproxy
+  wg:wireguard-tools wireguard-go:wireguard-go socat:socat
   '/usr/lib/postgresql/*/bin/postgres:postgresql' psql:postgresql-client
   containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins
   iptables:iptables conntrack:conntrack gcc:gcc /usr/include/stdio.h:libc6-dev
 )
-# Only the tests and benchmarks: the WireGuard data plane they run in network namespaces.
-test_pairs=(wg:wireguard-tools wireguard-go:wireguard-go)
+# Only the tests and benchmarks (none today: the bridge's local target now runs WireGuard
+# connections itself, so wireguard-go, wg and socat are runtime packages above).
+test_pairs=()
 
 pairs=("${runtime_pairs[@]}")
 $with_test && pairs+=("${test_pairs[@]}")

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cidr, port } from "../../lib/config/fields";
+import { cidr, dataServicePorts, port } from "../../lib/config/fields";
 import type { ImplementationSpec } from "../implementation";
 import { checkWireguard } from "./checks";
 
@@ -12,6 +12,8 @@ export const wireguardConnector = z
     listenPort: port.default(51820),
     /** host:port where app clusters reach the gateway; derived from the gateway service when omitted. */
     endpoint: z.string().min(1).optional(),
+    /** Data-service ports the gateway VM forwards to (OpenStack: opened to the gateway only). */
+    dataServicePorts,
     /** Change this value to rotate the key pairs. */
     keyRotation: z.string().default("initial"),
   })
@@ -21,8 +23,9 @@ export type WireguardConnectorConfig = z.output<typeof wireguardConnector>;
 
 export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnector> = {
   name: "wireguard",
-  // The tunnel is built by the environment stack; the bridge probes the instance through it.
-  realisation: "routed",
+  // The tunnel is the environment stack's; the bridge realises a forwarder per connection
+  // and the gateway's allowed hosts (network/wireguard/bridge-program.ts).
+  realisation: "forwarded",
   summary:
     "a WireGuard tunnel from each app cluster to a gateway in the data-service network; consumers dial a forwarder in their own cluster",
   schema: wireguardConnector,

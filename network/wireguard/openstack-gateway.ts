@@ -23,6 +23,11 @@ export interface OpenstackWireguardGatewayArgs {
   dataServicePorts: number[];
   image: string;
   flavor: string;
+  /**
+   * A floating IP made beforehand, when the clients' config needs the gateway's address
+   * before the gateway exists (the plan's endpoint); one is made here when omitted.
+   */
+  floatingIpAddress?: pulumi.Input<string>;
   keypair?: string;
 }
 
@@ -99,14 +104,16 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
       },
       opt,
     );
-    const fip = new openstack.networking.FloatingIp(
-      `${name}-fip`,
-      { pool: net.externalNetworkId, description: "Klutch WireGuard gateway" },
-      opt,
-    );
+    const address =
+      args.floatingIpAddress ??
+      new openstack.networking.FloatingIp(
+        `${name}-fip`,
+        { pool: net.externalNetworkId, description: "Klutch WireGuard gateway" },
+        opt,
+      ).address;
     new openstack.networking.FloatingIpAssociate(
       `${name}-fip-associate`,
-      { floatingIp: fip.address, portId: port.id },
+      { floatingIp: address, portId: port.id },
       { ...opt, dependsOn: [vm] },
     );
     const dataGroup = ingressSecurityGroup(
@@ -115,7 +122,7 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
       planIngressRules(args.dataServicePorts, [`${fixedIp}/32`]),
       opt,
     );
-    this.publicAddress = fip.address;
+    this.publicAddress = pulumi.output(address);
     this.dataServiceSecurityGroupId = dataGroup.id;
     this.registerOutputs({
       publicAddress: this.publicAddress,

@@ -46,6 +46,11 @@ export interface WireguardTunnelArgs {
   /** host:port where clients reach the gateway; else the gateway Service's load balancer address. */
   endpoint?: pulumi.Input<string>;
   persistentKeepalive?: pulumi.Input<number>;
+  /**
+   * The gateway's key pair, when its owner needs the private key too (a gateway VM whose
+   * cloud-init another component renders); made here when omitted.
+   */
+  gatewayKey?: WireguardKeyPair;
   /** Change to replace every key pair of the tunnel. Default "initial". */
   rotation?: pulumi.Input<string>;
   /** The `assignments` output of the last run, so tunnel addresses never move. */
@@ -99,7 +104,8 @@ export class WireguardTunnel extends pulumi.ComponentResource {
     const listenPort = pulumi.output(args.listenPort ?? 51820);
     const rotation = pulumi.output(args.rotation ?? "initial");
 
-    const gatewayKey = new WireguardKeyPair(`${name}-gateway-key`, { rotation }, { parent: this });
+    const gatewayKey =
+      args.gatewayKey ?? new WireguardKeyPair(`${name}-gateway-key`, { rotation }, { parent: this });
     const clientKeys = args.appClusters.map(
       (c) => new WireguardKeyPair(`${name}-${c.name}-key`, { rotation }, { parent: this }),
     );

@@ -54,10 +54,13 @@ describe("Crossplane bridge: group programs (mocks, real probes)", function () {
   });
   after(() => listener.close());
 
-  it("routed (wireguard): one probe per path, the instance as endpoint, the probe's verdict attached, nothing else", async () => {
+  it("routed (awsVpcPeering): one probe per path, the instance as endpoint, the probe's verdict attached, nothing else", async () => {
     const run = mockPulumi({}, "test", { dynamicProviders: { [PROBE]: connectivityProbeProvider } });
-    const paths = [networkPath("live", "wireguard", livePort), networkPath("dead", "wireguard", deadPort)];
-    const endpoints = await outputsOf(groupProgram("team-a/wireguard", paths, LOCAL));
+    const paths = [
+      networkPath("live", "awsVpcPeering", livePort),
+      networkPath("dead", "awsVpcPeering", deadPort),
+    ];
+    const endpoints = await outputsOf(groupProgram("team-a/awsVpcPeering", paths, LOCAL));
 
     assert.deepEqual(
       run.resources.map((r) => r.type),

@@ -118,8 +118,9 @@ describe("Crossplane bridge: pure decisions", () => {
 
   it("realises proxy paths with a proxy, routed implementations by probing the instance, and leaves NOOP alone", () => {
     assert.equal(realisationOf("proxy"), "proxy");
-    for (const routed of ["wireguard", "awsVpcPeering", "openstack"])
-      assert.equal(realisationOf(routed), "routed");
+    for (const routed of ["awsVpcPeering", "openstack"]) assert.equal(realisationOf(routed), "routed");
+    // WireGuard's forwarders are the bridge's (network/wireguard/bridge-program.ts).
+    assert.equal(realisationOf("wireguard"), "forwarded");
     assert.equal(realisationOf("noop"), "ignored");
     assert.equal(realisationOf("istio"), undefined);
     assert.equal(realisationOf("toString"), undefined, "no prototype keys");

@@ -1,0 +1,137 @@
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import { pathId } from "../../lib/bridge/model";
+import type { Target } from "../proxy/bridge-program";
+import { routedProgram } from "../routed/bridge-program";
+import { WireguardKeyPair } from "./key-provider";
+import {
+  LOCAL_DATA_NETNS_ENV,
+  LOCAL_FORWARDER_ADDRESS,
+  LOCAL_LINK_BASE,
+  LOCAL_LINK_COUNT,
+  LOCAL_LISTEN_PORT,
+  LOCAL_TUNNEL_CIDR,
+  admitWireguard,
+  emptyPlan,
+  localConnection,
+  localGatewayNames,
+  localGroupPlan,
+  localNames,
+} from "./local-plan";
+import { LocalTcpForwarder, LocalWireguardAllowedHosts, LocalWireguardClient } from "./local-wireguard";
+import { NFT_TABLE, renderGatewayNftables } from "./render-nftables";
+
+/**
+ * The bridge's Pulumi program for one WireGuard group (a consumer namespace, i.e. one app
+ * cluster's client): the client's forwarder per connection and the gateway's allowed hosts
+ * and filter follow the group's live paths; each path's hostForConsumer:port is its
+ * forwarder, where the app side dials.
+ *
+ * Target `local` (no pods): the client is a network namespace with wireguard-go, the
+ * gateway wireguard-go in the data-service namespace named by KLUTCH_WIREGUARD_NETNS (the
+ * network the instances live in), the forwarders socat processes on the client namespace's
+ * loopback. The client's key pair comes from the key provider and stays in this stack's
+ * state (secret); a connection coming or going changes AllowedIPs, routes, flows and
+ * forwarders in place, never the keys.
+ *
+ * Target `kubernetes`: the tunnel's pods are the environment stack's (WireguardTunnel), and
+ * the bridge has no credentials for app clusters, so it still probes the instance through
+ * the tunnel and reports it (see the README's WireGuard section for what is left).
+ */
+export function wireguardProgram(
+  group: string,
+  paths: NetworkPathObject[],
+  target: Target,
+): () => Promise<Record<string, unknown>> {
+  if (target.kind !== "local") return routedProgram(paths);
+  return () => {
+    const names = localNames(group);
+    const dataNetns = process.env[LOCAL_DATA_NETNS_ENV] ?? "";
+    const problems: Record<string, PathProblem> = {};
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(dataNetns)) {
+      // Without the data-service network there is nothing to tunnel into: say so per path.
+      for (const p of paths)
+        problems[pathId(p)] = {
+          reason: "InvalidConnection",
+          message: `the local WireGuard path needs the data-service network namespace: start the bridge with ${LOCAL_DATA_NETNS_ENV}=<netns>`,
+        };
+      return Promise.resolve({ endpoints: pulumi.output({}), problems });
+    }
+    const connections = paths.map((p) =>
+      localConnection(pathId(p), names.appCluster, p.spec.instanceHost, p.spec.port),
+    );
+    const { admitted, rejected } = admitWireguard(names.appCluster, connections);
+    for (const [id, message] of Object.entries(rejected))
+      problems[id] = { reason: "InvalidConnection", message };
+
+    const gateway = localGatewayNames(target.stateDir, dataNetns);
+    // Ports the paths report now: kept, so a new connection never moves an existing one.
+    const previousPorts: Record<string, number> = {};
+    for (const p of paths) if (typeof p.status?.port === "number") previousPorts[pathId(p)] = p.status.port;
+    const planned = localGroupPlan(names.appCluster, admitted, undefined, previousPorts);
+    const key = new WireguardKeyPair("client-key", { rotation: "initial" });
+    const client = new LocalWireguardClient("client", {
+      group,
+      gatewayDir: gateway.dir,
+      dataNetns,
+      gatewayIfname: gateway.ifname,
+      tunnelCidr: LOCAL_TUNNEL_CIDR,
+      gatewayAddress: `${planned.gatewayAddress}/${LOCAL_TUNNEL_CIDR.split("/")[1]}`,
+      listenPort: LOCAL_LISTEN_PORT,
+      gatewayFilter: renderGatewayNftables(emptyPlan(), { interfaceName: gateway.ifname }),
+      nftTable: NFT_TABLE,
+      linkBase: LOCAL_LINK_BASE,
+      linkCount: LOCAL_LINK_COUNT,
+      netns: names.netns,
+      ifname: names.ifname,
+      linkIfname: names.linkIfname,
+      privateKey: key.privateKey,
+      publicKey: key.publicKey,
+    });
+    // The flows name the client's tunnel address, known once the client holds one.
+    const live = client.tunnelAddress.apply((address) =>
+      localGroupPlan(names.appCluster, admitted, address, previousPorts),
+    );
+    const hosts = new LocalWireguardAllowedHosts(
+      "allowed-hosts",
+      {
+        dataNetns,
+        gatewayIfname: gateway.ifname,
+        nftTable: NFT_TABLE,
+        netns: client.netns,
+        ifname: client.ifname,
+        gatewayPublicKey: client.gatewayPublicKey,
+        allowedIps: live.allowedIps,
+        flows: live.flows,
+        services: live.services,
+      },
+      { dependsOn: [client] },
+    );
+    const endpoints: Record<string, pulumi.Output<Endpoint>> = {};
+    for (const f of planned.forwarders) {
+      const fwd = new LocalTcpForwarder(
+        `forwarder-${f.name}`,
+        {
+          name: f.name,
+          dir: path.join(gateway.dir, "forwarders"),
+          netns: client.netns,
+          listenAddress: LOCAL_FORWARDER_ADDRESS,
+          listenPort: f.listenPort,
+          host: f.host,
+          port: f.port,
+        },
+        { dependsOn: [hosts] },
+      );
+      endpoints[f.name] = fwd.id.apply(() => ({
+        hostForConsumer: LOCAL_FORWARDER_ADDRESS,
+        port: f.listenPort,
+      }));
+    }
+    return Promise.resolve({
+      endpoints: pulumi.output(endpoints),
+      problems,
+      tunnel: { netns: client.netns, tunnelAddress: client.tunnelAddress, publicKey: key.publicKey },
+    });
+  };
+}

@@ -1,0 +1,162 @@
+import { strict as assert } from "node:assert";
+import { klutchProgram } from "../../program";
+import { fakeLocalStateDir } from "../../test/helpers/kubeconfig";
+import {
+  type MockedRun,
+  type Registered,
+  SECRET_MARKER,
+  SECRET_SIG,
+  mockPulumi,
+  settle,
+} from "../../test/helpers/mocks";
+import { stackSettings } from "../../test/helpers/stacks";
+import { wireguardKeyProvider } from "./key-provider";
+
+const KEY_TYPE = "pulumi-nodejs:dynamic/klutch:WireguardKeyPair";
+
+async function drain(): Promise<void> {
+  for (let i = 0; i < 6; i++) {
+    await settle();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const providerName = (r: Registered) => r.provider?.split("::")[3] ?? "";
+const isSecret = (v: unknown) =>
+  typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG] === SECRET_MARKER;
+
+describe("the environment deploys the WireGuard tunnel (mocks)", function () {
+  this.timeout(60000);
+
+  describe("control plane on Kubernetes (local clusters)", () => {
+    let run: MockedRun;
+    before(async () => {
+      const stateDir = fakeLocalStateDir(["control-plane", "app-1", "app-2"]);
+      run = mockPulumi(
+        {
+          environment: "local",
+          controlPlane: { name: "control-plane", infrastructure: "local" },
+          appClusters: [
+            {
+              name: "app-1",
+              infrastructure: "local",
+              networkConnector: { implementation: "wireguard", endpoint: "192.0.2.1:51820" },
+            },
+            { name: "app-2", infrastructure: "local" },
+          ],
+          localClusters: { stateDir },
+        },
+        "test",
+        { dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider } },
+      );
+      klutchProgram();
+      await drain();
+    });
+
+    it("creates one tunnel: the gateway pod on the control plane, a client only on the wireguard app cluster", () => {
+      assert.equal(run.ofType("klutch:network:WireguardTunnel").length, 1);
+      assert.equal(run.ofType("klutch:network:OpenstackWireguardGateway").length, 0);
+      const deployments = run
+        .ofType("kubernetes:apps/v1:Deployment")
+        .filter((d) => d.name.includes("-wireguard-"))
+        .map((d) => [d.name.replace(/^.*-wireguard-/, ""), providerName(d), d.inputs.metadata.namespace]);
+      assert.deepEqual(deployments.sort(), [
+        ["app-1-client-deployment", "local-app-1-provider", "klutch-wireguard"],
+        ["gateway-deployment", "local-control-plane-provider", "klutch-network"],
+      ]);
+      // Its own namespace on app-1, none on app-2 (proxy).
+      const ns = run
+        .ofType("kubernetes:core/v1:Namespace")
+        .filter((n) => n.inputs.metadata.name === "klutch-wireguard")
+        .map(providerName);
+      assert.deepEqual(ns, ["local-app-1-provider"]);
+      // Key pairs from the key provider: the gateway's and app-1's, nobody else's.
+      assert.deepEqual(
+        run
+          .ofType(KEY_TYPE)
+          .map((k) => k.name)
+          .sort(),
+        ["local-wireguard-app-1-key", "local-wireguard-gateway-key"],
+      );
+      // Local clusters have no kubelet: nothing waits for pods.
+      for (const d of run
+        .ofType("kubernetes:apps/v1:Deployment")
+        .filter((x) => x.name.includes("-wireguard-")))
+        assert.equal(d.inputs.metadata.annotations?.["pulumi.com/skipAwait"], "true", d.name);
+    });
+
+    it("the client's config is a secret; the gateway filter is rendered and holds no key", () => {
+      const secrets = run.ofType("kubernetes:core/v1:Secret").filter((s) => s.name.includes("-wireguard-"));
+      assert.equal(secrets.length, 2);
+      for (const s of secrets) assert.ok(isSecret(s.inputs.stringData), `${s.name} stringData is secret`);
+      const rules = run
+        .ofType("kubernetes:core/v1:ConfigMap")
+        .find((c) => c.name.endsWith("-wireguard-gateway-rules"));
+      assert.ok(rules, "the gateway's nftables rules");
+      const nft = rules.inputs.data["rules.nft"] as string;
+      assert.match(nft, /table inet klutch_wireguard/);
+      assert.doesNotMatch(nft, /PrivateKey/);
+      const svc = run
+        .ofType("kubernetes:core/v1:Service")
+        .find((s) => s.name.endsWith("-wireguard-gateway-service"));
+      assert.equal(svc?.inputs.spec.ports[0].protocol, "UDP");
+      assert.equal(svc?.inputs.spec.ports[0].port, 51820);
+    });
+  });
+
+  describe("control plane on OpenStack", () => {
+    let run: MockedRun;
+    before(async () => {
+      const settings = stackSettings("openstack-example");
+      const apps = settings.appClusters as { name: string; networkConnector?: Record<string, unknown> }[];
+      apps[1]!.networkConnector = { implementation: "wireguard" };
+      run = mockPulumi(settings, "openstack-example", {
+        dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider },
+      });
+      klutchProgram();
+      await drain();
+    });
+
+    it("runs the gateway as a VM whose floating IP the client dials, and a client on app-2 only", () => {
+      assert.equal(run.ofType("klutch:network:WireguardTunnel").length, 1);
+      assert.equal(run.ofType("klutch:network:OpenstackWireguardGateway").length, 1);
+      const vms = run.ofType("openstack:compute/instance:Instance");
+      assert.equal(vms.length, 1);
+      assert.ok(isSecret(vms[0]!.inputs.userData), "the VM's cloud-init (holding the key) is secret");
+      const userData = (vms[0]!.inputs.userData as { value: string }).value;
+      // The gateway knows app-2's client and listens where the client dials.
+      assert.match(userData, /# app cluster app-2\s+\[Peer\]/);
+      assert.match(userData, /ListenPort = 51820/);
+      // No gateway pod: the VM is the gateway.
+      const deployments = run
+        .ofType("kubernetes:apps/v1:Deployment")
+        .filter((d) => d.name.includes("-wireguard-"))
+        .map((d) => d.name.replace(/^.*-wireguard-/, ""));
+      assert.deepEqual(deployments, ["app-2-client-deployment"]);
+      const fips = run.ofType("openstack:networking/floatingIp:FloatingIp").map((f) => f.name);
+      assert.ok(
+        fips.some((n) => n.endsWith("-wireguard-gateway-address")),
+        fips.join(", "),
+      );
+      assert.ok(!fips.some((n) => n.endsWith("-wireguard-gateway-fip")), "the reserved address is reused");
+      const assoc = run.ofType("openstack:networking/floatingIpAssociate:FloatingIpAssociate");
+      assert.ok(assoc.some((a) => a.name.endsWith("-wireguard-gateway-fip-associate")));
+    });
+
+    it("admits WireGuard's UDP port only from app-2's network and the data ports only from the gateway", () => {
+      const rules = run
+        .ofType("openstack:networking/secGroupRule:SecGroupRule")
+        .filter((r) => r.name.includes("-wireguard-gateway"));
+      const udp = rules.filter((r) => r.inputs.protocol === "udp");
+      assert.deepEqual(
+        udp.map((r) => [r.inputs.portRangeMin, r.inputs.remoteIpPrefix]),
+        [[51820, "10.42.0.0/24"]],
+      );
+      const data = rules.filter((r) => r.name.includes("-data-services") && r.inputs.protocol === "tcp");
+      assert.deepEqual(
+        data.map((r) => [r.inputs.portRangeMin, r.inputs.remoteIpPrefix]),
+        [[5432, "10.40.0.248/32"]],
+      );
+    });
+  });
+});

@@ -1,0 +1,145 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as openstack from "@pulumi/openstack";
+import * as pulumi from "@pulumi/pulumi";
+import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
+import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
+import type { EnvironmentBuilder } from "../environment-context";
+import type { WireguardConnectorConfig } from "./config";
+import { WireguardKeyPair } from "./key-provider";
+import { OpenstackWireguardGateway } from "./openstack-gateway";
+import { WireguardTunnel } from "./wireguard-tunnel";
+
+/** The namespace of the tunnel's client on each app cluster that uses wireguard. */
+export const WIREGUARD_CLIENT_NAMESPACE = "klutch-wireguard";
+
+/**
+ * The WireGuard tunnel of the environment: one gateway in the data-service network and a
+ * client per app cluster that uses `wireguard`, with key pairs from the key provider, the
+ * planner's tunnel addresses and the rendered nftables filter (WireguardTunnel). The gateway
+ * runs as a pod on the control plane cluster (it sits in the data-service network), or as an
+ * OpenStack VM (OpenstackWireguardGateway) when the control plane is on OpenStack, where its
+ * floating IP is reserved first so the clients' configs can name it.
+ *
+ * The tunnel starts with no connections: each connection's forwarder and its flow on the
+ * gateway are the bridge's (network/wireguard/bridge-program.ts), so they follow the live
+ * XTCPConnections without an environment update. Validation (checks.ts) has made sure the
+ * app clusters agree on one tunnel CIDR.
+ */
+export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> = (ctx, users) => {
+  const first = users[0];
+  if (!first) return {};
+  const settings = first.connector;
+  const name = `${ctx.name}-wireguard`;
+  const opts = { parent: ctx.parent };
+  const cp = ctx.controlPlane;
+  const local = ctx.config.controlPlane.infrastructure === "local";
+  const out: Record<string, pulumi.Resource> = {};
+
+  // The client's namespace on each app cluster, so the tunnel's objects have a home of their own.
+  const namespaces = users.map(
+    ({ app, access }) =>
+      new k8s.core.v1.Namespace(
+        `${name}-${app.name}-namespace`,
+        {
+          metadata: {
+            name: WIREGUARD_CLIENT_NAMESPACE,
+            labels: {
+              "klutch.anynines.com/environment": ctx.config.environment,
+              "app.kubernetes.io/managed-by": "pulumi",
+            },
+          },
+        },
+        { ...opts, provider: access.provider },
+      ),
+  );
+
+  const clusterCidrs = [ctx.config.controlPlane, ...ctx.config.appClusters].flatMap((c) =>
+    (["nodeCidr", "podCidr", "serviceCidr"] as const).flatMap((f) => {
+      const cidr = c.network?.[f];
+      return cidr ? [{ name: `${c.name} ${f}`, cidr }] : [];
+    }),
+  );
+  const dataServiceCidr = ctx.config.controlPlane.dataServiceCidr;
+  const common = {
+    appClusters: users.map(({ app, access }) => ({
+      name: app.name,
+      provider: access.provider,
+      namespace: WIREGUARD_CLIENT_NAMESPACE,
+    })),
+    connections: [],
+    tunnelCidr: settings.tunnelCidr,
+    listenPort: settings.listenPort,
+    rotation: settings.keyRotation,
+    clusterCidrs,
+    ...(dataServiceCidr
+      ? { dataServiceCidrs: [{ name: "control-plane dataServiceCidr", cidr: dataServiceCidr }] }
+      : {}),
+    // Local clusters run no kubelet unless asked to: nothing would ever become ready.
+    skipAwait: local,
+  };
+
+  if (cp instanceof OpenstackCluster) {
+    const os = ctx.config.controlPlane.openstack;
+    const fip = new openstack.networking.FloatingIp(
+      `${name}-gateway-address`,
+      {
+        pool: cp.network.externalNetworkId,
+        description: `Klutch WireGuard gateway of ${ctx.config.environment}`,
+      },
+      { ...opts, provider: cp.network.provider },
+    );
+    const gatewayKey = new WireguardKeyPair(`${name}-gateway-key`, { rotation: settings.keyRotation }, opts);
+    const tunnel = new WireguardTunnel(
+      name,
+      {
+        ...common,
+        gatewayVm: true,
+        gatewayKey,
+        endpoint: settings.endpoint ?? pulumi.interpolate`${fip.address}:${settings.listenPort}`,
+      },
+      { ...opts, dependsOn: namespaces },
+    );
+    const gateway = new OpenstackWireguardGateway(
+      `${name}-gateway`,
+      {
+        network: cp.network,
+        plan: tunnel.plan,
+        keys: pulumi
+          .all([pulumi.secret(gatewayKey.privateKey), tunnel.clientPublicKeys])
+          .apply(([privateKey, clientPublicKeys]) => ({ privateKey, clientPublicKeys })),
+        listenPort: settings.listenPort,
+        // Where the clients' packets come from: their egress (NAT) addresses, else their nodes.
+        clientCidrs: users.flatMap(({ app }) =>
+          app.network?.egressCidrs?.length
+            ? app.network.egressCidrs
+            : app.network?.nodeCidr
+              ? [app.network.nodeCidr]
+              : [],
+        ),
+        dataServicePorts: settings.dataServicePorts,
+        image: os?.gatewayImage ?? "debian-12",
+        flavor: os?.gatewayFlavor ?? "m1.small",
+        ...(os?.keypair ? { keypair: os.keypair } : {}),
+        floatingIpAddress: fip.address,
+      },
+      opts,
+    );
+    out.tunnel = tunnel;
+    out.gateway = gateway;
+    return out;
+  }
+
+  out.tunnel = new WireguardTunnel(
+    name,
+    {
+      ...common,
+      gatewayProvider: cp.provider,
+      // The bridge's namespace on the control plane, which the environment always creates.
+      gatewayNamespace: SETTINGS_NAMESPACE,
+      ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+      gatewayServiceType: "LoadBalancer",
+    },
+    { ...opts, dependsOn: namespaces },
+  );
+  return out;
+};

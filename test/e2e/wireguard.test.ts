@@ -1,0 +1,398 @@
+import { strict as assert } from "node:assert";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { reapOrphans } from "../../bridge/orphans";
+import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import { LocalClusters } from "../../local-clusters";
+import { LocalCrossplane } from "../../local-clusters/crossplane";
+import {
+  compositionName,
+  pulumiBackedComposition,
+  renderResourcesMode,
+} from "../../network/connector-api/compositions";
+import { connectorXrd } from "../../network/connector-api/xrd";
+import { networkPathCrd } from "../../network/connector-api/network-path-crd";
+import { LOCAL_DATA_NETNS_ENV, localGatewayNames, localNames } from "../../network/wireguard/local-plan";
+import { NFT_TABLE } from "../../network/wireguard/render-nftables";
+import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { NetnsDataService, PsqlSession, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
+
+const CP = "wg-cp";
+/** The consumer namespace of the app cluster configured for wireguard. */
+const NS = "team-wg";
+const GROUP = `${NS}/wireguard`;
+/** Data-service hosts: two served by connections, one never on the list. */
+const HOST_A = "198.51.100.10";
+const HOST_B = "198.51.100.11";
+const HOST_OFF = "198.51.100.12";
+const PG_PORT = 5432;
+
+interface Claim {
+  metadata: { name: string };
+  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * WireGuard end to end, all real: a local control plane API server, Crossplane core 1.20
+ * composing TCPConnections into NetworkPaths, the bridge as a process realising the
+ * wireguard group with this project's Pulumi program (local target: wireguard-go in network
+ * namespaces, socat forwarders, the rendered nftables filter), and PostgreSQL 15 in a
+ * data-service namespace this test creates. No traffic leaves those namespaces.
+ */
+describe("WireGuard end to end through the bridge (e2e)", function () {
+  this.timeout(20 * 60_000);
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-wg-e2e-"));
+  const stateDir = path.join(work, "clusters");
+  const bridgeDir = path.join(work, "bridge");
+  const env = toolchainEnv();
+  const opsPort = 20464 + Math.floor(Math.random() * 500);
+  const names = localNames(GROUP);
+  let clusters: LocalClusters;
+  let crossplane: LocalCrossplane;
+  let ds: NetnsDataService;
+  let bridge: ChildProcess | undefined;
+  const bridgeLog: string[] = [];
+  const kc = () => clusters.kubeconfigPath(CP);
+  const gateway = () => localGatewayNames(bridgeDir, ds.ns);
+  const started = Date.now();
+
+  function startBridge(): void {
+    bridge = spawn(
+      process.execPath,
+      [
+        "-r",
+        "ts-node/register/transpile-only",
+        "scripts/bridge.ts",
+        "--kubeconfig",
+        kc(),
+        "--state-dir",
+        bridgeDir,
+        "--ops-port",
+        String(opsPort),
+        "--settings",
+        "",
+      ],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, PATH: env.PATH, [LOCAL_DATA_NETNS_ENV]: ds.ns },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const logFile = path.join(work, "bridge.log");
+    const keep = (d: Buffer) => {
+      bridgeLog.push(d.toString());
+      fs.appendFileSync(logFile, d);
+    };
+    bridge.stdout?.on("data", keep);
+    bridge.stderr?.on("data", keep);
+  }
+
+  const claim = (name: string, host: string) =>
+    JSON.stringify({
+      apiVersion: "klutch.anynines.com/v1",
+      kind: "TCPConnection",
+      metadata: { name, namespace: NS },
+      spec: {
+        instanceHost: host,
+        port: PG_PORT,
+        enhancements: [{ InstanceType: "PostgreSQL" }],
+        compositionSelector: { matchLabels: { "klutch.anynines.com/implementation": "wireguard" } },
+      },
+    });
+
+  const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
+  const isReady = (c: Claim) =>
+    Boolean(c.status?.hostForConsumer && c.status.port) &&
+    c.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True");
+
+  async function waitReady(name: string, timeoutMs = 240_000): Promise<Claim> {
+    let last: Claim | undefined;
+    await eventually(
+      `TCPConnection ${name} to be Ready with an endpoint`,
+      () => {
+        last = claims().find((c) => c.metadata.name === name);
+        return Boolean(last && isReady(last));
+      },
+      timeoutMs,
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}\nlast: ${JSON.stringify(last?.status)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
+      );
+    });
+    return last!;
+  }
+
+  async function deleteClaim(name: string): Promise<void> {
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnection", name, "--wait=true", "--timeout=180s"]);
+    await eventually(
+      `the NetworkPath of ${name} to be released`,
+      () =>
+        kubectlJson<{ items: { spec: { connection: string; consumerNamespace?: string } }[] }>(kc(), [
+          "get",
+          "networkpaths",
+        ]).items.every((p) => !(p.spec.consumerNamespace === NS && p.spec.connection.startsWith(name))),
+      180_000,
+    );
+  }
+
+  /** What identifies the tunnel: both public keys and both wireguard-go processes. */
+  async function tunnelIdentity(): Promise<Record<string, string>> {
+    const g = gateway();
+    const wg = async (ns: string, ifname: string, what: string) =>
+      (await nsExec(ns, ["wg", "show", ifname, what])).stdout.trim();
+    return {
+      clientKey: await wg(names.netns, names.ifname, "public-key"),
+      gatewayKey: await wg(ds.ns, g.ifname, "public-key"),
+      gatewayPeers: await wg(ds.ns, g.ifname, "peers"),
+      clientPid: fs.readFileSync(path.join(g.dir, `${names.netns}.pid`), "utf8").trim(),
+      gatewayPid: fs.readFileSync(path.join(g.dir, "gateway.pid"), "utf8").trim(),
+    };
+  }
+
+  const clientAllowedIps = async () =>
+    ((await nsExec(names.netns, ["wg", "show", names.ifname, "allowed-ips"])).stdout.split("\t")[1] ?? "")
+      .trim()
+      .split(/\s+/)
+      .sort();
+  const gatewayFlows = async () =>
+    (await nsExec(ds.ns, ["nft", "list", "set", "inet", NFT_TABLE, "flows"])).stdout;
+
+  /** Acts as a client that edits its own config: routes `host` into the tunnel and allows it. */
+  async function rogueRoute(host: string): Promise<void> {
+    const gw = (await nsExec(ds.ns, ["wg", "show", gateway().ifname, "public-key"])).stdout.trim();
+    const allowed = [...(await clientAllowedIps()), `${host}/32`].join(",");
+    const set = await nsExec(names.netns, ["wg", "set", names.ifname, "peer", gw, "allowed-ips", allowed]);
+    assert.equal(set.code, 0, set.stderr);
+    const route = await nsExec(names.netns, ["ip", "route", "replace", `${host}/32`, "dev", names.ifname]);
+    assert.equal(route.code, 0, route.stderr);
+  }
+
+  before(async () => {
+    ds = new NetnsDataService([HOST_A, HOST_B, HOST_OFF], PG_PORT);
+    await ds.start();
+    clusters = new LocalClusters(stateDir);
+    await clusters.up([CP]);
+    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
+    kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
+    kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
+    for (const m of [
+      connectorXrd(compositionName("wireguard")),
+      renderResourcesMode(pulumiBackedComposition("wireguard")),
+      networkPathCrd(),
+    ])
+      assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
+    crossplane = new LocalCrossplane(stateDir, CP, env);
+    await crossplane.start();
+    await eventually(
+      "the XRD to be established",
+      () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
+    );
+    kubectl(kc(), ["create", "namespace", NS]);
+    startBridge();
+    console.log(
+      `      (control plane, Crossplane, PostgreSQL and bridge up in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+  });
+
+  after(async () => {
+    try {
+      if (clusters && bridge) {
+        kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
+      }
+      const b = bridge;
+      if (b && b.exitCode === null) {
+        await new Promise<void>((resolve) => {
+          b.once("exit", () => resolve());
+          b.kill("SIGTERM");
+        });
+      }
+      await crossplane?.stop?.();
+      if (clusters) await clusters.down();
+    } finally {
+      // Whatever the bridge left (a failed test): its processes and namespaces go too.
+      const g = ds ? gateway() : undefined;
+      if (g) {
+        for (const f of fs.existsSync(g.dir) ? fs.readdirSync(g.dir, { recursive: true }) : []) {
+          if (!String(f).endsWith(".pid")) continue;
+          const pid = Number(fs.readFileSync(path.join(g.dir, String(f)), "utf8"));
+          if (pid > 0) spawnSync("kill", ["-9", String(pid)]);
+        }
+      }
+      spawnSync("ip", ["netns", "del", names.netns]);
+      ds?.destroy();
+      await reapOrphans(`file://${path.join(bridgeDir, "state")}`, () => undefined);
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  let session: PsqlSession;
+  let identity: Record<string, string>;
+
+  it("a TCPConnection becomes Ready with the forwarder's host and port; psql from the app side reaches PostgreSQL through wireguard-go", async () => {
+    const t0 = Date.now();
+    assert.equal(kubectlApply(kc(), claim("orders", HOST_A)).status, 0);
+    const orders = await waitReady("orders");
+    console.log(`      (first connection Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    // The forwarder on the app side's loopback, on the connection's own port: not the instance.
+    assert.deepEqual([orders.status?.hostForConsumer, orders.status?.port], ["127.0.0.1", PG_PORT]);
+    // From the app side: PostgreSQL sees the client's tunnel address, so the session came
+    // through wireguard-go (pg_hba trusts only the tunnel CIDR).
+    const r = await psqlIn(
+      names.netns,
+      "127.0.0.1",
+      PG_PORT,
+      "select inet_client_addr()::text || ' ' || inet_server_addr()::text",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout.trim(), new RegExp(`^100\\.96\\.0\\.\\d+/32 ${HOST_A.replace(/\./g, "\\.")}/32$`));
+    // Nothing on the host side answers there: the forwarder lives in the app side's namespace.
+    assert.deepEqual(await clientAllowedIps(), ["100.96.0.1/32", `${HOST_A}/32`]);
+    assert.match(
+      await gatewayFlows(),
+      new RegExp(`100\\.96\\.0\\.\\d+ \\. ${HOST_A.replace(/\./g, "\\.")} \\. ${PG_PORT}`),
+    );
+    session = new PsqlSession(names.netns, "127.0.0.1", PG_PORT);
+    assert.equal(await session.query("select 42;"), "42");
+    identity = await tunnelIdentity();
+  });
+
+  it("a second connection joins the same tunnel without re-keying it; an open session keeps working", async () => {
+    assert.equal(kubectlApply(kc(), claim("reports", HOST_B)).status, 0);
+    const reports = await waitReady("reports");
+    // The app side's port 5432 is taken by orders: the planner's fallback port.
+    assert.equal(reports.status?.hostForConsumer, "127.0.0.1");
+    assert.notEqual(reports.status?.port, PG_PORT);
+    const r = await psqlIn(
+      names.netns,
+      "127.0.0.1",
+      reports.status.port as number,
+      "select inet_server_addr()::text",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), `${HOST_B}/32`);
+    assert.deepEqual(await tunnelIdentity(), identity, "same keys, same peers, same wireguard-go processes");
+    assert.ok(session.alive);
+    assert.equal(await session.query("select 43;"), "43", "the session opened before the change");
+    assert.deepEqual(await clientAllowedIps(), ["100.96.0.1/32", `${HOST_A}/32`, `${HOST_B}/32`]);
+    const orders = claims().find((c) => c.metadata.name === "orders")!;
+    assert.equal(orders.status?.port, PG_PORT, "the first connection's port did not move");
+  });
+
+  it("a host not on the list is refused by the gateway's filter, even when the client routes it into the tunnel", async () => {
+    // Control: the allowed host answers over the tunnel directly (no forwarder).
+    assert.equal(await tcpProbe(names.netns, HOST_A, PG_PORT), "open");
+    // Before: the client does not even route it.
+    assert.notEqual(await tcpProbe(names.netns, HOST_OFF, PG_PORT, 2000), "open");
+    await rogueRoute(HOST_OFF);
+    assert.equal(await tcpProbe(names.netns, HOST_OFF, PG_PORT, 3000), "timeout", "dropped by the gateway");
+    // PostgreSQL listens there: it is the filter, not a missing service, that refuses.
+    const direct = await ds.exec([
+      "/usr/lib/postgresql/15/bin/pg_isready",
+      "-h",
+      HOST_OFF,
+      "-p",
+      String(PG_PORT),
+    ]);
+    assert.equal(direct.code, 0, direct.stdout);
+  });
+
+  it("deleting one connection removes its forwarder and its allowed host; the other keeps working", async () => {
+    const reports = claims().find((c) => c.metadata.name === "reports")!;
+    const port = reports.status!.port!;
+    await deleteClaim("reports");
+    let last = "";
+    await eventually(
+      "the forwarder of reports to be gone",
+      async () => (last = await tcpProbe(names.netns, "127.0.0.1", port)) === "ECONNREFUSED",
+      60_000,
+    ).catch((e: Error) => {
+      const listeners = spawnSync("ip", ["netns", "exec", names.netns, "ss", "-Hltnp"], { encoding: "utf8" });
+      throw new Error(
+        `${e.message} (last: ${last})\nlisteners: ${listeners.stdout}\nbridge log:\n${bridgeLog.slice(-40).join("")}`,
+      );
+    });
+    // The bridge set the client's list back to exactly the live connections (the rogue entry
+    // of the previous test is gone too), and the gateway lost this flow.
+    await eventually(
+      "the client's AllowedIPs to be the remaining connection's",
+      async () =>
+        JSON.stringify(await clientAllowedIps()) === JSON.stringify(["100.96.0.1/32", `${HOST_A}/32`]),
+      60_000,
+    );
+    assert.doesNotMatch(await gatewayFlows(), new RegExp(HOST_B.replace(/\./g, "\\.")));
+    await rogueRoute(HOST_B);
+    assert.equal(
+      await tcpProbe(names.netns, HOST_B, PG_PORT, 3000),
+      "timeout",
+      "its host is off the gateway's list",
+    );
+    // The other connection: same tunnel, open session alive, new sessions work.
+    assert.deepEqual(await tunnelIdentity(), identity);
+    assert.equal(await session.query("select 44;"), "44");
+    const r = await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 45");
+    assert.equal(r.stdout.trim(), "45", r.stderr);
+    session.close();
+  });
+
+  it("a killed wireguard-go and forwarder are healed by the next reconcile (a restarted bridge) with the same key and address", async () => {
+    const g = gateway();
+    const pidOf = (file: string) => Number(fs.readFileSync(path.join(g.dir, file), "utf8").trim());
+    const address = (await nsExec(names.netns, ["ip", "-4", "-o", "addr", "show", "dev", names.ifname]))
+      .stdout;
+    process.kill(pidOf(`${names.netns}.pid`), "SIGKILL");
+    // The one connection left is orders: its forwarder is the one pid file there.
+    const forwarders = fs.readdirSync(path.join(g.dir, "forwarders")).filter((f) => f.endsWith(".pid"));
+    assert.equal(forwarders.length, 1, forwarders.join(", "));
+    process.kill(-pidOf(`forwarders/${forwarders[0]}`), "SIGKILL");
+    await eventually(
+      "the path to be down",
+      async () => (await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 1")).code !== 0,
+      30_000,
+    );
+    // A restarted bridge lists every path and reconciles every group: the diffs see the dead
+    // processes and the updates bring them back in place.
+    const b = bridge!;
+    await new Promise<void>((resolve) => {
+      b.once("exit", () => resolve());
+      b.kill("SIGTERM");
+    });
+    startBridge();
+    await eventually(
+      "psql through the healed path",
+      async () => (await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 46")).stdout.trim() === "46",
+      180_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nbridge log:\n${bridgeLog.slice(-30).join("")}`);
+    });
+    const healed = await tunnelIdentity();
+    assert.equal(healed.clientKey, identity.clientKey, "the same key pair");
+    assert.equal(healed.gatewayKey, identity.gatewayKey);
+    assert.equal(healed.gatewayPid, identity.gatewayPid, "the gateway was left alone");
+    assert.notEqual(healed.clientPid, identity.clientPid, "a new wireguard-go");
+    const again = (await nsExec(names.netns, ["ip", "-4", "-o", "addr", "show", "dev", names.ifname])).stdout;
+    assert.equal(again.match(/inet (\S+)/)?.[1], address.match(/inet (\S+)/)?.[1], "the same tunnel address");
+  });
+
+  it("deleting the last connection removes the client namespace, the gateway and every process", async () => {
+    const g = gateway();
+    await deleteClaim("orders");
+    await eventually(
+      "the client namespace to be gone",
+      () => !spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout.includes(names.netns),
+      60_000,
+    );
+    const procs = (pattern: string) =>
+      spawnSync("pgrep", ["-f", pattern], { encoding: "utf8" }).stdout.trim();
+    assert.equal(procs(`wireguard-go -f ${names.ifname}`), "");
+    assert.equal(procs(`wireguard-go -f ${g.ifname}`), "");
+    assert.equal(procs(`TCP:${HOST_A}:${PG_PORT}`), "");
+    assert.equal(procs(`TCP:${HOST_B}:${PG_PORT}`), "");
+    const table = await nsExec(ds.ns, ["nft", "list", "table", "inet", NFT_TABLE]);
+    assert.notEqual(table.code, 0, "the gateway's filter went with the gateway");
+    console.log(`      (whole run ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  });
+});
