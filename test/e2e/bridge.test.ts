@@ -265,7 +265,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       connectorXrd(compositionName("proxy")),
       renderResourcesMode(noopComposition()),
       renderResourcesMode(pulumiBackedComposition("proxy")),
-      renderResourcesMode(pulumiBackedComposition("wireguard")),
+      renderResourcesMode(pulumiBackedComposition("awsVpcPeering")),
       networkPathCrd(),
     ];
     for (const m of manifests) assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
@@ -581,7 +581,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     console.log(`      (SIGTERM during an update: bridge exited after ${stopSeconds.toFixed(1)} s)`);
   });
 
-  it("routed (WireGuard) paths report the instance itself after a probe; a dead one is Ready=False until it listens; NOOP is left alone", async () => {
+  it("routed (VPC peering) paths report the instance itself after a probe; a dead one is Ready=False until it listens; NOOP is left alone", async () => {
     const routedClaim = (name: string, implementation: string, port: number) =>
       JSON.stringify({
         apiVersion: "klutch.anynines.com/v1",
@@ -618,25 +618,25 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       });
     });
     for (const [name, implementation, port] of [
-      ["wg-orders", "wireguard", pg.port],
-      ["wg-late", "wireguard", deadPort],
+      ["peer-orders", "awsVpcPeering", pg.port],
+      ["peer-late", "awsVpcPeering", deadPort],
       ["opted-out", "noop", pg.port],
     ] as const) {
       assert.equal(kubectlApply(kc(), routedClaim(name, implementation, port)).status, 0);
     }
 
-    // A live instance: consumers dial it directly (the tunnel routes), and psql works there.
+    // A live instance: consumers dial it directly (the peering routes), and psql works there.
     await eventually(
       "the routed path to a live instance to be Ready",
-      () => readyOf(pathFor(pg.port, "wireguard"))?.status === "True",
+      () => readyOf(pathFor(pg.port, "awsVpcPeering"))?.status === "True",
       180_000,
     );
-    const live = pathFor(pg.port, "wireguard")!;
+    const live = pathFor(pg.port, "awsVpcPeering")!;
     assert.deepEqual([live.status?.hostForConsumer, live.status?.port], ["127.0.0.1", pg.port]);
     assert.equal(psql("127.0.0.1", live.status!.port!).stdout.trim(), "42");
     const claimReady = () =>
       kubectlJson<{ items: Claim[] }>(kc(), ["-n", ROUTED_NS, "get", "tcpconnections"]).items.find(
-        (c) => c.metadata.name === "wg-orders",
+        (c) => c.metadata.name === "peer-orders",
       );
     await eventually(
       "the routed claim to be Ready",
@@ -647,10 +647,10 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     // A dead instance: reported, with the probe's reason, and not a reconcile error.
     await eventually(
       "the dead routed path to report its probe",
-      () => readyOf(pathFor(deadPort, "wireguard"))?.reason === "ConnectionRefused",
+      () => readyOf(pathFor(deadPort, "awsVpcPeering"))?.reason === "ConnectionRefused",
       120_000,
     );
-    const dead = pathFor(deadPort, "wireguard")!;
+    const dead = pathFor(deadPort, "awsVpcPeering")!;
     assert.equal(readyOf(dead)?.status, "False");
     assert.equal(dead.status?.conditions?.find((c) => c.type === "Synced")?.status, "True");
 
@@ -659,7 +659,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     try {
       await eventually(
         "the late instance to be seen",
-        () => readyOf(pathFor(deadPort, "wireguard"))?.status === "True",
+        () => readyOf(pathFor(deadPort, "awsVpcPeering"))?.status === "True",
         90_000,
       );
     } finally {
