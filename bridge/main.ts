@@ -11,6 +11,8 @@ import { startOpsServer } from "./server";
 import type { Target } from "./program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
 import { profileProblem } from "../network/proxy/profile";
+import { isPrivateCidr, type ProxyExposure } from "../network/proxy/exposure";
+import { cidrProblem } from "../lib/net/cidr";
 import { LEADER_LEASE } from "../lib/bridge/lease";
 import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { ensureKubernetesPlugin, pulumiEnv } from "../tooling/pulumi-runner";
@@ -21,7 +23,7 @@ function range(text: string): { from: number; to: number } {
   const from = Number(m?.[1]);
   const to = Number(m?.[2]);
   if (!m || from < 1 || to > 65535 || from > to) {
-    throw new Error(`--port-range "${text}" must be FROM-TO within 1-65535, e.g. 42000-42999`);
+    throw new Error(`--port-range "${text}" must be FROM-TO within 1-65535, e.g. 22000-22999`);
   }
   return { from, to };
 }
@@ -40,6 +42,11 @@ const program = new Command()
   .option("--data-plane-kubeconfig <file>", "kubeconfig of the data-service cluster (target kubernetes)")
   .option("--data-plane-namespace <ns>", "namespace of the proxies (target kubernetes)", "klutch-network")
   .option("--service-type <type>", "Service type of the proxies (target kubernetes)", "LoadBalancer")
+  .option(
+    "--allowed-sources <cidrs>",
+    "comma-separated CIDRs the proxies admit when the environment's settings name none (target kubernetes; NodePort/LoadBalancer)",
+  )
+  .option("--public-endpoint", "open the proxies to every address on purpose (target kubernetes)")
   .option(
     "--dedicated-cpus <n>",
     "whole CPUs of each proxy pod, pinned with busy polling (target kubernetes; default: shared CPUs)",
@@ -60,7 +67,11 @@ const program = new Command()
     `${SETTINGS_NAMESPACE}/${LEADER_LEASE}`,
   )
   .option("--bind-address <ip>", "address local proxies listen on and report as hostForConsumer", "127.0.0.1")
-  .option("--port-range <from-to>", "ports the proxies hand out", "42000-42999")
+  .option(
+    "--port-range <from-to>",
+    "ports the proxies hand out (below Linux's ephemeral ports)",
+    "22000-22999",
+  )
   .option(
     "--slot-size <n>",
     "ports per slot; a group holds whole slots of the port range (local target)",
@@ -88,6 +99,33 @@ function settingsRef(text: string): { settings?: { namespace: string; name: stri
   const m = /^([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})$/.exec(text);
   if (!m) throw new Error(`--settings "${text}" must be NAMESPACE/NAME of a ConfigMap, or '' for none`);
   return { settings: { namespace: m[1] as string, name: m[2] as string } };
+}
+
+/**
+ * The proxies' exposure from the command line, used for consumer namespaces the environment's
+ * settings do not describe (those carry their own). Checked like the config's allowedSources.
+ */
+function exposureOption(sources: string | boolean | undefined, open: boolean): { exposure?: ProxyExposure } {
+  if (open) {
+    if (sources !== undefined)
+      throw new Error("--public-endpoint admits every address; drop --allowed-sources");
+    return { exposure: { sourceRanges: ["0.0.0.0/0"], internal: false, public: true } };
+  }
+  if (sources === undefined) return {};
+  const list = (typeof sources === "string" ? sources : "")
+    .split(",")
+    .map((c) => c.trim())
+    .filter(Boolean);
+  for (const c of list) {
+    const problem = cidrProblem(c);
+    if (problem) throw new Error(`--allowed-sources "${c}" ${problem}`);
+    if (c.endsWith("/0"))
+      throw new Error(
+        `--allowed-sources ${c} admits every address; use --public-endpoint if that is intended`,
+      );
+  }
+  if (list.length === 0) throw new Error("--allowed-sources names no CIDR");
+  return { exposure: { sourceRanges: list, internal: list.every(isPrivateCidr), public: false } };
 }
 
 function dedicatedCpus(text: string): number {
@@ -139,6 +177,7 @@ async function main(): Promise<void> {
       namespace: String(o.dataPlaneNamespace),
       portRange,
       serviceType: String(o.serviceType),
+      ...exposureOption(o.allowedSources, o.publicEndpoint === true),
       ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: dedicatedCpus(String(o.dedicatedCpus)) } : {}),
       ...(o.skipAwait ? { skipAwait: true } : {}),
     };
