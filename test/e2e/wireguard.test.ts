@@ -66,7 +66,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
       [
         "-r",
         "ts-node/register/transpile-only",
-        "scripts/bridge.ts",
+        "bridge/main.ts",
         "--kubeconfig",
         kc(),
         "--state-dir",
