@@ -13,7 +13,7 @@ const urn = (stack: string, type: string, name: string) =>
 export const portsHop = (stack: string, op: Hop["op"], detail: string, diffPaths: string[]): Hop => ({
   kind: "proxy-port",
   op,
-  urn: urn(stack, "pulumi-nodejs:dynamic:Resource", "ports"),
+  urn: urn(stack, "pulumi-nodejs:dynamic/klutch:PortAllocation", "ports"),
   type: "klutch:PortAllocation",
   diffPaths,
   detail,
@@ -22,7 +22,7 @@ export const portsHop = (stack: string, op: Hop["op"], detail: string, diffPaths
 export const haproxyHop = (stack: string, op: Hop["op"], extra: Partial<Hop> = {}): Hop => ({
   kind: "proxy-frontend",
   op,
-  urn: urn(stack, "pulumi-nodejs:dynamic:Resource", "haproxy"),
+  urn: urn(stack, "pulumi-nodejs:dynamic/klutch:LocalHaproxy", "haproxy"),
   type: "klutch:LocalHaproxy",
   diffPaths: op === "same" ? [] : ["config"],
   ...extra,
