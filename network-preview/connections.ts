@@ -176,6 +176,7 @@ export function planGroups(
   view: ControlPlaneView,
   claims: ClaimChange[],
   includePending: boolean,
+  includeAll = false,
 ): GroupPlan[] {
   const byXr = new Map(view.paths.map((p) => [p.spec.connection, p]));
   const groups = new Map<string, GroupPlan>();
@@ -190,6 +191,8 @@ export function planGroups(
     return g;
   };
   if (includePending) for (const p of view.paths.filter(isPending)) group(groupKey(p));
+  // Every group: what a change of the bridge's own settings (its port range) does to all of them.
+  if (includeAll) for (const p of view.paths) group(groupKey(p));
   for (const c of claims) {
     const xr = view.claimXr.get(`${c.namespace}/${c.name}`);
     const existing = xr ? byXr.get(xr) : undefined;
@@ -495,10 +498,11 @@ export async function previewConnections(opts: {
   view: ControlPlaneView;
   claims: ClaimChange[];
   includePending: boolean;
+  includeAll?: boolean;
   sources: PreviewInput["sources"];
   progress: (line: string) => void;
 }): Promise<PreviewInput> {
-  const groups = planGroups(opts.view, opts.claims, opts.includePending);
+  const groups = planGroups(opts.view, opts.claims, opts.includePending, opts.includeAll);
   const input: PreviewInput = { sources: opts.sources, connections: [], ports: [], notes: [] };
   for (const g of groups) {
     const r = await previewGroup(opts.bridge, g, opts.progress);

@@ -33,6 +33,7 @@ const program = new Command()
     "--kubeconfig <file>",
     "control plane the NetworkPaths live on (for the current paths and the pending ones)",
   )
+  .option("--all-groups", "preview every group on the control plane (e.g. with another --port-range)")
   .option("--no-pending", "leave out NetworkPaths the bridge has not realised yet")
   .option("--bridge-state-dir <dir>", "the bridge's --state-dir", path.join(repoRoot, ".klutch", "bridge"))
   .option("--backend <url>", "the bridge's --backend (default: file backend in its state dir)")
@@ -69,6 +70,7 @@ async function main(): Promise<number> {
     connections?: string;
     kubeconfig?: string;
     pending: boolean;
+    allGroups?: boolean;
     bridgeStateDir: string;
     backend?: string;
     portRange: string;
@@ -133,6 +135,7 @@ async function main(): Promise<number> {
       view,
       claims,
       includePending: o.pending && Boolean(o.kubeconfig),
+      includeAll: Boolean(o.allGroups && o.kubeconfig),
       sources,
       progress,
     });
