@@ -83,7 +83,15 @@ export class StepCollector {
           ? { newInputs: existing.newInputs }
           : {}),
       diffPaths: [
-        ...new Set([...(existing?.diffPaths ?? []), ...Object.keys(detailed), ...(m.diffs ?? [])]),
+        ...new Set([
+          ...(existing?.diffPaths ?? []),
+          ...Object.keys(detailed),
+          ...(m.diffs ?? []),
+          // Dynamic providers answer diff with `changes` only; the inputs show what changed.
+          ...(Object.keys(detailed).length === 0 && !m.diffs?.length && op !== "same"
+            ? changedInputs(m.old?.inputs, m.new?.inputs)
+            : []),
+        ]),
       ].sort(),
       replaceReasons: [...new Set([...(existing?.replaceReasons ?? []), ...replaceReasons])].sort(),
       // The engine deletes first when it emits delete-replaced before create-replacement.
@@ -99,6 +107,16 @@ export class StepCollector {
   byName(name: string): ResourceStep | undefined {
     return this.all().find((s) => s.name === name);
   }
+}
+
+/** Top-level inputs whose values differ between the two sides (none when a side is missing). */
+export function changedInputs(
+  olds: Record<string, unknown> | undefined,
+  news: Record<string, unknown> | undefined,
+): string[] {
+  if (!olds || !news) return [];
+  const keys = new Set([...Object.keys(olds), ...Object.keys(news)]);
+  return [...keys].filter((k) => JSON.stringify(olds[k]) !== JSON.stringify(news[k]));
 }
 
 function deletesFirst(ops: string[]): boolean {

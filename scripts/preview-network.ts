@@ -1,7 +1,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Command } from "commander";
-import { buildReport, exitCode, isFailOn, FAIL_ON, type FailOn } from "../lib/network-preview/model";
+import {
+  buildReport,
+  exitCode,
+  isFailOn,
+  mergeInputs,
+  FAIL_ON,
+  type FailOn,
+  type PreviewInput,
+} from "../lib/network-preview/model";
 import { renderJson, renderMarkdown } from "../lib/network-preview/render";
 import { reportJsonSchema } from "../lib/network-preview/schema";
 import { repoRoot } from "../tooling/toolchain";
@@ -67,6 +75,7 @@ const program = new Command()
 async function main(): Promise<number> {
   program.parse();
   const o = program.opts<{
+    stack?: string;
     connections?: string;
     kubeconfig?: string;
     pending: boolean;
@@ -113,32 +122,41 @@ async function main(): Promise<number> {
     require("../network-preview/bridge-env") as typeof import("../network-preview/bridge-env");
   const { previewConnections, readClaims, readControlPlane } =
     require("../network-preview/connections") as typeof import("../network-preview/connections");
+  const { previewEnvironment } =
+    require("../network-preview/environment") as typeof import("../network-preview/environment");
   /* eslint-enable @typescript-eslint/no-require-imports */
   try {
-    const claims = o.connections ? readClaims(o.connections, o.defaultImplementation) : [];
-    const view = o.kubeconfig
-      ? await readControlPlane(o.kubeconfig)
-      : { paths: [], claimXr: new Map<string, string>() };
-    const bridge = bridgeView({
-      stateDir: path.resolve(o.bridgeStateDir),
-      ...(o.backend ? { backend: o.backend } : {}),
-      portRange: range,
-      slotSize,
-      bindAddress: o.bindAddress,
-    });
-    const sources = [
-      ...(o.connections ? [{ kind: "connections" as const, ref: path.basename(o.connections) }] : []),
-      ...(o.kubeconfig ? [{ kind: "control-plane" as const, ref: "NetworkPaths" }] : []),
-    ];
-    const input = await previewConnections({
-      bridge,
-      view,
-      claims,
-      includePending: o.pending && Boolean(o.kubeconfig),
-      includeAll: Boolean(o.allGroups && o.kubeconfig),
-      sources,
-      progress,
-    });
+    const inputs: PreviewInput[] = [];
+    // Source 1 first: its engine run is the long one, and a failure there is reported before any other work.
+    if (o.stack) inputs.push(await previewEnvironment(o.stack, progress));
+    if (o.connections || o.kubeconfig) {
+      const claims = o.connections ? readClaims(o.connections, o.defaultImplementation) : [];
+      const view = o.kubeconfig
+        ? await readControlPlane(o.kubeconfig)
+        : { paths: [], claimXr: new Map<string, string>() };
+      const bridge = bridgeView({
+        stateDir: path.resolve(o.bridgeStateDir),
+        ...(o.backend ? { backend: o.backend } : {}),
+        portRange: range,
+        slotSize,
+        bindAddress: o.bindAddress,
+      });
+      const sources = [
+        ...(o.connections ? [{ kind: "connections" as const, ref: path.basename(o.connections) }] : []),
+        ...(o.kubeconfig ? [{ kind: "control-plane" as const, ref: "NetworkPaths" }] : []),
+      ];
+      const input = await previewConnections({
+        bridge,
+        view,
+        claims,
+        includePending: o.pending && Boolean(o.kubeconfig),
+        includeAll: Boolean(o.allGroups && o.kubeconfig),
+        sources,
+        progress,
+      });
+      inputs.push(input);
+    }
+    const input = mergeInputs(inputs);
     const report = buildReport(input);
     const text = o.format === "json" ? renderJson(report) : renderMarkdown(report);
     if (o.out) fs.writeFileSync(o.out, text);

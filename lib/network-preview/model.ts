@@ -59,6 +59,22 @@ export interface PreviewInput {
   notes?: string[];
 }
 
+/** Several sources' inputs as one (the environment stack and the connection changes). */
+export function mergeInputs(inputs: readonly PreviewInput[]): PreviewInput {
+  return {
+    sources: inputs.flatMap((i) => i.sources),
+    connections: inputs.flatMap((i) => i.connections),
+    otherChanges: inputs.flatMap((i) => i.otherChanges ?? []),
+    exposure: {
+      before: inputs.flatMap((i) => i.exposure?.before ?? []),
+      after: inputs.flatMap((i) => i.exposure?.after ?? []),
+    },
+    ports: inputs.flatMap((i) => i.ports ?? []),
+    policy: inputs.flatMap((i) => i.policy ?? []),
+    notes: inputs.flatMap((i) => i.notes ?? []),
+  };
+}
+
 const SEVERITY: Record<Risk, number> = {
   none: 0,
   added: 1,
@@ -166,14 +182,29 @@ export function exposureDelta(before: ExposureRule[], after: ExposureRule[]): Ex
   const added = after.filter((r) => !beforeKeys.has(ruleKey(r)));
   const removed = before.filter((r) => !afterKeys.has(ruleKey(r)));
   const widened: ExposureDelta["widened"] = [];
+  const sourceIn = (inner: string, outer: string) =>
+    cidrProblem(inner) || cidrProblem(outer) ? inner === outer : cidrInside(inner, outer);
+  const portCount = (rules: ExposureRule[], dest: string, source: string) =>
+    rules
+      .filter((x) => x.destination === dest && sourceIn(source, x.source))
+      .reduce((n, x) => n + x.ports.to - x.ports.from + 1, 0);
   for (const r of added) {
     if (before.some((b) => ruleCovers(b, r))) continue;
     const sameDestination = before.filter((b) => b.destination === r.destination);
     if (sameDestination.length > 0) {
-      widened.push({
-        ...r,
-        why: `${r.source} is not inside what ${r.destination} allowed before (${sameDestination.map((b) => b.source).join(", ")})`,
-      });
+      if (!sameDestination.some((b) => sourceIn(r.source, b.source))) {
+        widened.push({
+          ...r,
+          why: `${r.source} is not inside what ${r.destination} allowed before (${sameDestination.map((b) => b.source).join(", ")})`,
+        });
+        continue;
+      }
+      // Same sources, other ports: a range that moves is no wider; one that grows is.
+      const was = portCount(before, r.destination, r.source);
+      const now = portCount(after, r.destination, r.source);
+      if (now > was) {
+        widened.push({ ...r, why: `${r.source} may reach ${now} ports of ${r.destination}, ${was} before` });
+      }
     } else if (!isPrivate(r.source)) {
       widened.push({
         ...r,
