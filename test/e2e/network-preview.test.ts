@@ -25,6 +25,11 @@ import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../h
 const CP = "preview-cp";
 const NS = "team-a";
 
+interface PathObject {
+  metadata: { name: string };
+  status?: { port?: number; conditions?: { type: string; reason: string }[] };
+}
+
 interface Claim {
   metadata: { name: string };
   status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
@@ -55,7 +60,7 @@ describe("network change preview on the local stack (e2e)", function () {
   const bridgeLog: string[] = [];
   const kc = () => clusters.kubeconfigPath(CP);
 
-  function startBridge(): void {
+  function startBridge(extra: string[] = []): void {
     const child = spawn(
       process.execPath,
       [
@@ -72,6 +77,7 @@ describe("network change preview on the local stack (e2e)", function () {
         range,
         "--settings",
         "",
+        ...extra,
       ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -283,5 +289,36 @@ describe("network change preview on the local stack (e2e)", function () {
       { cwd: repoRoot, encoding: "utf8" },
     );
     assert.equal(bad.status, 2, bad.stderr);
+  });
+
+  it("a slot too small for the group: a connection broken, exit 5; the bridge then leaves exactly that one out", async () => {
+    // Slots of 3 ports: the proxy's stats and health take two, so one of the two connections is left out.
+    const r = preview(["--all-groups", "--port-range", range, "--slot-size", "3"], "broken");
+    assert.equal(r.code, 5, r.report.summary.line);
+    assert.equal(r.report.summary.risks.broken, 1, r.report.summary.line);
+    const broken = r.report.connections.find((c) => c.risk === "broken") as ConnectionReport;
+    assert.match(broken.reasons.join(";"), /no port left/);
+    assert.equal(r.report.ports.unplaced.length, 1);
+    const kept = r.report.connections.find((c) => c.risk !== "broken") as ConnectionReport;
+    assert.equal(typeof kept.after?.port, "number");
+    // --fail-on broken still fails; --fail-on never does not.
+    assert.equal(r.report.summary.grade, 5);
+
+    await stopBridge();
+    startBridge(["--slot-size", "3"]);
+    const pathOf = (name: string) =>
+      kubectlJson<{ items: PathObject[] }>(kc(), ["get", "networkpaths"]).items.find(
+        (p) => p.metadata.name === name,
+      );
+    await eventually(
+      `${broken.id} to be left out for want of ports`,
+      () => pathOf(broken.id)?.status?.conditions?.some((c) => c.reason === "PortRangeExhausted") === true,
+      240_000,
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}\n${JSON.stringify(pathOf(broken.id)?.status)}\n${bridgeLog.slice(-20).join("")}`,
+      );
+    });
+    assert.equal(pathOf(kept.id)?.status?.port, kept.after?.port);
   });
 });
