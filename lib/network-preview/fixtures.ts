@@ -116,9 +116,9 @@ export const rangeMovedScenario: PreviewInput = {
 };
 
 const sgUrn =
-  "urn:pulumi:aws-mock::klutch::klutch:network:AwsVpcPeering$aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule::data-pg-from-app-1";
+  "urn:pulumi:aws-mock::klutch::klutch:network:VpcPeering$aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule::data-pg-from-app-1";
 const routeUrn =
-  "urn:pulumi:aws-mock::klutch::klutch:network:AwsVpcPeering$aws:ec2/route:Route::app-1-to-data";
+  "urn:pulumi:aws-mock::klutch::klutch:network:VpcPeering$aws:ec2/route:Route::app-1-to-data";
 
 /** AWS: the data services' security group opened to 0.0.0.0/0, a peering route replaced. */
 export const awsWidenedScenario: PreviewInput = {
@@ -197,7 +197,7 @@ export const removedScenario: PreviewInput = {
       {
         kind: "wireguard-peer" as const,
         op: "delete" as const,
-        urn: "urn:pulumi:local::klutch::klutch:network:WireGuard$klutch:WireGuardPeer::app-2",
+        urn: "urn:pulumi:local::klutch::klutch:network:WireguardTunnel$klutch:WireGuardPeer::app-2",
         type: "klutch:WireGuardPeer",
         diffPaths: [],
       },
