@@ -117,8 +117,7 @@ export const rangeMovedScenario: PreviewInput = {
 
 const sgUrn =
   "urn:pulumi:aws-mock::klutch::klutch:network:VpcPeering$aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule::data-pg-from-app-1";
-const routeUrn =
-  "urn:pulumi:aws-mock::klutch::klutch:network:VpcPeering$aws:ec2/route:Route::app-1-to-data";
+const routeUrn = "urn:pulumi:aws-mock::klutch::klutch:network:VpcPeering$aws:ec2/route:Route::app-1-to-data";
 
 /** AWS: the data services' security group opened to 0.0.0.0/0, a peering route replaced. */
 export const awsWidenedScenario: PreviewInput = {
