@@ -22,7 +22,7 @@ if (($# > 0)); then
   specs=("$@")
 else
   # Unit tests live beside their code (network/proxy/port-planner.test.ts) or in test/unit.
-  specs=('test/unit/**/*.test.ts' 'network/**/*.test.ts' 'local-clusters/**/*.test.ts')
+  specs=('test/unit/**/*.test.ts' 'network/**/*.test.ts' 'local-clusters/**/*.test.ts' 'lib/network-preview/**/*.test.ts' 'network-preview/**/*.test.ts')
   [[ -n "${KLUTCH_SKIP_E2E:-}" ]] || specs+=('test/dataplane/**/*.test.ts' 'test/e2e/**/*.test.ts')
 fi
 npx mocha --reporter spec "${specs[@]}" 2>&1 | tee "$log"

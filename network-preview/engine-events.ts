@@ -1,0 +1,171 @@
+import type { EngineEvent } from "@pulumi/pulumi/automation";
+import type { Hop, HopKind, Operation } from "../lib/network-preview/schema";
+
+/** What one engine preview said about one resource (a `resourcePreEvent`). */
+export interface ResourceStep {
+  urn: string;
+  type: string;
+  op: Operation;
+  /** The resource's name (last URN segment). */
+  name: string;
+  oldInputs?: Record<string, unknown>;
+  oldOutputs?: Record<string, unknown>;
+  newInputs?: Record<string, unknown>;
+  diffPaths: string[];
+  replaceReasons: string[];
+  deleteBeforeReplace: boolean;
+}
+
+interface StepMetadata {
+  op: string;
+  urn: string;
+  type: string;
+  old?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+  new?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+  keys?: string[];
+  diffs?: string[];
+  detailedDiff?: Record<string, { kind: string; inputDiff?: boolean }>;
+  replaceOnChanges?: string[];
+}
+
+/** The engine's step ops folded into the report's: every kind of replacement is a replace. */
+function opOf(op: string): Operation {
+  if (op === "create" || op === "update" || op === "delete" || op === "same" || op === "read") return op;
+  if (op === "refresh") return "refresh";
+  if (op.includes("replace")) return "replace";
+  if (op === "delete-replaced" || op === "discard" || op === "remove-pending-replace") return "delete";
+  return "update";
+}
+
+/**
+ * Collects the resource steps of an engine run from its events (`onEvent`). A replacement
+ * shows as several steps (create-replacement, replace, delete-replaced); they are folded
+ * into one per URN, and whether it deletes first is read from the order the engine chose.
+ */
+export class StepCollector {
+  private readonly steps = new Map<string, ResourceStep>();
+  private readonly rawOps = new Map<string, string[]>();
+
+  constructor(private readonly progress?: (line: string) => void) {}
+
+  onEvent = (e: EngineEvent): void => {
+    const m = e.resourcePreEvent?.metadata as StepMetadata | undefined;
+    if (!m) return;
+    if (m.type === "pulumi:pulumi:Stack" || m.type === "pulumi:providers:pulumi-nodejs") return;
+    const ops = this.rawOps.get(m.urn) ?? [];
+    ops.push(m.op);
+    this.rawOps.set(m.urn, ops);
+    if (m.op !== "same") this.progress?.(`  ${m.op} ${m.urn.slice(m.urn.lastIndexOf("::") + 2)} (${m.type})`);
+    const detailed = m.detailedDiff ?? {};
+    const replaceReasons = Object.entries(detailed)
+      .filter(([, d]) => d.kind.endsWith("-replace"))
+      .map(([k]) => k);
+    const existing = this.steps.get(m.urn);
+    const op = opOf(m.op);
+    const step: ResourceStep = {
+      urn: m.urn,
+      type: m.type,
+      op: existing?.op === "replace" ? "replace" : op,
+      name: m.urn.slice(m.urn.lastIndexOf("::") + 2),
+      ...(m.old?.inputs
+        ? { oldInputs: m.old.inputs }
+        : existing?.oldInputs
+          ? { oldInputs: existing.oldInputs }
+          : {}),
+      ...(m.old?.outputs
+        ? { oldOutputs: m.old.outputs }
+        : existing?.oldOutputs
+          ? { oldOutputs: existing.oldOutputs }
+          : {}),
+      ...(m.new?.inputs
+        ? { newInputs: m.new.inputs }
+        : existing?.newInputs
+          ? { newInputs: existing.newInputs }
+          : {}),
+      diffPaths: [
+        ...new Set([
+          ...(existing?.diffPaths ?? []),
+          ...Object.keys(detailed),
+          ...(m.diffs ?? []),
+          // Dynamic providers answer diff with `changes` only; the inputs show what changed.
+          ...(Object.keys(detailed).length === 0 && !m.diffs?.length && op !== "same"
+            ? changedInputs(m.old?.inputs, m.new?.inputs)
+            : []),
+        ]),
+      ].sort(),
+      replaceReasons: [...new Set([...(existing?.replaceReasons ?? []), ...replaceReasons])].sort(),
+      // The engine deletes first when it emits delete-replaced before create-replacement.
+      deleteBeforeReplace: deletesFirst(ops),
+    };
+    this.steps.set(m.urn, step);
+  };
+
+  all(): ResourceStep[] {
+    return [...this.steps.values()].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0));
+  }
+
+  byName(name: string): ResourceStep | undefined {
+    return this.all().find((s) => s.name === name);
+  }
+}
+
+/** Top-level inputs whose values differ between the two sides (none when a side is missing). */
+export function changedInputs(
+  olds: Record<string, unknown> | undefined,
+  news: Record<string, unknown> | undefined,
+): string[] {
+  if (!olds || !news) return [];
+  const keys = new Set([...Object.keys(olds), ...Object.keys(news)]);
+  return [...keys].filter((k) => JSON.stringify(olds[k]) !== JSON.stringify(news[k]));
+}
+
+function deletesFirst(ops: string[]): boolean {
+  const del = ops.indexOf("delete-replaced");
+  const create = ops.indexOf("create-replacement");
+  return del >= 0 && (create < 0 || del < create);
+}
+
+/** A dynamic resource's own type (the dynamic provider's URN type is the same for all of them). */
+function realType(step: ResourceStep): string {
+  // Dynamic resources carry their own type after the provider's (pulumi-nodejs:dynamic/klutch:PortAllocation).
+  const own = /^pulumi-nodejs:dynamic\/(.+)$/.exec(step.type);
+  if (own) return own[1] as string;
+  if (step.type !== "pulumi-nodejs:dynamic:Resource") return step.type;
+  const name = step.name;
+  if (name === "ports") return "klutch:PortAllocation";
+  if (name === "haproxy") return "klutch:LocalHaproxy";
+  if (name.startsWith("probe-")) return "klutch:ConnectivityProbe";
+  return step.type;
+}
+
+/** Which hop of a network path a resource is, by its type (and the bridge's resource names). */
+export function hopKind(step: ResourceStep): HopKind {
+  const t = realType(step);
+  if (t === "klutch:PortAllocation") return "proxy-port";
+  if (
+    t === "klutch:LocalHaproxy" ||
+    /TcpProxy|kubernetes:(apps|core)\/v1:(Deployment|Service|ConfigMap)/.test(t)
+  )
+    return "proxy-frontend";
+  if (t === "klutch:ConnectivityProbe") return "probe";
+  if (/wireguard/i.test(t) || /wireguard/i.test(step.name)) return "wireguard-peer";
+  if (/aws:ec2\/route:Route|VpcPeering/i.test(t)) return "peering-route";
+  if (/securityGroup|secgroup/i.test(t)) return "security-group-rule";
+  if (/openstack:networking\/router(Route|Interface)/i.test(t)) return "openstack-route";
+  return "other";
+}
+
+export function toHop(step: ResourceStep, detail?: string): Hop {
+  return {
+    kind: hopKind(step),
+    op: step.op,
+    urn: step.urn,
+    type: realType(step),
+    // The dynamic provider's serialized code is an input too; its change says nothing about the network.
+    diffPaths: step.diffPaths.filter((p) => p !== "__provider"),
+    ...(step.op === "replace"
+      ? { replaceReasons: step.replaceReasons, deleteBeforeReplace: step.deleteBeforeReplace }
+      : {}),
+    ...(detail ? { detail } : {}),
+  };
+}

@@ -1,0 +1,184 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Command } from "commander";
+import {
+  buildReport,
+  exitCode,
+  isFailOn,
+  mergeInputs,
+  FAIL_ON,
+  type FailOn,
+  type PreviewInput,
+} from "../lib/network-preview/model";
+import { renderJson, renderMarkdown } from "../lib/network-preview/render";
+import { reportJsonSchema } from "../lib/network-preview/schema";
+import { repoRoot } from "../tooling/toolchain";
+
+/** Exit codes for errors; 0/3/4/5 are the report's grades (lib/network-preview/model.ts). */
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+
+function portRange(text: string): { from: number; to: number } {
+  const m = /^(\d+)-(\d+)$/.exec(text);
+  const from = Number(m?.[1]);
+  const to = Number(m?.[2]);
+  if (!m || from < 1 || to > 65535 || from > to) throw new Error("must be FROM-TO within 1-65535");
+  return { from, to };
+}
+
+const program = new Command()
+  .name("preview:network")
+  .description(
+    "Previews the network effect of connection changes per data-service connection: endpoint before → after, " +
+      "risk, exposure, ports, blast radius. Runs the bridge's own group programs with `pulumi preview` on the " +
+      "bridge's stacks; nothing is changed.",
+  )
+  .option(
+    "--connections <file>",
+    "TCPConnection manifests to preview as applied (annotate klutch.anynines.com/preview-action: delete to preview a deletion)",
+  )
+  .option(
+    "--kubeconfig <file>",
+    "control plane the NetworkPaths live on (for the current paths and the pending ones)",
+  )
+  .option("--all-groups", "preview every group on the control plane (e.g. with another --port-range)")
+  .option("--no-pending", "leave out NetworkPaths the bridge has not realised yet")
+  .option("--bridge-state-dir <dir>", "the bridge's --state-dir", path.join(repoRoot, ".klutch", "bridge"))
+  .option("--backend <url>", "the bridge's --backend (default: file backend in its state dir)")
+  .option(
+    "--port-range <from-to>",
+    "the bridge's --port-range (a different one previews moving it)",
+    "22000-22999",
+  )
+  .option("--slot-size <n>", "the bridge's --slot-size", "50")
+  .option("--max-ports-per-group <n>", "the bridge's --max-ports-per-group (default: its whole range)")
+  .option("--bind-address <ip>", "the bridge's --bind-address", "127.0.0.1")
+  .option(
+    "--default-implementation <name>",
+    "implementation of claims that name no composition (the XRD's default)",
+    "proxy",
+  )
+  .option("--format <format>", "json or markdown", "markdown")
+  .option("--out <file>", "write the report here instead of stdout")
+  .option(
+    "--fail-on <level>",
+    `lowest level that exits non-zero: ${Object.keys(FAIL_ON).join(", ")}`,
+    "change",
+  )
+  .option("--schema", "print the report's JSON Schema and exit")
+  .addHelpText(
+    "after",
+    "\nExit codes: 0 no network change (or below --fail-on), 3 safe changes, 4 endpoint change, interruption or unknown," +
+      "\n5 broken connection or widened exposure, 1 the preview failed, 2 usage error.",
+  )
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE));
+
+async function main(): Promise<number> {
+  program.parse();
+  const o = program.opts<{
+    stack?: string;
+    connections?: string;
+    kubeconfig?: string;
+    pending: boolean;
+    allGroups?: boolean;
+    bridgeStateDir: string;
+    backend?: string;
+    portRange: string;
+    slotSize: string;
+    maxPortsPerGroup?: string;
+    bindAddress: string;
+    defaultImplementation: string;
+    format: string;
+    out?: string;
+    failOn: string;
+    schema?: boolean;
+  }>();
+  const usage = (msg: string) => {
+    process.stderr.write(`preview:network: ${msg}\n`);
+    return EXIT_USAGE;
+  };
+  if (o.schema) {
+    process.stdout.write(`${JSON.stringify(reportJsonSchema(), null, 2)}\n`);
+    return 0;
+  }
+  if (o.format !== "json" && o.format !== "markdown")
+    return usage(`--format "${o.format}" is not json or markdown`);
+  if (!isFailOn(o.failOn))
+    return usage(`--fail-on "${o.failOn}" is not one of ${Object.keys(FAIL_ON).join(", ")}`);
+  if (!o.connections && !o.kubeconfig)
+    return usage("nothing to preview: give --connections and/or --kubeconfig");
+  let range: { from: number; to: number };
+  try {
+    range = portRange(o.portRange);
+  } catch (e) {
+    return usage(`--port-range "${o.portRange}" ${(e as Error).message}`);
+  }
+  const slotSize = Number(o.slotSize);
+  if (!Number.isInteger(slotSize) || slotSize < 3) return usage("--slot-size must be a whole number >= 3");
+  const maxPorts = o.maxPortsPerGroup === undefined ? undefined : Number(o.maxPortsPerGroup);
+  if (maxPorts !== undefined && (!Number.isInteger(maxPorts) || maxPorts < 3))
+    return usage("--max-ports-per-group must be a whole number >= 3");
+  const failOn: FailOn = o.failOn;
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+  // Loaded only now: --help and usage errors do not pay for the Pulumi SDK.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { bridgeView } =
+    require("../network-preview/bridge-env") as typeof import("../network-preview/bridge-env");
+  const { previewConnections, readClaims, readControlPlane } =
+    require("../network-preview/connections") as typeof import("../network-preview/connections");
+  const { previewEnvironment } =
+    require("../network-preview/environment") as typeof import("../network-preview/environment");
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  try {
+    const inputs: PreviewInput[] = [];
+    // Source 1 first: its engine run is the long one, and a failure there is reported before any other work.
+    if (o.stack) inputs.push(await previewEnvironment(o.stack, progress));
+    if (o.connections || o.kubeconfig) {
+      const claims = o.connections ? readClaims(o.connections, o.defaultImplementation) : [];
+      const view = o.kubeconfig
+        ? await readControlPlane(o.kubeconfig)
+        : { paths: [], claimXr: new Map<string, string>() };
+      const bridge = bridgeView({
+        stateDir: path.resolve(o.bridgeStateDir),
+        ...(o.backend ? { backend: o.backend } : {}),
+        portRange: range,
+        slotSize,
+        ...(maxPorts !== undefined ? { maxPortsPerGroup: maxPorts } : {}),
+        bindAddress: o.bindAddress,
+      });
+      const sources = [
+        ...(o.connections ? [{ kind: "connections" as const, ref: path.basename(o.connections) }] : []),
+        ...(o.kubeconfig ? [{ kind: "control-plane" as const, ref: "NetworkPaths" }] : []),
+      ];
+      const input = await previewConnections({
+        bridge,
+        view,
+        claims,
+        includePending: o.pending && Boolean(o.kubeconfig),
+        includeAll: Boolean(o.allGroups && o.kubeconfig),
+        sources,
+        progress,
+      });
+      inputs.push(input);
+    }
+    const input = mergeInputs(inputs);
+    const report = buildReport(input);
+    const text = o.format === "json" ? renderJson(report) : renderMarkdown(report);
+    if (o.out) fs.writeFileSync(o.out, text);
+    else process.stdout.write(text);
+    progress(report.summary.line);
+    return exitCode(report, failOn);
+  } catch (e) {
+    process.stderr.write(`preview:network: the preview failed: ${(e as Error).message}\n`);
+    return EXIT_FAILED;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: Error) => {
+    process.stderr.write(`preview:network: ${e.stack ?? e.message}\n`);
+    process.exit(EXIT_FAILED);
+  },
+);

@@ -1,0 +1,325 @@
+import { strict as assert } from "node:assert";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { reapOrphans } from "../../bridge/orphans";
+import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import {
+  reportSchema,
+  type ConnectionReport,
+  type NetworkPreviewReport,
+} from "../../lib/network-preview/schema";
+import { LocalClusters } from "../../local-clusters";
+import { LocalCrossplane } from "../../local-clusters/crossplane";
+import {
+  compositionName,
+  pulumiBackedComposition,
+  renderResourcesMode,
+} from "../../network/connector-api/compositions";
+import { networkPathCrd } from "../../network/connector-api/network-path-crd";
+import { connectorXrd } from "../../network/connector-api/xrd";
+import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+
+const CP = "preview-cp";
+const NS = "team-a";
+
+interface PathObject {
+  metadata: { name: string };
+  status?: { port?: number; conditions?: { type: string; reason: string }[] };
+}
+
+interface Claim {
+  metadata: { name: string };
+  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * `npm run preview:network` against the real thing: a local control plane, Crossplane core
+ * composing TCPConnections into NetworkPaths, the bridge realising them with local HAProxy,
+ * and the preview running the bridge's own programs through the real engine. Each scenario
+ * asserts the report and exit code, then lets the bridge do it and checks that the endpoint
+ * it writes is the one the preview predicted.
+ */
+describe("network change preview on the local stack (e2e)", function () {
+  this.timeout(20 * 60_000);
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-preview-"));
+  const stateDir = path.join(work, "clusters");
+  const bridgeDir = path.join(work, "bridge");
+  const env = toolchainEnv();
+  const opsPort = 20464 + Math.floor(Math.random() * 500);
+  // Random per run, as in bridge.test.ts: HAProxy binds with SO_REUSEPORT, so two runs on one
+  // machine with one range would share listeners.
+  const portBase = 46000 + 500 * Math.floor(Math.random() * 30);
+  let range = `${portBase}-${portBase + 199}`;
+  let clusters: LocalClusters;
+  let crossplane: LocalCrossplane;
+  let bridge: ChildProcess | undefined;
+  const bridgeLog: string[] = [];
+  const kc = () => clusters.kubeconfigPath(CP);
+
+  function startBridge(extra: string[] = []): void {
+    const child = spawn(
+      process.execPath,
+      [
+        "-r",
+        "ts-node/register/transpile-only",
+        "bridge/main.ts",
+        "--kubeconfig",
+        kc(),
+        "--state-dir",
+        bridgeDir,
+        "--ops-port",
+        String(opsPort),
+        "--port-range",
+        range,
+        "--settings",
+        "",
+        ...extra,
+      ],
+      { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const keep = (d: Buffer) => {
+      bridgeLog.push(d.toString());
+      fs.appendFileSync(path.join(work, "bridge.log"), d);
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    bridge = child;
+  }
+
+  async function stopBridge(): Promise<void> {
+    const b = bridge;
+    bridge = undefined;
+    if (!b || b.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      b.once("exit", () => resolve());
+      b.kill("SIGTERM");
+    });
+  }
+
+  const claimYaml = (name: string, port: number) =>
+    JSON.stringify({
+      apiVersion: "klutch.anynines.com/v1",
+      kind: "TCPConnection",
+      metadata: { name, namespace: NS },
+      spec: { instanceHost: "127.0.0.1", port, enhancements: [{ InstanceType: "PostgreSQL" }] },
+    });
+
+  const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
+  const claimOf = (name: string) => claims().find((c) => c.metadata.name === name);
+  const isReady = (c: Claim | undefined) =>
+    Boolean(c?.status?.hostForConsumer && c.status.port) &&
+    Boolean(c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"));
+
+  async function waitFor(
+    what: string,
+    check: (c: Claim | undefined) => boolean,
+    name: string,
+  ): Promise<Claim> {
+    await eventually(what, () => check(claimOf(name)), 240_000).catch((e: Error) => {
+      throw new Error(
+        `${e.message}\nlast: ${JSON.stringify(claimOf(name)?.status)}\nbridge log:\n${bridgeLog.slice(-20).join("")}`,
+      );
+    });
+    return claimOf(name) as Claim;
+  }
+
+  /** Runs the command as an ops engineer would; returns its exit code, report and Markdown. */
+  function preview(
+    args: string[],
+    name: string,
+  ): { code: number; report: NetworkPreviewReport; markdown: string; stderr: string } {
+    const run = (format: string) => {
+      const out = path.join(work, `${name}.${format === "json" ? "json" : "md"}`);
+      const r = spawnSync(
+        process.execPath,
+        [
+          "-r",
+          "ts-node/register/transpile-only",
+          "scripts/preview-network.ts",
+          "--kubeconfig",
+          kc(),
+          "--bridge-state-dir",
+          bridgeDir,
+          "--format",
+          format,
+          "--out",
+          out,
+          ...args,
+        ],
+        { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, encoding: "utf8", timeout: 300_000 },
+      );
+      return {
+        code: r.status ?? -1,
+        text: fs.existsSync(out) ? fs.readFileSync(out, "utf8") : "",
+        stderr: r.stderr,
+      };
+    };
+    const json = run("json");
+    assert.ok(json.text, `no report written (exit ${json.code}):\n${json.stderr}`);
+    const report = reportSchema.parse(JSON.parse(json.text));
+    // The Markdown of the same change: a second real preview, which must agree on the grade.
+    const md = run("markdown");
+    assert.equal(md.code, json.code, md.stderr);
+    return { code: json.code, report, markdown: md.text, stderr: json.stderr };
+  }
+
+  const conn = (r: NetworkPreviewReport, id: string | RegExp): ConnectionReport => {
+    const c = r.connections.find((x) => (typeof id === "string" ? x.id === id : id.test(x.id)));
+    assert.ok(c, `no connection ${String(id)} in ${r.connections.map((x) => x.id).join(", ")}`);
+    return c;
+  };
+
+  before(async () => {
+    clusters = new LocalClusters(stateDir);
+    await clusters.up([CP]);
+    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
+    kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
+    kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
+    for (const m of [
+      connectorXrd(compositionName("proxy")),
+      renderResourcesMode(pulumiBackedComposition("proxy")),
+      networkPathCrd(),
+    ]) {
+      assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
+    }
+    crossplane = new LocalCrossplane(stateDir, CP, env);
+    await crossplane.start();
+    await eventually(
+      "the XRD to be established",
+      () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
+    );
+    kubectl(kc(), ["create", "namespace", NS]);
+    startBridge();
+    // An existing connection the scenarios change around.
+    assert.equal(kubectlApply(kc(), claimYaml("orders", 5432)).status, 0);
+    await waitFor("orders to be Ready", isReady, "orders");
+  });
+
+  after(async () => {
+    try {
+      if (clusters && bridge) {
+        kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
+      }
+      await stopBridge();
+      await crossplane?.stop?.();
+      if (clusters) await clusters.down();
+    } finally {
+      spawnSync("pkill", ["-f", `${bridgeDir}/proxies`]);
+      await reapOrphans(`file://${path.join(bridgeDir, "state")}`, () => undefined);
+      if (process.env.KLUTCH_KEEP_PREVIEW_WORK) console.log(`work dir kept: ${work}`);
+      else fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("a pending TCPConnection file: added with its predicted port, exit 3; the bridge then writes that port", async () => {
+    const file = path.join(work, "pending.yaml");
+    fs.writeFileSync(file, claimYaml("billing", 5433));
+    const before = claimOf("orders") as Claim;
+    const { code, report, markdown } = preview(["--connections", file, "--port-range", range], "added");
+    assert.equal(code, 3, report.summary.line);
+    const billing = conn(report, "pending:team-a/billing");
+    assert.equal(billing.risk, "added");
+    assert.equal(typeof billing.after?.port, "number", JSON.stringify(billing.after));
+    const orders = conn(report, /^orders-/);
+    assert.equal(orders.risk, "none");
+    assert.deepEqual(orders.after, { host: before.status?.hostForConsumer, port: before.status?.port });
+    assert.ok(
+      orders.hops.some((h) => h.kind === "proxy-port" && h.op === "update" && h.diffPaths.includes("ids")),
+    );
+    assert.ok(markdown.startsWith(`**Network preview: ${report.summary.line}**`));
+    // Nothing was changed by the preview: the claim does not exist yet.
+    assert.equal(claimOf("billing"), undefined);
+
+    // The truth: apply it and let the bridge realise it.
+    assert.equal(kubectl(kc(), ["apply", "-f", file]).length > 0, true);
+    const real = await waitFor("billing to be Ready", isReady, "billing");
+    assert.equal(real.status?.hostForConsumer, billing.after?.host);
+    assert.equal(real.status?.port, billing.after?.port);
+    assert.equal(claimOf("orders")?.status?.port, before.status?.port);
+  });
+
+  it("the bridge's port range moves: endpoints changed, exit 4; restarted on it, the bridge writes the predicted ports", async () => {
+    const next = `${portBase + 200}-${portBase + 399}`;
+    const r = preview(["--all-groups", "--port-range", next], "range-moved");
+    assert.equal(r.code, 4, r.report.summary.line);
+    assert.equal(r.report.summary.risks["endpoint-changed"], 2);
+    const predicted = new Map<string, number>();
+    for (const name of ["orders", "billing"]) {
+      const c = conn(r.report, new RegExp(`^${name}-`));
+      assert.equal(c.risk, "endpoint-changed", c.reasons.join("; "));
+      const port = c.after?.port;
+      assert.equal(typeof port, "number");
+      assert.ok((port as number) >= portBase + 200 && (port as number) <= portBase + 399, `${String(port)}`);
+      assert.notEqual(port, c.before?.port);
+      predicted.set(name, port as number);
+    }
+    assert.ok(r.report.ports.reassigned.length >= 2);
+    assert.match(r.markdown, /range \d+-\d+ → \d+-\d+/);
+
+    // The truth: the bridge restarted on the new range moves them exactly there.
+    await stopBridge();
+    range = next;
+    startBridge();
+    for (const [name, port] of predicted) {
+      await waitFor(`${name} to move to ${port}`, (c) => isReady(c) && c?.status?.port === port, name);
+    }
+  });
+
+  it("nothing to change: exit 0; an invalid --fail-on: exit 2", () => {
+    const file = path.join(work, "same.yaml");
+    fs.writeFileSync(file, claimYaml("orders", 5432));
+    const r = preview(["--connections", file, "--port-range", range], "unchanged");
+    assert.equal(r.code, 0, r.report.summary.line);
+    assert.equal(r.report.summary.grade, 0);
+    const bad = spawnSync(
+      process.execPath,
+      [
+        "-r",
+        "ts-node/register/transpile-only",
+        "scripts/preview-network.ts",
+        "--fail-on",
+        "sometimes",
+        "--connections",
+        file,
+      ],
+      { cwd: repoRoot, encoding: "utf8" },
+    );
+    assert.equal(bad.status, 2, bad.stderr);
+  });
+
+  it("a group capped below its needs: a connection broken, exit 5; the bridge then leaves exactly that one out", async () => {
+    // Slots of 3 ports and at most 3 per group: the proxy's stats and health take two, so one
+    // of the two connections is left out (without the cap the bridge would grow the group).
+    const cap = ["--slot-size", "3", "--max-ports-per-group", "3"];
+    const r = preview(["--all-groups", "--port-range", range, ...cap], "broken");
+    assert.equal(r.code, 5, r.report.summary.line);
+    assert.equal(r.report.summary.risks.broken, 1, r.report.summary.line);
+    const broken = r.report.connections.find((c) => c.risk === "broken") as ConnectionReport;
+    assert.match(broken.reasons.join(";"), /no port left/);
+    assert.equal(r.report.ports.unplaced.length, 1);
+    const kept = r.report.connections.find((c) => c.risk !== "broken") as ConnectionReport;
+    assert.equal(typeof kept.after?.port, "number");
+    assert.equal(r.report.summary.grade, 5);
+
+    await stopBridge();
+    startBridge(cap);
+    const pathOf = (name: string) =>
+      kubectlJson<{ items: PathObject[] }>(kc(), ["get", "networkpaths"]).items.find(
+        (p) => p.metadata.name === name,
+      );
+    await eventually(
+      `${broken.id} to be left out for want of ports`,
+      () => pathOf(broken.id)?.status?.conditions?.some((c) => c.reason === "PortRangeExhausted") === true,
+      240_000,
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}\n${JSON.stringify(pathOf(broken.id)?.status)}\n${bridgeLog.slice(-20).join("")}`,
+      );
+    });
+    assert.equal(pathOf(kept.id)?.status?.port, kept.after?.port);
+  });
+});
