@@ -54,6 +54,13 @@ const README_COMMANDS: Record<
     skip: "this e2e is its expanded form (clusters up, `pulumi up`, Crossplane start) in a state dir of its own",
   },
   "npm test": { skip: "runs this test" },
+  "npm run preview:network -- --help": {
+    run: [{ line: "npm run preview:network -- --help", expect: /--connections <file>[\s\S]*--fail-on/ }],
+  },
+  "npm run preview:network -- --kubeconfig cp.kubeconfig --all-groups --port-range 46200-46399 --bridge-state-dir /var/lib/klutch-bridge --out preview.md":
+    {
+      skip: "needs a running bridge's state dir and its control plane; test/e2e/network-preview.test.ts runs this command against a real bridge",
+    },
   "npm run down": { skip: "`destroy` is run below; the clusters are stopped by this test's after hook" },
   "npm run clusters -- status": {
     run: [
