@@ -11,6 +11,7 @@ import { staleLocks, type StackLock } from "../lib/bridge/locks";
 import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
+import { upFromEvents } from "./engine-run";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
 import { toConnection } from "../network/proxy/bridge-program";
@@ -104,7 +105,7 @@ export class StackRunner implements GroupStacks {
   async up(key: string, live: NetworkPathObject[], run: RunOptions): Promise<GroupOutputs> {
     const { stack, recovered } = await this.prepare(key, run);
     const result = await this.withSignal((signal) =>
-      stack.up({
+      upFromEvents(stack, {
         onEvent: run.onEvent,
         color: "never",
         signal,
@@ -115,7 +116,7 @@ export class StackRunner implements GroupStacks {
     return {
       endpoints: (result.outputs.endpoints?.value ?? {}) as Record<string, PathEndpoint>,
       problems: (result.outputs.problems?.value ?? {}) as Record<string, PathProblem>,
-      ...(result.summary.resourceChanges ? { changes: result.summary.resourceChanges } : {}),
+      changes: result.resourceChanges,
     };
   }
 
