@@ -191,6 +191,11 @@ export class StackRunner implements GroupStacks {
     const abort = new AbortController();
     this.runs.add(abort);
     try {
+      // A cancel between `prepare`'s check and here aborted nothing of this run: it never starts.
+      // (One that lands inside `stack.up` before the CLI is spawned is not seen by the Automation
+      // API, which listens for "abort" only once the process runs: that update completes, and
+      // the bridge's SIGTERM handler waits for it like for any run in flight.)
+      if (this.stopped) throw new Error("the bridge is stopping");
       return await fn(abort.signal);
     } finally {
       this.runs.delete(abort);
