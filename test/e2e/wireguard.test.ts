@@ -18,7 +18,8 @@ import { LOCAL_DATA_NETNS_ENV, localGatewayNames, localNames } from "../../netwo
 import { NFT_TABLE } from "../../network/wireguard/render-nftables";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import { NetnsDataService, PsqlSession, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
+import { NetnsDataService, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
+import { PsqlSession } from "../helpers/psql-session";
 
 const CP = "wg-cp";
 /** The consumer namespace of the app cluster configured for wireguard. */
@@ -257,7 +258,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
       await gatewayFlows(),
       new RegExp(`100\\.96\\.0\\.\\d+ \\. ${HOST_A.replace(/\./g, "\\.")} \\. ${PG_PORT}`),
     );
-    session = new PsqlSession(names.netns, "127.0.0.1", PG_PORT);
+    session = PsqlSession.inNetns(names.netns, "127.0.0.1", PG_PORT);
     assert.equal(await session.query("select 42;"), "42");
     identity = await tunnelIdentity();
   });
@@ -337,7 +338,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     assert.equal(await session.query("select 44;"), "44");
     const r = await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 45");
     assert.equal(r.stdout.trim(), "45", r.stderr);
-    session.close();
+    await session.close();
   });
 
   it("a killed wireguard-go and forwarder are healed by the next reconcile (a restarted bridge) with the same key and address", async () => {
