@@ -61,9 +61,43 @@ export interface LocalWireguardClientOutputs extends LocalWireguardClientInputs 
 
 type ExecOpts = { input?: string; allowFail?: boolean };
 
-interface Helpers {
+/** Running commands, shared by the providers below. */
+interface Commands {
+  /** Runs argv with PATH as the only environment; throws with its stderr unless allowFail. */
   sh(argv: string[], opts?: ExecOpts): string;
+  /** The same inside a network namespace (`ip netns exec`). */
   inNs(ns: string, argv: string[], opts?: ExecOpts): string;
+}
+
+/**
+ * Spread into each provider object rather than called from module scope: Pulumi serialises a
+ * dynamic provider by its closure (`serializeFunction(() => provider)` in
+ * @pulumi/pulumi dynamic/index.ts), so the methods copied into the provider's own properties
+ * travel with it as functions, and `this` is the provider at call time, wherever it runs.
+ * Nothing here may close over module state: each call requires what it needs.
+ */
+const commands: Commands = {
+  sh(argv, opts = {}) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { spawnSync } = require("node:child_process") as typeof import("node:child_process");
+    const r = spawnSync(argv[0] as string, argv.slice(1), {
+      input: opts.input,
+      encoding: "utf8",
+      timeout: 20000,
+      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
+    });
+    if (r.status !== 0 && !opts.allowFail) {
+      throw new Error(`${argv.join(" ")} exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim()}`);
+    }
+    return r.stdout ?? "";
+  },
+
+  inNs(ns, argv, opts) {
+    return this.sh(["ip", "netns", "exec", ns, ...argv], opts);
+  },
+};
+
+interface Helpers extends Commands {
   alive(pidFile: string): number | undefined;
   daemon(ns: string, argv: string[], pidFile: string, logFile: string): number;
   stop(pidFile: string): void;
@@ -95,24 +129,7 @@ export const localWireguardClientProvider: ClientProvider & {
   read: NonNullable<ClientProvider["read"]>;
   delete: NonNullable<ClientProvider["delete"]>;
 } = {
-  sh(argv, opts = {}) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { spawnSync } = require("node:child_process") as typeof import("node:child_process");
-    const r = spawnSync(argv[0] as string, argv.slice(1), {
-      input: opts.input,
-      encoding: "utf8",
-      timeout: 20000,
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
-    });
-    if (r.status !== 0 && !opts.allowFail) {
-      throw new Error(`${argv.join(" ")} exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim()}`);
-    }
-    return r.stdout ?? "";
-  },
-
-  inNs(ns, argv, opts) {
-    return this.sh(["ip", "netns", "exec", ns, ...argv], opts);
-  },
+  ...commands,
 
   alive(pidFile) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -546,8 +563,7 @@ export interface LocalAllowedHostsInputs {
   services: string[];
 }
 
-type HostsHelpers = {
-  sh(argv: string[], opts?: ExecOpts): string;
+type HostsHelpers = Commands & {
   setElements(ns: string, table: string, set: string): string[];
   sync(olds: LocalAllowedHostsInputs | undefined, news: LocalAllowedHostsInputs): void;
   inPlace(o: LocalAllowedHostsInputs): boolean;
@@ -560,23 +576,10 @@ export const localAllowedHostsProvider: HostsProvider & {
   update: NonNullable<HostsProvider["update"]>;
   delete: NonNullable<HostsProvider["delete"]>;
 } = {
-  sh(argv, opts = {}) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { spawnSync } = require("node:child_process") as typeof import("node:child_process");
-    const r = spawnSync(argv[0] as string, argv.slice(1), {
-      input: opts.input,
-      encoding: "utf8",
-      timeout: 20000,
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
-    });
-    if (r.status !== 0 && !opts.allowFail) {
-      throw new Error(`${argv.join(" ")} exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim()}`);
-    }
-    return r.stdout ?? "";
-  },
+  ...commands,
 
   setElements(ns, table, set) {
-    const out = this.sh(["ip", "netns", "exec", ns, "nft", "-j", "list", "set", "inet", table, set], {
+    const out = this.inNs(ns, ["nft", "-j", "list", "set", "inet", table, set], {
       allowFail: true,
     });
     if (!out) return [];
@@ -590,11 +593,7 @@ export const localAllowedHostsProvider: HostsProvider & {
     const ns = news.netns;
     const gone = (olds?.allowedIps ?? []).filter((a) => !news.allowedIps.includes(a));
     // `wg set … allowed-ips` replaces the peer's list in place: no handshake, no new key.
-    this.sh([
-      "ip",
-      "netns",
-      "exec",
-      ns,
+    this.inNs(ns, [
       "wg",
       "set",
       news.ifname,
@@ -603,10 +602,8 @@ export const localAllowedHostsProvider: HostsProvider & {
       "allowed-ips",
       news.allowedIps.join(","),
     ]);
-    for (const a of news.allowedIps)
-      this.sh(["ip", "netns", "exec", ns, "ip", "route", "replace", a, "dev", news.ifname]);
-    for (const a of gone)
-      this.sh(["ip", "netns", "exec", ns, "ip", "route", "del", a, "dev", news.ifname], { allowFail: true });
+    for (const a of news.allowedIps) this.inNs(ns, ["ip", "route", "replace", a, "dev", news.ifname]);
+    for (const a of gone) this.inNs(ns, ["ip", "route", "del", a, "dev", news.ifname], { allowFail: true });
     // The gateway's flows of this client, in one transaction: added ones and removed ones
     // switch together, and the other clients' elements are never touched.
     const present = new Set(this.setElements(news.dataNetns, news.nftTable, "flows"));
@@ -621,14 +618,13 @@ export const localAllowedHostsProvider: HostsProvider & {
     const services = new Set(this.setElements(news.dataNetns, news.nftTable, "services"));
     for (const s of news.services)
       if (!services.has(s)) lines.push(`add element inet ${news.nftTable} services { ${s} }`);
-    if (lines.length > 0)
-      this.sh(["ip", "netns", "exec", news.dataNetns, "nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
+    if (lines.length > 0) this.inNs(news.dataNetns, ["nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
   },
 
   inPlace(o) {
     const flows = new Set(this.setElements(o.dataNetns, o.nftTable, "flows"));
     if (!o.flows.every((f) => flows.has(f))) return false;
-    const current = this.sh(["ip", "netns", "exec", o.netns, "wg", "show", o.ifname, "allowed-ips"], {
+    const current = this.inNs(o.netns, ["wg", "show", o.ifname, "allowed-ips"], {
       allowFail: true,
     });
     const list = (current.split("\t")[1] ?? "").trim().split(/\s+/);
@@ -658,8 +654,7 @@ export const localAllowedHostsProvider: HostsProvider & {
     const lines = props.flows
       .filter((f) => present.has(f))
       .map((f) => `delete element inet ${props.nftTable} flows { ${f} }`);
-    if (lines.length > 0)
-      this.sh(["ip", "netns", "exec", props.dataNetns, "nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
+    if (lines.length > 0) this.inNs(props.dataNetns, ["nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
     return Promise.resolve();
   },
 };
