@@ -684,7 +684,19 @@ export interface LocalTcpForwarderInputs {
   port: number;
 }
 
+/**
+ * What a forwarder's state says: its inputs, and `failure` while it does not listen. A failed
+ * forwarder is state, not an error: an error would fail the group's whole `up`, and with it
+ * every other connection of the app cluster (the bridge reports `failure` on this path alone).
+ */
+export interface LocalTcpForwarderOutputs extends LocalTcpForwarderInputs {
+  /** Why the forwarder does not listen, and what to change; absent while it works. */
+  failure?: string;
+}
+
 type ForwarderHelpers = {
+  /** Starts the forwarder; its failure, if any, in the state rather than thrown. */
+  realise(i: LocalTcpForwarderInputs): LocalTcpForwarderOutputs;
   strays(i: LocalTcpForwarderInputs): number[];
   alive(pidFile: string): number | undefined;
   listening(pid: number, port: number): boolean;
@@ -692,7 +704,7 @@ type ForwarderHelpers = {
   stopPid(pidFile: string): void;
   pidFile(i: LocalTcpForwarderInputs): string;
 };
-type ForwarderProvider = pulumi.dynamic.ResourceProvider<LocalTcpForwarderInputs, LocalTcpForwarderInputs> &
+type ForwarderProvider = pulumi.dynamic.ResourceProvider<LocalTcpForwarderInputs, LocalTcpForwarderOutputs> &
   ForwarderHelpers;
 
 export const localTcpForwarderProvider: ForwarderProvider & {
@@ -703,6 +715,25 @@ export const localTcpForwarderProvider: ForwarderProvider & {
 } = {
   pidFile(i) {
     return `${i.dir}/${i.netns}-${i.name}.pid`;
+  },
+
+  realise(i) {
+    // Only the inputs: a `failure` of the last run must not outlive a start that works.
+    const inputs: LocalTcpForwarderInputs = {
+      name: i.name,
+      dir: i.dir,
+      netns: i.netns,
+      listenAddress: i.listenAddress,
+      listenPort: i.listenPort,
+      host: i.host,
+      port: i.port,
+    };
+    try {
+      this.start(inputs);
+      return inputs;
+    } catch (e) {
+      return { ...inputs, failure: (e as Error).message };
+    }
   },
 
   strays(i) {
@@ -792,10 +823,14 @@ export const localTcpForwarderProvider: ForwarderProvider & {
     const deadline = Date.now() + 5000;
     while (!this.listening(pid, i.listenPort)) {
       if (Date.now() > deadline || !this.alive(pidFile)) {
-        const text = fs.readFileSync(`${i.dir}/${i.netns}-${i.name}.log`, "utf8").slice(-500);
+        const logFile = `${i.dir}/${i.netns}-${i.name}.log`;
+        const said = fs.readFileSync(logFile, "utf8").trim().split("\n").pop() ?? "";
         this.stopPid(pidFile);
+        const fix = /Address already in use/.test(said)
+          ? `another process in network namespace ${i.netns} holds port ${i.listenPort}: stop it, or give the connection another port`
+          : `see ${logFile}`;
         throw new Error(
-          `the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns} does not listen: ${text}`,
+          `the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns} does not listen (${said.replace(/^\S+ \S+ socat\[\d+\] /, "") || "no output"}); ${fix}. The bridge tries again on every reconcile.`,
         );
       }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
@@ -818,8 +853,7 @@ export const localTcpForwarderProvider: ForwarderProvider & {
   },
 
   create(inputs) {
-    this.start(inputs);
-    return Promise.resolve({ id: this.pidFile(inputs), outs: inputs });
+    return Promise.resolve({ id: this.pidFile(inputs), outs: this.realise(inputs) });
   },
 
   diff(_id, olds, news) {
@@ -831,18 +865,20 @@ export const localTcpForwarderProvider: ForwarderProvider & {
     )
       return Promise.resolve({ changes: true, replaces: ["listenPort"], deleteBeforeReplace: true });
     const pid = this.alive(this.pidFile(olds));
-    const dead = pid === undefined || !this.listening(pid, olds.listenPort);
+    // A failed forwarder is tried again on every reconcile: what blocked it may be gone.
+    const dead = pid === undefined || !this.listening(pid, olds.listenPort) || olds.failure !== undefined;
     return Promise.resolve({ changes: dead || olds.host !== news.host || olds.port !== news.port });
   },
 
   update(_id, _olds, news) {
-    this.start(news);
-    return Promise.resolve({ outs: news });
+    return Promise.resolve({ outs: this.realise(news) });
   },
 
   read(id, props) {
+    // A failed one stays (its failure is what the path reports); a dead one is gone.
+    if (props?.failure !== undefined) return Promise.resolve({ id, props });
     if (!props || this.alive(this.pidFile(props)) === undefined)
-      return Promise.resolve({ id: "", props: {} as LocalTcpForwarderInputs });
+      return Promise.resolve({ id: "", props: {} as LocalTcpForwarderOutputs });
     return Promise.resolve({ id, props });
   },
 
@@ -877,7 +913,17 @@ export type LocalTcpForwarderArgs = {
 
 /** One connection's forwarder in the client namespace: what hostForConsumer:port names. */
 export class LocalTcpForwarder extends pulumi.dynamic.Resource {
+  /** Why it does not listen, and what to change; undefined while it works. */
+  declare public readonly failure: pulumi.Output<string | undefined>;
+
   constructor(name: string, args: LocalTcpForwarderArgs, opts?: pulumi.CustomResourceOptions) {
-    super(localTcpForwarderProvider, name, args, opts, "klutch", "LocalTcpForwarder");
+    super(
+      localTcpForwarderProvider,
+      name,
+      { ...args, failure: undefined },
+      opts,
+      "klutch",
+      "LocalTcpForwarder",
+    );
   }
 }
