@@ -212,9 +212,10 @@ const CLIENT_SCRIPT = [
 /**
  * The tunnel container's privileges, no more than wireguard-go and nft use:
  * - /dev/net/tun, mounted from the node: wireguard-go opens it to create the interface
- *   (tun/tun_linux.go, `cloneDevicePath = "/dev/net/tun"`, golang.zx2c4.com/wireguard). runc
- *   up to 1.1 allows the tun/tap device (c 10:200) in every container's device cgroup
- *   (libcontainer/specconv AllowedDevices, "tuntap"); runc 1.2 dropped that rule
+ *   (golang.zx2c4.com/wireguard tun/tun_linux.go: `cloneDevicePath = "/dev/net/tun"`, then the
+ *   TUNSETIFF ioctl; Debian 12 packages 0.0.20220316). runc up to 1.1 (Debian 12: 1.1.5, what
+ *   local nodes run) allows the tun/tap device (c 10:200) in every container's device cgroup
+ *   (libcontainer/configs/device_defaults.go, "tuntap"); runc 1.2 dropped that rule
  *   (opencontainers/runc#3468), so there the node needs a device plugin that hands it out.
  * - CAP_NET_ADMIN only: TUNSETIFF on that device, the address, link and routes (wg-quick's
  *   `ip`), the UAPI configuration, and loading the nftables filter all need it; every other
