@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -12,7 +12,14 @@ import { LocalCrossplane } from "../../local-clusters/crossplane";
 import { selectStack } from "../../tooling/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import { claimYaml, isReady, runPreview, type Claim, type PreviewRun } from "../helpers/network-preview";
+import {
+  claimYaml,
+  isReady,
+  runPreview,
+  startBridgeProcess,
+  type Claim,
+  type PreviewRun,
+} from "../helpers/network-preview";
 
 const CP = "control-plane";
 
@@ -115,29 +122,15 @@ describe("network change preview of the environment stack (e2e)", function () {
       () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
       180_000,
     );
-    bridge = spawn(
-      process.execPath,
-      [
-        "-r",
-        "ts-node/register/transpile-only",
-        "bridge/main.ts",
-        "--kubeconfig",
-        kc(),
-        "--state-dir",
-        bridgeDir,
-        "--ops-port",
-        String(opsPort),
-        "--port-range",
-        range,
-      ],
-      { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    const keep = (d: Buffer) => {
-      bridgeLog.push(d.toString());
-      fs.appendFileSync(path.join(work, "bridge.log"), d);
-    };
-    bridge.stdout?.on("data", keep);
-    bridge.stderr?.on("data", keep);
+    bridge = startBridgeProcess({
+      work,
+      kubeconfig: kc(),
+      stateDir: bridgeDir,
+      opsPort,
+      portRange: range,
+      PATH: env.PATH ?? "",
+      log: bridgeLog,
+    });
     assert.equal(kubectlApply(kc(), claimYaml("orders", "cluster-app-1", 5432)).status, 0);
     await waitReady("cluster-app-1", "orders");
   });

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -17,7 +17,14 @@ import { networkPathCrd } from "../../network/connector-api/network-path-crd";
 import { connectorXrd } from "../../network/connector-api/xrd";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import { claimYaml, isReady, runPreview, type Claim, type PreviewRun } from "../helpers/network-preview";
+import {
+  claimYaml,
+  isReady,
+  runPreview,
+  startBridgeProcess,
+  type Claim,
+  type PreviewRun,
+} from "../helpers/network-preview";
 
 const CP = "preview-cp";
 const NS = "team-a";
@@ -53,33 +60,16 @@ describe("network change preview on the local stack (e2e)", function () {
   const kc = () => clusters.kubeconfigPath(CP);
 
   function startBridge(extra: string[] = []): void {
-    const child = spawn(
-      process.execPath,
-      [
-        "-r",
-        "ts-node/register/transpile-only",
-        "bridge/main.ts",
-        "--kubeconfig",
-        kc(),
-        "--state-dir",
-        bridgeDir,
-        "--ops-port",
-        String(opsPort),
-        "--port-range",
-        range,
-        "--settings",
-        "",
-        ...extra,
-      ],
-      { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    const keep = (d: Buffer) => {
-      bridgeLog.push(d.toString());
-      fs.appendFileSync(path.join(work, "bridge.log"), d);
-    };
-    child.stdout?.on("data", keep);
-    child.stderr?.on("data", keep);
-    bridge = child;
+    bridge = startBridgeProcess({
+      work,
+      kubeconfig: kc(),
+      stateDir: bridgeDir,
+      opsPort,
+      portRange: range,
+      PATH: env.PATH ?? "",
+      log: bridgeLog,
+      extra: ["--settings", "", ...extra],
+    });
   }
 
   async function stopBridge(): Promise<void> {

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { reportSchema, type NetworkPreviewReport } from "../../lib/network-preview/schema";
@@ -81,4 +81,45 @@ export function runPreview(opts: {
     markdown = md.text;
   }
   return { code: json.code, report, markdown, stderr: json.stderr };
+}
+
+/**
+ * The bridge as a process (bridge/main.ts, local target), its log kept in `log` and in
+ * `<work>/bridge.log` for a failing test to show.
+ */
+export function startBridgeProcess(opts: {
+  work: string;
+  kubeconfig: string;
+  stateDir: string;
+  opsPort: number;
+  portRange: string;
+  PATH: string;
+  log: string[];
+  extra?: string[];
+}): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      "-r",
+      "ts-node/register/transpile-only",
+      "bridge/main.ts",
+      "--kubeconfig",
+      opts.kubeconfig,
+      "--state-dir",
+      opts.stateDir,
+      "--ops-port",
+      String(opts.opsPort),
+      "--port-range",
+      opts.portRange,
+      ...(opts.extra ?? []),
+    ],
+    { cwd: repoRoot, env: { ...process.env, PATH: opts.PATH }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const keep = (d: Buffer) => {
+    opts.log.push(d.toString());
+    fs.appendFileSync(path.join(opts.work, "bridge.log"), d);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  return child;
 }
