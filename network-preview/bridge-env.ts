@@ -5,9 +5,10 @@ import type { BridgeView } from "./connections";
 
 /**
  * The Pulumi environment of the bridge's stacks, as bridge/main.ts makes it: the backend
- * in its state dir (or --backend), and the passphrase it keeps there. Re-made here rather
- * than imported, since bridge/ is being restructured; never creates a passphrase, because
- * a preview must not leave anything behind in the bridge's state.
+ * in its state dir (or --backend), and the passphrase it keeps there. bridge/main.ts makes
+ * these inside its entry function (importing it would start a bridge), so the two file names
+ * are repeated here; the project name comes from bridge/stacks.ts. Never creates a passphrase,
+ * because a preview must not leave anything behind in the bridge's state.
  */
 export function bridgeView(o: {
   stateDir: string;

@@ -28,10 +28,9 @@ import { toConnection } from "../network/proxy/bridge-program";
 import { listenerKey, listenerKeys, type PortRange } from "../network/proxy/types";
 import { blockRange, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
 import { isImplementationName } from "../network/registry";
+import { PROJECT } from "../bridge/stacks";
 import { StepCollector, toHop, type ResourceStep } from "./engine-events";
 
-/** The bridge's Pulumi project: its group stacks live under this name (bridge/controller.ts). */
-export const BRIDGE_PROJECT = "klutch-network-paths";
 /** Ports the local proxy keeps for its own stats and health listeners (network/proxy/bridge-program.ts). */
 const LOCAL_OWN_LISTENERS = ["~stats", "~health"];
 
@@ -178,6 +177,7 @@ export function planGroups(
   claims: ClaimChange[],
   includePending: boolean,
   includeAll = false,
+  namespaces: { removed?: readonly string[]; affected?: readonly string[] } = {},
 ): GroupPlan[] {
   const byXr = new Map(view.paths.map((p) => [p.spec.connection, p]));
   const groups = new Map<string, GroupPlan>();
@@ -194,7 +194,17 @@ export function planGroups(
   if (includePending) for (const p of view.paths.filter(isPending)) group(groupKey(p));
   // Every group: what a change of the bridge's own settings (its port range) does to all of them.
   if (includeAll) for (const p of view.paths) group(groupKey(p));
-  for (const c of claims) {
+  // The environment change reaches these namespaces' groups; a removed one loses every path,
+  // as Kubernetes deletes the claims with their namespace and Crossplane their NetworkPaths.
+  const removed = new Set(namespaces.removed ?? []);
+  const nsOf = (p: NetworkPathObject) => groupKey(p).slice(0, groupKey(p).lastIndexOf("/"));
+  for (const p of view.paths.filter((x) => (namespaces.affected ?? []).includes(nsOf(x)))) group(groupKey(p));
+  for (const p of view.paths.filter((x) => removed.has(nsOf(x)))) {
+    const g = group(groupKey(p));
+    g.after = g.after.filter((x) => pathId(x) !== pathId(p));
+    g.deletedIds.add(pathId(p));
+  }
+  for (const c of claims.filter((x) => !removed.has(x.namespace))) {
     const xr = view.claimXr.get(`${c.namespace}/${c.name}`);
     const existing = xr ? byXr.get(xr) : undefined;
     const key = existing ? groupKey(existing) : `${c.namespace}/${c.implementation}`;
@@ -268,7 +278,7 @@ export function localGroupRange(
 function stackExists(bridge: BridgeView, stack: string): boolean {
   const backend = bridge.pulumiEnv.PULUMI_BACKEND_URL ?? "";
   if (!backend.startsWith("file://")) return true;
-  const dir = path.join(backend.slice("file://".length), ".pulumi", "stacks", BRIDGE_PROJECT);
+  const dir = path.join(backend.slice("file://".length), ".pulumi", "stacks", PROJECT);
   return ["json", "json.gz"].some((ext) => fs.existsSync(path.join(dir, `${stack}.${ext}`)));
 }
 
@@ -317,15 +327,15 @@ export async function previewGroup(
     progress(`previewing group ${g.key} (stack ${stack}${exists ? "" : ", new"})`);
     if (g.after.length > 0) {
       const ws = await LocalWorkspace.createOrSelectStack(
-        { stackName: stack, projectName: BRIDGE_PROJECT, program: program(g.key, g.after, target) },
-        { workDir: work, envVars, projectSettings: { name: BRIDGE_PROJECT, runtime: "nodejs" } },
+        { stackName: stack, projectName: PROJECT, program: program(g.key, g.after, target) },
+        { workDir: work, envVars, projectSettings: { name: PROJECT, runtime: "nodejs" } },
       );
       await ws.preview({ onEvent: collector.onEvent, diff: true, color: "never" });
     } else if (exists) {
       // No paths left: the bridge destroys the group's stack.
       const ws = await LocalWorkspace.selectStack(
-        { stackName: stack, projectName: BRIDGE_PROJECT, program: () => Promise.resolve({}) },
-        { workDir: work, envVars, projectSettings: { name: BRIDGE_PROJECT, runtime: "nodejs" } },
+        { stackName: stack, projectName: PROJECT, program: () => Promise.resolve({}) },
+        { workDir: work, envVars, projectSettings: { name: PROJECT, runtime: "nodejs" } },
       );
       await ws.preview({ onEvent: collector.onEvent, diff: true, color: "never" });
     }
@@ -509,10 +519,12 @@ export async function previewConnections(opts: {
   claims: ClaimChange[];
   includePending: boolean;
   includeAll?: boolean;
+  /** Consumer namespaces an environment change removes, or reaches at all. */
+  namespaces?: { removed?: readonly string[]; affected?: readonly string[] };
   sources: PreviewInput["sources"];
   progress: (line: string) => void;
 }): Promise<PreviewInput> {
-  const groups = planGroups(opts.view, opts.claims, opts.includePending, opts.includeAll);
+  const groups = planGroups(opts.view, opts.claims, opts.includePending, opts.includeAll, opts.namespaces);
   const input: PreviewInput = { sources: opts.sources, connections: [], ports: [], notes: [] };
   for (const g of groups) {
     const r = await previewGroup(opts.bridge, g, opts.progress);

@@ -1,5 +1,5 @@
 import type { EngineEvent } from "@pulumi/pulumi/automation";
-import type { Hop, HopKind, Operation } from "../lib/network-preview/schema";
+import type { Hop, HopKind, Operation, PolicyResult } from "../lib/network-preview/schema";
 
 /** What one engine preview said about one resource (a `resourcePreEvent`). */
 export interface ResourceStep {
@@ -48,7 +48,23 @@ export class StepCollector {
 
   constructor(private readonly progress?: (line: string) => void) {}
 
+  /** CrossGuard's findings, when the run had policy packs (`policyEvent`). */
+  readonly policy: PolicyResult[] = [];
+
   onEvent = (e: EngineEvent): void => {
+    if (e.policyEvent) {
+      const p = e.policyEvent;
+      this.policy.push({
+        policy: p.policyName,
+        enforcement: p.enforcementLevel,
+        message: p.message.trim(),
+        ...(p.resourceUrn ? { urn: p.resourceUrn } : {}),
+      });
+      this.progress?.(
+        `  policy ${p.policyName} (${p.enforcementLevel}): ${p.message.trim().split("\n")[0] ?? ""}`,
+      );
+      return;
+    }
     const m = e.resourcePreEvent?.metadata as StepMetadata | undefined;
     if (!m) return;
     if (m.type === "pulumi:pulumi:Stack" || m.type === "pulumi:providers:pulumi-nodejs") return;
@@ -144,7 +160,7 @@ export function hopKind(step: ResourceStep): HopKind {
   if (t === "klutch:PortAllocation") return "proxy-port";
   if (
     t === "klutch:LocalHaproxy" ||
-    /TcpProxy|kubernetes:(apps|core)\/v1:(Deployment|Service|ConfigMap)/.test(t)
+    /TcpProxy|kubernetes:(apps|core)\/v1:(Deployment|Service|ConfigMap)$/.test(t)
   )
     return "proxy-frontend";
   if (t === "klutch:ConnectivityProbe") return "probe";

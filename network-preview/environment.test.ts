@@ -1,8 +1,10 @@
 import { strict as assert } from "node:assert";
-import { buildReport } from "../lib/network-preview/model";
+import { buildReport, type ConnectionInput } from "../lib/network-preview/model";
 import { renderBridgeSettings } from "../lib/bridge/settings";
+import { renderMarkdown as renderMarkdownOf } from "../lib/network-preview/render";
 import { changedInputs, StepCollector, type ResourceStep } from "./engine-events";
-import { environmentInput } from "./environment";
+import { planGroups } from "./connections";
+import { environmentInput, removedNamespaces } from "./environment";
 
 /**
  * The environment summary over engine steps shaped like the real `resourcePreEvent`s of an
@@ -10,6 +12,8 @@ import { environmentInput } from "./environment";
  */
 
 const SG = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule";
+/** The settings ConfigMap as components/bridge/bridge-settings.ts names it. */
+const SETTINGS_META = { name: "klutch-bridge-settings", namespace: "klutch-network" };
 const sgUrn = `urn:pulumi:aws-mock::klutch::klutch:network:VpcPeering$${SG}::app-1-pg-5432`;
 const rule = (cidr: string) => ({
   securityGroupId: "sg-0data",
@@ -18,6 +22,23 @@ const rule = (cidr: string) => ({
   toPort: 5432,
   cidrIpv4: cidr,
 });
+
+const ROUTE = "aws:ec2/route:Route";
+
+/** The engine's steps of a route replaced delete-first because its destination changed. */
+function routeReplaced(urn: string): Record<string, unknown>[] {
+  return [
+    { op: "delete-replaced", urn, type: ROUTE, old: { inputs: { destinationCidrBlock: "10.10.0.0/16" } } },
+    {
+      op: "create-replacement",
+      urn,
+      type: ROUTE,
+      new: { inputs: { destinationCidrBlock: "10.11.0.0/16" } },
+      detailedDiff: { destinationCidrBlock: { kind: "update-replace" } },
+    },
+    { op: "replace", urn, type: ROUTE },
+  ];
+}
 
 function collect(events: Record<string, unknown>[]): ResourceStep[] {
   const c = new StepCollector();
@@ -80,19 +101,7 @@ describe("environment stack summary", () => {
   });
 
   it("a peering route replaced delete-first is an interruption hop with its replace reason", () => {
-    const route = "aws:ec2/route:Route";
-    const urn = `urn:pulumi:aws-mock::klutch::${route}::app-1-to-data`;
-    const steps = collect([
-      { op: "delete-replaced", urn, type: route, old: { inputs: { destinationCidrBlock: "10.10.0.0/16" } } },
-      {
-        op: "create-replacement",
-        urn,
-        type: route,
-        new: { inputs: { destinationCidrBlock: "10.11.0.0/16" } },
-        detailedDiff: { destinationCidrBlock: { kind: "update-replace" } },
-      },
-      { op: "replace", urn, type: route },
-    ]);
+    const steps = collect(routeReplaced(`urn:pulumi:aws-mock::klutch::${ROUTE}::app-1-to-data`));
     const hop = environmentInput("aws-mock", steps).otherChanges?.[0];
     assert.equal(hop?.kind, "peering-route");
     assert.equal(hop?.op, "replace");
@@ -130,17 +139,17 @@ describe("environment stack summary", () => {
       },
       {
         op: "update",
-        urn: `urn:x::${cm}::klutch-bridge-settings`,
+        urn: `urn:x::klutch:bridge:BridgeSettings$${cm}::local-bridge-settings-configmap`,
         type: cm,
-        old: { inputs: { data: { "settings.json": settings(30000) } } },
-        new: { inputs: { data: { "settings.json": settings(31000) } } },
+        old: { inputs: { metadata: SETTINGS_META, data: { "settings.json": settings(30000) } } },
+        new: { inputs: { metadata: SETTINGS_META, data: { "settings.json": settings(31000) } } },
       },
     ]);
     const input = environmentInput("local", steps);
     const details = (input.otherChanges ?? []).map((h) => `${h.kind}: ${h.detail ?? ""}`);
     assert.deepEqual(details.sort(), [
-      "app-cluster: app cluster app-2 removed",
-      "app-cluster: app cluster app-3 added",
+      "app-cluster: app cluster binding app-2 removed",
+      "app-cluster: app cluster binding app-3 added",
       "proxy-settings: proxy port ranges klutch-app-1 30000-30099 → klutch-app-1 31000-31099",
     ]);
     assert.match(input.notes?.[0] ?? "", /--all-groups/);
@@ -153,5 +162,223 @@ describe("environment stack summary", () => {
   it("changedInputs names the top-level inputs that differ", () => {
     assert.deepEqual(changedInputs({ a: 1, b: [1], c: "x" }, { a: 1, b: [2], d: true }), ["b", "c", "d"]);
     assert.deepEqual(changedInputs(undefined, { a: 1 }), []);
+  });
+});
+
+const CM = "kubernetes:core/v1:ConfigMap";
+const settingsUrn = `urn:pulumi:local::klutch::klutch:index:Environment$klutch:bridge:BridgeSettings$${CM}::local-bridge-settings-configmap`;
+const twoApps = (app2: "proxy" | "wireguard", withApp2 = true) =>
+  renderBridgeSettings({
+    version: 1,
+    consumers: {
+      "cluster-app-1": { appCluster: "app-1", implementation: "proxy" },
+      ...(withApp2 ? { "cluster-app-2": { appCluster: "app-2", implementation: app2 } } : {}),
+    },
+  });
+const settingsStep = (op: string, before: string, after: string) => ({
+  op,
+  urn: settingsUrn,
+  type: CM,
+  old: { inputs: { metadata: SETTINGS_META, data: { "settings.json": before } } },
+  new: { inputs: { metadata: SETTINGS_META, data: { "settings.json": after } } },
+});
+/** A connection as the connection preview reports it, consumed in `namespace`. */
+const conn = (
+  id: string,
+  namespace: string,
+  change: ConnectionInput["change"] = "keep",
+): ConnectionInput => ({
+  id,
+  change,
+  implementation: "proxy",
+  consumer: { namespace },
+  instance: { host: "127.0.0.1", port: 5432 },
+  before: { host: "127.0.0.1", port: 22003 },
+  after: { host: "127.0.0.1", port: 22003 },
+  hops: [],
+});
+
+describe("environment changes linked to the connections they reach", () => {
+  it("an app cluster removed: its consumer namespace's connections are removed and counted in the blast radius", () => {
+    const nsType = "kubernetes:core/v1:Namespace";
+    const steps = collect([
+      {
+        op: "delete",
+        urn: `urn:pulumi:local::klutch::klutch:index:Environment$klutch:bind:AppClusterBinding$${nsType}::app-2-consumer-namespace`,
+        type: nsType,
+        old: {
+          inputs: {
+            metadata: { name: "cluster-app-2", labels: { "klutch.anynines.com/app-cluster": "app-2" } },
+          },
+        },
+      },
+      settingsStep("update", twoApps("proxy"), twoApps("proxy", false)),
+    ]);
+    const env = environmentInput("local", steps);
+    assert.deepEqual(removedNamespaces(env), ["cluster-app-2"]);
+    const report = buildReport({
+      ...env,
+      connections: [conn("billing-x", "cluster-app-2", "delete"), conn("orders-y", "cluster-app-1")],
+    });
+    const billing = report.connections.find((c) => c.id === "billing-x");
+    assert.equal(billing?.risk, "removed");
+    assert.equal(billing?.consumer.cluster, "app-2");
+    assert.match(
+      billing?.reasons[0] ?? "",
+      /app cluster app-2 is removed: its consumer namespace cluster-app-2/,
+    );
+    assert.equal(report.connections.find((c) => c.id === "orders-y")?.risk, "none");
+    const blast = report.blastRadius.find((b) => b.kind === "app-cluster");
+    assert.deepEqual(
+      [blast?.op, blast?.connections, blast?.namespaces, blast?.clusters],
+      ["delete", 1, 1, 1],
+    );
+    // Linked hops are shown with their connections, not as "other changes".
+    assert.ok(!report.otherChanges.some((h) => h.kind === "app-cluster"));
+    assert.equal(report.summary.grade, 3);
+  });
+
+  it("the planned groups of a removed namespace lose every path (the bridge's programs then preview the deletion)", () => {
+    const path = (name: string, ns: string) => ({
+      metadata: { name, generation: 1 },
+      spec: { implementation: "proxy", connection: name, consumerNamespace: ns, instanceHost: "h", port: 1 },
+      status: { observedGeneration: 1 },
+    });
+    const groups = planGroups(
+      { paths: [path("a", "cluster-app-1"), path("b", "cluster-app-2")] as never, claimXr: new Map() },
+      [],
+      false,
+      false,
+      { removed: ["cluster-app-2"], affected: ["cluster-app-2"] },
+    );
+    assert.deepEqual(
+      groups.map((g) => [g.key, g.after.length, [...g.deletedIds]]),
+      [["cluster-app-2/proxy", 0, ["b"]]],
+    );
+  });
+
+  it("an app cluster's connector implementation changed: its connections are unknown, with the change as reason", () => {
+    const env = environmentInput(
+      "local",
+      collect([settingsStep("update", twoApps("proxy"), twoApps("wireguard"))]),
+    );
+    const report = buildReport({ ...env, connections: [conn("billing-x", "cluster-app-2")] });
+    const billing = report.connections[0];
+    assert.equal(billing?.risk, "unknown");
+    assert.match(billing?.reasons.join(";") ?? "", /app-2's connector changes proxy → wireguard/);
+    assert.equal(billing?.hops[0]?.kind, "proxy-settings");
+    assert.equal(report.summary.grade, 4);
+  });
+
+  it("a peering route of an app cluster replaced delete-first: an interruption of that cluster's connections only", () => {
+    const steps = collect([
+      settingsStep("same", twoApps("proxy"), twoApps("proxy")),
+      ...routeReplaced(
+        `urn:pulumi:aws-mock::klutch::klutch:network:VpcPeering$${ROUTE}::aws-mock-app-1-peering-to-data`,
+      ),
+    ]);
+    const report = buildReport({
+      ...environmentInput("aws-mock", steps),
+      connections: [conn("a", "cluster-app-1"), conn("b", "cluster-app-2")],
+    });
+    const [a, b] = report.connections;
+    assert.equal(a?.risk, "interruption");
+    assert.match(a?.reasons.join(";") ?? "", /deleting first \(destinationCidrBlock\)/);
+    assert.equal(b?.risk, "none");
+    assert.equal(report.summary.grade, 4);
+    assert.equal(report.blastRadius[0]?.kind, "peering-route");
+  });
+});
+
+describe("policy results and the cost estimate", () => {
+  it("CrossGuard's policy events are the report's policy; a mandatory one grades 5", () => {
+    const c = new StepCollector();
+    c.onEvent({
+      sequence: 1,
+      timestamp: 0,
+      policyEvent: {
+        resourceUrn: "urn:pulumi:local::klutch::kubernetes:core/v1:Service::gw",
+        message: "Service gw is a load balancer open to the internet (no source ranges)\n",
+        color: "never",
+        policyName: "klutch-no-world-open-load-balancer",
+        policyPackName: "klutch-network-safety",
+        policyPackVersion: "0.1.0",
+        policyPackVersionTag: "0.1.0",
+        enforcementLevel: "mandatory",
+      },
+    });
+    assert.deepEqual(c.policy, [
+      {
+        policy: "klutch-no-world-open-load-balancer",
+        enforcement: "mandatory",
+        message: "Service gw is a load balancer open to the internet (no source ranges)",
+        urn: "urn:pulumi:local::klutch::kubernetes:core/v1:Service::gw",
+      },
+    ]);
+    const report = buildReport({ sources: [], connections: [], policy: c.policy });
+    assert.equal(report.summary.grade, 5);
+    assert.match(report.summary.line, /1 policy violation;/);
+    const advisory = buildReport({
+      sources: [],
+      connections: [],
+      policy: [{ ...c.policy[0]!, enforcement: "advisory" }],
+    });
+    assert.equal(advisory.summary.grade, 0);
+  });
+
+  it("AWS: a NAT gateway and its EIP added cost +$36.50/month; OpenStack: a floating IP deleted −$2.00; a LoadBalancer Service is unpriced", () => {
+    const aws = collect([
+      {
+        op: "create",
+        urn: "urn:pulumi:aws-mock::klutch::aws:ec2/natGateway:NatGateway::nat",
+        type: "aws:ec2/natGateway:NatGateway",
+        new: { inputs: {} },
+      },
+      {
+        op: "create",
+        urn: "urn:pulumi:aws-mock::klutch::aws:ec2/eip:Eip::nat-ip",
+        type: "aws:ec2/eip:Eip",
+        new: { inputs: {} },
+      },
+      {
+        op: "update",
+        urn: "urn:pulumi:aws-mock::klutch::aws:ec2/eip:Eip::other",
+        type: "aws:ec2/eip:Eip",
+        old: { inputs: {} },
+        new: { inputs: { tags: {} } },
+      },
+      {
+        op: "create",
+        urn: "urn:pulumi:aws-mock::klutch::kubernetes:core/v1:Service::gw",
+        type: "kubernetes:core/v1:Service",
+        new: { inputs: { spec: { type: "LoadBalancer" } } },
+      },
+    ]);
+    const a = buildReport(environmentInput("aws-mock", aws)).cost;
+    assert.equal(a.estimated, true);
+    assert.deepEqual(
+      a.items.map((i) => [i.type, i.monthlyUsd]),
+      [
+        ["aws:ec2/eip:Eip", 3.65],
+        ["aws:ec2/natGateway:NatGateway", 32.85],
+      ],
+    );
+    assert.equal(a.monthlyDeltaUsd, 36.5);
+    assert.match(a.items[1]?.source ?? "", /aws\.amazon\.com\/vpc\/pricing.*as of \d{4}-\d\d-\d\d/);
+    assert.deepEqual(
+      a.unpriced.map((u) => u.type),
+      ["kubernetes:core/v1:Service"],
+    );
+    const os = collect([
+      {
+        op: "delete",
+        urn: "urn:pulumi:os-mock::klutch::openstack:networking/floatingIp:FloatingIp::gw-ip",
+        type: "openstack:networking/floatingIp:FloatingIp",
+        old: { inputs: {} },
+      },
+    ]);
+    const o = buildReport(environmentInput("openstack-mock", os));
+    assert.equal(o.cost.monthlyDeltaUsd, -2);
+    assert.match(renderMarkdownOf(o), /Cost estimate: −\$2\.00\/month/);
   });
 });

@@ -1,8 +1,11 @@
-import type { PreviewInput } from "../lib/network-preview/model";
+import type { Stack } from "@pulumi/pulumi/automation";
+import { estimateCost } from "../lib/network-preview/cost";
+import type { EnvironmentEffect, PreviewInput } from "../lib/network-preview/model";
 import type { ExposureRule, Hop } from "../lib/network-preview/schema";
 import {
   SETTINGS_CONFIGMAP,
   SETTINGS_KEY,
+  SETTINGS_NAMESPACE,
   parseBridgeSettings,
   type BridgeSettings,
 } from "../lib/bridge/settings";
@@ -42,7 +45,18 @@ export function ruleOf(
 }
 
 const APP_CLUSTER = "klutch:bind:AppClusterBinding";
-const SETTINGS = /kubernetes:core\/v1:ConfigMap/;
+
+/**
+ * The bridge settings ConfigMap (components/bridge/bridge-settings.ts): a ConfigMap named
+ * SETTINGS_CONFIGMAP in the settings namespace, whatever the Pulumi resource is called.
+ */
+function isSettingsStep(s: ResourceStep): boolean {
+  if (s.type !== "kubernetes:core/v1:ConfigMap") return false;
+  const meta = (i: Record<string, unknown> | undefined) => (i?.metadata ?? {}) as Record<string, unknown>;
+  return [s.newInputs, s.oldInputs].some(
+    (i) => meta(i).name === SETTINGS_CONFIGMAP && meta(i).namespace === SETTINGS_NAMESPACE,
+  );
+}
 
 function settingsOf(inputs: Record<string, unknown> | undefined): BridgeSettings | undefined {
   const data = (inputs?.data ?? {}) as Record<string, unknown>;
@@ -77,16 +91,101 @@ function proxyRules(settings: BridgeSettings | undefined, via: string): Exposure
   );
 }
 
+/** The consumer namespace an AppClusterBinding makes on the control plane (its child Namespace). */
+const CONSUMER_NAMESPACE = `${APP_CLUSTER}$kubernetes:core/v1:Namespace`;
+
+function namespaceOf(inputs: Record<string, unknown> | undefined): string | undefined {
+  return str((inputs?.metadata as Record<string, unknown> | undefined)?.name);
+}
+
+function appClusterOf(inputs: Record<string, unknown> | undefined): string | undefined {
+  const labels = (inputs?.metadata as { labels?: Record<string, unknown> } | undefined)?.labels;
+  return str(labels?.["klutch.anynines.com/app-cluster"]);
+}
+
+/**
+ * What a settings change does to each consumer namespace's connections: its connector settings
+ * removed, its implementation changed, or its proxy settings changed. The bridge's kubernetes
+ * target builds each group from these; what that does to an endpoint is not planned here.
+ */
+export function settingsEffects(
+  oldSettings: BridgeSettings | undefined,
+  newSettings: BridgeSettings | undefined,
+  hop: Hop,
+): EnvironmentEffect[] {
+  if (!oldSettings || !newSettings) return [];
+  const out: EnvironmentEffect[] = [];
+  for (const [namespace, was] of Object.entries(oldSettings.consumers).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const now = newSettings.consumers[namespace];
+    const base = { namespace, appCluster: was.appCluster, effect: "changed" as const, hop };
+    if (!now) {
+      out.push({
+        ...base,
+        why: `app cluster ${was.appCluster}'s connector settings are removed from the bridge settings`,
+      });
+    } else if (now.implementation !== was.implementation) {
+      out.push({
+        ...base,
+        why: `app cluster ${was.appCluster}'s connector changes ${was.implementation} → ${now.implementation}: every connection it consumes is realised anew`,
+      });
+    } else if (JSON.stringify(now.proxy) !== JSON.stringify(was.proxy)) {
+      out.push({
+        ...base,
+        why: `app cluster ${was.appCluster}'s proxy settings change (${proxyChange(was.proxy, now.proxy)})`,
+      });
+    }
+  }
+  return out;
+}
+
+function proxyChange(
+  a: BridgeSettings["consumers"][string]["proxy"],
+  b: BridgeSettings["consumers"][string]["proxy"],
+): string {
+  const parts: string[] = [];
+  const r = (p: typeof a) => (p ? `${p.portRange.from}-${p.portRange.to}` : "none");
+  if (r(a) !== r(b)) parts.push(`port range ${r(a)} → ${r(b)}`);
+  if (a?.serviceType !== b?.serviceType) parts.push(`service ${a?.serviceType} → ${b?.serviceType}`);
+  if (JSON.stringify(a?.exposure) !== JSON.stringify(b?.exposure)) parts.push("exposure");
+  return parts.join(", ") || "other fields";
+}
+
 /** The report's input from the environment stack's preview steps. */
 export function environmentInput(stack: string, steps: ResourceStep[]): PreviewInput {
   const before: ExposureRule[] = [];
   const after: ExposureRule[] = [];
   const otherChanges: Hop[] = [];
+  const effects: EnvironmentEffect[] = [];
   const notes: string[] = [];
+  // App cluster → its consumer namespace, from the bridge settings on either side of the change.
+  const namespaces = new Map<string, string>();
+  for (const s of steps.filter(isSettingsStep)) {
+    for (const side of [s.oldInputs, s.newInputs]) {
+      for (const [ns, c] of Object.entries(settingsOf(side)?.consumers ?? {}))
+        namespaces.set(c.appCluster, ns);
+    }
+  }
   for (const s of steps) {
-    const isSettings = SETTINGS.test(s.type) && s.name.includes(SETTINGS_CONFIGMAP);
+    const isSettings = isSettingsStep(s);
     const oldSettings = isSettings && s.op !== "create" ? settingsOf(s.oldInputs) : undefined;
     const newSettings = isSettings && s.op !== "delete" ? settingsOf(s.newInputs) : undefined;
+    if (s.urn.includes(`${CONSUMER_NAMESPACE}::`) && (s.op === "delete" || s.op === "replace")) {
+      const namespace = namespaceOf(s.oldInputs);
+      const appCluster = appClusterOf(s.oldInputs);
+      if (namespace) {
+        effects.push({
+          namespace,
+          ...(appCluster ? { appCluster } : {}),
+          effect: "removed",
+          hop: {
+            ...toHop(s, `consumer namespace ${namespace} ${s.op === "delete" ? "deleted" : "re-created"}`),
+            kind: "app-cluster",
+          },
+          why: `app cluster ${appCluster ?? "?"} ${s.op === "delete" ? "is removed" : "is re-bound"}: its consumer namespace ${namespace} is deleted, and every TCPConnection in it`,
+        });
+        continue;
+      }
+    }
     before.push(...proxyRules(oldSettings, s.urn));
     after.push(...proxyRules(newSettings, s.urn));
     const b = s.op === "create" ? undefined : ruleOf(s, s.oldInputs);
@@ -94,11 +193,16 @@ export function environmentInput(stack: string, steps: ResourceStep[]): PreviewI
     if (b) before.push(b);
     if (a) after.push(a);
     if (s.op === "same" || s.op === "read" || s.op === "refresh") continue;
+    if (s.urn.includes(`${APP_CLUSTER}$`)) {
+      // What binding an app cluster makes (konnector, identities, namespace): one app cluster's change.
+      otherChanges.push({ ...toHop(s), kind: "app-cluster" });
+      continue;
+    }
     if (s.type === APP_CLUSTER) {
       otherChanges.push({
         ...toHop(
           s,
-          `app cluster ${s.name} ${s.op === "create" ? "added" : s.op === "delete" ? "removed" : "changed"}`,
+          `app cluster binding ${s.name} ${s.op === "create" ? "added" : s.op === "delete" ? "removed" : "changed"}`,
         ),
         kind: "app-cluster",
       });
@@ -108,7 +212,9 @@ export function environmentInput(stack: string, steps: ResourceStep[]): PreviewI
       const o = settingsRanges(oldSettings);
       const n = settingsRanges(newSettings);
       const detail = o !== n ? `proxy port ranges ${o ?? "none"} → ${n ?? "unknown"}` : undefined;
-      otherChanges.push({ ...toHop(s, detail), kind: "proxy-settings" });
+      const hop: Hop = { ...toHop(s, detail), kind: "proxy-settings" };
+      otherChanges.push(hop);
+      effects.push(...settingsEffects(oldSettings, newSettings, hop));
       if (detail)
         notes.push(
           `${detail}: proxy endpoints may move; preview them with \`--kubeconfig <control plane> --all-groups\``,
@@ -118,26 +224,96 @@ export function environmentInput(stack: string, steps: ResourceStep[]): PreviewI
     const hop = toHop(s, b && a && b.source !== a.source ? `${b.source} → ${a.source}` : undefined);
     if (hop.kind !== "other") otherChanges.push(hop);
   }
+  effects.push(...pathHopEffects(otherChanges, namespaces));
   return {
     sources: [{ kind: "environment", ref: stack }],
     connections: [],
     otherChanges,
+    effects,
     exposure: { before, after },
+    cost: estimateCost(steps),
     notes,
   };
 }
 
-/** Runs the real engine preview of the environment stack and gathers its steps. */
+const PATH_HOPS = new Set<Hop["kind"]>([
+  "peering-route",
+  "security-group-rule",
+  "openstack-route",
+  "wireguard-peer",
+]);
+
+/**
+ * The network hops an app cluster's connections run through: the environment names each app
+ * cluster's resources `<environment>-<app cluster>-…` (network/aws-vpc-peering/environment.ts,
+ * network/openstack/environment.ts, network/wireguard/environment.ts), so a changed route,
+ * rule or peer whose name holds the app cluster's reaches every connection it consumes.
+ */
+export function pathHopEffects(
+  hops: readonly Hop[],
+  namespaces: ReadonlyMap<string, string>,
+): EnvironmentEffect[] {
+  const out: EnvironmentEffect[] = [];
+  for (const hop of hops.filter((h) => PATH_HOPS.has(h.kind))) {
+    const name = hop.urn.slice(hop.urn.lastIndexOf("::") + 2);
+    for (const [appCluster, namespace] of namespaces) {
+      if (!new RegExp(`(^|-)${appCluster.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-`).test(name)) continue;
+      const interrupts = hop.op === "replace" && hop.deleteBeforeReplace === true;
+      out.push({
+        namespace,
+        appCluster,
+        effect: "changed",
+        hop,
+        ...(interrupts ? { risk: "interruption" as const } : {}),
+        why: interrupts
+          ? `${hop.kind} ${name} of app cluster ${appCluster} is replaced, deleting first (${(hop.replaceReasons ?? []).join(", ") || "replace"}): traffic stops meanwhile`
+          : `${hop.kind} ${name} of app cluster ${appCluster} is ${hop.op === "create" ? "created" : hop.op === "delete" ? "deleted" : "changed"}${hop.detail ? ` (${hop.detail})` : ""}`,
+      });
+    }
+  }
+  return out;
+}
+
+/** Consumer namespaces whose every connection the environment change deletes. */
+export function removedNamespaces(input: PreviewInput): string[] {
+  return [
+    ...new Set((input.effects ?? []).filter((e) => e.effect === "removed").map((e) => e.namespace)),
+  ].sort();
+}
+
+/** Consumer namespaces whose connections the environment change reaches at all. */
+export function affectedNamespaces(input: PreviewInput): string[] {
+  return [...new Set((input.effects ?? []).map((e) => e.namespace))].sort();
+}
+
+/** The policy pack this project ships (`npm run pulumi -- preview --policy-pack policy`). */
+export const POLICY_PACK_DIR = "policy";
+
+/**
+ * Runs the real engine preview of the environment stack, with the project's CrossGuard pack
+ * on the planned state, and gathers its steps and the pack's findings. A mandatory violation
+ * fails the engine's preview; its findings are the report's, so that failure is not an error
+ * here (any other failure is).
+ */
 export async function previewEnvironment(
   stack: string,
   progress: (line: string) => void,
+  opts: { stack?: Stack; policyPacks?: string[] } = {},
 ): Promise<PreviewInput> {
   // Loaded here: the program pulls in every cloud SDK.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { selectStack } = require("../tooling/pulumi-runner") as typeof import("../tooling/pulumi-runner");
-  const s = await selectStack({ stack });
+  const runner = require("../tooling/pulumi-runner") as typeof import("../tooling/pulumi-runner");
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { repoRoot } = require("../tooling/toolchain") as typeof import("../tooling/toolchain");
+  const packs = opts.policyPacks ?? [`${repoRoot}/${POLICY_PACK_DIR}`];
+  const s = opts.stack ?? (await runner.selectStack({ stack, policyPacks: packs.length > 0 }));
   const collector = new StepCollector(progress);
-  progress(`previewing the environment stack ${stack}`);
-  await s.preview({ onEvent: collector.onEvent, diff: true, color: "never" });
-  return environmentInput(stack, collector.all());
+  progress(`previewing the environment stack ${stack}${packs.length > 0 ? " with the policy pack" : ""}`);
+  try {
+    await s.preview({ onEvent: collector.onEvent, diff: true, color: "never", policyPacks: packs });
+  } catch (e) {
+    if (!collector.policy.some((p) => p.enforcement === "mandatory")) throw e;
+    progress("  the engine refuses the planned state: mandatory policy violations (reported below)");
+  }
+  return { ...environmentInput(stack, collector.all()), policy: collector.policy };
 }

@@ -12,6 +12,7 @@ import {
 } from "../lib/network-preview/model";
 import { renderJson, renderMarkdown } from "../lib/network-preview/render";
 import { reportJsonSchema } from "../lib/network-preview/schema";
+import { renderSvg } from "../lib/network-preview/svg";
 import { repoRoot } from "../tooling/toolchain";
 
 /** Exit codes for errors; 0/3/4/5 are the report's grades (lib/network-preview/model.ts). */
@@ -29,10 +30,15 @@ function portRange(text: string): { from: number; to: number } {
 const program = new Command()
   .name("preview:network")
   .description(
-    "Previews the network effect of connection changes per data-service connection: endpoint before → after, " +
-      "risk, exposure, ports, blast radius. Runs the bridge's own group programs with `pulumi preview` on the " +
-      "bridge's stacks; nothing is changed.",
+    "Previews the network effect of a change per data-service connection: endpoint before → after, " +
+      "risk, exposure, ports, blast radius, policy, cost. Runs the environment stack's preview (--stack) and the " +
+      "bridge's own group programs with `pulumi preview` on the bridge's stacks; nothing is changed.",
   )
+  .option(
+    "--stack <name>",
+    "also preview the environment stack's current config (stacks/Pulumi.<name>.yaml) through the engine, with the policy pack",
+  )
+  .option("--no-policy", "run the environment stack's preview without the CrossGuard pack (policy/)")
   .option(
     "--connections <file>",
     "TCPConnection manifests to preview as applied (annotate klutch.anynines.com/preview-action: delete to preview a deletion)",
@@ -60,6 +66,7 @@ const program = new Command()
   )
   .option("--format <format>", "json or markdown", "markdown")
   .option("--out <file>", "write the report here instead of stdout")
+  .option("--svg <file>", "also write the change diagram as an SVG file, coloured by risk")
   .option(
     "--fail-on <level>",
     `lowest level that exits non-zero: ${Object.keys(FAIL_ON).join(", ")}`,
@@ -77,6 +84,7 @@ async function main(): Promise<number> {
   program.parse();
   const o = program.opts<{
     stack?: string;
+    policy: boolean;
     connections?: string;
     kubeconfig?: string;
     pending: boolean;
@@ -90,6 +98,7 @@ async function main(): Promise<number> {
     defaultImplementation: string;
     format: string;
     out?: string;
+    svg?: string;
     failOn: string;
     schema?: boolean;
   }>();
@@ -105,8 +114,8 @@ async function main(): Promise<number> {
     return usage(`--format "${o.format}" is not json or markdown`);
   if (!isFailOn(o.failOn))
     return usage(`--fail-on "${o.failOn}" is not one of ${Object.keys(FAIL_ON).join(", ")}`);
-  if (!o.connections && !o.kubeconfig)
-    return usage("nothing to preview: give --connections and/or --kubeconfig");
+  if (!o.stack && !o.connections && !o.kubeconfig)
+    return usage("nothing to preview: give --stack, --connections and/or --kubeconfig");
   let range: { from: number; to: number };
   try {
     range = portRange(o.portRange);
@@ -127,13 +136,16 @@ async function main(): Promise<number> {
     require("../network-preview/bridge-env") as typeof import("../network-preview/bridge-env");
   const { previewConnections, readClaims, readControlPlane } =
     require("../network-preview/connections") as typeof import("../network-preview/connections");
-  const { previewEnvironment } =
+  const { affectedNamespaces, previewEnvironment, removedNamespaces } =
     require("../network-preview/environment") as typeof import("../network-preview/environment");
   /* eslint-enable @typescript-eslint/no-require-imports */
   try {
     const inputs: PreviewInput[] = [];
     // Source 1 first: its engine run is the long one, and a failure there is reported before any other work.
-    if (o.stack) inputs.push(await previewEnvironment(o.stack, progress));
+    const env = o.stack
+      ? await previewEnvironment(o.stack, progress, o.policy ? {} : { policyPacks: [] })
+      : undefined;
+    if (env) inputs.push(env);
     if (o.connections || o.kubeconfig) {
       const claims = o.connections ? readClaims(o.connections, o.defaultImplementation) : [];
       const view = o.kubeconfig
@@ -157,6 +169,10 @@ async function main(): Promise<number> {
         claims,
         includePending: o.pending && Boolean(o.kubeconfig),
         includeAll: Boolean(o.allGroups && o.kubeconfig),
+        // The connections an environment change reaches: previewed with it, through the bridge's programs.
+        ...(env && o.kubeconfig
+          ? { namespaces: { removed: removedNamespaces(env), affected: affectedNamespaces(env) } }
+          : {}),
         sources,
         progress,
       });
@@ -167,6 +183,7 @@ async function main(): Promise<number> {
     const text = o.format === "json" ? renderJson(report) : renderMarkdown(report);
     if (o.out) fs.writeFileSync(o.out, text);
     else process.stdout.write(text);
+    if (o.svg) fs.writeFileSync(o.svg, renderSvg(report));
     progress(report.summary.line);
     return exitCode(report, failOn);
   } catch (e) {

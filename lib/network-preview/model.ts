@@ -11,6 +11,7 @@ import {
   type Grade,
   type Hop,
   type NetworkPreviewReport,
+  type CostReport,
   type PolicyResult,
   type PortsReport,
   type Risk,
@@ -36,6 +37,23 @@ export interface ConnectionInput {
   broken?: string[];
 }
 
+/**
+ * An environment change that reaches every connection consumed in one namespace: an app
+ * cluster removed (its consumer namespace, and every TCPConnection in it, is deleted), or its
+ * connector settings changed or removed from the bridge settings. buildReport attaches the
+ * hop to those connections, so it is counted in their risk and in the blast radius.
+ */
+export interface EnvironmentEffect {
+  namespace: string;
+  /** The app cluster that consumes in the namespace, when the environment names it. */
+  appCluster?: string;
+  effect: "removed" | "changed";
+  hop: Hop;
+  why: string;
+  /** What a change does to those connections; unknown unless the hop says (a delete-first replace interrupts). */
+  risk?: "interruption" | "unknown";
+}
+
 export interface PortGroupInput {
   group: string;
   rangeBefore?: { from: number; to: number };
@@ -53,9 +71,12 @@ export interface PreviewInput {
   sources: NetworkPreviewReport["sources"];
   connections: ConnectionInput[];
   otherChanges?: Hop[];
+  effects?: EnvironmentEffect[];
   exposure?: { before: ExposureRule[]; after: ExposureRule[] };
   ports?: PortGroupInput[];
   policy?: PolicyResult[];
+  /** The cost estimate of the environment stack's changes (none without --stack). */
+  cost?: CostReport;
   notes?: string[];
 }
 
@@ -65,14 +86,22 @@ export function mergeInputs(inputs: readonly PreviewInput[]): PreviewInput {
     sources: inputs.flatMap((i) => i.sources),
     connections: inputs.flatMap((i) => i.connections),
     otherChanges: inputs.flatMap((i) => i.otherChanges ?? []),
+    effects: inputs.flatMap((i) => i.effects ?? []),
     exposure: {
       before: inputs.flatMap((i) => i.exposure?.before ?? []),
       after: inputs.flatMap((i) => i.exposure?.after ?? []),
     },
     ports: inputs.flatMap((i) => i.ports ?? []),
     policy: inputs.flatMap((i) => i.policy ?? []),
+    ...costOf(inputs),
     notes: inputs.flatMap((i) => i.notes ?? []),
   };
+}
+
+/** The one cost estimate among the inputs (only the environment stack's has one). */
+function costOf(inputs: readonly PreviewInput[]): { cost?: CostReport } {
+  const cost = inputs.find((i) => i.cost)?.cost;
+  return cost ? { cost } : {};
 }
 
 const SEVERITY: Record<Risk, number> = {
@@ -116,8 +145,13 @@ export function interrupts(hop: Hop): boolean {
 }
 
 /** The risk of one connection, and why, in words an ops engineer can act on. */
-export function classify(c: ConnectionInput): { risk: Risk; reasons: string[] } {
-  if (c.change === "delete") return { risk: "removed", reasons: ["the connection is deleted"] };
+export function classify(
+  c: ConnectionInput,
+  effects: readonly EnvironmentEffect[] = [],
+): { risk: Risk; reasons: string[] } {
+  const removedBy = effects.filter((e) => e.effect === "removed").map((e) => e.why);
+  if (c.change === "delete" || removedBy.length > 0)
+    return { risk: "removed", reasons: removedBy.length > 0 ? removedBy : ["the connection is deleted"] };
   if (c.broken && c.broken.length > 0) return { risk: "broken", reasons: [...c.broken] };
   if (c.change === "add") {
     const reasons = [`new endpoint ${endpointText(c.after)}`];
@@ -146,6 +180,8 @@ export function classify(c: ConnectionInput): { risk: Risk; reasons: string[] } 
       `${hop.type} is replaced, deleting first (${replaceWhy(hop)}): traffic stops meanwhile`,
     );
   }
+  // A settings change the connection preview could not plan with: nobody can show it is safe.
+  for (const e of effects) raise(e.risk ?? "unknown", e.why);
   return { risk, reasons };
 }
 
@@ -294,26 +330,37 @@ export function riskWords(r: Risk): string {
 
 /** Builds the report; deterministic for the same input (sorted everywhere). */
 export function buildReport(input: PreviewInput): NetworkPreviewReport {
+  const effects = input.effects ?? [];
+  const linked = new Set<string>();
   const connections: ConnectionReport[] = [...input.connections]
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .map((c) => {
-      const { risk, reasons } = classify(c);
+      const mine = effects.filter((e) => e.namespace === c.consumer.namespace);
+      for (const e of mine) linked.add(e.hop.urn);
+      const { risk, reasons } = classify(c, mine);
+      const cluster = c.consumer.cluster ?? mine.find((e) => e.appCluster)?.appCluster;
+      const hops = [...mine.map((e) => e.hop), ...c.hops].filter(
+        (h, i, all) => all.findIndex((x) => x.urn === h.urn) === i,
+      );
       return {
         id: c.id,
-        change: c.change,
+        change: mine.some((e) => e.effect === "removed") ? "delete" : c.change,
         implementation: c.implementation,
-        consumer: c.consumer,
+        consumer: { namespace: c.consumer.namespace, ...(cluster ? { cluster } : {}) },
         instance: c.instance,
         ...(c.before ? { before: c.before } : {}),
         ...(c.after ? { after: c.after } : {}),
-        hops: c.hops,
+        hops,
         risk,
         reasons,
       };
     });
   const exposure = exposureDelta(input.exposure?.before ?? [], input.exposure?.after ?? []);
   const ports = portsReport(input.ports ?? []);
-  const otherChanges = (input.otherChanges ?? []).filter((h) => h.op !== "same");
+  // An environment change that reaches connections is shown with them, not as "other".
+  const otherChanges = [...(input.otherChanges ?? []), ...effects.map((e) => e.hop)]
+    .filter((h) => h.op !== "same" && !linked.has(h.urn))
+    .filter((h, i, all) => all.findIndex((x) => x.urn === h.urn) === i);
   const risks = Object.fromEntries(RISKS.map((r) => [r, 0])) as Record<Risk, number>;
   for (const c of connections) risks[c.risk]++;
   const changedHops = new Set([
@@ -324,7 +371,18 @@ export function buildReport(input: PreviewInput): NetworkPreviewReport {
   // Changes no connection's risk accounts for (a new route, a rule added or removed) are still changes.
   if (grade === 0 && (changedHops > 0 || exposure.added.length + exposure.removed.length > 0)) grade = 3;
   if (exposure.widened.length > 0) grade = 5;
-  const summary = { grade, risks, widened: exposure.widened.length, changedHops, line: "" };
+  // A mandatory violation stops `up` (CrossGuard fails the update): as serious as a broken connection.
+  const policy = input.policy ?? [];
+  const mandatory = policy.filter((p) => p.enforcement === "mandatory").length;
+  if (mandatory > 0) grade = 5;
+  const summary = {
+    grade,
+    risks,
+    widened: exposure.widened.length,
+    changedHops,
+    ...(policy.length > 0 ? { policyViolations: policy.length } : {}),
+    line: "",
+  };
   summary.line = summaryLine(summary, connections.length);
   return {
     schemaVersion: SCHEMA_VERSION,
@@ -335,8 +393,13 @@ export function buildReport(input: PreviewInput): NetworkPreviewReport {
     exposure,
     ports,
     blastRadius: blastRadius(connections),
-    policy: input.policy ?? [],
-    cost: { estimated: false, note: "cost delta not estimated yet" },
+    policy,
+    cost: input.cost ?? {
+      estimated: false,
+      items: [],
+      unpriced: [],
+      note: "no environment stack previewed (--stack): connection changes create nothing with a list price",
+    },
     notes: input.notes ?? [],
   };
 }
@@ -345,7 +408,7 @@ const GRADE_WORDS: Record<Grade, string> = {
   0: "no network change",
   3: "safe changes",
   4: "consumers affected (endpoint change, interruption or unknown)",
-  5: "BROKEN connection or WIDENED exposure",
+  5: "BROKEN connection, WIDENED exposure or a mandatory policy violation",
 };
 
 function summaryLine(s: Omit<NetworkPreviewReport["summary"], "line">, total: number): string {
@@ -355,7 +418,10 @@ function summaryLine(s: Omit<NetworkPreviewReport["summary"], "line">, total: nu
   const conns =
     parts.length > 0 ? `${parts.join(", ")} of ${total} connections` : `${total} connections unchanged`;
   const widened = s.widened > 0 ? `; ${s.widened} exposure widened` : "";
-  return `exit ${s.grade} — ${GRADE_WORDS[s.grade]}: ${conns}${widened}; ${s.changedHops} resources change`;
+  const policy = s.policyViolations
+    ? `; ${s.policyViolations} policy violation${s.policyViolations === 1 ? "" : "s"}`
+    : "";
+  return `exit ${s.grade} — ${GRADE_WORDS[s.grade]}: ${conns}${widened}${policy}; ${s.changedHops} resources change`;
 }
 
 /** `--fail-on` levels: the lowest grade that makes the command exit non-zero. */

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { buildReport, type ConnectionInput } from "./model";
 import { addedScenario, awsWidenedScenario, rangeMovedScenario, removedScenario } from "./fixtures";
 import { REDACTED, redact, renderJson, renderMarkdown, renderMermaid } from "./render";
+import { renderSvg } from "./svg";
 
 const GOLDEN = path.join(__dirname, "golden");
 const UPDATE = process.env.UPDATE_GOLDEN === "1";
@@ -35,8 +36,23 @@ describe("network preview renderers", () => {
       const report = buildReport(input);
       golden(`${name}.json`, renderJson(report));
       golden(`${name}.md`, renderMarkdown(report));
+      golden(`${name}.svg`, renderSvg(report));
     });
   }
+
+  it("the SVG is well-formed XML with each connection's box coloured by its risk, and escapes text", () => {
+    const report = buildReport(rangeMovedScenario);
+    const svg = renderSvg(report);
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.equal((svg.match(/<rect /g) ?? []).length, 1 + report.connections.length * 3 + 1);
+    assert.equal((svg.match(/fill="#ffe0b2" stroke="#e65100"/g) ?? []).length, 1 + report.connections.length);
+    const odd = buildReport({
+      ...addedScenario,
+      connections: addedScenario.connections.map((c) => ({ ...c, id: 'a<b>&"c' })),
+    });
+    assert.match(renderSvg(odd), /a&lt;b&gt;&amp;&quot;c/);
+    assert.doesNotMatch(renderSvg(odd), /a<b>/);
+  });
 
   it("the Markdown starts with the summary line and folds the details", () => {
     const md = renderMarkdown(buildReport(rangeMovedScenario));

@@ -92,7 +92,8 @@ function portsText(p: { from: number; to: number }): string {
   return p.from === p.to ? String(p.from) : `${p.from}-${p.to}`;
 }
 
-function endpointChange(c: ConnectionReport): string {
+/** A connection's endpoint as one line: "+ new", "− old", or "before → after". */
+export function endpointChange(c: ConnectionReport): string {
   if (c.change === "add") return `+ ${endpointText(c.after)}`;
   if (c.change === "delete") return `− ${endpointText(c.before)}`;
   const b = endpointText(c.before);
@@ -213,14 +214,48 @@ export function renderMarkdown(report: NetworkPreviewReport, limit = GITHUB_COMM
       ]),
     );
   }
+  if (report.policy.length > 0) {
+    sections.push({
+      head: "**Policy** (CrossGuard on the planned state)\n\n| policy | enforcement | resource | message |\n| --- | --- | --- | --- |\n",
+      rows: report.policy.map(
+        (x) =>
+          `| ${x.policy} | ${x.enforcement} | ${x.urn ? `\`${cell(x.urn.slice(x.urn.lastIndexOf("::") + 2))}\`` : "—"} | ${cell(x.message)} |\n`,
+      ),
+      tail: "\n",
+    });
+  }
+  const c = report.cost;
+  if (c.estimated && c.items.length + c.unpriced.length > 0) {
+    sections.push(
+      folded(
+        `Cost estimate: ${usd(c.monthlyDeltaUsd ?? 0)}/month`,
+        "| resource | operation | monthly (estimate) | list price |\n| --- | --- | --- | --- |\n",
+        [
+          ...c.items.map(
+            (i) =>
+              `| \`${cell(i.urn.slice(i.urn.lastIndexOf("::") + 2))}\` (${i.type}) | ${i.op} | ${usd(i.monthlyUsd)} | ${cell(i.what)}; ${cell(i.source)} |\n`,
+          ),
+          ...c.unpriced.map(
+            (i) =>
+              `| \`${cell(i.urn.slice(i.urn.lastIndexOf("::") + 2))}\` (${i.type}) | ${i.op} | unpriced | ${cell(i.why)} |\n`,
+          ),
+        ],
+      ),
+    );
+  }
   const noteRows = [
-    ...report.policy.map((x) => `- policy ${x.policy} (${x.enforcement}): ${x.message}\n`),
-    `- cost: ${report.cost.note}\n`,
+    `- cost: ${c.estimated ? `${usd(c.monthlyDeltaUsd ?? 0)}/month, ` : ""}${c.note}\n`,
     ...report.notes.map((n) => `- ${n}\n`),
     `- sources: ${report.sources.map((x) => `${x.kind} \`${x.ref}\``).join(", ")}; schema ${report.schemaVersion}\n`,
   ];
   sections.push(folded("Notes", "", noteRows));
   return fit(head, sections, limit);
+}
+
+/** A signed dollar amount: "+$32.85", "−$3.65", "$0.00". */
+export function usd(n: number): string {
+  const abs = `$${Math.abs(n).toFixed(2)}`;
+  return n > 0 ? `+${abs}` : n < 0 ? `−${abs}` : abs;
 }
 
 function folded(title: string, tableHead: string, rows: string[]): Section {

@@ -129,6 +129,27 @@ export const policySchema = z.object({
   urn: z.string().optional(),
 });
 
+export const costSchema = z.object({
+  /** False when no environment stack was previewed: connection changes alone cost nothing listed. */
+  estimated: z.boolean(),
+  currency: z.literal("USD").optional(),
+  /** The monthly change of what has a list price; an estimate, never a bill. */
+  monthlyDeltaUsd: z.number().optional(),
+  items: z.array(
+    z.object({
+      urn: z.string(),
+      type: z.string(),
+      op: z.enum(OPERATIONS),
+      monthlyUsd: z.number(),
+      what: z.string(),
+      source: z.string(),
+    }),
+  ),
+  /** Created or deleted resources that cost money but have no list price here. */
+  unpriced: z.array(z.object({ urn: z.string(), type: z.string(), op: z.enum(OPERATIONS), why: z.string() })),
+  note: z.string(),
+});
+
 export const reportSchema = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   /** What was previewed: the environment stack, a connections file, a control plane. */
@@ -136,12 +157,14 @@ export const reportSchema = z.object({
     z.object({ kind: z.enum(["environment", "connections", "control-plane"]), ref: z.string() }),
   ),
   summary: z.object({
-    /** 0 no network change, 3 safe changes, 4 endpoint change or interruption, 5 broken or widened. */
+    /** 0 no network change, 3 safe changes, 4 endpoint change or interruption, 5 broken, widened or a mandatory policy violation. */
     grade: z.union([z.literal(0), z.literal(3), z.literal(4), z.literal(5)]),
     line: z.string(),
     risks: z.record(z.enum(RISKS), z.number().int()),
     widened: z.number().int(),
     changedHops: z.number().int(),
+    /** CrossGuard violations on the planned state (mandatory ones grade 5). */
+    policyViolations: z.number().int().optional(),
   }),
   connections: z.array(connectionSchema),
   /** Changed resources no connection depends on (e.g. a new app cluster's peering before any claim). */
@@ -150,8 +173,7 @@ export const reportSchema = z.object({
   ports: portsSchema,
   blastRadius: z.array(blastSchema),
   policy: z.array(policySchema),
-  /** Not computed yet: said so rather than left out. */
-  cost: z.object({ estimated: z.literal(false), note: z.string() }),
+  cost: costSchema,
   notes: z.array(z.string()),
 });
 
@@ -166,6 +188,7 @@ export type ExposureDelta = z.infer<typeof exposureSchema>;
 export type PortsReport = z.infer<typeof portsSchema>;
 export type BlastEntry = z.infer<typeof blastSchema>;
 export type PolicyResult = z.infer<typeof policySchema>;
+export type CostReport = z.infer<typeof costSchema>;
 export type NetworkPreviewReport = z.infer<typeof reportSchema>;
 export type Grade = NetworkPreviewReport["summary"]["grade"];
 

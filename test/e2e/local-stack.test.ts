@@ -61,6 +61,16 @@ const README_COMMANDS: Record<
     {
       skip: "needs a running bridge's state dir and its control plane; test/e2e/network-preview.test.ts runs this command against a real bridge",
     },
+  "npm run preview:network -- --stack local --svg /tmp/preview.svg --out /tmp/preview.md": {
+    run: [
+      {
+        // The up stack unchanged: the engine's preview with the policy pack, nothing to report.
+        line: "npm run preview:network -- --stack local --svg /tmp/preview.svg --out /tmp/preview.md",
+        expect:
+          /previewing the environment stack local with the policy pack[\s\S]*exit 0 — no network change/,
+      },
+    ],
+  },
   "npm run down": { skip: "`destroy` is run below; the clusters are stopped by this test's after hook" },
   "npm run clusters -- status": {
     run: [

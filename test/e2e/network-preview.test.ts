@@ -1,15 +1,11 @@
 import { strict as assert } from "node:assert";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { reapOrphans } from "../../bridge/orphans";
 import { localCrossplaneSource } from "../../lib/crossplane/local-source";
-import {
-  reportSchema,
-  type ConnectionReport,
-  type NetworkPreviewReport,
-} from "../../lib/network-preview/schema";
+import { type ConnectionReport, type NetworkPreviewReport } from "../../lib/network-preview/schema";
 import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import {
@@ -21,6 +17,14 @@ import { networkPathCrd } from "../../network/connector-api/network-path-crd";
 import { connectorXrd } from "../../network/connector-api/xrd";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import {
+  claimYaml,
+  isReady,
+  runPreview,
+  startBridgeProcess,
+  type Claim,
+  type PreviewRun,
+} from "../helpers/network-preview";
 
 const CP = "preview-cp";
 const NS = "team-a";
@@ -28,11 +32,6 @@ const NS = "team-a";
 interface PathObject {
   metadata: { name: string };
   status?: { port?: number; conditions?: { type: string; reason: string }[] };
-}
-
-interface Claim {
-  metadata: { name: string };
-  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
 }
 
 /**
@@ -61,33 +60,16 @@ describe("network change preview on the local stack (e2e)", function () {
   const kc = () => clusters.kubeconfigPath(CP);
 
   function startBridge(extra: string[] = []): void {
-    const child = spawn(
-      process.execPath,
-      [
-        "-r",
-        "ts-node/register/transpile-only",
-        "bridge/main.ts",
-        "--kubeconfig",
-        kc(),
-        "--state-dir",
-        bridgeDir,
-        "--ops-port",
-        String(opsPort),
-        "--port-range",
-        range,
-        "--settings",
-        "",
-        ...extra,
-      ],
-      { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    const keep = (d: Buffer) => {
-      bridgeLog.push(d.toString());
-      fs.appendFileSync(path.join(work, "bridge.log"), d);
-    };
-    child.stdout?.on("data", keep);
-    child.stderr?.on("data", keep);
-    bridge = child;
+    bridge = startBridgeProcess({
+      work,
+      kubeconfig: kc(),
+      stateDir: bridgeDir,
+      opsPort,
+      portRange: range,
+      PATH: env.PATH ?? "",
+      log: bridgeLog,
+      extra: ["--settings", "", ...extra],
+    });
   }
 
   async function stopBridge(): Promise<void> {
@@ -100,19 +82,8 @@ describe("network change preview on the local stack (e2e)", function () {
     });
   }
 
-  const claimYaml = (name: string, port: number) =>
-    JSON.stringify({
-      apiVersion: "klutch.anynines.com/v1",
-      kind: "TCPConnection",
-      metadata: { name, namespace: NS },
-      spec: { instanceHost: "127.0.0.1", port, enhancements: [{ InstanceType: "PostgreSQL" }] },
-    });
-
   const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
   const claimOf = (name: string) => claims().find((c) => c.metadata.name === name);
-  const isReady = (c: Claim | undefined) =>
-    Boolean(c?.status?.hostForConsumer && c.status.port) &&
-    Boolean(c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"));
 
   async function waitFor(
     what: string,
@@ -128,44 +99,13 @@ describe("network change preview on the local stack (e2e)", function () {
   }
 
   /** Runs the command as an ops engineer would; returns its exit code, report and Markdown. */
-  function preview(
-    args: string[],
-    name: string,
-  ): { code: number; report: NetworkPreviewReport; markdown: string; stderr: string } {
-    const run = (format: string) => {
-      const out = path.join(work, `${name}.${format === "json" ? "json" : "md"}`);
-      const r = spawnSync(
-        process.execPath,
-        [
-          "-r",
-          "ts-node/register/transpile-only",
-          "scripts/preview-network.ts",
-          "--kubeconfig",
-          kc(),
-          "--bridge-state-dir",
-          bridgeDir,
-          "--format",
-          format,
-          "--out",
-          out,
-          ...args,
-        ],
-        { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, encoding: "utf8", timeout: 300_000 },
-      );
-      return {
-        code: r.status ?? -1,
-        text: fs.existsSync(out) ? fs.readFileSync(out, "utf8") : "",
-        stderr: r.stderr,
-      };
-    };
-    const json = run("json");
-    assert.ok(json.text, `no report written (exit ${json.code}):\n${json.stderr}`);
-    const report = reportSchema.parse(JSON.parse(json.text));
-    // The Markdown of the same change: a second real preview, which must agree on the grade.
-    const md = run("markdown");
-    assert.equal(md.code, json.code, md.stderr);
-    return { code: json.code, report, markdown: md.text, stderr: json.stderr };
-  }
+  const preview = (args: string[], name: string): PreviewRun =>
+    runPreview({
+      work,
+      name,
+      PATH: env.PATH ?? "",
+      args: ["--kubeconfig", kc(), "--bridge-state-dir", bridgeDir, ...args],
+    });
 
   const conn = (r: NetworkPreviewReport, id: string | RegExp): ConnectionReport => {
     const c = r.connections.find((x) => (typeof id === "string" ? x.id === id : id.test(x.id)));
@@ -195,7 +135,7 @@ describe("network change preview on the local stack (e2e)", function () {
     kubectl(kc(), ["create", "namespace", NS]);
     startBridge();
     // An existing connection the scenarios change around.
-    assert.equal(kubectlApply(kc(), claimYaml("orders", 5432)).status, 0);
+    assert.equal(kubectlApply(kc(), claimYaml("orders", NS, 5432)).status, 0);
     await waitFor("orders to be Ready", isReady, "orders");
   });
 
@@ -217,7 +157,7 @@ describe("network change preview on the local stack (e2e)", function () {
 
   it("a pending TCPConnection file: added with its predicted port, exit 3; the bridge then writes that port", async () => {
     const file = path.join(work, "pending.yaml");
-    fs.writeFileSync(file, claimYaml("billing", 5433));
+    fs.writeFileSync(file, claimYaml("billing", NS, 5433));
     const before = claimOf("orders") as Claim;
     const { code, report, markdown } = preview(["--connections", file, "--port-range", range], "added");
     assert.equal(code, 3, report.summary.line);
@@ -271,7 +211,7 @@ describe("network change preview on the local stack (e2e)", function () {
 
   it("nothing to change: exit 0; an invalid --fail-on: exit 2", () => {
     const file = path.join(work, "same.yaml");
-    fs.writeFileSync(file, claimYaml("orders", 5432));
+    fs.writeFileSync(file, claimYaml("orders", NS, 5432));
     const r = preview(["--connections", file, "--port-range", range], "unchanged");
     assert.equal(r.code, 0, r.report.summary.line);
     assert.equal(r.report.summary.grade, 0);

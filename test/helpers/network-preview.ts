@@ -1,0 +1,125 @@
+import { strict as assert } from "node:assert";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { reportSchema, type NetworkPreviewReport } from "../../lib/network-preview/schema";
+import { repoRoot } from "../../tooling/toolchain";
+
+/** A TCPConnection claim to PostgreSQL on loopback, as the preview e2e tests apply them. */
+export interface Claim {
+  metadata: { name: string };
+  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
+}
+
+export const claimYaml = (name: string, namespace: string, port: number): string =>
+  JSON.stringify({
+    apiVersion: "klutch.anynines.com/v1",
+    kind: "TCPConnection",
+    metadata: { name, namespace },
+    spec: { instanceHost: "127.0.0.1", port, enhancements: [{ InstanceType: "PostgreSQL" }] },
+  });
+
+export const isReady = (c: Claim | undefined): boolean =>
+  Boolean(c?.status?.hostForConsumer && c.status.port) &&
+  Boolean(c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"));
+
+export interface PreviewRun {
+  code: number;
+  report: NetworkPreviewReport;
+  markdown: string;
+  stderr: string;
+}
+
+/**
+ * `npm run preview:network` as an ops engineer runs it (its script, in the project), once per
+ * format in `formats`; the report is read back through its schema. Every run must agree on the
+ * exit code. With only "json", the Markdown is left empty.
+ */
+export function runPreview(opts: {
+  work: string;
+  name: string;
+  args: string[];
+  PATH: string;
+  formats?: ("json" | "markdown")[];
+  timeoutMs?: number;
+}): PreviewRun {
+  const run = (format: "json" | "markdown") => {
+    const out = path.join(opts.work, `${opts.name}.${format === "json" ? "json" : "md"}`);
+    const r = spawnSync(
+      process.execPath,
+      [
+        "-r",
+        "ts-node/register/transpile-only",
+        "scripts/preview-network.ts",
+        "--format",
+        format,
+        "--out",
+        out,
+        ...opts.args,
+      ],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, PATH: opts.PATH },
+        encoding: "utf8",
+        timeout: opts.timeoutMs ?? 300_000,
+      },
+    );
+    return {
+      code: r.status ?? -1,
+      text: fs.existsSync(out) ? fs.readFileSync(out, "utf8") : "",
+      stderr: r.stderr,
+    };
+  };
+  const json = run("json");
+  assert.ok(json.text, `no report written (exit ${json.code}):\n${json.stderr}`);
+  const report = reportSchema.parse(JSON.parse(json.text));
+  let markdown = "";
+  if ((opts.formats ?? ["json", "markdown"]).includes("markdown")) {
+    // The Markdown of the same change: a second real preview, which must agree on the grade.
+    const md = run("markdown");
+    assert.equal(md.code, json.code, md.stderr);
+    markdown = md.text;
+  }
+  return { code: json.code, report, markdown, stderr: json.stderr };
+}
+
+/**
+ * The bridge as a process (bridge/main.ts, local target), its log kept in `log` and in
+ * `<work>/bridge.log` for a failing test to show.
+ */
+export function startBridgeProcess(opts: {
+  work: string;
+  kubeconfig: string;
+  stateDir: string;
+  opsPort: number;
+  portRange: string;
+  PATH: string;
+  log: string[];
+  extra?: string[];
+}): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      "-r",
+      "ts-node/register/transpile-only",
+      "bridge/main.ts",
+      "--kubeconfig",
+      opts.kubeconfig,
+      "--state-dir",
+      opts.stateDir,
+      "--ops-port",
+      String(opts.opsPort),
+      "--port-range",
+      opts.portRange,
+      ...(opts.extra ?? []),
+    ],
+    { cwd: repoRoot, env: { ...process.env, PATH: opts.PATH }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const keep = (d: Buffer) => {
+    opts.log.push(d.toString());
+    fs.appendFileSync(path.join(opts.work, "bridge.log"), d);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  return child;
+}
