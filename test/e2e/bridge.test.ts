@@ -65,7 +65,9 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   // Below Linux's ephemeral ports (ip_local_port_range, 32768-60999 by default): a range inside
   // it can collide with a client socket's local port (seen: the API server's connection to etcd
   // held 127.0.0.1:45006, and HAProxy's bind failed with "Address already in use").
-  const portBase = 20000 + 1000 * Math.floor(Math.random() * 12);
+  // 20000-25999: each e2e file that runs proxies on this machine has a band of its own, as two
+  // files may run side by side (scripts/test.sh).
+  const portBase = 20000 + 1000 * Math.floor(Math.random() * 6);
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
   let pg: Postgres;

@@ -22,6 +22,7 @@ import {
 } from "../helpers/network-preview";
 
 const CP = "control-plane";
+const STACK = "preview-e2e";
 
 /**
  * `npm run preview:network -- --stack local` against a real environment stack: the local
@@ -38,10 +39,13 @@ describe("network change preview of the environment stack (e2e)", function () {
   const bridgeDir = path.join(work, "bridge");
   const env = toolchainEnv();
   const saved = { ...process.env };
-  const stackFile = path.join(repoRoot, "stacks", "Pulumi.local.yaml");
-  const stackFileBefore = fs.readFileSync(stackFile, "utf8");
+  // A stack of its own, made from the committed `local` one: the local-stack e2e may run beside
+  // this file and checks that stacks/Pulumi.local.yaml is left as it was.
+  const stackFile = path.join(repoRoot, "stacks", `Pulumi.${STACK}.yaml`);
+  const stackFileBefore = fs.readFileSync(path.join(repoRoot, "stacks", "Pulumi.local.yaml"), "utf8");
   const opsPort = 20964 + Math.floor(Math.random() * 500);
-  const portBase = 47000 + 500 * Math.floor(Math.random() * 30);
+  // 29000-31499, this file's band below the ephemeral ports (bridge.test.ts says why).
+  const portBase = 29000 + 500 * Math.floor(Math.random() * 5);
   const range = `${portBase}-${portBase + 199}`;
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane | undefined;
@@ -90,7 +94,7 @@ describe("network change preview of the environment stack (e2e)", function () {
       timeoutMs: 600_000,
       args: [
         "--stack",
-        "local",
+        STACK,
         "--kubeconfig",
         kc(),
         "--bridge-state-dir",
@@ -112,7 +116,7 @@ describe("network change preview of the environment stack (e2e)", function () {
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP, "app-1", "app-2"]);
     setAppClusters([local("app-1")]);
-    stack = await selectStack({ stack: "local", policyPacks: true });
+    stack = await selectStack({ stack: STACK, policyPacks: true });
     const res = await stack.up({ color: "never" });
     assert.equal(res.summary.result, "succeeded");
     crossplane = new LocalCrossplane(stateDir, CP, env);
@@ -151,7 +155,7 @@ describe("network change preview of the environment stack (e2e)", function () {
       await crossplane?.stop?.();
       if (clusters) await clusters.down();
     } finally {
-      fs.writeFileSync(stackFile, stackFileBefore);
+      fs.rmSync(stackFile, { force: true });
       process.env = saved;
       spawnSync("pkill", ["-f", `${bridgeDir}/proxies`]);
       await reapOrphans(`file://${path.join(bridgeDir, "state")}`, () => undefined);

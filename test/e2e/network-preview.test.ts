@@ -51,7 +51,8 @@ describe("network change preview on the local stack (e2e)", function () {
   const opsPort = 20464 + Math.floor(Math.random() * 500);
   // Random per run, as in bridge.test.ts: HAProxy binds with SO_REUSEPORT, so two runs on one
   // machine with one range would share listeners.
-  const portBase = 46000 + 500 * Math.floor(Math.random() * 30);
+  // 26000-28999, this file's band below the ephemeral ports (bridge.test.ts says why).
+  const portBase = 26000 + 500 * Math.floor(Math.random() * 6);
   let range = `${portBase}-${portBase + 199}`;
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
