@@ -400,9 +400,11 @@ build_crossplane_cli() {
 # the running `pulumi` (and on PATH only without PULUMI_IGNORE_AMBIENT_PLUGINS, which the project
 # sets). So it is built into a cache entry of its own, from the module github.com/pulumi/pulumi-yaml
 # (cmd/pulumi-language-yaml, the command the official distribution ships) at a version the module
-# proxy serves, and linked next to the CLI. Its own go.mod pins pulumi/pkg and sdk v3.170.0: the
-# host speaks the engine's gRPC protocol, which is stable across 3.x.
-PULUMI_YAML_VERSION="${PULUMI_YAML_VERSION:-1.19.1}"
+# proxy serves, and linked next to the CLI. v1.30.0 (pulumi/pkg and sdk v3.224.0): v1.19.1 reads
+# stack config only from RunRequest.configPropertyMap (pkg/server/server.go), which the 3.248
+# engine no longer sends (sdk go/common/resource/plugin/langruntime_plugin.go, Run), so every
+# `${config}` of a program was "not found"; v1.30.0 reads RunRequest.config.
+PULUMI_YAML_VERSION="${PULUMI_YAML_VERSION:-1.30.0}"
 pulumi_yaml_dir() { echo "$CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION"; }
 
 link_yaml_host() {
