@@ -145,7 +145,8 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
         provider: clusterProvider(name, args.kubeconfig, opts),
         namespace: args.namespace,
         api: parsed.data!,
-        labels: args.labels,
+        // Never empty: an empty labels map is a diff on every run (the API server drops it).
+        labels: { "app.kubernetes.io/managed-by": "pulumi", ...args.labels },
       },
       opts,
     );
