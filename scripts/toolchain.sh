@@ -393,6 +393,62 @@ build_crossplane_cli() {
   finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_VERSION"
 }
 
+# --- The Pulumi YAML language host ----------------------------------------------------------
+# `pulumi up` on a YAML program (runtime: yaml) runs the language plugin `pulumi-language-yaml`.
+# Facts from github.com/pulumi/pulumi/sdk/v3@v3.248.0, go/common/workspace/plugins.go
+# (IsPluginBundled, getPluginInfoAndPath): "yaml" is a bundled language plugin, looked up next to
+# the running `pulumi` (and on PATH only without PULUMI_IGNORE_AMBIENT_PLUGINS, which the project
+# sets). So it is built into a cache entry of its own, from the module github.com/pulumi/pulumi-yaml
+# (cmd/pulumi-language-yaml, the command the official distribution ships) at a version the module
+# proxy serves, and linked next to the CLI. v1.30.0 (pulumi/pkg and sdk v3.224.0): v1.19.1 reads
+# stack config only from RunRequest.configPropertyMap (pkg/server/server.go), which the 3.248
+# engine no longer sends (sdk go/common/resource/plugin/langruntime_plugin.go, Run), so every
+# `${config}` of a program was "not found"; v1.30.0 reads RunRequest.config.
+PULUMI_YAML_VERSION="${PULUMI_YAML_VERSION:-1.30.0}"
+pulumi_yaml_dir() { echo "$CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION"; }
+
+link_yaml_host() {
+  local target link
+  target="$(pulumi_yaml_dir)/bin/pulumi-language-yaml"
+  link="$(pulumi_dir)/bin/pulumi-language-yaml"
+  if [[ "$(readlink "$link" 2>/dev/null)" != "$target" ]]; then
+    mkdir -p "$(dirname "$link")"
+    ln -sfn "$target" "$link"
+    log "  linked the YAML language host next to the CLI ($link)"
+  fi
+}
+
+build_pulumi_yaml() {
+  local dir
+  dir=$(pulumi_yaml_dir)
+  if is_built "$dir"; then
+    log "pulumi-language-yaml $PULUMI_YAML_VERSION: cached ($dir)"
+    link_yaml_host
+    return
+  fi
+  log "pulumi-language-yaml $PULUMI_YAML_VERSION: building (cold: ~10 min, ~1 min after the CLI)"
+  local work="$dir/src" ydir
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  ydir=$(module_dir "github.com/pulumi/pulumi-yaml@v$PULUMI_YAML_VERSION")
+  {
+    echo "module klutch.local/toolchain/pulumi-yaml"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$ydir/go.mod")"
+    echo
+    echo "require github.com/pulumi/pulumi-yaml v$PULUMI_YAML_VERSION"
+    remote_replaces "$ydir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "pulumi-language-yaml: compiling" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X github.com/pulumi/pulumi-yaml/pkg/version.Version=v$PULUMI_YAML_VERSION" \
+      -o "$dir/bin/pulumi-language-yaml" github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
+  )
+  rm -rf "$work"
+  finish "$dir" "pulumi-language-yaml v$PULUMI_YAML_VERSION"
+  link_yaml_host
+}
+
 check_versions() {
   command -v go >/dev/null || die "Go is required to build the toolchain (the machine's Go, or apt-get install golang)"
   local declared
@@ -459,7 +515,7 @@ print_env() {
 
 status() {
   local d
-  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)"; do
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(pulumi_yaml_dir)"; do
     if is_built "$d"; then
       printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
     else
@@ -487,6 +543,7 @@ main() {
       [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
       [[ "$only" == all || "$only" == crossplane-cli ]] && build_crossplane_cli
+      [[ "$only" == all || "$only" == pulumi-yaml ]] && build_pulumi_yaml
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2
       ;;

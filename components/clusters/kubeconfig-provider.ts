@@ -17,7 +17,7 @@ export function kubeconfigProvider(
   name: string,
   kubeconfig: pulumi.Input<string>,
   context: pulumi.Input<string> | undefined,
-  parent: pulumi.Resource,
+  parent: pulumi.Resource | undefined,
 ): k8s.Provider {
   return new k8s.Provider(
     name,

@@ -1,12 +1,10 @@
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import type { NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { admitConnections, pathId, portRangeExhausted, proxyName } from "../../lib/bridge/model";
 import type { ProxyExposure } from "./exposure";
-import { consumerEndpoints, renderHaproxyConfig } from "./haproxy-config";
-import { LocalHaproxy } from "./local-haproxy";
-import { PortAllocation } from "./port-allocation";
+import { localProxyPath } from "./local-proxy-path";
 import { TcpProxy } from "./tcp-proxy";
 import type { PortRange, ProxyConnection } from "./types";
 import { listenerKey, listenerKeys } from "./types";
@@ -27,9 +25,6 @@ export type Target =
       /** Do not wait for the proxy's pods (a cluster without kubelets, e.g. the local ones). */
       skipAwait?: boolean;
     };
-
-const STATS = "~stats";
-const HEALTH = "~health";
 
 export function toConnection(p: NetworkPathObject): ProxyConnection {
   return {
@@ -84,36 +79,24 @@ export function proxyProgram(
         problems: proxy.unplaced.apply((u) => problemsOf(u, 0)),
       });
     }
-    // Local: the proxy's own stats and health listeners take ports from the same
-    // allocation, so several groups' proxies never collide on this machine.
-    const ports = new PortAllocation("ports", {
-      range: target.portRange,
-      ids: [...listenerKeys(connections), STATS, HEALTH],
-      overflow: "leave-out",
-      required: [STATS, HEALTH],
-      // Used only if the allocation is created while paths already have ports: a stack
-      // re-created after an unreadable checkpoint (bridge/checkpoint.ts) keeps them.
-      seed: seedPorts(paths, connections),
-    });
-    const placed = ports.assignments.apply((assignments) =>
-      connections.filter((c) => assignments[listenerKey(c)] !== undefined),
-    );
-    const endpoints: pulumi.Output<Record<string, Endpoint>> = pulumi
-      .all([placed, ports.assignments])
-      .apply(([list, assignments]) => consumerEndpoints(list, assignments, target.bindAddress));
-    const config = pulumi.all([placed, ports.assignments]).apply(([list, assignments]) =>
-      renderHaproxyConfig(list, assignments, {
+    // Local: an HAProxy process on this machine (localProxyPath); its own stats and health
+    // listeners take ports from the same allocation, hence 2 own listeners in the problems.
+    const { endpoints, unplaced } = localProxyPath(
+      { ports: "ports", haproxy: "haproxy" },
+      {
+        connections,
+        portRange: target.portRange,
         bindAddress: target.bindAddress,
-        statsPort: assignments[STATS],
-        healthPort: assignments[HEALTH],
-        nbthread: 1,
-      }),
+        dir: path.join(target.stateDir, "proxies", group.replace(/[^a-zA-Z0-9-]/g, "_")),
+        // Used only if the allocation is created while paths already have ports: a stack
+        // re-created after an unreadable checkpoint (bridge/checkpoint.ts) keeps them.
+        seed: seedPorts(paths, connections),
+      },
     );
-    new LocalHaproxy("haproxy", {
-      dir: path.join(target.stateDir, "proxies", group.replace(/[^a-zA-Z0-9-]/g, "_")),
-      config,
+    return Promise.resolve({
+      endpoints,
+      problems: unplaced.apply((u) => problemsOf(u, 2)),
     });
-    return Promise.resolve({ endpoints, problems: ports.unplaced.apply((u) => problemsOf(u, 2)) });
   };
 }
 

@@ -72,6 +72,17 @@ const README_COMMANDS: Record<
     ],
   },
   "npm run down": { skip: "`destroy` is run below; the clusters are stopped by this test's after hook" },
+  "npm run provider:schema": {
+    run: [
+      {
+        line: "npm run provider:schema && git diff --exit-code provider/schema.json",
+        expect: /wrote .*schema\.json/,
+      },
+    ],
+  },
+  "npx mocha --reporter spec test/e2e/provider-yaml.test.ts": {
+    skip: "an e2e file of its own (npm test runs it)",
+  },
   "npm run clusters -- status": {
     run: [
       {

@@ -1,0 +1,155 @@
+import * as fs from "node:fs";
+import * as pulumi from "@pulumi/pulumi";
+import { exportedApi } from "../lib/config/schema";
+import { errorMap, zodIssues } from "../lib/config/messages";
+import { ExistingCluster } from "../components/clusters/existing-cluster";
+import { kubeconfigProvider } from "../components/clusters/kubeconfig-provider";
+import { LocalCluster } from "../components/clusters/local-cluster";
+import { ExportedApi } from "../components/bind/exported-api";
+import { LocalTcpProxy } from "../network/proxy/local-tcp-proxy";
+import { TcpProxy } from "../network/proxy/tcp-proxy";
+import type { ProxyConnection } from "../network/proxy/types";
+
+/* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
+// Inputs arrive as the engine sends them, checked against provider/catalog.ts first
+// (provider.ts), so their shapes are the schema's; `any` is the boundary.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Args = Record<string, any>;
+
+export interface Constructed {
+  resource: pulumi.ComponentResource;
+  /** The component's outputs, by the schema's output names. */
+  outputs: Record<string, pulumi.Input<unknown>>;
+}
+
+export type Constructor = (name: string, args: Args, opts: pulumi.ComponentResourceOptions) => Constructed;
+
+/** Throws the one-message error for problems the project's own checks found. */
+function refuse(component: string, name: string, problems: string[]): void {
+  if (problems.length > 0)
+    throw new Error(`${component} ${name}: invalid arguments:\n  - ${problems.join("\n  - ")}`);
+}
+
+function readableFile(field: string, file: unknown): string[] {
+  if (typeof file !== "string") return [];
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+    return [];
+  } catch {
+    return [
+      `${field} "${file}" is not a readable file; start the local clusters (\`npm run clusters -- up\`) or name an existing kubeconfig`,
+    ];
+  }
+}
+
+/** A Kubernetes provider for a component given a kubeconfig, beside the component (same parent). */
+function clusterProvider(
+  name: string,
+  kubeconfig: pulumi.Input<string>,
+  opts: pulumi.ComponentResourceOptions,
+) {
+  return kubeconfigProvider(`${name}-kubernetes`, kubeconfig, undefined, opts.parent);
+}
+
+/** Token → how the TypeScript component of that token is made from schema-shaped inputs. */
+export const CONSTRUCTORS: Record<string, Constructor> = {
+  "klutch:cluster:LocalCluster": (name, args, opts) => {
+    refuse("LocalCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
+    const c = new LocalCluster(
+      name,
+      { clusterName: args.clusterName, kubeconfigPath: args.kubeconfigPath },
+      opts,
+    );
+    return { resource: c, outputs: { clusterName: c.clusterName, kubeconfig: c.kubeconfig } };
+  },
+  "klutch:cluster:ExistingCluster": (name, args, opts) => {
+    refuse("ExistingCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
+    const c = new ExistingCluster(
+      name,
+      { clusterName: args.clusterName, kubeconfigPath: args.kubeconfigPath, context: args.context },
+      opts,
+    );
+    return { resource: c, outputs: { clusterName: c.clusterName, kubeconfig: c.kubeconfig } };
+  },
+  "klutch:network:TcpProxy": (name, args, opts) => {
+    const proxy = new TcpProxy(
+      name,
+      {
+        provider: clusterProvider(name, args.kubeconfig, opts),
+        namespace: args.namespace,
+        connections: args.connections,
+        portRange: args.portRange,
+        serviceType: args.serviceType,
+        exposure: args.exposure,
+        image: args.image,
+        replicas: args.replicas,
+        skipAwait: args.skipAwait,
+        externalHost: args.externalHost,
+        nodeHost: args.nodeHost,
+        clusterDomain: args.clusterDomain,
+        overflow: args.overflow,
+        dedicatedCpus: args.dedicatedCpus,
+      },
+      opts,
+    );
+    return {
+      resource: proxy,
+      outputs: {
+        endpoints: proxy.endpoints,
+        assignments: proxy.assignments,
+        config: proxy.config,
+        unplaced: proxy.unplaced,
+        serviceName: proxy.serviceName,
+      },
+    };
+  },
+  "klutch:network:LocalTcpProxy": (name, args, opts) => {
+    const proxy = new LocalTcpProxy(
+      name,
+      {
+        connections: args.connections as ProxyConnection[],
+        portRange: args.portRange,
+        bindAddress: args.bindAddress,
+        stateDir: args.stateDir,
+      },
+      opts,
+    );
+    return {
+      resource: proxy,
+      outputs: { endpoints: proxy.endpoints, config: proxy.config, unplaced: proxy.unplaced },
+    };
+  },
+  "klutch:bind:ExportedApi": (name, args, opts) => {
+    // The schema's flat claims ({group, resource, version, owner}) are the config model's
+    // ({..., selector: {owner}}); the config model's own validation then runs on them.
+    const raw = {
+      group: args.group,
+      version: args.version,
+      resource: args.resource,
+      ...(args.kind !== undefined ? { kind: args.kind } : {}),
+      permissionClaims: ((args.permissionClaims ?? []) as Args[]).map(({ owner, ...claim }) => ({
+        ...claim,
+        ...(owner ? { selector: { owner } } : {}),
+      })),
+    };
+    const parsed = exportedApi.safeParse(raw, { errorMap });
+    if (!parsed.success)
+      refuse(
+        "ExportedApi",
+        name,
+        zodIssues(parsed.error, raw).map((i) => `${i.path.replace(/^klutch:?/, "")}: ${i.message}`),
+      );
+    const api = new ExportedApi(
+      name,
+      {
+        provider: clusterProvider(name, args.kubeconfig, opts),
+        namespace: args.namespace,
+        api: parsed.data!,
+        // Never empty: an empty labels map is a diff on every run (the API server drops it).
+        labels: { "app.kubernetes.io/managed-by": "pulumi", ...args.labels },
+      },
+      opts,
+    );
+    return { resource: api, outputs: { templateName: api.templateName } };
+  },
+};

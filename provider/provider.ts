@@ -1,0 +1,103 @@
+import * as pulumi from "@pulumi/pulumi";
+import type * as provider from "@pulumi/pulumi/provider";
+import { KLUTCH_PACKAGE } from "./catalog";
+import { CONSTRUCTORS } from "./constructors";
+import { type PackageSpec, inputProblems, packageSchema } from "./schema-model";
+
+/** How the engine marks a value unknown during a preview (@pulumi/pulumi runtime/rpc). */
+const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/**
+ * The parts of an Output the provider reads to check inputs before anything is registered. Not
+ * in @pulumi/pulumi's typings but what its own provider server uses on construct inputs
+ * (sdk/nodejs/output.ts of v3.248.0: `promise(withUnknowns)` resolves to the value, with the
+ * UNKNOWN marker where a value is not known yet).
+ */
+interface OutputInternals {
+  promise(withUnknowns?: boolean): Promise<unknown>;
+}
+
+/** The value inside an input, every nested Output resolved; UNKNOWN where not known yet. */
+async function resolveDeep(value: unknown): Promise<unknown> {
+  if (pulumi.Output.isInstance(value))
+    return resolveDeep(await (value as unknown as OutputInternals).promise(true));
+  if (pulumi.Resource.isInstance(value)) return value;
+  if (Array.isArray(value)) return Promise.all(value.map(resolveDeep));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(
+      await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await resolveDeep(v)] as const)),
+    );
+  return value;
+}
+
+function containsUnknown(value: unknown): boolean {
+  if (value === UNKNOWN) return true;
+  if (Array.isArray(value)) return value.some(containsUnknown);
+  if (typeof value === "object" && value !== null && !pulumi.Resource.isInstance(value))
+    return Object.values(value).some(containsUnknown);
+  return false;
+}
+
+function shortName(token: string): string {
+  return token.split(":").pop() ?? token;
+}
+
+/**
+ * The `klutch` component provider: serves the components of provider/catalog.ts to programs
+ * in any Pulumi language through `construct`. Before a component is made, its inputs are
+ * checked against the same description schema.json was generated from; all problems go out
+ * as one error naming each field. Plain inputs (`plain: true` in the schema) must be known
+ * (they decide what is created); the others are handed to the component as they came, so
+ * secrets stay Outputs marked secret and dependencies are kept.
+ */
+export class KlutchProvider implements provider.Provider {
+  public readonly version: string;
+  private readonly schemaText: string;
+
+  constructor(private readonly spec: PackageSpec = KLUTCH_PACKAGE) {
+    this.version = spec.version;
+    this.schemaText = JSON.stringify(packageSchema(spec));
+  }
+
+  getSchema(): Promise<string> {
+    return Promise.resolve(this.schemaText);
+  }
+
+  async construct(
+    name: string,
+    type: string,
+    inputs: pulumi.Inputs,
+    options: pulumi.ComponentResourceOptions,
+  ): Promise<provider.ConstructResult> {
+    const component = this.spec.components.find((c) => c.token === type);
+    const make = CONSTRUCTORS[type];
+    if (!component || !make)
+      throw new Error(
+        `unknown component type ${type}; the klutch provider serves ${this.spec.components.map((c) => c.token).join(", ")}`,
+      );
+    const known: Record<string, unknown> = {};
+    const unknown = new Set<string>();
+    const args: Record<string, unknown> = {};
+    const problems: string[] = [];
+    for (const [key, input] of Object.entries(inputs)) {
+      const value = await resolveDeep(input);
+      const plain = component.inputs[key]?.plain === true;
+      if (containsUnknown(value)) {
+        unknown.add(key);
+        if (plain)
+          problems.push(`${key} must be known before the component is created (it decides what is created)`);
+        args[key] = input;
+        continue;
+      }
+      known[key] = value;
+      args[key] = plain ? value : input;
+    }
+    problems.push(
+      ...inputProblems(this.spec, component.inputs, component.requiredInputs, known, "", unknown),
+    );
+    if (problems.length > 0)
+      throw new Error(`${shortName(type)} ${name}: invalid arguments:\n  - ${problems.join("\n  - ")}`);
+    const made = make(name, args, options);
+    return { urn: made.resource.urn, state: made.outputs };
+  }
+}

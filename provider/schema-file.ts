@@ -1,0 +1,11 @@
+import * as path from "node:path";
+import { KLUTCH_PACKAGE } from "./catalog";
+import { packageSchema } from "./schema-model";
+
+/** Where the generated schema is committed; `npm run provider:schema` writes it. */
+export const SCHEMA_FILE = path.join(__dirname, "schema.json");
+
+/** The text of schema.json as generated from provider/catalog.ts. */
+export function schemaText(): string {
+  return `${JSON.stringify(packageSchema(KLUTCH_PACKAGE), null, 2)}\n`;
+}
