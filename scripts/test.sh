@@ -17,19 +17,27 @@ npx prettier --check . >/dev/null
 
 step "unit and end-to-end tests"
 log=$(mktemp)
+status=0
+run() { npx mocha --reporter spec "$@" 2>&1 | tee -a "$log"; return "${PIPESTATUS[0]}"; }
 set +e
 if (($# > 0)); then
-  specs=("$@")
+  run "$@" || status=$?
 else
   # Unit tests live beside their code (network/proxy/port-planner.test.ts) or in test/unit.
-  specs=('test/unit/**/*.test.ts' 'network/**/*.test.ts' 'local-clusters/**/*.test.ts' 'lib/network-preview/**/*.test.ts' 'network-preview/**/*.test.ts')
-  [[ -n "${KLUTCH_SKIP_E2E:-}" ]] || specs+=('test/dataplane/**/*.test.ts' 'test/e2e/**/*.test.ts')
+  run 'test/unit/**/*.test.ts' 'network/**/*.test.ts' 'local-clusters/**/*.test.ts' 'lib/**/*.test.ts' 'network-preview/**/*.test.ts' || status=$?
+  if [[ -z "${KLUTCH_SKIP_E2E:-}" ]]; then
+    # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 2):
+    # each file brings up its own clusters, state dirs, network namespaces and port ranges, so two
+    # at once share only the CPUs. A file's output is printed when it ends.
+    jobs="${KLUTCH_E2E_JOBS:-2}"
+    step "end-to-end and data-plane tests, ${jobs} files at a time"
+    run --parallel --jobs "$jobs" 'test/dataplane/**/*.test.ts' 'test/e2e/**/*.test.ts' || status=$?
+  fi
 fi
-npx mocha --reporter spec "${specs[@]}" 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
 set -e
-passed=$(grep -oE '^ +[0-9]+ passing' "$log" | grep -oE '[0-9]+' || echo 0)
-failed=$(grep -oE '^ +[0-9]+ failing' "$log" | grep -oE '[0-9]+' || echo 0)
+sum() { grep -oE "^ +[0-9]+ $1" "$log" | grep -oE '[0-9]+' | awk '{ s += $1 } END { print s + 0 }'; }
+passed=$(sum passing)
+failed=$(sum failing)
 rm -f "$log"
 if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi
 echo "${passed} passed, ${failed} failed"
