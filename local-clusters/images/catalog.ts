@@ -4,6 +4,8 @@ import * as path from "node:path";
 import { which } from "../binaries";
 import { debianPostgres, debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
 import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
+import { bridgeSpec } from "./bridge-image";
+import { repoRoot } from "../../tooling/toolchain";
 
 /**
  * The images local nodes run, built on this machine (see host-rootfs.ts for why from host
@@ -131,7 +133,7 @@ export function postgresSpec(): ImageSpec {
   };
 }
 
-export const IMAGE_NAMES = ["pause", "haproxy", "postgres"] as const;
+export const IMAGE_NAMES = ["pause", "haproxy", "postgres", "bridge"] as const;
 export type ImageName = (typeof IMAGE_NAMES)[number];
 
 export type BuiltImages = Record<ImageName, BuiltImage>;
@@ -145,5 +147,6 @@ export async function buildNodeImages(
   const pause = await buildImage(pauseSpec(env), cacheDir);
   const haproxy = await buildImage(haproxySpec(), cacheDir);
   const postgres = await buildImage(postgresSpec(), cacheDir);
-  return { pause, haproxy, postgres };
+  const bridge = await buildImage(bridgeSpec(env, repoRoot, cacheDir), cacheDir);
+  return { pause, haproxy, postgres, bridge };
 }
