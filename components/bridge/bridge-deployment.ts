@@ -163,6 +163,15 @@ export class BridgeDeployment extends pulumi.ComponentResource {
   }
 }
 
+/**
+ * Hands the state directory to the bridge's user once: chmod while root owns it, then chown.
+ * Idempotent (the second replica, a restart) and safe when both replicas' init containers race.
+ */
 function stateOwnerScript(dir: string): string {
-  return `const fs=require("fs");fs.chmodSync(${JSON.stringify(dir)},0o700);fs.chownSync(${JSON.stringify(dir)},${BRIDGE_UID},${BRIDGE_UID})`;
+  const d = JSON.stringify(dir);
+  return [
+    `const fs = require("fs"), mine = () => fs.statSync(${d}).uid === ${BRIDGE_UID};`,
+    `if (!mine()) try { fs.chmodSync(${d}, 0o700); fs.chownSync(${d}, ${BRIDGE_UID}, ${BRIDGE_UID}); }`,
+    `catch (e) { if (!mine()) throw e; }`,
+  ].join("\n");
 }
