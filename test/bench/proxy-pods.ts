@@ -71,10 +71,12 @@ export async function proxyPodsBench(b: ProxyPodsBench): Promise<ProxyPodsResult
   ];
   const tps = { direct: [] as number[], proxy: [] as number[] };
   for (let round = 1; round <= rounds; round++) {
-    for (const [which, port] of [
+    // Each round swaps the order, so a warm-up or a neighbour's burst does not favour one path.
+    const order = [
       ["direct", b.directPort],
       ["proxy", b.proxyPort],
-    ] as const) {
+    ] as const;
+    for (const [which, port] of round % 2 === 1 ? order : [...order].reverse()) {
       const t = pgbenchTps(await pgbench(b, port, select, seconds));
       tps[which].push(t);
       log(`round ${round}/${rounds} ${which}: ${t.toFixed(0)} tps`);

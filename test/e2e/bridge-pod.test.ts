@@ -156,8 +156,8 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
         .join(","),
     );
 
-  /** Resident memory (MiB) of each bridge pod's main process, found by its command line. */
-  function bridgeRssMiB(): number[] {
+  /** The bridge processes of this run's pods (their cgroups are under the node's), with their memory. */
+  function bridgeProcesses(): { pid: number; cgroup: string; rssMiB: number }[] {
     return fs
       .readdirSync("/proc")
       .filter((d) => /^\d+$/.test(d))
@@ -165,10 +165,10 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
         try {
           const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
           if (argv[1] !== "/app/bridge/main.js") return [];
-          // This run's pods only: their root file systems are mounted under its state dir.
-          if (!fs.readlinkSync(`/proc/${pid}/root`).startsWith(stateDir)) return [];
+          const cgroup = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8");
+          if (!cgroup.includes(`/${node.netns}/`)) return [];
           const rss = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-          return rss ? [Math.round(Number(rss) / 1024)] : [];
+          return [{ pid: Number(pid), cgroup, rssMiB: Math.round(Number(rss ?? 0) / 1024) }];
         } catch {
           return [];
         }
@@ -483,7 +483,9 @@ const out = { server: kc.getCurrentCluster().server };
     const nodePort = svc.spec.ports.find((p) => p.port === port)?.nodePort ?? 0;
     assert.equal(nodePort, port, "TcpProxy gives the NodePort the Service port's number");
     assert.equal(psqlFromHost(nodePort), "42");
-    process.stdout.write(`      bridge pods' resident memory (MiB): ${bridgeRssMiB().join(", ")}\n`);
+    const rss = bridgeProcesses().map((p) => p.rssMiB);
+    assert.equal(rss.length, 2, "both bridge pods' processes");
+    process.stdout.write(`      bridge pods' resident memory after a reconcile (MiB): ${rss.join(", ")}\n`);
   });
 
   it("a deleted proxy pod is replaced and psql works again", async () => {
@@ -526,16 +528,19 @@ const out = { server: kc.getCurrentCluster().server };
     assert.ok(r.directTps > 0 && r.proxyTps > 0);
   });
 
-  it("killing the leader pod: the other replica takes the Lease and realises a new claim", async () => {
-    const holder = () =>
-      kubectlJson<{ spec: { holderIdentity?: string } }>(kc(), ["-n", PROXY_NS, "get", "lease", LEADER_LEASE])
-        .spec.holderIdentity ?? "";
-    const before = holder();
-    const leader = bridgePods().find((p) => before.startsWith(`${p.metadata.name}-`));
-    assert.ok(leader, `a bridge pod holds the Lease (${before})`);
-    const standby = bridgePods().find((p) => p !== leader)!;
-    kubectl(kc(), ["-n", PROXY_NS, "delete", "pod", leader.metadata.name, "--grace-period=0", "--force"]);
-    const killed = Date.now();
+  const holder = () =>
+    kubectlJson<{ spec: { holderIdentity?: string } }>(kc(), ["-n", PROXY_NS, "get", "lease", LEADER_LEASE])
+      .spec.holderIdentity ?? "";
+  const leaderPod = () => {
+    const now = holder();
+    const list = bridgePods();
+    const leader = list.find((p) => now.startsWith(`${p.metadata.name}-`));
+    assert.ok(leader, `a bridge pod holds the Lease (${now})`);
+    return { leader, standby: list.find((p) => p !== leader)! };
+  };
+
+  /** The standby holds the Lease, a new claim is realised, every claim still serves psql. */
+  async function takenOver(standby: Pod, since: number, what: string, claimName: string): Promise<void> {
     await eventually(
       "the standby to take the Lease",
       () => holder().startsWith(`${standby.metadata.name}-`),
@@ -544,13 +549,12 @@ const out = { server: kc.getCurrentCluster().server };
       throw new Error(`${e.message}\nholder: ${holder()}\n${bridgeLogs()}`);
     });
     process.stdout.write(
-      `      leader killed → standby holds the Lease: ${((Date.now() - killed) / 1000).toFixed(1)} s\n`,
+      `      ${what} → the standby holds the Lease: ${((Date.now() - since) / 1000).toFixed(1)} s\n`,
     );
-    assert.equal(kubectlApply(kc(), claim("invoices")).status, 0);
-    const invoices = await waitClaimReady("invoices");
-    assert.notEqual(invoices.status?.port, firstReady.status?.port);
-    assert.equal(psqlFromHost(invoices.status!.port!), "42");
-    // The first claim still works after the failover (the state was shared).
+    assert.equal(kubectlApply(kc(), claim(claimName)).status, 0);
+    const created = await waitClaimReady(claimName);
+    assert.equal(psqlFromHost(created.status!.port!), "42");
+    // The stacks of the old leader carry on (shared state): the first claim still serves.
     assert.equal(psqlFromHost(firstReady.status!.port!), "42");
     await eventually(
       "the Deployment to have two Ready bridge pods again",
@@ -560,5 +564,28 @@ const out = { server: kc.getCurrentCluster().server };
       },
       180_000,
     );
+  }
+
+  it("a crashed leader (its process SIGKILLed, the Lease left held): the standby takes over when it expires and realises a new claim", async () => {
+    const { leader, standby } = leaderPod();
+    const uid = kubectlJson<{ metadata: { uid: string } }>(kc(), [
+      "-n",
+      PROXY_NS,
+      "get",
+      "pod",
+      leader.metadata.name,
+    ]).metadata.uid;
+    const pids = bridgeProcesses().filter((p) => p.cgroup.includes(`pod${uid}`));
+    assert.equal(pids.length, 1, `the leader pod's bridge process (${JSON.stringify(pids)})`);
+    process.kill(pids[0]!.pid, "SIGKILL");
+    await takenOver(standby, Date.now(), "leader crashed", "invoices");
+  });
+
+  it("killing the leader pod: the other replica takes the Lease and realises a new claim; the Deployment replaces the pod", async () => {
+    const { leader, standby } = leaderPod();
+    const killed = Date.now();
+    kubectl(kc(), ["-n", PROXY_NS, "delete", "pod", leader.metadata.name, "--grace-period=0", "--force"]);
+    await takenOver(standby, killed, "leader pod deleted", "payments");
+    assert.ok(bridgePods().every((p) => p.metadata.name !== leader.metadata.name));
   });
 });
