@@ -11,21 +11,15 @@ import { BridgeIdentity } from "../../components/bridge/bridge-identity";
 import { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL, NETWORK_PATH_VERSION } from "../../lib/bridge/api";
 import { LEADER_LEASE } from "../../lib/bridge/lease";
 import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCluster } from "../../local-clusters/cluster";
-import { LocalCrossplane } from "../../local-clusters/crossplane";
-import {
-  compositionName,
-  pulumiBackedComposition,
-  renderResourcesMode,
-} from "../../network/connector-api/compositions";
-import { networkPathCrd } from "../../network/connector-api/network-path-crd";
-import { connectorXrd } from "../../network/connector-api/xrd";
 import { ensureKubernetesPlugin, pulumiEnv } from "../../tooling/pulumi-runner";
 import { toolchainEnv } from "../../tooling/toolchain";
 import { proxyPodsBench } from "../bench/proxy-pods";
+import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { postgresDeployment } from "../helpers/postgres-pod";
+import type { LocalCrossplane } from "../../local-clusters/crossplane";
 
 const CP = "bridge-pod-cp";
 const NS = "team-a";
@@ -181,60 +175,20 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
     node = cp.node;
     assert.ok(node.images.bridge, "the node imported the bridge image");
 
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
-    kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
-    kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
-    for (const m of [
-      connectorXrd(compositionName("proxy")),
-      renderResourcesMode(pulumiBackedComposition("proxy")),
-      networkPathCrd(),
-    ])
-      assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
-    crossplane = new LocalCrossplane(stateDir, CP, env);
-    await crossplane.start();
-    await eventually(
-      "the XRD to be established",
-      () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
-      120_000,
-    );
+    crossplane = await crossplaneWithConnectorApi(kc(), stateDir, CP, env);
     for (const ns of [NS, PROXY_NS]) kubectl(kc(), ["create", "namespace", ns]);
 
     // The data service: PostgreSQL from the local image, a ClusterIP the proxies reach and a
     // NodePort for the direct baseline of the benchmark.
-    const pg = {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "pg", namespace: NS },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: "pg" } },
-        template: {
-          metadata: { labels: { app: "pg" } },
-          spec: {
-            automountServiceAccountToken: false,
-            securityContext: { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999 },
-            containers: [
-              {
-                name: "postgres",
-                image: node.images.postgres,
-                imagePullPolicy: "Never",
-                env: [
-                  { name: "POSTGRES_PASSWORD", valueFrom: { secretKeyRef: { name: "pg", key: "password" } } },
-                  { name: "PGPASSWORD", valueFrom: { secretKeyRef: { name: "pg", key: "password" } } },
-                ],
-                ports: [{ containerPort: 5432 }],
-                readinessProbe: {
-                  exec: { command: ["pg_isready", "-h", "127.0.0.1", "-U", "postgres"] },
-                  periodSeconds: 2,
-                },
-                volumeMounts: [{ name: "data", mountPath: "/var/lib/postgresql/data" }],
-              },
-            ],
-            volumes: [{ name: "data", emptyDir: {} }],
-          },
-        },
-      },
-    };
+    const pg = postgresDeployment({
+      name: "pg",
+      namespace: NS,
+      image: node.images.postgres as string,
+      password: { valueFrom: { secretKeyRef: { name: "pg", key: "password" } } },
+      clientPassword: true,
+      // A data service with requests, as deployed for real (Burstable, not BestEffort).
+      resources: { requests: { cpu: "250m", memory: "128Mi" } },
+    });
     kubectl(kc(), ["-n", NS, "create", "secret", "generic", "pg", `--from-literal=password=${pgPassword}`]);
     for (const doc of [
       pg,
@@ -304,9 +258,16 @@ const k8s = require("@kubernetes/client-node");
 const kc = new k8s.KubeConfig();
 kc.loadFromCluster();
 const out = { server: kc.getCurrentCluster().server };
+// A CRD established a moment ago may answer 429 "storage is (re)initializing": retry as clients do.
+const retry = async (call) => {
+  for (let i = 0; ; i++) {
+    try { return await call(); }
+    catch (e) { if (e.code !== 429 || i >= 30) throw e; await new Promise((r) => setTimeout(r, 1000)); }
+  }
+};
 (async () => {
-  const list = await kc.makeApiClient(k8s.CustomObjectsApi).listClusterCustomObject({
-    group: "${NETWORK_PATH_GROUP}", version: "${NETWORK_PATH_VERSION}", plural: "${NETWORK_PATH_PLURAL}" });
+  const list = await retry(() => kc.makeApiClient(k8s.CustomObjectsApi).listClusterCustomObject({
+    group: "${NETWORK_PATH_GROUP}", version: "${NETWORK_PATH_VERSION}", plural: "${NETWORK_PATH_PLURAL}" }));
   out.networkPaths = list.items.length;
   try { await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: "kube-system" }); out.secrets = "allowed"; }
   catch (e) { out.secrets = e.code; }

@@ -10,6 +10,7 @@ import { cgroupPids, mountsUnder } from "../../local-clusters/node/host";
 import { renderHaproxyConfig } from "../../network/proxy/haproxy-config";
 import { NODE_COMPONENTS } from "../../local-clusters/node/layout";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { postgresDeployment } from "../helpers/postgres-pod";
 
 const CLUSTER = "node-e2e";
 const NS = "default";
@@ -313,37 +314,12 @@ describe("local cluster with a node (e2e)", function () {
 
   it("runs PostgreSQL from the local image (exec readiness probe); psql reaches it via NodePort and through an HAProxy pod with the TcpProxy config", async () => {
     const password = "node-e2e-only";
-    const pg = {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "pg", namespace: NS },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: "pg" } },
-        template: {
-          metadata: { labels: { app: "pg" } },
-          spec: {
-            automountServiceAccountToken: false,
-            securityContext: { runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999 },
-            containers: [
-              {
-                name: "postgres",
-                image: node.images.postgres,
-                imagePullPolicy: "Never",
-                env: [{ name: "POSTGRES_PASSWORD", value: password }],
-                ports: [{ containerPort: 5432 }],
-                readinessProbe: {
-                  exec: { command: ["pg_isready", "-h", "127.0.0.1", "-U", "postgres"] },
-                  periodSeconds: 2,
-                },
-                volumeMounts: [{ name: "data", mountPath: "/var/lib/postgresql/data" }],
-              },
-            ],
-            volumes: [{ name: "data", emptyDir: {} }],
-          },
-        },
-      },
-    };
+    const pg = postgresDeployment({
+      name: "pg",
+      namespace: NS,
+      image: node.images.postgres as string,
+      password: { value: password },
+    });
     const service = (name: string, port: number) =>
       JSON.stringify({
         apiVersion: "v1",
