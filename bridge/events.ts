@@ -16,6 +16,7 @@ export type PathEventReason =
   | "ReconcileError"
   | "PortRangeExhausted"
   | "InvalidConnection"
+  | "ForwarderFailed"
   | "CheckpointRestored"
   | "CheckpointRepaired"
   | "CheckpointRecreated"

@@ -186,7 +186,14 @@ export class GroupReconciler {
         ...marks,
         totalMs: clock() - started,
       });
-      if (live.some((p) => endpoints[pathId(p)]?.probe?.ready === false))
+      // A probe that failed, or a forwarder that could not listen (a port held by another
+      // process): both may come right by themselves, so the group is tried again.
+      if (
+        live.some(
+          (p) =>
+            endpoints[pathId(p)]?.probe?.ready === false || problems[pathId(p)]?.reason === "ForwarderFailed",
+        )
+      )
         return { requeueAfter: PROBE_RETRY_MS };
       return {};
     } catch (e) {

@@ -11,6 +11,7 @@ import { staleLocks, type StackLock } from "../lib/bridge/locks";
 import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
+import { upFromEvents } from "./engine-run";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
 import { toConnection } from "../network/proxy/bridge-program";
@@ -104,7 +105,7 @@ export class StackRunner implements GroupStacks {
   async up(key: string, live: NetworkPathObject[], run: RunOptions): Promise<GroupOutputs> {
     const { stack, recovered } = await this.prepare(key, run);
     const result = await this.withSignal((signal) =>
-      stack.up({
+      upFromEvents(stack, {
         onEvent: run.onEvent,
         color: "never",
         signal,
@@ -115,7 +116,7 @@ export class StackRunner implements GroupStacks {
     return {
       endpoints: (result.outputs.endpoints?.value ?? {}) as Record<string, PathEndpoint>,
       problems: (result.outputs.problems?.value ?? {}) as Record<string, PathProblem>,
-      ...(result.summary.resourceChanges ? { changes: result.summary.resourceChanges } : {}),
+      changes: result.resourceChanges,
     };
   }
 
@@ -190,6 +191,11 @@ export class StackRunner implements GroupStacks {
     const abort = new AbortController();
     this.runs.add(abort);
     try {
+      // A cancel between `prepare`'s check and here aborted nothing of this run: it never starts.
+      // (One that lands inside `stack.up` before the CLI is spawned is not seen by the Automation
+      // API, which listens for "abort" only once the process runs: that update completes, and
+      // the bridge's SIGTERM handler waits for it like for any run in flight.)
+      if (this.stopped) throw new Error("the bridge is stopping");
       return await fn(abort.signal);
     } finally {
       this.runs.delete(abort);

@@ -72,13 +72,6 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     this.appClusters = Object.fromEntries(
       config.appClusters.map((app) => [app.name, this.cluster(`${name}-${app.name}`, app, args)]),
     );
-    this.networkPaths = buildNetworkPaths({
-      name,
-      config,
-      controlPlane: this.controlPlane,
-      appClusters: this.appClusters,
-      parent: this,
-    });
     const byName: Record<string, ClusterAccess> = {
       ...this.appClusters,
       [config.controlPlane.name]: this.controlPlane,
@@ -97,6 +90,14 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       (created[plan.cluster] ??= []).push(ns.metadata.name);
       namespaceResources[`${plan.cluster}/${plan.namespace}`] = ns;
     }
+    this.networkPaths = buildNetworkPaths({
+      name,
+      config,
+      controlPlane: this.controlPlane,
+      appClusters: this.appClusters,
+      parent: this,
+      namespaces: namespaceResources,
+    });
     this.namespaces = pulumi.output(
       Object.fromEntries(Object.entries(created).map(([cluster, names]) => [cluster, pulumi.all(names)])),
     );

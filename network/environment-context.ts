@@ -10,6 +10,11 @@ export interface EnvironmentNetworkContext {
   controlPlane: ClusterAccess;
   appClusters: Record<string, ClusterAccess>;
   parent: pulumi.Resource;
+  /**
+   * The namespaces the environment creates, by `<cluster>/<namespace>`: a builder that places
+   * objects in one depends on it, so a first `up` never races the namespace's creation.
+   */
+  namespaces: Readonly<Record<string, pulumi.Resource>>;
 }
 
 /** One app cluster that uses the implementation. */

@@ -52,7 +52,8 @@ export interface NetworkPathObject {
  * only, as Ready=False and Synced=False with this reason).
  */
 export interface PathProblem {
-  reason: "PortRangeExhausted" | "InvalidConnection";
+  /** ForwarderFailed: a forwarded path's forwarder does not listen (its message says why). */
+  reason: "PortRangeExhausted" | "InvalidConnection" | "ForwarderFailed";
   message: string;
 }
 

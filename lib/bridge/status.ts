@@ -121,14 +121,16 @@ export function failedStatus(
  */
 export function statusEvent(status: NonNullable<NetworkPathObject["status"]>): {
   type: "Normal" | "Warning";
-  reason: "PathReady" | "ProbeFailed" | "ReconcileError" | "PortRangeExhausted" | "InvalidConnection";
+  reason: "PathReady" | "ProbeFailed" | "ReconcileError" | PathProblem["reason"];
   message: string;
 } {
   const ready = status.conditions?.find((c) => c.type === "Ready");
   const synced = status.conditions?.find((c) => c.type === "Synced");
   if (synced?.status === "False") {
     const reason =
-      synced.reason === "PortRangeExhausted" || synced.reason === "InvalidConnection"
+      synced.reason === "PortRangeExhausted" ||
+      synced.reason === "InvalidConnection" ||
+      synced.reason === "ForwarderFailed"
         ? synced.reason
         : "ReconcileError";
     return { type: "Warning", reason, message: synced.message };

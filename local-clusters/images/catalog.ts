@@ -6,6 +6,7 @@ import { debianPostgres, debianVersion, hostFiles, hostTree, librariesOf, userEn
 import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
 import { bridgeSpec } from "./bridge-image";
 import { repoRoot } from "../../tooling/toolchain";
+import { wireguardSpec } from "./wireguard-image";
 
 /**
  * The images local nodes run, built on this machine (see host-rootfs.ts for why from host
@@ -133,7 +134,7 @@ export function postgresSpec(): ImageSpec {
   };
 }
 
-export const IMAGE_NAMES = ["pause", "haproxy", "postgres", "bridge"] as const;
+export const IMAGE_NAMES = ["pause", "haproxy", "postgres", "wireguard", "bridge"] as const;
 export type ImageName = (typeof IMAGE_NAMES)[number];
 
 export type BuiltImages = Record<ImageName, BuiltImage>;
@@ -147,6 +148,7 @@ export async function buildNodeImages(
   const pause = await buildImage(pauseSpec(env), cacheDir);
   const haproxy = await buildImage(haproxySpec(), cacheDir);
   const postgres = await buildImage(postgresSpec(), cacheDir);
+  const wireguard = await buildImage(wireguardSpec(`${IMAGE_REPOSITORY}/wireguard`), cacheDir);
   const bridge = await buildImage(bridgeSpec(env, repoRoot, cacheDir), cacheDir);
-  return { pause, haproxy, postgres, bridge };
+  return { pause, haproxy, postgres, wireguard, bridge };
 }

@@ -108,7 +108,8 @@ export interface NodeContext {
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
 /** Whether any kubelet of any local node on this machine still runs. */
-function otherKubeletRunning(): boolean {
+/** Whether any kubelet runs on this machine (another local node, e.g. of a test running beside). */
+export function otherKubeletRunning(): boolean {
   return fs
     .readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))

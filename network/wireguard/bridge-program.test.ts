@@ -27,16 +27,23 @@ function networkPath(name: string, host: string, port: number, statusPort?: numb
   };
 }
 
-async function run(paths: NetworkPathObject[], netns: string | undefined) {
+async function run(
+  paths: NetworkPathObject[],
+  netns: string | undefined,
+  options: Parameters<typeof mockPulumi>[2] = {},
+) {
   const before = process.env[LOCAL_DATA_NETNS_ENV];
   if (netns === undefined) delete process.env[LOCAL_DATA_NETNS_ENV];
   else process.env[LOCAL_DATA_NETNS_ENV] = netns;
   try {
-    const mocked = mockPulumi({});
+    const mocked = mockPulumi({}, "test", options);
     const outputs = await wireguardProgram("team-a/wireguard", paths, LOCAL)();
     const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, Endpoint>>);
+    const problems = await valueOf(
+      pulumi.output(outputs.problems) as pulumi.Output<Record<string, PathProblem>>,
+    );
     await settle();
-    return { mocked, endpoints, problems: outputs.problems as Record<string, PathProblem> };
+    return { mocked, endpoints, problems };
   } finally {
     if (before === undefined) delete process.env[LOCAL_DATA_NETNS_ENV];
     else process.env[LOCAL_DATA_NETNS_ENV] = before;
@@ -75,6 +82,26 @@ describe("WireGuard bridge program, local target (mocks)", function () {
     assert.equal(client.inputs.netns, localNames("team-a/wireguard").netns);
     assert.equal(client.inputs.dataNetns, "kwds-test");
     assert.equal(client.inputs.gatewayDir, "/var/lib/klutch-bridge/wireguard/kwds-test");
+  });
+
+  it("a forwarder that does not listen is its own path's problem; the others keep their endpoints", async () => {
+    const failure =
+      "the forwarder 127.0.0.1:20000 in kwc-x does not listen (Address already in use); stop it";
+    // The forwarder's provider as it reports a failed start: in its state, not thrown.
+    const forwarder: pulumi.dynamic.ResourceProvider = {
+      create: (inputs: { name: string }) =>
+        Promise.resolve({
+          id: inputs.name,
+          outs: { ...inputs, ...(inputs.name === "reports" ? { failure } : {}) },
+        }),
+    };
+    const { endpoints, problems } = await run(
+      [networkPath("orders", "198.51.100.10", 5432), networkPath("reports", "198.51.100.11", 5432)],
+      "kwds-test",
+      { dynamicProviders: { "pulumi-nodejs:dynamic/klutch:LocalTcpForwarder": forwarder } },
+    );
+    assert.deepEqual(endpoints, { orders: { hostForConsumer: "127.0.0.1", port: 5432 } });
+    assert.deepEqual(problems, { reports: { reason: "ForwarderFailed", message: failure } });
   });
 
   it("keeps the ports paths report, whatever connection comes later", async () => {

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import { forwarderProblems, realisedOnly } from "./forwarder-problems";
 import { pathId } from "../../lib/bridge/model";
 import type { Target } from "../proxy/bridge-program";
 import { routedProgram } from "../routed/bridge-program";
@@ -108,7 +109,8 @@ export function wireguardProgram(
       },
       { dependsOn: [client] },
     );
-    const endpoints: Record<string, pulumi.Output<Endpoint>> = {};
+    const endpoints: Record<string, pulumi.Output<Endpoint | undefined>> = {};
+    const failures: Record<string, pulumi.Output<string | undefined>> = {};
     for (const f of planned.forwarders) {
       const fwd = new LocalTcpForwarder(
         `forwarder-${f.name}`,
@@ -123,14 +125,15 @@ export function wireguardProgram(
         },
         { dependsOn: [hosts] },
       );
-      endpoints[f.name] = fwd.id.apply(() => ({
-        hostForConsumer: LOCAL_FORWARDER_ADDRESS,
-        port: f.listenPort,
-      }));
+      // A forwarder that does not listen is this path's problem alone (its state says why).
+      failures[f.name] = fwd.failure;
+      endpoints[f.name] = fwd.failure.apply((failure) =>
+        failure === undefined ? { hostForConsumer: LOCAL_FORWARDER_ADDRESS, port: f.listenPort } : undefined,
+      );
     }
     return Promise.resolve({
-      endpoints: pulumi.output(endpoints),
-      problems,
+      endpoints: pulumi.output(endpoints).apply(realisedOnly),
+      problems: pulumi.output(failures).apply((all) => ({ ...problems, ...forwarderProblems(all) })),
       tunnel: { netns: client.netns, tunnelAddress: client.tunnelAddress, publicKey: key.publicKey },
     });
   };

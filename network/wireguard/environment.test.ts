@@ -25,6 +25,20 @@ const providerName = (r: Registered) => r.provider?.split("::")[3] ?? "";
 const isSecret = (v: unknown) =>
   typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG] === SECRET_MARKER;
 
+const WIREGUARD_APP = {
+  name: "app-1",
+  infrastructure: "local",
+  networkConnector: { implementation: "wireguard", endpoint: "192.0.2.1:51820" },
+};
+
+/** A local environment: the control plane and these app clusters. */
+const localConfig = (stateDir: string, appClusters: Record<string, unknown>[]) => ({
+  environment: "local",
+  controlPlane: { name: "control-plane", infrastructure: "local" },
+  appClusters,
+  localClusters: { stateDir },
+});
+
 describe("the environment deploys the WireGuard tunnel (mocks)", function () {
   this.timeout(60000);
 
@@ -33,19 +47,7 @@ describe("the environment deploys the WireGuard tunnel (mocks)", function () {
     before(async () => {
       const stateDir = fakeLocalStateDir(["control-plane", "app-1", "app-2"]);
       run = mockPulumi(
-        {
-          environment: "local",
-          controlPlane: { name: "control-plane", infrastructure: "local" },
-          appClusters: [
-            {
-              name: "app-1",
-              infrastructure: "local",
-              networkConnector: { implementation: "wireguard", endpoint: "192.0.2.1:51820" },
-            },
-            { name: "app-2", infrastructure: "local" },
-          ],
-          localClusters: { stateDir },
-        },
+        localConfig(stateDir, [WIREGUARD_APP, { name: "app-2", infrastructure: "local" }]),
         "test",
         { dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider } },
       );
@@ -101,6 +103,41 @@ describe("the environment deploys the WireGuard tunnel (mocks)", function () {
         .find((s) => s.name.endsWith("-wireguard-gateway-service"));
       assert.equal(svc?.inputs.spec.ports[0].protocol, "UDP");
       assert.equal(svc?.inputs.spec.ports[0].port, 51820);
+    });
+  });
+
+  describe("a slow klutch-network namespace (the first `up` on a new control plane)", () => {
+    let run: MockedRun;
+    before(async () => {
+      const stateDir = fakeLocalStateDir(["control-plane", "app-1"]);
+      run = mockPulumi(localConfig(stateDir, [WIREGUARD_APP]), "test", {
+        dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider },
+        // The API server takes its time creating the gateway's namespace.
+        delayMs: (args) =>
+          args.type === "kubernetes:core/v1:Namespace" &&
+          (args.inputs.metadata as { name?: string } | undefined)?.name === "klutch-network"
+            ? 300
+            : 0,
+      });
+      klutchProgram();
+      for (let i = 0; i < 4; i++) {
+        await drain();
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    });
+
+    it("registers none of the gateway's objects before the namespace exists", () => {
+      const namespaceDone = run.events.findIndex((e) =>
+        /^done kubernetes:core\/v1:Namespace .*-control-plane-klutch-network$/.test(e),
+      );
+      assert.ok(namespaceDone >= 0, "the namespace was created");
+      const gatewayObjects = run.events
+        .map((e, i) => [e, i] as const)
+        .filter(([e]) =>
+          /^start kubernetes:\S+ .*-wireguard-gateway-(service|secret|rules|deployment)$/.test(e),
+        );
+      assert.equal(gatewayObjects.length, 4, run.events.filter((e) => e.includes("gateway")).join("\n"));
+      for (const [e, i] of gatewayObjects) assert.ok(i > namespaceDone, `${e} waits for klutch-network`);
     });
   });
 

@@ -129,17 +129,23 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
     return out;
   }
 
+  // The bridge's namespace on the control plane, which the environment always creates: the
+  // gateway's objects wait for it (a first `up` would otherwise race its creation).
+  const gatewayNamespace = ctx.namespaces[`${ctx.config.controlPlane.name}/${SETTINGS_NAMESPACE}`];
+  if (!gatewayNamespace)
+    throw new Error(
+      `internal: the environment creates no ${SETTINGS_NAMESPACE} namespace for the WireGuard gateway`,
+    );
   out.tunnel = new WireguardTunnel(
     name,
     {
       ...common,
       gatewayProvider: cp.provider,
-      // The bridge's namespace on the control plane, which the environment always creates.
       gatewayNamespace: SETTINGS_NAMESPACE,
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
       gatewayServiceType: "LoadBalancer",
     },
-    { ...opts, dependsOn: namespaces },
+    { ...opts, dependsOn: [...namespaces, gatewayNamespace] },
   );
   return out;
 };

@@ -61,9 +61,43 @@ export interface LocalWireguardClientOutputs extends LocalWireguardClientInputs 
 
 type ExecOpts = { input?: string; allowFail?: boolean };
 
-interface Helpers {
+/** Running commands, shared by the providers below. */
+interface Commands {
+  /** Runs argv with PATH as the only environment; throws with its stderr unless allowFail. */
   sh(argv: string[], opts?: ExecOpts): string;
+  /** The same inside a network namespace (`ip netns exec`). */
   inNs(ns: string, argv: string[], opts?: ExecOpts): string;
+}
+
+/**
+ * Spread into each provider object rather than called from module scope: Pulumi serialises a
+ * dynamic provider by its closure (`serializeFunction(() => provider)` in
+ * @pulumi/pulumi dynamic/index.ts), so the methods copied into the provider's own properties
+ * travel with it as functions, and `this` is the provider at call time, wherever it runs.
+ * Nothing here may close over module state: each call requires what it needs.
+ */
+const commands: Commands = {
+  sh(argv, opts = {}) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { spawnSync } = require("node:child_process") as typeof import("node:child_process");
+    const r = spawnSync(argv[0] as string, argv.slice(1), {
+      input: opts.input,
+      encoding: "utf8",
+      timeout: 20000,
+      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
+    });
+    if (r.status !== 0 && !opts.allowFail) {
+      throw new Error(`${argv.join(" ")} exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim()}`);
+    }
+    return r.stdout ?? "";
+  },
+
+  inNs(ns, argv, opts) {
+    return this.sh(["ip", "netns", "exec", ns, ...argv], opts);
+  },
+};
+
+interface Helpers extends Commands {
   alive(pidFile: string): number | undefined;
   daemon(ns: string, argv: string[], pidFile: string, logFile: string): number;
   stop(pidFile: string): void;
@@ -95,24 +129,7 @@ export const localWireguardClientProvider: ClientProvider & {
   read: NonNullable<ClientProvider["read"]>;
   delete: NonNullable<ClientProvider["delete"]>;
 } = {
-  sh(argv, opts = {}) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { spawnSync } = require("node:child_process") as typeof import("node:child_process");
-    const r = spawnSync(argv[0] as string, argv.slice(1), {
-      input: opts.input,
-      encoding: "utf8",
-      timeout: 20000,
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
-    });
-    if (r.status !== 0 && !opts.allowFail) {
-      throw new Error(`${argv.join(" ")} exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim()}`);
-    }
-    return r.stdout ?? "";
-  },
-
-  inNs(ns, argv, opts) {
-    return this.sh(["ip", "netns", "exec", ns, ...argv], opts);
-  },
+  ...commands,
 
   alive(pidFile) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -546,8 +563,7 @@ export interface LocalAllowedHostsInputs {
   services: string[];
 }
 
-type HostsHelpers = {
-  sh(argv: string[], opts?: ExecOpts): string;
+type HostsHelpers = Commands & {
   setElements(ns: string, table: string, set: string): string[];
   sync(olds: LocalAllowedHostsInputs | undefined, news: LocalAllowedHostsInputs): void;
   inPlace(o: LocalAllowedHostsInputs): boolean;
@@ -560,23 +576,10 @@ export const localAllowedHostsProvider: HostsProvider & {
   update: NonNullable<HostsProvider["update"]>;
   delete: NonNullable<HostsProvider["delete"]>;
 } = {
-  sh(argv, opts = {}) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { spawnSync } = require("node:child_process") as typeof import("node:child_process");
-    const r = spawnSync(argv[0] as string, argv.slice(1), {
-      input: opts.input,
-      encoding: "utf8",
-      timeout: 20000,
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
-    });
-    if (r.status !== 0 && !opts.allowFail) {
-      throw new Error(`${argv.join(" ")} exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim()}`);
-    }
-    return r.stdout ?? "";
-  },
+  ...commands,
 
   setElements(ns, table, set) {
-    const out = this.sh(["ip", "netns", "exec", ns, "nft", "-j", "list", "set", "inet", table, set], {
+    const out = this.inNs(ns, ["nft", "-j", "list", "set", "inet", table, set], {
       allowFail: true,
     });
     if (!out) return [];
@@ -590,11 +593,7 @@ export const localAllowedHostsProvider: HostsProvider & {
     const ns = news.netns;
     const gone = (olds?.allowedIps ?? []).filter((a) => !news.allowedIps.includes(a));
     // `wg set … allowed-ips` replaces the peer's list in place: no handshake, no new key.
-    this.sh([
-      "ip",
-      "netns",
-      "exec",
-      ns,
+    this.inNs(ns, [
       "wg",
       "set",
       news.ifname,
@@ -603,10 +602,8 @@ export const localAllowedHostsProvider: HostsProvider & {
       "allowed-ips",
       news.allowedIps.join(","),
     ]);
-    for (const a of news.allowedIps)
-      this.sh(["ip", "netns", "exec", ns, "ip", "route", "replace", a, "dev", news.ifname]);
-    for (const a of gone)
-      this.sh(["ip", "netns", "exec", ns, "ip", "route", "del", a, "dev", news.ifname], { allowFail: true });
+    for (const a of news.allowedIps) this.inNs(ns, ["ip", "route", "replace", a, "dev", news.ifname]);
+    for (const a of gone) this.inNs(ns, ["ip", "route", "del", a, "dev", news.ifname], { allowFail: true });
     // The gateway's flows of this client, in one transaction: added ones and removed ones
     // switch together, and the other clients' elements are never touched.
     const present = new Set(this.setElements(news.dataNetns, news.nftTable, "flows"));
@@ -621,14 +618,13 @@ export const localAllowedHostsProvider: HostsProvider & {
     const services = new Set(this.setElements(news.dataNetns, news.nftTable, "services"));
     for (const s of news.services)
       if (!services.has(s)) lines.push(`add element inet ${news.nftTable} services { ${s} }`);
-    if (lines.length > 0)
-      this.sh(["ip", "netns", "exec", news.dataNetns, "nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
+    if (lines.length > 0) this.inNs(news.dataNetns, ["nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
   },
 
   inPlace(o) {
     const flows = new Set(this.setElements(o.dataNetns, o.nftTable, "flows"));
     if (!o.flows.every((f) => flows.has(f))) return false;
-    const current = this.sh(["ip", "netns", "exec", o.netns, "wg", "show", o.ifname, "allowed-ips"], {
+    const current = this.inNs(o.netns, ["wg", "show", o.ifname, "allowed-ips"], {
       allowFail: true,
     });
     const list = (current.split("\t")[1] ?? "").trim().split(/\s+/);
@@ -658,8 +654,7 @@ export const localAllowedHostsProvider: HostsProvider & {
     const lines = props.flows
       .filter((f) => present.has(f))
       .map((f) => `delete element inet ${props.nftTable} flows { ${f} }`);
-    if (lines.length > 0)
-      this.sh(["ip", "netns", "exec", props.dataNetns, "nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
+    if (lines.length > 0) this.inNs(props.dataNetns, ["nft", "-f", "-"], { input: `${lines.join("\n")}\n` });
     return Promise.resolve();
   },
 };
@@ -689,7 +684,19 @@ export interface LocalTcpForwarderInputs {
   port: number;
 }
 
+/**
+ * What a forwarder's state says: its inputs, and `failure` while it does not listen. A failed
+ * forwarder is state, not an error: an error would fail the group's whole `up`, and with it
+ * every other connection of the app cluster (the bridge reports `failure` on this path alone).
+ */
+export interface LocalTcpForwarderOutputs extends LocalTcpForwarderInputs {
+  /** Why the forwarder does not listen, and what to change; absent while it works. */
+  failure?: string;
+}
+
 type ForwarderHelpers = {
+  /** Starts the forwarder; its failure, if any, in the state rather than thrown. */
+  realise(i: LocalTcpForwarderInputs): LocalTcpForwarderOutputs;
   strays(i: LocalTcpForwarderInputs): number[];
   alive(pidFile: string): number | undefined;
   listening(pid: number, port: number): boolean;
@@ -697,7 +704,7 @@ type ForwarderHelpers = {
   stopPid(pidFile: string): void;
   pidFile(i: LocalTcpForwarderInputs): string;
 };
-type ForwarderProvider = pulumi.dynamic.ResourceProvider<LocalTcpForwarderInputs, LocalTcpForwarderInputs> &
+type ForwarderProvider = pulumi.dynamic.ResourceProvider<LocalTcpForwarderInputs, LocalTcpForwarderOutputs> &
   ForwarderHelpers;
 
 export const localTcpForwarderProvider: ForwarderProvider & {
@@ -708,6 +715,25 @@ export const localTcpForwarderProvider: ForwarderProvider & {
 } = {
   pidFile(i) {
     return `${i.dir}/${i.netns}-${i.name}.pid`;
+  },
+
+  realise(i) {
+    // Only the inputs: a `failure` of the last run must not outlive a start that works.
+    const inputs: LocalTcpForwarderInputs = {
+      name: i.name,
+      dir: i.dir,
+      netns: i.netns,
+      listenAddress: i.listenAddress,
+      listenPort: i.listenPort,
+      host: i.host,
+      port: i.port,
+    };
+    try {
+      this.start(inputs);
+      return inputs;
+    } catch (e) {
+      return { ...inputs, failure: (e as Error).message };
+    }
   },
 
   strays(i) {
@@ -797,10 +823,14 @@ export const localTcpForwarderProvider: ForwarderProvider & {
     const deadline = Date.now() + 5000;
     while (!this.listening(pid, i.listenPort)) {
       if (Date.now() > deadline || !this.alive(pidFile)) {
-        const text = fs.readFileSync(`${i.dir}/${i.netns}-${i.name}.log`, "utf8").slice(-500);
+        const logFile = `${i.dir}/${i.netns}-${i.name}.log`;
+        const said = fs.readFileSync(logFile, "utf8").trim().split("\n").pop() ?? "";
         this.stopPid(pidFile);
+        const fix = /Address already in use/.test(said)
+          ? `another process in network namespace ${i.netns} holds port ${i.listenPort}: stop it, or give the connection another port`
+          : `see ${logFile}`;
         throw new Error(
-          `the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns} does not listen: ${text}`,
+          `the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns} does not listen (${said.replace(/^\S+ \S+ socat\[\d+\] /, "") || "no output"}); ${fix}. The bridge tries again on every reconcile.`,
         );
       }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
@@ -823,8 +853,7 @@ export const localTcpForwarderProvider: ForwarderProvider & {
   },
 
   create(inputs) {
-    this.start(inputs);
-    return Promise.resolve({ id: this.pidFile(inputs), outs: inputs });
+    return Promise.resolve({ id: this.pidFile(inputs), outs: this.realise(inputs) });
   },
 
   diff(_id, olds, news) {
@@ -836,18 +865,20 @@ export const localTcpForwarderProvider: ForwarderProvider & {
     )
       return Promise.resolve({ changes: true, replaces: ["listenPort"], deleteBeforeReplace: true });
     const pid = this.alive(this.pidFile(olds));
-    const dead = pid === undefined || !this.listening(pid, olds.listenPort);
+    // A failed forwarder is tried again on every reconcile: what blocked it may be gone.
+    const dead = pid === undefined || !this.listening(pid, olds.listenPort) || olds.failure !== undefined;
     return Promise.resolve({ changes: dead || olds.host !== news.host || olds.port !== news.port });
   },
 
   update(_id, _olds, news) {
-    this.start(news);
-    return Promise.resolve({ outs: news });
+    return Promise.resolve({ outs: this.realise(news) });
   },
 
   read(id, props) {
+    // A failed one stays (its failure is what the path reports); a dead one is gone.
+    if (props?.failure !== undefined) return Promise.resolve({ id, props });
     if (!props || this.alive(this.pidFile(props)) === undefined)
-      return Promise.resolve({ id: "", props: {} as LocalTcpForwarderInputs });
+      return Promise.resolve({ id: "", props: {} as LocalTcpForwarderOutputs });
     return Promise.resolve({ id, props });
   },
 
@@ -882,7 +913,17 @@ export type LocalTcpForwarderArgs = {
 
 /** One connection's forwarder in the client namespace: what hostForConsumer:port names. */
 export class LocalTcpForwarder extends pulumi.dynamic.Resource {
+  /** Why it does not listen, and what to change; undefined while it works. */
+  declare public readonly failure: pulumi.Output<string | undefined>;
+
   constructor(name: string, args: LocalTcpForwarderArgs, opts?: pulumi.CustomResourceOptions) {
-    super(localTcpForwarderProvider, name, args, opts, "klutch", "LocalTcpForwarder");
+    super(
+      localTcpForwarderProvider,
+      name,
+      { ...args, failure: undefined },
+      opts,
+      "klutch",
+      "LocalTcpForwarder",
+    );
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { renderGatewayNftables } from "./render-nftables";
+import { NFT_TABLE, renderGatewayNftables } from "./render-nftables";
 import { ClientPlan, WireguardPlan } from "./planner";
 import { isDnsLabel } from "../../lib/net/dns";
 
@@ -20,6 +20,12 @@ import { isDnsLabel } from "../../lib/net/dns";
 export const CONFIG_PLACEHOLDER = "<filled by WireguardTunnel from a secret output>";
 export const DEFAULT_WIREGUARD_IMAGE = "lscr.io/linuxserver/wireguard:1.0.20210914";
 export const DEFAULT_FORWARDER_IMAGE = "docker.io/alpine/socat:1.8.0.0";
+/**
+ * The forwarders run as nobody. They listen on the connection's own port, which may be below
+ * 1024: the client pod sets net.ipv4.ip_unprivileged_port_start=0, a sysctl Kubernetes counts
+ * as safe (namespaced to the pod's network), rather than granting CAP_NET_BIND_SERVICE.
+ */
+export const FORWARDER_UID = 65534;
 
 export interface K8sRenderOptions {
   /** Base name of every object (a DNS-1123 label); Service names are `<name>-<connection>`. */
@@ -73,13 +79,29 @@ export interface ServiceManifest {
   };
 }
 
+export interface ProbeSpec {
+  exec?: { command: string[] };
+  tcpSocket?: { port: number };
+  periodSeconds: number;
+  failureThreshold?: number;
+}
+
+export interface ContainerSecurityContext {
+  capabilities: { drop: string[]; add?: string[] };
+  allowPrivilegeEscalation: false;
+  readOnlyRootFilesystem: true;
+  runAsUser?: number;
+  runAsNonRoot?: boolean;
+}
+
 export interface ContainerSpec {
   name: string;
   image: string;
   command?: string[];
   args?: string[];
   ports?: { name: string; containerPort: number; protocol: string }[];
-  securityContext?: { capabilities: { add: string[] } };
+  securityContext: ContainerSecurityContext;
+  readinessProbe: ProbeSpec;
   volumeMounts?: { name: string; mountPath: string; readOnly: boolean }[];
 }
 
@@ -87,6 +109,8 @@ export interface VolumeSpec {
   name: string;
   secret?: { secretName: string; defaultMode: number };
   configMap?: { name: string };
+  hostPath?: { path: string; type: "CharDevice" };
+  emptyDir?: { medium?: "Memory" };
 }
 
 export interface DeploymentManifest {
@@ -100,6 +124,7 @@ export interface DeploymentManifest {
     template: {
       metadata: { labels: Labels; annotations?: Record<string, string> };
       spec: {
+        automountServiceAccountToken: false;
         securityContext?: { sysctls: { name: string; value: string }[] };
         containers: ContainerSpec[];
         volumes: VolumeSpec[];
@@ -184,20 +209,60 @@ const CLIENT_SCRIPT = [
   "while true; do sleep 3600 & wait $!; done",
 ].join("\n");
 
+/**
+ * The tunnel container's privileges, no more than wireguard-go and nft use:
+ * - /dev/net/tun, mounted from the node: wireguard-go opens it to create the interface
+ *   (golang.zx2c4.com/wireguard tun/tun_linux.go: `cloneDevicePath = "/dev/net/tun"`, then the
+ *   TUNSETIFF ioctl; Debian 12 packages 0.0.20220316). runc up to 1.1 (Debian 12: 1.1.5, what
+ *   local nodes run) allows the tun/tap device (c 10:200) in every container's device cgroup
+ *   (libcontainer/configs/device_defaults.go, "tuntap"); runc 1.2 dropped that rule
+ *   (opencontainers/runc#3468), so there the node needs a device plugin that hands it out.
+ * - CAP_NET_ADMIN only: TUNSETIFF on that device, the address, link and routes (wg-quick's
+ *   `ip`), the UAPI configuration, and loading the nftables filter all need it; every other
+ *   capability is dropped, the root file system is read-only.
+ * - writable: /etc/wireguard (the config copy wg-quick reads), /var/run/wireguard (the UAPI
+ *   socket, ipc/uapi_linux.go `socketDirectory`), /tmp (bash's here-documents).
+ */
+const TUNNEL_SECURITY: ContainerSecurityContext = {
+  capabilities: { drop: ["ALL"], add: ["NET_ADMIN"] },
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+};
+
+const TUNNEL_VOLUMES: VolumeSpec[] = [
+  { name: "tun", hostPath: { path: "/dev/net/tun", type: "CharDevice" } },
+  { name: "etc-wireguard", emptyDir: { medium: "Memory" } },
+  { name: "uapi", emptyDir: { medium: "Memory" } },
+  { name: "tmp", emptyDir: { medium: "Memory" } },
+];
+
 function tunnelContainer(
   image: string,
   script: string,
   ports: { containerPort: number; protocol: string }[],
+  readiness: string,
 ): ContainerSpec & { volumeMounts: NonNullable<ContainerSpec["volumeMounts"]> } {
   return {
     name: "wireguard",
     image,
     command: ["/bin/sh", "-c", script],
     ...(ports.length > 0 ? { ports: ports.map((p) => ({ name: "wireguard", ...p })) } : {}),
-    securityContext: { capabilities: { add: ["NET_ADMIN"] } },
-    volumeMounts: [{ name: "wireguard", mountPath: "/etc/klutch/wireguard", readOnly: true }],
+    securityContext: TUNNEL_SECURITY,
+    readinessProbe: { exec: { command: ["/bin/sh", "-c", readiness] }, periodSeconds: 3 },
+    volumeMounts: [
+      { name: "wireguard", mountPath: "/etc/klutch/wireguard", readOnly: true },
+      { name: "tun", mountPath: "/dev/net/tun", readOnly: false },
+      { name: "etc-wireguard", mountPath: "/etc/wireguard", readOnly: false },
+      { name: "uapi", mountPath: "/var/run/wireguard", readOnly: false },
+      { name: "tmp", mountPath: "/tmp", readOnly: false },
+    ],
   };
 }
+
+/** Ready once the interface listens and the filter is loaded (the gateway forwards nothing before). */
+const GATEWAY_READY = `wg show wg0 listen-port >/dev/null && nft list table inet ${NFT_TABLE} >/dev/null`;
+/** Ready once the client has shaken hands with the gateway (its one peer's handshake time is set). */
+const CLIENT_READY = 'wg show wg0 latest-handshakes | { read -r peer at && [ "$at" != 0 ]; }';
 
 /**
  * The gateway's UDP Service. It needs only the listen port, not the plan, because the
@@ -223,9 +288,12 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
   const lbls = labels(opts, "gateway");
   const image = opts.image ?? DEFAULT_WIREGUARD_IMAGE;
   const ns = opts.gatewayNamespace;
-  const container = tunnelContainer(image, GATEWAY_SCRIPT, [
-    { containerPort: plan.listenPort, protocol: "UDP" },
-  ]);
+  const container = tunnelContainer(
+    image,
+    GATEWAY_SCRIPT,
+    [{ containerPort: plan.listenPort, protocol: "UDP" }],
+    GATEWAY_READY,
+  );
   container.volumeMounts.push({ name: "rules", mountPath: "/etc/klutch/rules", readOnly: true });
   return {
     secret: {
@@ -254,12 +322,14 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
         template: {
           metadata: { labels: lbls },
           spec: {
+            automountServiceAccountToken: false,
             // ip_forward is not a "safe" sysctl: the kubelet must allow it (--allowed-unsafe-sysctls).
             securityContext: { sysctls: [{ name: "net.ipv4.ip_forward", value: "1" }] },
             containers: [container],
             volumes: [
               { name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } },
               { name: "rules", configMap: { name: `${name}-rules` } },
+              ...TUNNEL_VOLUMES,
             ],
           },
         },
@@ -293,9 +363,23 @@ export function renderClientManifests(
   const forwarders = c.connections.map((conn): ContainerSpec => ({
     name: label(`fwd-${conn.name}`, `forwarder container of connection ${conn.name}`),
     image: opts.forwarderImage ?? DEFAULT_FORWARDER_IMAGE,
+    // Named, not the image's entrypoint: the local image serves the tunnel and the forwarders.
+    command: ["socat"],
     // The tunnel routes the data-service host, so the forwarder dials the real host:port.
-    args: [`TCP-LISTEN:${conn.forwarderPort},fork,reuseaddr`, `TCP:${conn.instanceHost}:${conn.port}`],
+    args: [
+      `TCP-LISTEN:${conn.forwarderPort},fork,reuseaddr`,
+      `TCP:${conn.instanceHost}:${conn.port},connect-timeout=5`,
+    ],
     ports: [{ name: "tcp", containerPort: conn.forwarderPort, protocol: "TCP" }],
+    // A forwarder needs nothing but a socket: no capability, no root.
+    securityContext: {
+      capabilities: { drop: ["ALL"] },
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsUser: FORWARDER_UID,
+      runAsNonRoot: true,
+    },
+    readinessProbe: { tcpSocket: { port: conn.forwarderPort }, periodSeconds: 3 },
   }));
   const services: ServiceManifest[] = c.connections.map((conn) => ({
     apiVersion: "v1",
@@ -346,11 +430,16 @@ export function renderClientManifests(
             },
           },
           spec: {
+            automountServiceAccountToken: false,
+            securityContext: { sysctls: [{ name: "net.ipv4.ip_unprivileged_port_start", value: "0" }] },
             containers: [
-              tunnelContainer(opts.image ?? DEFAULT_WIREGUARD_IMAGE, CLIENT_SCRIPT, []),
+              tunnelContainer(opts.image ?? DEFAULT_WIREGUARD_IMAGE, CLIENT_SCRIPT, [], CLIENT_READY),
               ...forwarders,
             ],
-            volumes: [{ name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } }],
+            volumes: [
+              { name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } },
+              ...TUNNEL_VOLUMES,
+            ],
           },
         },
       },

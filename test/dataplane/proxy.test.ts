@@ -1,5 +1,4 @@
 import { strict as assert } from "node:assert";
-import { ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -7,10 +6,10 @@ import * as path from "node:path";
 import * as tls from "node:tls";
 import { consumerEndpoints } from "../../network/proxy/haproxy-config";
 import { ConsumerEndpoint, PortRange, ProxyConnection } from "../../network/proxy/types";
+import { PsqlSession } from "../helpers/psql-session";
 import { connectivityProbeProvider as probe } from "../../network/connectivity-probe";
 import {
   Haproxy,
-  PG_CLIENT_ENV,
   Postgres,
   freePort,
   freePortRange,
@@ -72,49 +71,6 @@ function msUntilClosed(port: number, limitMs = 5000): Promise<{ ms: number; how:
     s.on("data", () => done("data"));
     setTimeout(() => done("still open"), limitMs);
   });
-}
-
-/** An interactive psql session in a child process: send SQL, read the answer. */
-class PsqlSession {
-  private out = "";
-  private err = "";
-  constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    child.stdout.on("data", (d: Buffer) => (this.out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (this.err += d.toString()));
-  }
-
-  static open(port: number): PsqlSession {
-    return new PsqlSession(
-      spawn("psql", ["-h", "127.0.0.1", "-p", String(port), "-tA", "-X", "-q", "-v", "ON_ERROR_STOP=1"], {
-        env: PG_CLIENT_ENV,
-      }),
-    );
-  }
-
-  async query(sql: string, timeoutMs = 5000): Promise<string> {
-    const marker = `done-${Math.random().toString(36).slice(2)}`;
-    const before = this.out.length;
-    this.child.stdin.write(`${sql}\n\\echo ${marker}\n`);
-    await waitFor(`psql to answer ${sql}`, timeoutMs, () => {
-      if (this.child.exitCode !== null) throw new Error(`psql exited: ${this.err}`);
-      return this.out.includes(marker, before);
-    });
-    return this.out.slice(before, this.out.indexOf(marker, before)).trim();
-  }
-
-  get stderr(): string {
-    return this.err;
-  }
-
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    this.child.stdin.end("\\q\n");
-    await Promise.race([
-      new Promise((r) => this.child.once("exit", r)),
-      new Promise((r) => setTimeout(r, 3000)),
-    ]);
-    if (this.child.exitCode === null) this.child.kill("SIGKILL");
-  }
 }
 
 describe("proxy data path: PostgreSQL 15 through HAProxy 2.6 (real processes, 127.0.0.1)", function () {
@@ -253,10 +209,10 @@ describe("proxy data path: PostgreSQL 15 through HAProxy 2.6 (real processes, 12
   it("soft reload removes one connection's route without dropping another connection's open session", async () => {
     const keep = endpoints["team-a/orders-db"] as ConsumerEndpoint;
     const removed = endpoints["team-b/reports-db"] as ConsumerEndpoint;
-    const session = PsqlSession.open(keep.port);
+    const session = PsqlSession.onLoopback(keep.port);
     sessions.push(session);
     assert.equal(await session.query("select 'before reload';"), "before reload");
-    const removedSession = PsqlSession.open(removed.port);
+    const removedSession = PsqlSession.onLoopback(removed.port);
     sessions.push(removedSession);
     assert.equal(await removedSession.query("select 1;"), "1");
 

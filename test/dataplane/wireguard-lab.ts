@@ -13,6 +13,7 @@ import {
 import { renderGatewayNftables } from "../../network/wireguard/render-nftables";
 import { renderClientSetconf, renderGatewaySetconf } from "../../network/wireguard/render-wg-quick";
 import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
+import { initdbAsPostgres } from "../helpers/pg-haproxy";
 
 /**
  * A WireGuard lab in three network namespaces, shared by the data-plane test and the
@@ -302,26 +303,7 @@ export class WireguardLab {
   async startPostgres(): Promise<void> {
     fs.chmodSync(this.tmp, 0o711);
     const base = path.join(this.tmp, "pg");
-    fs.mkdirSync(base);
-    execFileSync("chown", ["postgres:postgres", base]);
-    this.pgData = path.join(base, "data");
-    execFileSync(
-      "runuser",
-      [
-        "-u",
-        "postgres",
-        "--",
-        `${PG_BIN}/initdb`,
-        "-D",
-        this.pgData,
-        "-A",
-        "trust",
-        "-U",
-        "postgres",
-        "--no-sync",
-      ],
-      { stdio: "ignore", timeout: 60000 },
-    );
+    this.pgData = initdbAsPostgres(base);
     // Trust only the tunnel; the underlay never gets this far (the gateway filter drops it).
     fs.appendFileSync(path.join(this.pgData, "pg_hba.conf"), `host all all ${TUNNEL_CIDR} trust\n`);
     const pg = this.spawnIn("ds", [

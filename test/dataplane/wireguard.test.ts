@@ -1,5 +1,4 @@
 import { strict as assert } from "node:assert";
-import { ChildProcess } from "node:child_process";
 import { WireguardPlan, planWireguard } from "../../network/wireguard/planner";
 import {
   DB_HOST,
@@ -10,6 +9,7 @@ import {
   connectionB,
   labPlanInput,
 } from "./wireguard-lab";
+import { PsqlSession } from "../helpers/psql-session";
 
 /** A port on the data-service host that no connection serves. */
 const PROBE_PORT = 7777;
@@ -20,40 +20,6 @@ const PROBE_PORT = 7777;
  * the gateway. See wireguard-lab.ts for the topology and why the underlay cannot reach the
  * database.
  */
-
-/** A psql session kept open in a child process; each query waits for its one-line answer. */
-class Session {
-  private buffer = "";
-  private waiters: ((line: string) => void)[] = [];
-
-  constructor(private readonly child: ChildProcess) {
-    child.stdout?.on("data", (d: Buffer) => {
-      this.buffer += d.toString();
-      let nl: number;
-      while ((nl = this.buffer.indexOf("\n")) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        this.waiters.shift()?.(line);
-      }
-    });
-    child.stderr?.resume();
-  }
-
-  query(sql: string, timeoutMs = 10000): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to ${sql} in ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push((line) => {
-        clearTimeout(timer);
-        resolve(line);
-      });
-      this.child.stdin?.write(`${sql}\n`);
-    });
-  }
-
-  get alive(): boolean {
-    return this.child.exitCode === null;
-  }
-}
 
 describe("WireGuard data plane (wireguard-go in network namespaces, PostgreSQL 15)", function () {
   this.timeout(60000);
@@ -165,7 +131,7 @@ describe("WireGuard data plane (wireguard-go in network namespaces, PostgreSQL 1
 
   it("adding a connection for B makes B work without disturbing A's open session", async function () {
     this.timeout(60000);
-    const session = new Session(
+    const session = new PsqlSession(
       lab.spawnIn("appA", [
         "psql",
         "-X",

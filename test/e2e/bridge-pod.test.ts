@@ -18,7 +18,7 @@ import { toolchainEnv } from "../../tooling/toolchain";
 import { proxyPodsBench } from "../bench/proxy-pods";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import { postgresDeployment } from "../helpers/postgres-pod";
+import { postgresDeployment } from "../helpers/node-postgres";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
 
 const CP = "bridge-pod-cp";
@@ -183,13 +183,12 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
     const pg = postgresDeployment({
       name: "pg",
       namespace: NS,
-      image: node.images.postgres as string,
-      password: { valueFrom: { secretKeyRef: { name: "pg", key: "password" } } },
+      image: node.images.postgres,
+      password: pgPassword,
       clientPassword: true,
       // A data service with requests, as deployed for real (Burstable, not BestEffort).
       resources: { requests: { cpu: "250m", memory: "128Mi" } },
     });
-    kubectl(kc(), ["-n", NS, "create", "secret", "generic", "pg", `--from-literal=password=${pgPassword}`]);
     for (const doc of [
       pg,
       {

@@ -18,7 +18,8 @@ import { LOCAL_DATA_NETNS_ENV, localGatewayNames, localNames } from "../../netwo
 import { NFT_TABLE } from "../../network/wireguard/render-nftables";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import { NetnsDataService, PsqlSession, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
+import { NetnsDataService, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
+import { PsqlSession } from "../helpers/psql-session";
 
 const CP = "wg-cp";
 /** The consumer namespace of the app cluster configured for wireguard. */
@@ -92,14 +93,14 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     bridge.stderr?.on("data", keep);
   }
 
-  const claim = (name: string, host: string) =>
+  const claim = (name: string, host: string, port = PG_PORT) =>
     JSON.stringify({
       apiVersion: "klutch.anynines.com/v1",
       kind: "TCPConnection",
       metadata: { name, namespace: NS },
       spec: {
         instanceHost: host,
-        port: PG_PORT,
+        port,
         enhancements: [{ InstanceType: "PostgreSQL" }],
         compositionSelector: { matchLabels: { "klutch.anynines.com/implementation": "wireguard" } },
       },
@@ -257,7 +258,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
       await gatewayFlows(),
       new RegExp(`100\\.96\\.0\\.\\d+ \\. ${HOST_A.replace(/\./g, "\\.")} \\. ${PG_PORT}`),
     );
-    session = new PsqlSession(names.netns, "127.0.0.1", PG_PORT);
+    session = PsqlSession.inNetns(names.netns, "127.0.0.1", PG_PORT);
     assert.equal(await session.query("select 42;"), "42");
     identity = await tunnelIdentity();
   });
@@ -302,6 +303,70 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     assert.equal(direct.code, 0, direct.stdout);
   });
 
+  it("a forwarder that cannot listen fails its own path only (Ready=False, ForwarderFailed, what to change) and heals once the port is free", async () => {
+    // Another process in the app side's namespace holds the port the new connection's
+    // forwarder would listen on (node, not socat: the forwarder's stray clean-up must not take it).
+    const held = 15432;
+    const blocker = spawn(
+      "ip",
+      [
+        "netns",
+        "exec",
+        names.netns,
+        process.execPath,
+        "-e",
+        `require("net").createServer().listen(${held}, "127.0.0.1")`,
+      ],
+      { stdio: "ignore" },
+    );
+    try {
+      await eventually(
+        "the blocker to listen",
+        async () => (await tcpProbe(names.netns, "127.0.0.1", held)) === "open",
+        15_000,
+      );
+      assert.equal(kubectlApply(kc(), claim("blocked", HOST_A, held)).status, 0);
+      type Path = {
+        spec: { connection: string; consumerNamespace?: string };
+        status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+      };
+      const blockedReady = () =>
+        kubectlJson<{ items: Path[] }>(kc(), ["get", "networkpaths"])
+          .items.find((p) => p.spec.consumerNamespace === NS && p.spec.connection.startsWith("blocked"))
+          ?.status?.conditions?.find((c) => c.type === "Ready");
+      let ready: ReturnType<typeof blockedReady>;
+      await eventually(
+        "the blocked path to report its forwarder",
+        () => (ready = blockedReady())?.reason === "ForwarderFailed",
+        240_000,
+      ).catch((e: Error) => {
+        throw new Error(
+          `${e.message}\nlast: ${JSON.stringify(ready)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
+        );
+      });
+      assert.equal(ready?.status, "False");
+      assert.match(
+        ready?.message ?? "",
+        new RegExp(
+          `127\\.0\\.0\\.1:${held} in ${names.netns} does not listen .*another process in network namespace ${names.netns} holds port ${held}: stop it`,
+        ),
+      );
+      // The group's other connections were not taken down with it.
+      for (const name of ["orders", "reports"])
+        assert.ok(isReady(claims().find((c) => c.metadata.name === name)!), name);
+      assert.equal(await session.query("select 47;"), "47", "the open session");
+      const r = await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 48");
+      assert.equal(r.stdout.trim(), "48", r.stderr);
+      assert.deepEqual(await tunnelIdentity(), identity, "no re-keying");
+    } finally {
+      blocker.kill("SIGKILL");
+    }
+    // The port is free: the bridge tries the group again by itself and the path turns Ready.
+    const healed = await waitReady("blocked");
+    assert.deepEqual([healed.status?.hostForConsumer, healed.status?.port], ["127.0.0.1", held]);
+    await deleteClaim("blocked");
+  });
+
   it("deleting one connection removes its forwarder and its allowed host; the other keeps working", async () => {
     const reports = claims().find((c) => c.metadata.name === "reports")!;
     const port = reports.status!.port!;
@@ -337,7 +402,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     assert.equal(await session.query("select 44;"), "44");
     const r = await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 45");
     assert.equal(r.stdout.trim(), "45", r.stderr);
-    session.close();
+    await session.close();
   });
 
   it("a killed wireguard-go and forwarder are healed by the next reconcile (a restarted bridge) with the same key and address", async () => {

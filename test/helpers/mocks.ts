@@ -16,6 +16,8 @@ export interface MockedRun {
   resources: Registered[];
   /** Only the resources of one type token. */
   ofType(type: string): Registered[];
+  /** `start <type> <name>` when a registration reaches the mocks, `done …` when it returns. */
+  events: string[];
 }
 
 /**
@@ -29,6 +31,7 @@ export function mockPulumi(
   options: MockOptions & CloudMockOptions = {},
 ): MockedRun {
   const resources: Registered[] = [];
+  const events: string[] = [];
   // Provider inputs by resource name, so cloud calls can answer for the provider's region.
   const providerInputs = new Map<string, Record<string, any>>();
   // setMocks returns a promise only for the async form of mocks; ours are synchronous.
@@ -42,6 +45,11 @@ export function mockPulumi(
           provider: args.provider,
         };
         resources.push(registered);
+        events.push(`start ${args.type} ${args.name}`);
+        const delay = options.delayMs?.(args) ?? 0;
+        if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+        // After the registration's own work: what depends on it starts after this line.
+        queueMicrotask(() => events.push(`done ${args.type} ${args.name}`));
         if (args.type.startsWith("pulumi:providers:")) providerInputs.set(args.name, args.inputs);
         const dynamic = options.dynamicProviders?.[args.type];
         if (dynamic) {
@@ -68,7 +76,7 @@ export function mockPulumi(
     Object.entries(config).map(([k, v]) => [`klutch:${k}`, typeof v === "string" ? v : JSON.stringify(v)]),
   );
   pulumi.runtime.setAllConfig(serialized);
-  return { resources, ofType: (type) => resources.filter((r) => r.type === type) };
+  return { resources, events, ofType: (type) => resources.filter((r) => r.type === type) };
 }
 
 export interface MockOptions {
@@ -77,6 +85,8 @@ export interface MockOptions {
    * (`pulumi-nodejs:dynamic/klutch:<Kind>`): their check and create make the state.
    */
   dynamicProviders?: Record<string, pulumi.dynamic.ResourceProvider<any, any>>;
+  /** How long a registration takes (ms), e.g. a slow namespace, to show what waits for it. */
+  delayMs?: (args: pulumi.runtime.MockResourceArgs) => number;
 }
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).

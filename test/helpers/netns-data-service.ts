@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { debianPostgres } from "../../local-clusters/images/host-rootfs";
+import { initdbAsPostgres } from "./pg-haproxy";
 
 /**
  * A data-service network in a network namespace this test creates: host addresses on its
@@ -11,7 +13,7 @@ import * as path from "node:path";
  * e2e test and benchmark; everything it starts or creates goes with `destroy()`.
  */
 
-const PG_BIN = "/usr/lib/postgresql/15/bin";
+const PG_BIN = debianPostgres().bin;
 
 export interface NsResult {
   code: number;
@@ -72,51 +74,6 @@ export function psqlIn(ns: string, host: string, port: number, sql: string): Pro
   ]);
 }
 
-/** A psql session kept open in a namespace; each query waits for its one-line answer. */
-export class PsqlSession {
-  private buffer = "";
-  private waiters: ((line: string) => void)[] = [];
-  private readonly child: ChildProcess;
-
-  constructor(ns: string, host: string, port: number) {
-    this.child = spawn(
-      "ip",
-      ["netns", "exec", ns, "psql", "-X", "-At", `host=${host} port=${port} user=postgres dbname=postgres`],
-      { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, PGSSLMODE: "disable" } },
-    );
-    this.child.stdout?.on("data", (d: Buffer) => {
-      this.buffer += d.toString();
-      let nl: number;
-      while ((nl = this.buffer.indexOf("\n")) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        this.waiters.shift()?.(line);
-      }
-    });
-    this.child.stderr?.resume();
-    this.child.on("error", () => undefined);
-  }
-
-  query(sql: string, timeoutMs = 10000): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to ${sql} in ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push((line) => {
-        clearTimeout(timer);
-        resolve(line);
-      });
-      this.child.stdin?.write(`${sql}\n`);
-    });
-  }
-
-  get alive(): boolean {
-    return this.child.exitCode === null;
-  }
-
-  close(): void {
-    if (this.child.exitCode === null) this.child.kill("SIGKILL");
-  }
-}
-
 export class NetnsDataService {
   readonly id = randomBytes(3).toString("hex");
   readonly ns = `kwds-${this.id}`;
@@ -141,26 +98,7 @@ export class NetnsDataService {
       execFileSync("ip", ["netns", "exec", this.ns, "ip", "addr", "add", `${h}/32`, "dev", "lo"]);
     fs.chmodSync(this.tmp, 0o711);
     const base = path.join(this.tmp, "pg");
-    fs.mkdirSync(base);
-    execFileSync("chown", ["postgres:postgres", base]);
-    this.pgData = path.join(base, "data");
-    execFileSync(
-      "runuser",
-      [
-        "-u",
-        "postgres",
-        "--",
-        `${PG_BIN}/initdb`,
-        "-D",
-        this.pgData,
-        "-A",
-        "trust",
-        "-U",
-        "postgres",
-        "--no-sync",
-      ],
-      { stdio: "ignore", timeout: 60000 },
-    );
+    this.pgData = initdbAsPostgres(base);
     // Only the tunnel is trusted: a session that did not come through it is refused by PostgreSQL too.
     fs.writeFileSync(path.join(this.pgData, "pg_hba.conf"), `host all all ${this.trusted} trust\n`);
     this.pg = spawn(

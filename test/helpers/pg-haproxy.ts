@@ -3,7 +3,7 @@
  * 127.0.0.1 only: used by the data-path tests (test/dataplane), the bridge e2e and the
  * proxy benchmark (test/bench/proxy.ts).
  */
-import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import { ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
@@ -24,6 +24,25 @@ export const PG_CLIENT_ENV = {
   PGSSLMODE: "disable",
   PGCONNECT_TIMEOUT: "5",
 };
+
+/**
+ * A new PostgreSQL data directory `<base>/data` (trust auth, superuser postgres), made by the
+ * `postgres` user with Debian's initdb; `base` is created and given to that user.
+ */
+export function initdbAsPostgres(base: string): string {
+  fs.mkdirSync(base, { recursive: true });
+  execFileSync("chown", ["postgres:postgres", base]);
+  const data = path.join(base, "data");
+  execFileSync(
+    "runuser",
+    ["-u", "postgres", "--", `${PG_BIN}/initdb`, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
+    {
+      stdio: "ignore",
+      timeout: 60000,
+    },
+  );
+  return data;
+}
 
 export interface RunResult {
   code: number | null;

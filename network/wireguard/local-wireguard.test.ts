@@ -1,0 +1,41 @@
+import { strict as assert } from "node:assert";
+import * as pulumi from "@pulumi/pulumi";
+import { runSerialized } from "../../test/helpers/dynamic-provider";
+import { localAllowedHostsProvider, localWireguardClientProvider } from "./local-wireguard";
+
+describe("local WireGuard providers: one command helper, captured by each serialised provider", () => {
+  for (const [name, provider] of [
+    ["LocalWireguardClient", localWireguardClientProvider],
+    ["LocalWireguardAllowedHosts", localAllowedHostsProvider],
+  ] as const) {
+    it(`${name}: sh and inNs run from the serialised text, as the engine's provider host runs them`, async () => {
+      const out = await runSerialized(
+        provider,
+        `async (p) => {
+          let inNsError = "";
+          try { p.inNs("klutch-no-such-netns", ["true"]); } catch (e) { inNsError = e.message; }
+          return { echo: p.sh(["echo", "captured"]), env: p.sh(["env"]), inNsError,
+                   allowed: p.inNs("klutch-no-such-netns", ["true"], { allowFail: true }) };
+        }`,
+      );
+      assert.deepEqual(out, {
+        echo: "captured\n",
+        // PATH only: no secret of the engine's environment reaches a command.
+        env: `PATH=${process.env.PATH}\n`,
+        inNsError: (out as { inNsError: string }).inNsError,
+        allowed: "",
+      });
+      assert.match(
+        (out as { inNsError: string }).inNsError,
+        /^ip netns exec klutch-no-such-netns true exited \d+: .*klutch-no-such-netns/,
+      );
+    });
+  }
+
+  it("the helper's text appears once in the source and once per serialised provider", async () => {
+    for (const provider of [localWireguardClientProvider, localAllowedHostsProvider]) {
+      const { text } = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });
+      assert.equal(text.split('["ip", "netns", "exec", ns, ...argv]').length - 1, 1);
+    }
+  });
+});
