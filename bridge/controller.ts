@@ -3,6 +3,7 @@ import type { BridgeMetrics } from "../lib/bridge/metrics";
 import { PathCache, networkPathInformer, type PathInformer } from "./cache";
 import { KubePathWriter } from "./client";
 import { EventRecorder } from "./events";
+import { loadKubeConfig } from "./kubeconfig";
 import type { Logger } from "./log";
 import type { Target } from "./program";
 import { GroupReconciler } from "./reconciler";
@@ -12,7 +13,8 @@ import { WorkQueue } from "./workqueue";
 export { engineError } from "./reconciler";
 
 export interface BridgeOptions {
-  kubeconfig: string;
+  /** The control plane's kubeconfig file; in-cluster config when undefined (bridge/kubeconfig.ts). */
+  kubeconfig: string | undefined;
   target: Target;
   /** Directory for the bridge's workspace, slots and (by default) its Pulumi state. */
   stateDir: string;
@@ -49,14 +51,14 @@ export interface BridgeOptions {
  * - the writer (bridge/client.ts): finalizers, status, the nudge to Crossplane.
  */
 export class Bridge {
-  private readonly kc = new k8s.KubeConfig();
+  private readonly kc: k8s.KubeConfig;
   private readonly cache: PathCache;
   private readonly queue: WorkQueue;
   private readonly stacks: StackRunner;
   private stopped = false;
 
   constructor(private readonly opts: BridgeOptions) {
-    this.kc.loadFromFile(opts.kubeconfig);
+    this.kc = loadKubeConfig(opts.kubeconfig);
     const writer = new KubePathWriter(this.kc, opts.settings);
     this.stacks = new StackRunner({
       target: opts.target,

@@ -9,10 +9,12 @@ import {
   type LeaseSpec,
   type LeaseTiming,
 } from "../lib/bridge/lease";
+import { loadKubeConfig } from "./kubeconfig";
 import type { Logger } from "./log";
 
 export interface LeaderElectorOptions {
-  kubeconfig: string;
+  /** A kubeconfig file; in-cluster config when undefined (bridge/kubeconfig.ts). */
+  kubeconfig: string | undefined;
   namespace: string;
   name: string;
   identity: string;
@@ -36,8 +38,7 @@ export class LeaderElector {
   private stopped = false;
 
   constructor(private readonly opts: LeaderElectorOptions) {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(opts.kubeconfig);
+    const kc = loadKubeConfig(opts.kubeconfig);
     this.api = kc.makeApiClient(k8s.CoordinationV1Api);
     this.timing = opts.timing ?? DEFAULT_TIMING;
     const problem = timingProblem(this.timing);

@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Command } from "commander";
 import { Bridge } from "./controller";
+import { controlPlaneKubeconfig } from "./kubeconfig";
 import { LeaderElector } from "./leader";
 import { jsonLogger } from "./log";
 import { INSTANCE_ENV, instanceMarker } from "./orphans";
@@ -33,7 +34,10 @@ const program = new Command()
   .description(
     "Realises NetworkPaths (composed by Crossplane for XTCPConnections) with this project's Pulumi code",
   )
-  .requiredOption("--kubeconfig <file>", "kubeconfig of the control plane the NetworkPaths live on")
+  .option(
+    "--kubeconfig <file>",
+    "kubeconfig of the control plane the NetworkPaths live on (default: KUBECONFIG; in a pod: in-cluster config)",
+  )
   .option(
     "--target <kind>",
     "where proxies run: local (HAProxy processes on this machine) or kubernetes",
@@ -52,6 +56,10 @@ const program = new Command()
     "whole CPUs of each proxy pod, pinned with busy polling (target kubernetes; default: shared CPUs)",
   )
   .option("--skip-await", "do not wait for proxy pods (target kubernetes on a cluster without kubelets)")
+  .option(
+    "--proxy-image <ref>",
+    "HAProxy image of the proxy pods (target kubernetes; e.g. a local node's klutch.local/haproxy:…)",
+  )
   .option(
     "--settings <namespace/name>",
     "ConfigMap with the environment's per-consumer settings ('' for none)",
@@ -85,7 +93,12 @@ const program = new Command()
   .option("--backend <url>", "Pulumi backend URL (default: file backend in the state dir)")
   .option("--secrets-provider <url>", "secrets provider of the bridge's stacks (default: passphrase)")
   .option("--concurrency <n>", "groups reconciled at once", "2")
-  .option("--ops-port <port>", "port of /healthz and /metrics on 127.0.0.1", "9464")
+  .option("--ops-port <port>", "port of /healthz, /readyz and /metrics", "9464")
+  .option(
+    "--ops-address <ip>",
+    "address of /healthz, /readyz and /metrics (0.0.0.0 in a pod, for the kubelet's probes)",
+    "127.0.0.1",
+  )
   .option("--debug", "debug logs");
 
 function leaseRef(text: string): { namespace: string; name: string } {
@@ -180,6 +193,7 @@ async function main(): Promise<void> {
       ...exposureOption(o.allowedSources, o.publicEndpoint === true),
       ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: dedicatedCpus(String(o.dedicatedCpus)) } : {}),
       ...(o.skipAwait ? { skipAwait: true } : {}),
+      ...(o.proxyImage ? { proxyImage: String(o.proxyImage) } : {}),
     };
   } else {
     throw new Error(`--target "${String(o.target)}" is not one of local, kubernetes`);
@@ -210,9 +224,10 @@ async function main(): Promise<void> {
     Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"),
   );
 
+  const kubeconfig = controlPlaneKubeconfig(o.kubeconfig as string | undefined, process.env);
   const metrics = new BridgeMetrics();
   const bridge = new Bridge({
-    kubeconfig: String(o.kubeconfig),
+    kubeconfig,
     target,
     stateDir,
     pulumiEnv: pulumiEnvVars,
@@ -226,7 +241,7 @@ async function main(): Promise<void> {
   });
   const elector = o.leaderElect
     ? new LeaderElector({
-        kubeconfig: String(o.kubeconfig),
+        kubeconfig,
         ...leaseRef(String(o.lease)),
         identity: `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString("hex")}`,
         log,
@@ -235,7 +250,12 @@ async function main(): Promise<void> {
   let leading = !elector;
   metrics.setLeader(leading);
   // A standby is alive and well; only a leader's health depends on its watch.
-  const server = await startOpsServer(Number(o.opsPort), metrics, () => !leading || bridge.healthy());
+  const server = await startOpsServer(
+    Number(o.opsPort),
+    metrics,
+    () => !leading || bridge.healthy(),
+    String(o.opsAddress),
+  );
   // Engine runs are cancelled and awaited first, and only then is the lease released: a
   // successor that took over at once must not find this bridge's engines still writing its
   // stacks. Within Kubernetes' default 30 s grace period: 20 s for the engines, 1 s for the lease.
@@ -260,6 +280,7 @@ async function main(): Promise<void> {
     stateDir,
     concurrency,
     opsPort: Number(o.opsPort),
+    controlPlane: kubeconfig ?? "in-cluster",
     leaderElection: Boolean(elector),
   });
   if (elector) {

@@ -1,7 +1,11 @@
 import * as http from "node:http";
 import type { BridgeMetrics } from "../lib/bridge/metrics";
 
-/** /healthz (200 while the watch on NetworkPaths is alive) and /metrics (Prometheus text). */
+/**
+ * /healthz and /readyz (200 while the bridge can do its part: a standby always, the leader
+ * while its watch on NetworkPaths is alive; a Deployment's liveness and readiness probes) and
+ * /metrics (Prometheus text).
+ */
 export function startOpsServer(
   port: number,
   metrics: BridgeMetrics,
@@ -9,7 +13,7 @@ export function startOpsServer(
   host = "127.0.0.1",
 ): Promise<http.Server> {
   const server = http.createServer((req, res) => {
-    if (req.url === "/healthz") {
+    if (req.url === "/healthz" || req.url === "/readyz") {
       const ok = healthy();
       res
         .writeHead(ok ? 200 : 503, { "content-type": "text/plain" })

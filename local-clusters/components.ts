@@ -47,8 +47,9 @@ export function apiServerArgs(layout: ClusterLayout, ports: ClusterPorts, pki: P
     `--bind-address=${LOOPBACK}`,
     `--advertise-address=${LOOPBACK}`,
     // The Endpoints API refuses loopback addresses, so the default reconciler would fail to
-    // publish 127.0.0.1 for the `kubernetes` Service every 10 s, forever. No pod could use
-    // it anyway (no kubelet, no kube-proxy): keep the Service, skip its endpoints.
+    // publish 127.0.0.1 for the `kubernetes` Service every 10 s, forever. The API server keeps
+    // creating the Service; a cluster's node publishes its endpoints, the host end of its link
+    // (node/api-endpoints.ts), so pods reach the API server by in-cluster config.
     "--endpoint-reconciler-type=none",
     `--secure-port=${ports.apiServer}`,
     // Go listeners skip SO_REUSEADDR unless asked: without this a restart right after a crash

@@ -9,6 +9,9 @@ export const repoRoot = path.resolve(__dirname, "..");
  * tools run `scripts/toolchain.sh build` first (the README's commands and the tests do).
  */
 export function toolchainEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  // The bridge's image (local-clusters/images/bridge-image.ts) has the toolchain on PATH and
+  // neither bash nor scripts/ to ask.
+  if (base.KLUTCH_TOOLCHAIN === "image") return { ...base };
   const script = path.join(repoRoot, "scripts", "toolchain.sh");
   const out = execFileSync("bash", [script, "env"], { encoding: "utf8", env: base });
   const env: NodeJS.ProcessEnv = { ...base };

@@ -4,6 +4,8 @@ import * as path from "node:path";
 import { which } from "../binaries";
 import { debianPostgres, debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
 import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
+import { bridgeSpec } from "./bridge-image";
+import { repoRoot } from "../../tooling/toolchain";
 import { wireguardSpec } from "./wireguard-image";
 
 /**
@@ -132,7 +134,7 @@ export function postgresSpec(): ImageSpec {
   };
 }
 
-export const IMAGE_NAMES = ["pause", "haproxy", "postgres", "wireguard"] as const;
+export const IMAGE_NAMES = ["pause", "haproxy", "postgres", "wireguard", "bridge"] as const;
 export type ImageName = (typeof IMAGE_NAMES)[number];
 
 export type BuiltImages = Record<ImageName, BuiltImage>;
@@ -147,5 +149,6 @@ export async function buildNodeImages(
   const haproxy = await buildImage(haproxySpec(), cacheDir);
   const postgres = await buildImage(postgresSpec(), cacheDir);
   const wireguard = await buildImage(wireguardSpec(`${IMAGE_REPOSITORY}/wireguard`), cacheDir);
-  return { pause, haproxy, postgres, wireguard };
+  const bridge = await buildImage(bridgeSpec(env, repoRoot, cacheDir), cacheDir);
+  return { pause, haproxy, postgres, wireguard, bridge };
 }

@@ -1,4 +1,5 @@
 import { restoreHostTunables, saveHostTunables } from "./kernel-tunables";
+import { API_ENDPOINTS_NAME, apiServerEndpoints } from "./api-endpoints";
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as https from "node:https";
@@ -178,31 +179,44 @@ export class LocalNode {
   }
 
   /**
-   * Deletes the Node object (and with it, by the garbage collector, its pods' bindings): a
-   * cluster that no longer asks for a node should not list a stale one. True when deleted or
-   * already gone.
+   * Deletes the Node object (and with it, by the garbage collector, its pods' bindings) and the
+   * `kubernetes` Service's endpoints it published: a cluster that no longer asks for a node
+   * should not list a stale one, nor send pods to its link. True when deleted or already gone.
    */
   async deleteNodeObject(pki: PkiFiles, apiServerPort: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const req = https.request(
-        `https://127.0.0.1:${apiServerPort}/api/v1/nodes/${this.nodeName}`,
-        {
-          method: "DELETE",
-          ca: fs.readFileSync(pki.caCert),
-          cert: fs.readFileSync(pki.adminCert),
-          key: fs.readFileSync(pki.adminKey),
-          timeout: 5_000,
-          agent: false,
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () => resolve(res.statusCode === 200 || res.statusCode === 404));
-        },
-      );
-      req.on("timeout", () => req.destroy(new Error("timeout")));
-      req.on("error", () => resolve(false));
-      req.end();
-    });
+    const base = `https://127.0.0.1:${apiServerPort}`;
+    const gone = (status: number) => status === 200 || status === 404;
+    const results = await Promise.all([
+      adminCall(pki, "DELETE", `${base}/api/v1/nodes/${this.nodeName}`),
+      adminCall(pki, "DELETE", `${base}/api/v1/namespaces/default/endpoints/${API_ENDPOINTS_NAME}`),
+      adminCall(
+        pki,
+        "DELETE",
+        `${base}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${API_ENDPOINTS_NAME}`,
+      ),
+    ]);
+    return results.every((r) => gone(r.status));
+  }
+
+  /**
+   * Points the `kubernetes` Service at the host end of the node's link (api-endpoints.ts says
+   * why the node does it), by server-side apply: the same objects on every `up`.
+   */
+  async publishApiEndpoints(pki: PkiFiles, apiServerPort: number, hostAddress: string): Promise<void> {
+    const { endpoints, endpointSlice } = apiServerEndpoints(hostAddress, apiServerPort);
+    const base = `https://127.0.0.1:${apiServerPort}`;
+    const apply = "?fieldManager=klutch-local-node&force=true";
+    for (const [url, body] of [
+      [`${base}/api/v1/namespaces/default/endpoints/${API_ENDPOINTS_NAME}${apply}`, endpoints],
+      [
+        `${base}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${API_ENDPOINTS_NAME}${apply}`,
+        endpointSlice,
+      ],
+    ] as const) {
+      const r = await adminCall(pki, "PATCH", url, JSON.stringify(body), "application/apply-patch+yaml");
+      if (r.status !== 200 && r.status !== 201)
+        throw new Error(`publishing the kubernetes Service's endpoints: HTTP ${r.status} ${r.body}`);
+    }
   }
 
   /** All four processes are ours and alive, the kubelet is healthy and the Node Ready. */
@@ -244,6 +258,7 @@ export class LocalNode {
       ctx.reservedSlots.add(old.slot);
       // An image deleted from containerd (`ctr images rm`) comes back without a restart.
       await this.importImages(env, images);
+      await this.publishApiEndpoints(ctx.pki, ctx.apiServerPort, nodeLink(old.slot).hostAddress);
       log("already running and Ready: left alone");
       return this.info(nodeLink(old.slot), podCidr, false, 0, refs);
     }
@@ -313,6 +328,7 @@ export class LocalNode {
           ctx.timeoutMs,
         ),
       ]);
+      await this.publishApiEndpoints(ctx.pki, ctx.apiServerPort, link.hostAddress);
     } catch (err) {
       await this.stop();
       throw err;
@@ -586,6 +602,39 @@ function removeEntries(dir: string, ours: (file: string) => boolean): void {
       // not a link, not readable, or gone meanwhile
     }
   }
+}
+
+/** One request to the API server as the cluster's admin; never throws (status 0: no answer). */
+function adminCall(
+  pki: PkiFiles,
+  method: string,
+  url: string,
+  body?: string,
+  contentType?: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: fs.readFileSync(pki.caCert),
+        cert: fs.readFileSync(pki.adminCert),
+        key: fs.readFileSync(pki.adminKey),
+        timeout: 5_000,
+        agent: false,
+        headers: contentType ? { "content-type": contentType } : {},
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", (e) => resolve({ status: 0, body: e.message }));
+    req.end(body);
+  });
 }
 
 /** The node's processes need /usr/sbin on PATH: runc, iptables (portmap), nft, conntrack. */

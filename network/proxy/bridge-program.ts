@@ -24,6 +24,8 @@ export type Target =
       dedicatedCpus?: number;
       /** Do not wait for the proxy's pods (a cluster without kubelets, e.g. the local ones). */
       skipAwait?: boolean;
+      /** The proxy pods' HAProxy image (TcpProxy `image`); its pinned default when unset. */
+      proxyImage?: string;
     };
 
 export function toConnection(p: NetworkPathObject): ProxyConnection {
@@ -71,6 +73,7 @@ export function proxyProgram(
         exposure: target.exposure,
         dedicatedCpus: target.dedicatedCpus,
         skipAwait: target.skipAwait,
+        ...(target.proxyImage ? { image: target.proxyImage } : {}),
         overflow: "leave-out",
       });
       // The pod's stats and health ports lie outside the range (TcpProxy reserves them).

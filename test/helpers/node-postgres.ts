@@ -8,6 +8,10 @@ export function postgresDeployment(opts: {
   namespace: string;
   image: string | undefined;
   password: string;
+  /** Requests of the container (Burstable instead of BestEffort), as a real data service has. */
+  resources?: { requests: Record<string, string> };
+  /** Also PGPASSWORD, so psql run in the pod (kubectl exec) can log in over TCP. */
+  clientPassword?: boolean;
 }): Record<string, unknown> {
   return {
     apiVersion: "apps/v1",
@@ -26,8 +30,12 @@ export function postgresDeployment(opts: {
               name: "postgres",
               image: opts.image,
               imagePullPolicy: "Never",
-              env: [{ name: "POSTGRES_PASSWORD", value: opts.password }],
+              env: [
+                { name: "POSTGRES_PASSWORD", value: opts.password },
+                ...(opts.clientPassword ? [{ name: "PGPASSWORD", value: opts.password }] : []),
+              ],
               ports: [{ containerPort: 5432 }],
+              ...(opts.resources ? { resources: opts.resources } : {}),
               readinessProbe: {
                 exec: { command: ["pg_isready", "-h", "127.0.0.1", "-U", "postgres"] },
                 periodSeconds: 2,

@@ -1,0 +1,78 @@
+/**
+ * The bridge as a Deployment (components/bridge/bridge-deployment.ts): its command line,
+ * mounts and the checks on its arguments. Pure, so the unit tests pin them.
+ */
+
+/** The uid the bridge image runs as (local-clusters/images/bridge-image.ts). */
+export const BRIDGE_UID = 65532;
+
+export const BRIDGE_PATHS = {
+  secretDir: "/etc/klutch-bridge",
+  passphrase: "/etc/klutch-bridge/passphrase",
+  dataPlaneKubeconfig: "/etc/klutch-bridge/data-plane-kubeconfig",
+  state: "/var/lib/klutch-bridge",
+} as const;
+
+/**
+ * Where the groups' Pulumi state lives. Every replica must see the same state: the standby that
+ * takes the Lease continues the stacks the old leader wrote (their resources, its ports, its
+ * pending operations; bridge/checkpoint.ts repairs what a killed engine left).
+ * - `hostPath`: a directory on the node, the file backend in it. Right for a local cluster,
+ *   whose one node runs both replicas; nothing here provisions volumes, so a PVC would stay
+ *   Pending. On a multi-node cluster each node would have its own directory: use `backend`.
+ * - `backend`: a Pulumi backend URL every pod reaches (s3://, gs://, azblob://, or the Pulumi
+ *   Cloud https://…), the engine's own locking; the pods' state dir (workspaces) is scratch.
+ *   Its credentials come the cloud's usual way (workload identity), not from this component.
+ */
+export type BridgeState = { kind: "hostPath"; path: string } | { kind: "backend"; url: string };
+
+const OWN_FLAGS = [
+  "--kubeconfig",
+  "--leader-elect",
+  "--target",
+  "--data-plane-kubeconfig",
+  "--state-dir",
+  "--backend",
+  "--ops-address",
+  "--ops-port",
+];
+const SHARED_BACKENDS = /^(s3|gs|azblob|https):\/\//;
+
+export function bridgeDeploymentProblem(a: {
+  replicas: number;
+  opsPort: number;
+  state: BridgeState;
+  flags?: string[];
+}): string | undefined {
+  if (!Number.isInteger(a.replicas) || a.replicas < 1)
+    return `replicas ${a.replicas} must be a whole number >= 1 (2 for a standby)`;
+  if (!Number.isInteger(a.opsPort) || a.opsPort < 1 || a.opsPort > 65535)
+    return `opsPort ${a.opsPort} must be a TCP port (1-65535)`;
+  if (a.state.kind === "hostPath" && !a.state.path.startsWith("/"))
+    return `state.path "${a.state.path}" must be an absolute directory on the node`;
+  if (a.state.kind === "backend" && !SHARED_BACKENDS.test(a.state.url))
+    return `state.url "${a.state.url}" must be a backend every replica reaches (s3://, gs://, azblob:// or https://); a file:// backend in a pod is lost with it — use state.kind hostPath on a one-node cluster`;
+  const own = (a.flags ?? []).find((f) => OWN_FLAGS.includes(f.split("=")[0] as string));
+  if (own) return `bridgeFlags may not set ${own.split("=")[0]}: the component sets it`;
+  return undefined;
+}
+
+/** The bridge's command line in the pod (after the image's entry point, bridge/main.js). */
+export function bridgeArgs(a: { opsPort: number; state: BridgeState; flags: string[] }): string[] {
+  return [
+    "--leader-elect",
+    "--target",
+    "kubernetes",
+    "--data-plane-kubeconfig",
+    BRIDGE_PATHS.dataPlaneKubeconfig,
+    "--state-dir",
+    BRIDGE_PATHS.state,
+    ...(a.state.kind === "backend" ? ["--backend", a.state.url] : []),
+    // Every address: the kubelet probes the pod's IP.
+    "--ops-address",
+    "0.0.0.0",
+    "--ops-port",
+    String(a.opsPort),
+    ...a.flags,
+  ];
+}
