@@ -109,12 +109,14 @@ async function portIsFree(port: number): Promise<boolean> {
 
 /** `count` consecutive free ports below the ephemeral range, so the proxy's ports stay ours. */
 export async function freePortRange(count: number): Promise<PortRange> {
+  // 10000-18999: below the bands the bridge and preview e2e files give their proxies (20000-31499,
+  // test/e2e/bridge.test.ts), which are not bound until their proxies start.
   for (let attempt = 0; attempt < 50; attempt++) {
-    const from = 20000 + Math.floor(Math.random() * 9000);
+    const from = 10000 + Math.floor(Math.random() * 9000);
     const checks = await Promise.all(Array.from({ length: count }, (_, i) => portIsFree(from + i)));
     if (checks.every(Boolean)) return { from, to: from + count - 1 };
   }
-  throw new Error(`no ${count} consecutive free ports found between 20000 and 29999`);
+  throw new Error(`no ${count} consecutive free ports found between 10000 and 18999`);
 }
 
 /** Ports with a listening socket owned by `pid`, from /proc (no ss/netstat parsing). */
