@@ -776,15 +776,26 @@ export const localTcpForwarderProvider: ForwarderProvider & {
   listening(pid, port) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const fs = require("node:fs") as typeof import("node:fs");
-    // /proc/<pid>/net/tcp is the table of the process's own network namespace.
+    // /proc/<pid>/net/tcp is the table of the process's own network namespace. The listening
+    // socket must be this process's own (its inode among /proc/<pid>/fd): another process of the
+    // namespace that holds the port listens there too, and the forwarder, refused the port, exits.
     try {
       const hex = port.toString(16).toUpperCase().padStart(4, "0");
+      const own = new Set<string>();
+      for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+        try {
+          const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+          if (m?.[1]) own.add(m[1]);
+        } catch {
+          // The fd closed while listed.
+        }
+      }
       return fs
         .readFileSync(`/proc/${pid}/net/tcp`, "utf8")
         .split("\n")
         .some((l) => {
           const f = l.trim().split(/\s+/);
-          return f[1]?.endsWith(`:${hex}`) && f[3] === "0A";
+          return f[1]?.endsWith(`:${hex}`) === true && f[3] === "0A" && own.has(f[9] ?? "");
         });
     } catch {
       return false;

@@ -112,6 +112,8 @@ describe("network change preview of the environment stack (e2e)", function () {
 
   before(async () => {
     process.env.KLUTCH_LOCAL_DIR = stateDir;
+    // Only the `local` stack gets a passphrase by default (tooling/pulumi-runner.ts).
+    process.env.PULUMI_CONFIG_PASSPHRASE = "preview-e2e-only";
     process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP, "app-1", "app-2"]);
