@@ -23,19 +23,11 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Command } from "commander";
 import { reapOrphans } from "../../bridge/orphans";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
-import {
-  compositionName,
-  pulumiBackedComposition,
-  renderResourcesMode,
-} from "../../network/connector-api/compositions";
-import { connectorXrd } from "../../network/connector-api/xrd";
-import { networkPathCrd } from "../../network/connector-api/network-path-crd";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { Postgres } from "../helpers/pg-haproxy";
-import { kubectl, kubectlApply } from "../helpers/kubectl";
 
 const GROUP = "klutch.anynines.com";
 const CP = "bench-cp";
@@ -128,19 +120,7 @@ async function main(): Promise<void> {
     say(`work dir ${work}; bringing up the control plane, Crossplane and PostgreSQL`);
     await clusters.up([CP]);
     const kubeconfig = clusters.kubeconfigPath(CP);
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
-    kubectl(kubeconfig, ["apply", "--server-side", "-f", source.crdsPath]);
-    kubectl(kubeconfig, ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
-    for (const m of [
-      connectorXrd(compositionName("proxy")),
-      renderResourcesMode(pulumiBackedComposition("proxy")),
-      networkPathCrd(),
-    ]) {
-      const r = kubectlApply(kubeconfig, JSON.stringify(m));
-      if (r.status !== 0) throw new Error(r.stderr);
-    }
-    crossplane = new LocalCrossplane(path.join(work, "clusters"), CP, env);
-    await crossplane.start();
+    crossplane = await crossplaneWithConnectorApi(kubeconfig, path.join(work, "clusters"), CP, env);
     pg = await Postgres.start();
 
     const kc = new k8s.KubeConfig();
