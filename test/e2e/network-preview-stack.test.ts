@@ -9,7 +9,7 @@ import { reapOrphans } from "../../bridge/orphans";
 import { renderMarkdown } from "../../lib/network-preview/render";
 import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
-import { selectStack } from "../../tooling/pulumi-runner";
+import { LOCAL_STACK_PASSPHRASE, selectStack } from "../../tooling/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import {
@@ -112,8 +112,9 @@ describe("network change preview of the environment stack (e2e)", function () {
 
   before(async () => {
     process.env.KLUTCH_LOCAL_DIR = stateDir;
-    // Only the `local` stack gets a passphrase by default (tooling/pulumi-runner.ts).
-    process.env.PULUMI_CONFIG_PASSPHRASE = "preview-e2e-only";
+    // Only the `local` stack gets a passphrase by default (tooling/pulumi-runner.ts); this copy
+    // of its file carries its encryptionsalt, so it takes the same throw-away passphrase.
+    process.env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
     process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP, "app-1", "app-2"]);
