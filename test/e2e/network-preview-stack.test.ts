@@ -25,8 +25,8 @@ const CP = "control-plane";
 const STACK = "preview-e2e";
 
 /**
- * `npm run preview:network -- --stack local` against a real environment stack: the local
- * clusters, `pulumi up` of the `local` stack through the real engine, Crossplane core and the
+ * `npm run preview:network -- --stack <stack>` against a real environment stack: the local
+ * clusters, `pulumi up` of a copy of the `local` stack through the real engine, Crossplane core and the
  * bridge. One stack is set up once; each scenario changes the stack's config, previews it
  * (asserting report and exit code), then applies it with `up` and checks that what the bridge
  * then writes is what the preview said.
@@ -219,6 +219,8 @@ describe("network change preview of the environment stack (e2e)", function () {
         "-r",
         "ts-node/register/transpile-only",
         "scripts/pulumi.ts",
+        "--stack",
+        STACK,
         "up",
         "--yes",
         "--policy-pack",
