@@ -5,5 +5,5 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # The local stack is throw-away and `npm run down` is the explicit request: no question asked.
-npx ts-node --transpile-only scripts/pulumi.ts --stack local destroy --yes
-npx ts-node --transpile-only scripts/local-clusters.ts down
+bash scripts/node.sh tsx scripts/pulumi.ts --stack local destroy --yes
+bash scripts/node.sh tsx scripts/local-clusters.ts down

@@ -70,10 +70,16 @@ if ((${#need[@]} > 0)); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# npm packages, exactly as locked; skipped when node_modules already matches the lockfile.
+# The project's Node.js (toolchain/versions.env NODE_VERSION): the machine's when it is of that
+# line, else fetched from the npm registry into the toolchain cache (scripts/node.sh).
+step "Node.js $(bash scripts/node.sh node --version)"
+
+# npm packages, exactly as locked, installed by npm running on that Node.js (package.json's
+# engines and .npmrc's engine-strict refuse any other); skipped when node_modules already
+# matches the lockfile.
 if ! cmp -s package-lock.json node_modules/.package-lock.json.klutch 2>/dev/null; then
   step "installing npm packages from package-lock.json"
-  npm ci --no-audit --no-fund --loglevel=error
+  bash scripts/node.sh npm ci --no-audit --no-fund --loglevel=error
   cp package-lock.json node_modules/.package-lock.json.klutch
 fi
 

@@ -7,6 +7,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 bash scripts/setup.sh --test
+# Everything below runs on the project's Node.js (scripts/node.sh), and so does every `node` the
+# tests start.
+PATH="$(bash scripts/node.sh --ensure):$ROOT/node_modules/.bin:$PATH"
 
 step() { printf '\033[1m[test]\033[0m %s\n' "$*" >&2; }
 step "type check"

@@ -395,7 +395,7 @@ build_crossplane_cli() {
 
 # --- The Pulumi YAML language host ----------------------------------------------------------
 # `pulumi up` on a YAML program (runtime: yaml) runs the language plugin `pulumi-language-yaml`.
-# Facts from github.com/pulumi/pulumi/sdk/v3@v3.248.0, go/common/workspace/plugins.go
+# Facts from github.com/pulumi/pulumi/sdk/v3@v3.248.0 (unchanged at v3.259.0), go/common/workspace/plugins.go
 # (IsPluginBundled, getPluginInfoAndPath): "yaml" is a bundled language plugin, looked up next to
 # the running `pulumi` (and on PATH only without PULUMI_IGNORE_AMBIENT_PLUGINS, which the project
 # sets). So it is built into a cache entry of its own, from the module github.com/pulumi/pulumi-yaml
@@ -455,6 +455,10 @@ check_versions() {
   declared=$(node -p "require('$ROOT/package.json').dependencies['@pulumi/kubernetes']" 2>/dev/null || echo "")
   if [[ -n "$declared" && "$declared" != "$PULUMI_KUBERNETES_VERSION" ]]; then
     die "package.json pins @pulumi/kubernetes $declared but toolchain/versions.env builds $PULUMI_KUBERNETES_VERSION; make them equal"
+  fi
+  declared=$(node -p "require('$ROOT/package.json').dependencies['@pulumi/pulumi']" 2>/dev/null || echo "")
+  if [[ -n "$declared" && "$declared" != "$PULUMI_VERSION" ]]; then
+    die "package.json pins @pulumi/pulumi $declared but toolchain/versions.env builds the Pulumi CLI $PULUMI_VERSION; make them equal"
   fi
 }
 

@@ -5,9 +5,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash scripts/setup.sh
-npx ts-node --transpile-only scripts/local-clusters.ts up --stack local
+bash scripts/node.sh tsx scripts/local-clusters.ts up --stack local
 # `npm run up` is the explicit request to bring the local stack up: no question asked.
-npx ts-node --transpile-only scripts/pulumi.ts --stack local up --yes
+bash scripts/node.sh tsx scripts/pulumi.ts --stack local up --yes
 # Local clusters run no pods: Crossplane core runs as a process against the control plane,
 # now that `pulumi up` has applied its CRDs.
-npx ts-node --transpile-only scripts/local-clusters.ts crossplane start
+bash scripts/node.sh tsx scripts/local-clusters.ts crossplane start

@@ -12,8 +12,8 @@ import type { ImageSpec, LayerEntry } from "./oci-layout";
  * bridge compiled to JavaScript, the production packages it loads, and the Pulumi engine with
  * the plugins its programs need, laid out so `bridge/main.js` runs as it does from the checkout:
  *
- * - /app: the bridge's own modules (the import closure of bridge/main.ts, transpiled like
- *   `ts-node --transpile-only` does) at their repository paths, and package.json (the bridge
+ * - /app: the bridge's own modules (the import closure of bridge/main.ts, transpiled file by
+ *   file, as tsx does from the checkout) at their repository paths, and package.json (the bridge
  *   reads the pinned plugin versions from it); `repoRoot` resolves to /app.
  * - /app/node_modules: only the packages that closure requires and their dependencies, as
  *   package-lock.json resolves them (optional peers left out): what `npm ci --omit=dev` would

@@ -189,7 +189,7 @@ async function main(): Promise<void> {
       process.execPath,
       [
         "-r",
-        "ts-node/register/transpile-only",
+        "tsx/cjs",
         "bridge/main.ts",
         ...["--kubeconfig", kubeconfig, "--state-dir", bridgeDir, "--settings", ""],
         ...["--ops-port", String(30000 + Math.floor(Math.random() * 1000))],

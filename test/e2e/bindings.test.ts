@@ -434,7 +434,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
     // Through `npm run pulumi`, as an operator would: without a terminal and without --yes it
     // shows the preview and refuses, changing nothing; with --yes it applies.
     const cli = (args: string[]) =>
-      spawnSync("npx", ["ts-node", "--transpile-only", "scripts/pulumi.ts", "--stack", STACK, ...args], {
+      spawnSync("npx", ["tsx", "scripts/pulumi.ts", "--stack", STACK, ...args], {
         cwd: repoRoot,
         encoding: "utf8",
         stdio: ["ignore", "pipe", "pipe"],

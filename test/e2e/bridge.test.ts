@@ -91,7 +91,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       process.execPath,
       [
         "-r",
-        "ts-node/register/transpile-only",
+        "tsx/cjs",
         "bridge/main.ts",
         "--kubeconfig",
         kc(),

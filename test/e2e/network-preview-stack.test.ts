@@ -215,17 +215,7 @@ describe("network change preview of the environment stack (e2e)", function () {
     // The truth: the engine refuses `up` of this config with the same rule, and changes nothing.
     const up = spawnSync(
       process.execPath,
-      [
-        "-r",
-        "ts-node/register/transpile-only",
-        "scripts/pulumi.ts",
-        "--stack",
-        STACK,
-        "up",
-        "--yes",
-        "--policy-pack",
-        "policy",
-      ],
+      ["-r", "tsx/cjs", "scripts/pulumi.ts", "--stack", STACK, "up", "--yes", "--policy-pack", "policy"],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, encoding: "utf8", timeout: 600_000 },
     );
     assert.notEqual(up.status, 0, up.stdout);

@@ -218,15 +218,7 @@ describe("network change preview on the local stack (e2e)", function () {
     assert.equal(r.report.summary.grade, 0);
     const bad = spawnSync(
       process.execPath,
-      [
-        "-r",
-        "ts-node/register/transpile-only",
-        "scripts/preview-network.ts",
-        "--fail-on",
-        "sometimes",
-        "--connections",
-        file,
-      ],
+      ["-r", "tsx/cjs", "scripts/preview-network.ts", "--fail-on", "sometimes", "--connections", file],
       { cwd: repoRoot, encoding: "utf8" },
     );
     assert.equal(bad.status, 2, bad.stderr);

@@ -67,7 +67,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
       process.execPath,
       [
         "-r",
-        "ts-node/register/transpile-only",
+        "tsx/cjs",
         "bridge/main.ts",
         "--kubeconfig",
         kc(),

@@ -47,16 +47,7 @@ export function runPreview(opts: {
     const out = path.join(opts.work, `${opts.name}.${format === "json" ? "json" : "md"}`);
     const r = spawnSync(
       process.execPath,
-      [
-        "-r",
-        "ts-node/register/transpile-only",
-        "scripts/preview-network.ts",
-        "--format",
-        format,
-        "--out",
-        out,
-        ...opts.args,
-      ],
+      ["-r", "tsx/cjs", "scripts/preview-network.ts", "--format", format, "--out", out, ...opts.args],
       {
         cwd: repoRoot,
         env: { ...process.env, PATH: opts.PATH },
@@ -101,7 +92,7 @@ export function startBridgeProcess(opts: {
     process.execPath,
     [
       "-r",
-      "ts-node/register/transpile-only",
+      "tsx/cjs",
       "bridge/main.ts",
       "--kubeconfig",
       opts.kubeconfig,
