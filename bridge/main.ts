@@ -9,6 +9,7 @@ import { LeaderElector } from "./leader";
 import { jsonLogger } from "./log";
 import { INSTANCE_ENV, instanceMarker } from "./orphans";
 import { startOpsServer } from "./server";
+import { bridgeStackEnv } from "./state-dir";
 import type { Target } from "./program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
 import { profileProblem } from "../network/proxy/profile";
@@ -201,17 +202,12 @@ async function main(): Promise<void> {
 
   // Secrets in the bridge's stacks (kubeconfigs) need a passphrase; without one given, a
   // random one is made once and kept next to the state, readable by this user only.
-  const base: NodeJS.ProcessEnv = { ...process.env };
-  base.PULUMI_BACKEND_URL = String(o.backend ?? `file://${path.join(stateDir, "state")}`);
-  if (base.PULUMI_BACKEND_URL.startsWith("file://")) {
-    fs.mkdirSync(base.PULUMI_BACKEND_URL.slice("file://".length), { recursive: true });
-  }
-  if (!base.PULUMI_CONFIG_PASSPHRASE && !base.PULUMI_CONFIG_PASSPHRASE_FILE) {
-    const file = path.join(stateDir, "passphrase");
-    if (!fs.existsSync(file))
-      fs.writeFileSync(file, crypto.randomBytes(32).toString("base64"), { mode: 0o600 });
-    base.PULUMI_CONFIG_PASSPHRASE_FILE = file;
-  }
+  const base = bridgeStackEnv({
+    base: process.env,
+    stateDir,
+    ...(o.backend ? { backend: String(o.backend) } : {}),
+    create: true,
+  });
   // Marks the engines this bridge runs (and their plugins), so a successor reaps exactly
   // those when this bridge dies (bridge/orphans.ts), never an operator's own pulumi.
   base[INSTANCE_ENV] = instanceMarker();

@@ -13,6 +13,7 @@ import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
 import { upFromEvents } from "./engine-run";
 import { reapOrphans } from "./orphans";
+import { bridgeStatePaths } from "./state-dir";
 import { groupProgram, type Target } from "./program";
 import { toConnection } from "../network/proxy/bridge-program";
 
@@ -77,8 +78,8 @@ export class StackRunner implements GroupStacks {
   private stopped = false;
 
   constructor(private readonly opts: StackRunnerOptions) {
-    fs.mkdirSync(path.join(opts.stateDir, "workspace"), { recursive: true });
-    this.slotsFile = path.join(opts.stateDir, "slots.json");
+    fs.mkdirSync(bridgeStatePaths(opts.stateDir).workspace, { recursive: true });
+    this.slotsFile = bridgeStatePaths(opts.stateDir).slots;
   }
 
   private get backendDir(): string | undefined {
@@ -172,7 +173,7 @@ export class StackRunner implements GroupStacks {
         program: () => Promise.reject(new Error("no program given for this run")),
       },
       {
-        workDir: path.join(this.opts.stateDir, "workspace"),
+        workDir: bridgeStatePaths(this.opts.stateDir).workspace,
         envVars: this.opts.pulumiEnv,
         projectSettings: { name: PROJECT, runtime: "nodejs" },
         ...(this.opts.secretsProvider ? { secretsProvider: this.opts.secretsProvider } : {}),

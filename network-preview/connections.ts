@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { bridgeStatePaths } from "../bridge/state-dir";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import * as YAML from "yaml";
@@ -256,7 +257,7 @@ export function localGroupRange(
 ): { range: PortRange; predictedSlot: boolean } {
   let slots: Slots = {};
   try {
-    slots = parseSlots(fs.readFileSync(path.join(bridge.stateDir, "slots.json"), "utf8"));
+    slots = parseSlots(fs.readFileSync(bridgeStatePaths(bridge.stateDir).slots, "utf8"));
   } catch {
     // No slots yet: a bridge that has realised nothing.
   }
@@ -320,7 +321,7 @@ export async function previewGroup(
   if (!exists) envVars.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
   fs.mkdirSync(path.join(work, "state"), { recursive: true });
   // The passphrase provider's salt lives in the stack's settings file of the bridge's workspace.
-  const settings = path.join(bridge.stateDir, "workspace", `Pulumi.${stack}.yaml`);
+  const settings = path.join(bridgeStatePaths(bridge.stateDir).workspace, `Pulumi.${stack}.yaml`);
   if (exists && fs.existsSync(settings)) fs.copyFileSync(settings, path.join(work, `Pulumi.${stack}.yaml`));
   const collector = new StepCollector(progress);
   try {
