@@ -9,28 +9,15 @@ import { LeaderElector } from "./leader";
 import { jsonLogger } from "./log";
 import { INSTANCE_ENV, instanceMarker } from "./orphans";
 import { startOpsServer } from "./server";
+import { addTargetOptions, targetFromOptions } from "./target-options";
 import { bridgeStackEnv } from "./state-dir";
-import type { Target } from "./program";
 import { BridgeMetrics } from "../lib/bridge/metrics";
-import { profileProblem } from "../network/proxy/profile";
-import { isPrivateCidr, type ProxyExposure } from "../network/proxy/exposure";
-import { cidrProblem } from "../lib/net/cidr";
 import { LEADER_LEASE } from "../lib/bridge/lease";
 import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { ensureKubernetesPlugin, pulumiEnv } from "../tooling/pulumi-runner";
 import { repoRoot } from "../tooling/toolchain";
 
-function range(text: string): { from: number; to: number } {
-  const m = /^(\d+)-(\d+)$/.exec(text);
-  const from = Number(m?.[1]);
-  const to = Number(m?.[2]);
-  if (!m || from < 1 || to > 65535 || from > to) {
-    throw new Error(`--port-range "${text}" must be FROM-TO within 1-65535, e.g. 22000-22999`);
-  }
-  return { from, to };
-}
-
-const program = new Command()
+const program = addTargetOptions(new Command())
   .name("bridge")
   .description(
     "Realises NetworkPaths (composed by Crossplane for XTCPConnections) with this project's Pulumi code",
@@ -38,28 +25,6 @@ const program = new Command()
   .option(
     "--kubeconfig <file>",
     "kubeconfig of the control plane the NetworkPaths live on (default: KUBECONFIG; in a pod: in-cluster config)",
-  )
-  .option(
-    "--target <kind>",
-    "where proxies run: local (HAProxy processes on this machine) or kubernetes",
-    "local",
-  )
-  .option("--data-plane-kubeconfig <file>", "kubeconfig of the data-service cluster (target kubernetes)")
-  .option("--data-plane-namespace <ns>", "namespace of the proxies (target kubernetes)", "klutch-network")
-  .option("--service-type <type>", "Service type of the proxies (target kubernetes)", "LoadBalancer")
-  .option(
-    "--allowed-sources <cidrs>",
-    "comma-separated CIDRs the proxies admit when the environment's settings name none (target kubernetes; NodePort/LoadBalancer)",
-  )
-  .option("--public-endpoint", "open the proxies to every address on purpose (target kubernetes)")
-  .option(
-    "--dedicated-cpus <n>",
-    "whole CPUs of each proxy pod, pinned with busy polling (target kubernetes; default: shared CPUs)",
-  )
-  .option("--skip-await", "do not wait for proxy pods (target kubernetes on a cluster without kubelets)")
-  .option(
-    "--proxy-image <ref>",
-    "HAProxy image of the proxy pods (target kubernetes; e.g. a local node's klutch.local/haproxy:…)",
   )
   .option(
     "--settings <namespace/name>",
@@ -74,12 +39,6 @@ const program = new Command()
     "--lease <namespace/name>",
     "the Lease used for leader election",
     `${SETTINGS_NAMESPACE}/${LEADER_LEASE}`,
-  )
-  .option("--bind-address <ip>", "address local proxies listen on and report as hostForConsumer", "127.0.0.1")
-  .option(
-    "--port-range <from-to>",
-    "ports the proxies hand out (below Linux's ephemeral ports)",
-    "22000-22999",
   )
   .option(
     "--slot-size <n>",
@@ -115,40 +74,6 @@ function settingsRef(text: string): { settings?: { namespace: string; name: stri
   return { settings: { namespace: m[1] as string, name: m[2] as string } };
 }
 
-/**
- * The proxies' exposure from the command line, used for consumer namespaces the environment's
- * settings do not describe (those carry their own). Checked like the config's allowedSources.
- */
-function exposureOption(sources: string | boolean | undefined, open: boolean): { exposure?: ProxyExposure } {
-  if (open) {
-    if (sources !== undefined)
-      throw new Error("--public-endpoint admits every address; drop --allowed-sources");
-    return { exposure: { sourceRanges: ["0.0.0.0/0"], internal: false, public: true } };
-  }
-  if (sources === undefined) return {};
-  const list = (typeof sources === "string" ? sources : "")
-    .split(",")
-    .map((c) => c.trim())
-    .filter(Boolean);
-  for (const c of list) {
-    const problem = cidrProblem(c);
-    if (problem) throw new Error(`--allowed-sources "${c}" ${problem}`);
-    if (c.endsWith("/0"))
-      throw new Error(
-        `--allowed-sources ${c} admits every address; use --public-endpoint if that is intended`,
-      );
-  }
-  if (list.length === 0) throw new Error("--allowed-sources names no CIDR");
-  return { exposure: { sourceRanges: list, internal: list.every(isPrivateCidr), public: false } };
-}
-
-function dedicatedCpus(text: string): number {
-  const n = Number(text);
-  const problem = profileProblem(n);
-  if (problem) throw new Error(`--dedicated-cpus "${text}": ${problem.replace(/^dedicatedCpus /, "")}`);
-  return n;
-}
-
 async function main(): Promise<void> {
   program.parse();
   // Last resort only: every promise the bridge makes is awaited or caught, so anything
@@ -169,7 +94,6 @@ async function main(): Promise<void> {
   const log = jsonLogger(o.debug ? "debug" : "info");
   const stateDir = path.resolve(String(o.stateDir));
   fs.mkdirSync(stateDir, { recursive: true });
-  const portRange = range(String(o.portRange));
   const concurrency = Number(o.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new Error("--concurrency must be a whole number >= 1");
@@ -180,25 +104,7 @@ async function main(): Promise<void> {
     if (value !== undefined && !(Number.isInteger(Number(value)) && Number(value) >= 3))
       throw new Error(`${flag} must be a whole number >= 3 (the proxy's two own listeners and a connection)`);
   }
-  let target: Target;
-  if (o.target === "local") {
-    target = { kind: "local", stateDir, bindAddress: String(o.bindAddress), portRange };
-  } else if (o.target === "kubernetes") {
-    if (!o.dataPlaneKubeconfig) throw new Error("--target kubernetes needs --data-plane-kubeconfig");
-    target = {
-      kind: "kubernetes",
-      kubeconfig: fs.readFileSync(String(o.dataPlaneKubeconfig), "utf8"),
-      namespace: String(o.dataPlaneNamespace),
-      portRange,
-      serviceType: String(o.serviceType),
-      ...exposureOption(o.allowedSources, o.publicEndpoint === true),
-      ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: dedicatedCpus(String(o.dedicatedCpus)) } : {}),
-      ...(o.skipAwait ? { skipAwait: true } : {}),
-      ...(o.proxyImage ? { proxyImage: String(o.proxyImage) } : {}),
-    };
-  } else {
-    throw new Error(`--target "${String(o.target)}" is not one of local, kubernetes`);
-  }
+  const target = targetFromOptions(o, stateDir);
 
   // Secrets in the bridge's stacks (kubeconfigs) need a passphrase; without one given, a
   // random one is made once and kept next to the state, readable by this user only.

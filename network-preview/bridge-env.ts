@@ -1,5 +1,5 @@
 import { bridgeStackEnv } from "../bridge/state-dir";
-import { pulumiEnv } from "../tooling/pulumi-runner";
+import { ensureKubernetesPlugin, pulumiEnv } from "../tooling/pulumi-runner";
 import type { BridgeView } from "./connections";
 
 /**
@@ -14,6 +14,8 @@ export function bridgeView(o: {
   slotSize: number;
   maxPortsPerGroup?: number;
   bindAddress: string;
+  target: BridgeView["target"];
+  settings?: BridgeView["settings"];
 }): BridgeView {
   const base = bridgeStackEnv({
     base: process.env,
@@ -23,6 +25,8 @@ export function bridgeView(o: {
     throwawayPassphrase: "klutch-network-preview-throwaway",
   });
   const env = pulumiEnv("bridge", base);
+  // The kubernetes target's programs need the Kubernetes provider plugin, as the bridge's do.
+  if (o.target.kind === "kubernetes") ensureKubernetesPlugin(env);
   // The Automation API spawns `pulumi` with process.env plus envVars; PATH must be the toolchain's.
   process.env.PATH = env.PATH;
   return {
@@ -34,5 +38,7 @@ export function bridgeView(o: {
     slotSize: o.slotSize,
     ...(o.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: o.maxPortsPerGroup } : {}),
     bindAddress: o.bindAddress,
+    target: o.target,
+    ...(o.settings ? { settings: o.settings } : {}),
   };
 }

@@ -14,6 +14,7 @@ import {
   isDeleting,
   isManaged,
   pathId,
+  proxyName,
   realisationOf,
   stackName,
   type NetworkPathObject,
@@ -21,7 +22,7 @@ import {
 import type { ConnectionInput, PortGroupInput, PreviewInput } from "../lib/network-preview/model";
 import type { Endpoint, Hop } from "../lib/network-preview/schema";
 import { BRIDGE_PROGRAMS } from "../network/bridge-programs";
-import { consumerEndpoints } from "../network/proxy/haproxy-config";
+import { consumerEndpoints, proxyHost } from "../network/proxy/haproxy-config";
 import { UNKNOWN as ENGINE_UNKNOWN } from "../network/proxy/port-allocation";
 import { planPorts, type ReleasedPort } from "../network/proxy/port-planner";
 import type { Target } from "../network/proxy/bridge-program";
@@ -29,7 +30,10 @@ import { toConnection } from "../network/proxy/bridge-program";
 import { listenerKey, listenerKeys, type PortRange } from "../network/proxy/types";
 import { blockRange, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
 import { isImplementationName } from "../network/registry";
+import { groupNamespace } from "../lib/bridge/grouping";
+import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import { PROJECT } from "../bridge/stacks";
+import { KubePathWriter } from "../bridge/client";
 import { StepCollector, toHop, type ResourceStep } from "./engine-events";
 
 /** Ports the local proxy keeps for its own stats and health listeners (network/proxy/bridge-program.ts). */
@@ -38,6 +42,16 @@ const LOCAL_OWN_LISTENERS = ["~stats", "~health"];
 /** How the bridge runs: the same flags as bridge/main.ts, since the preview must plan as it does. */
 export interface BridgeView {
   stateDir: string;
+  /**
+   * Where the bridge runs each group's proxy (bridge/target-options.ts, the bridge's own flags):
+   * local HAProxy processes in a port block of the range, or TcpProxy on a cluster.
+   */
+  target: Target;
+  /**
+   * The settings the kubernetes target builds each group with (lib/bridge/settings.ts): what
+   * the environment change plans, else what the settings ConfigMap holds now; none without either.
+   */
+  settings?: { value: BridgeSettings; from: "planned" | "live" };
   /** Environment for the Pulumi CLI: backend, passphrase, PATH (see pulumiEnv). */
   pulumiEnv: Record<string, string>;
   portRange: PortRange;
@@ -143,6 +157,16 @@ export async function readControlPlane(kubeconfig: string): Promise<ControlPlane
     if (xr) claimXr.set(`${c.metadata.namespace}/${c.metadata.name}`, xr);
   }
   return { paths: list.items.filter(isManaged), claimXr };
+}
+
+/** The bridge settings the ConfigMap holds now, as the bridge reads them (bridge/client.ts readSettings). */
+export async function readLiveSettings(
+  kubeconfig: string,
+  ref: { namespace: string; name: string },
+): Promise<BridgeSettings | undefined> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  return new KubePathWriter(kc, ref).readSettings();
 }
 
 /** A path the bridge has not realised yet: its generation is ahead of what the status reports. */
@@ -301,17 +325,7 @@ export async function previewGroup(
     notes.push(`group ${g.key}: the bridge realises no ${implementation} paths; nothing to preview`);
     return { connections: [], notes };
   }
-  const { range, predictedSlot } = localGroupRange(bridge, g.key, g.after);
-  if (predictedSlot)
-    notes.push(
-      `group ${g.key}: its port block ${range.from}-${range.to} is where the bridge would place it now (new or grown)`,
-    );
-  const target: Target = {
-    kind: "local",
-    stateDir: bridge.stateDir,
-    bindAddress: bridge.bindAddress,
-    portRange: range,
-  };
+  const target = groupTarget(bridge, g, notes);
   const stack = stackName(g.key);
   const exists = stackExists(bridge, stack);
   // A new group's stack is previewed in a throw-away backend: the bridge's backend gets no
@@ -343,29 +357,84 @@ export async function previewGroup(
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
-  return { ...assemble(bridge, g, collector.all(), range, implementation), notes };
+  return { ...assemble(g, collector.all(), target, implementation), notes };
 }
+
+/**
+ * The target the bridge builds this group with (bridge/stacks.ts targetFor): locally a port
+ * block placed as the bridge places it; on a cluster its flags overlaid with the consumer
+ * namespace's proxy settings.
+ */
+function groupTarget(bridge: BridgeView, g: GroupPlan, notes: string[]): Target {
+  const base = bridge.target;
+  if (base.kind === "local") {
+    const { range, predictedSlot } = localGroupRange(bridge, g.key, g.after);
+    if (predictedSlot)
+      notes.push(
+        `group ${g.key}: its port block ${range.from}-${range.to} is where the bridge would place it now (new or grown)`,
+      );
+    return { ...base, portRange: range };
+  }
+  const own = proxySettingsFor(bridge.settings?.value, groupNamespace(g.key));
+  notes.push(
+    `group ${g.key}: previewed on the kubernetes target (namespace ${base.namespace}), ` +
+      (own
+        ? `with its ${bridge.settings?.from === "planned" ? "planned" : "current"} proxy settings`
+        : "with the bridge's flags (no proxy settings for its namespace)"),
+  );
+  return { ...base, ...own };
+}
+
+/**
+ * Where consumers will dial a kubernetes-target group's proxy (TcpProxy's host, from
+ * network/proxy/haproxy-config.ts proxyHost): the Service's DNS name for ClusterIP; for a
+ * LoadBalancer the address its status holds now, unknown for a new one; unknown for NodePort,
+ * whose node address the bridge does not pass.
+ */
+function kubernetesHost(
+  target: Extract<Target, { kind: "kubernetes" }>,
+  name: string,
+  steps: ResourceStep[],
+): string {
+  const serviceType = target.serviceType;
+  if (serviceType === "ClusterIP") return proxyHost({ serviceName: name, namespace: target.namespace });
+  if (serviceType === "LoadBalancer") {
+    const service = steps.find((s) => s.name === `${name}-service`);
+    const status = service?.op === "replace" ? undefined : service?.oldOutputs?.status;
+    const ingress = (
+      status as { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } } | undefined
+    )?.loadBalancer?.ingress?.[0];
+    return ingress?.ip || ingress?.hostname || UNKNOWN_HOST;
+  }
+  return UNKNOWN_HOST;
+}
+
+/** A host the preview cannot know before `up` (a load balancer's address not yet assigned). */
+const UNKNOWN_HOST = "unknown";
 
 /** The report's connections and ports of one previewed group. */
 function assemble(
-  bridge: BridgeView,
   g: GroupPlan,
   steps: ResourceStep[],
-  range: PortRange,
+  target: Target,
   implementation: string,
 ): { connections: ConnectionInput[]; ports?: PortGroupInput } {
+  const range = target.portRange;
   const realisation = realisationOf(implementation);
   const namespace = g.key.slice(0, g.key.lastIndexOf("/"));
-  const portsStep = steps.find((s) => s.name === "ports");
+  // The group's PortAllocation: "ports" in the local program, `<proxy>-ports` inside TcpProxy.
+  const proxy = proxyName(g.key);
+  const portsStep = steps.find((s) => s.name === (target.kind === "local" ? "ports" : `${proxy}-ports`));
+  const host = target.kind === "local" ? target.bindAddress : kubernetesHost(target, proxy, steps);
   const plan = realisation === "proxy" && g.after.length > 0 ? predictPorts(portsStep) : undefined;
   const { admitted, rejected } = admitConnections(g.after.map(toConnection));
   const after = new Map<string, Endpoint>();
   if (realisation === "proxy" && plan !== undefined) {
     if (plan === "unknown") {
-      for (const c of admitted) after.set(c.id, { host: bridge.bindAddress, port: "unknown" });
+      for (const c of admitted) after.set(c.id, { host, port: "unknown" });
     } else {
       const placed = admitted.filter((c) => plan.assignments[listenerKey(c)] !== undefined);
-      const eps = consumerEndpoints(placed, plan.assignments, bridge.bindAddress);
+      const eps = consumerEndpoints(placed, plan.assignments, host);
       for (const [id, e] of Object.entries(eps)) after.set(id, { host: e.hostForConsumer, port: e.port });
     }
   } else if (realisation !== "proxy") {
@@ -429,7 +498,8 @@ function assemble(
       rangeAfter: range,
       before: relabel(before, label),
       after: plan === undefined ? {} : plan === "unknown" ? "unknown" : relabel(plan.assignments, label),
-      ownPorts: LOCAL_OWN_LISTENERS.length,
+      // TcpProxy keeps its stats and health ports outside the range; the local proxy inside it.
+      ownPorts: target.kind === "local" ? LOCAL_OWN_LISTENERS.length : 0,
       ...(plan && plan !== "unknown" && plan.unplaced.length > 0
         ? { unplaced: plan.unplaced.map((u) => label.get(u) ?? u) }
         : {}),

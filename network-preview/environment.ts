@@ -299,7 +299,7 @@ export async function previewEnvironment(
   stack: string,
   progress: (line: string) => void,
   opts: { stack?: Stack; policyPacks?: string[] } = {},
-): Promise<PreviewInput> {
+): Promise<PreviewInput & { plannedSettings?: BridgeSettings }> {
   // Loaded here: the program pulls in every cloud SDK.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const runner = require("../tooling/pulumi-runner") as typeof import("../tooling/pulumi-runner");
@@ -315,5 +315,20 @@ export async function previewEnvironment(
     if (!collector.policy.some((p) => p.enforcement === "mandatory")) throw e;
     progress("  the engine refuses the planned state: mandatory policy violations (reported below)");
   }
-  return { ...environmentInput(stack, collector.all()), policy: collector.policy };
+  const steps = collector.all();
+  return {
+    ...environmentInput(stack, steps),
+    policy: collector.policy,
+    plannedSettings: plannedSettings(steps),
+  };
+}
+
+/**
+ * The bridge settings the environment change leaves in place (what the settings ConfigMap
+ * will hold after `up`), when the preview changes them and knows them: the bridge's kubernetes
+ * target builds each group from these, so a preview of its groups uses them.
+ */
+export function plannedSettings(steps: readonly ResourceStep[]): BridgeSettings | undefined {
+  const s = steps.find((x) => isSettingsStep(x) && x.op !== "same" && x.op !== "delete");
+  return s ? settingsOf(s.newInputs) : undefined;
 }

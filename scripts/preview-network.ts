@@ -14,20 +14,17 @@ import { renderJson, renderMarkdown } from "../lib/network-preview/render";
 import { reportJsonSchema } from "../lib/network-preview/schema";
 import { renderSvg } from "../lib/network-preview/svg";
 import { repoRoot } from "../tooling/toolchain";
+import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
+import { addTargetOptions, targetFromOptions, type TargetOptions } from "../bridge/target-options";
+import type { Target } from "../bridge/program";
 
 /** Exit codes for errors; 0/3/4/5 are the report's grades (lib/network-preview/model.ts). */
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
-function portRange(text: string): { from: number; to: number } {
-  const m = /^(\d+)-(\d+)$/.exec(text);
-  const from = Number(m?.[1]);
-  const to = Number(m?.[2]);
-  if (!m || from < 1 || to > 65535 || from > to) throw new Error("must be FROM-TO within 1-65535");
-  return { from, to };
-}
-
-const program = new Command()
+// The bridge's own target flags (--target, --port-range, --bind-address, --data-plane-*, …):
+// each group is previewed as the bridge with these flags would build it.
+const program = addTargetOptions(new Command())
   .name("preview:network")
   .description(
     "Previews the network effect of a change per data-service connection: endpoint before → after, " +
@@ -51,14 +48,13 @@ const program = new Command()
   .option("--no-pending", "leave out NetworkPaths the bridge has not realised yet")
   .option("--bridge-state-dir <dir>", "the bridge's --state-dir", path.join(repoRoot, ".klutch", "bridge"))
   .option("--backend <url>", "the bridge's --backend (default: file backend in its state dir)")
-  .option(
-    "--port-range <from-to>",
-    "the bridge's --port-range (a different one previews moving it)",
-    "22000-22999",
-  )
   .option("--slot-size <n>", "the bridge's --slot-size", "50")
   .option("--max-ports-per-group <n>", "the bridge's --max-ports-per-group (default: its whole range)")
-  .option("--bind-address <ip>", "the bridge's --bind-address", "127.0.0.1")
+  .option(
+    "--settings <namespace/name>",
+    "the bridge's --settings ConfigMap (target kubernetes: groups are built with its proxy settings, or with those --stack plans)",
+    `${SETTINGS_NAMESPACE}/${SETTINGS_CONFIGMAP}`,
+  )
   .option(
     "--default-implementation <name>",
     "implementation of claims that name no composition (the XRD's default)",
@@ -83,6 +79,8 @@ const program = new Command()
 async function main(): Promise<number> {
   program.parse();
   const o = program.opts<{
+    target: string;
+    settings: string;
     stack?: string;
     policy: boolean;
     connections?: string;
@@ -116,12 +114,16 @@ async function main(): Promise<number> {
     return usage(`--fail-on "${o.failOn}" is not one of ${Object.keys(FAIL_ON).join(", ")}`);
   if (!o.stack && !o.connections && !o.kubeconfig)
     return usage("nothing to preview: give --stack, --connections and/or --kubeconfig");
-  let range: { from: number; to: number };
+  let target: Target;
   try {
-    range = portRange(o.portRange);
+    target = targetFromOptions(program.opts<TargetOptions>(), path.resolve(o.bridgeStateDir));
   } catch (e) {
-    return usage(`--port-range "${o.portRange}" ${(e as Error).message}`);
+    return usage((e as Error).message);
   }
+  const range = target.portRange;
+  const settingsRef = /^([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})$/.exec(o.settings);
+  if (o.settings !== "" && !settingsRef)
+    return usage(`--settings "${o.settings}" must be NAMESPACE/NAME of a ConfigMap, or '' for none`);
   const slotSize = Number(o.slotSize);
   if (!Number.isInteger(slotSize) || slotSize < 3) return usage("--slot-size must be a whole number >= 3");
   const maxPorts = o.maxPortsPerGroup === undefined ? undefined : Number(o.maxPortsPerGroup);
@@ -134,7 +136,7 @@ async function main(): Promise<number> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { bridgeView } =
     require("../network-preview/bridge-env") as typeof import("../network-preview/bridge-env");
-  const { previewConnections, readClaims, readControlPlane } =
+  const { previewConnections, readClaims, readControlPlane, readLiveSettings } =
     require("../network-preview/connections") as typeof import("../network-preview/connections");
   const { affectedNamespaces, previewEnvironment, removedNamespaces } =
     require("../network-preview/environment") as typeof import("../network-preview/environment");
@@ -151,6 +153,20 @@ async function main(): Promise<number> {
       const view = o.kubeconfig
         ? await readControlPlane(o.kubeconfig)
         : { paths: [], claimXr: new Map<string, string>() };
+      // The kubernetes target builds groups with the consumer namespaces' proxy settings: those
+      // the environment change plans, else those the control plane holds now.
+      const live =
+        target.kind === "kubernetes" && !env?.plannedSettings && settingsRef && o.kubeconfig
+          ? await readLiveSettings(o.kubeconfig, {
+              namespace: settingsRef[1] as string,
+              name: settingsRef[2] as string,
+            })
+          : undefined;
+      const settings = env?.plannedSettings
+        ? { value: env.plannedSettings, from: "planned" as const }
+        : live
+          ? { value: live, from: "live" as const }
+          : undefined;
       const bridge = bridgeView({
         stateDir: path.resolve(o.bridgeStateDir),
         ...(o.backend ? { backend: o.backend } : {}),
@@ -158,6 +174,8 @@ async function main(): Promise<number> {
         slotSize,
         ...(maxPorts !== undefined ? { maxPortsPerGroup: maxPorts } : {}),
         bindAddress: o.bindAddress,
+        target,
+        ...(settings && target.kind === "kubernetes" ? { settings } : {}),
       });
       const sources = [
         ...(o.connections ? [{ kind: "connections" as const, ref: path.basename(o.connections) }] : []),

@@ -4,6 +4,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { reapOrphans } from "../../bridge/orphans";
+import { proxyName } from "../../lib/bridge/grouping";
+import {
+  SETTINGS_CONFIGMAP,
+  SETTINGS_KEY,
+  SETTINGS_NAMESPACE,
+  parseBridgeSettings,
+  renderBridgeSettings,
+} from "../../lib/bridge/settings";
 import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { type ConnectionReport, type NetworkPreviewReport } from "../../lib/network-preview/schema";
 import { LocalClusters } from "../../local-clusters";
@@ -150,7 +158,8 @@ describe("network change preview on the local stack (e2e)", function () {
       if (clusters) await clusters.down();
     } finally {
       spawnSync("pkill", ["-f", `${bridgeDir}/proxies`]);
-      await reapOrphans(`file://${path.join(bridgeDir, "state")}`, () => undefined);
+      for (const dir of [bridgeDir, path.join(work, "bridge-kubernetes")])
+        await reapOrphans(`file://${path.join(dir, "state")}`, () => undefined);
       if (process.env.KLUTCH_KEEP_PREVIEW_WORK) console.log(`work dir kept: ${work}`);
       else fs.rmSync(work, { recursive: true, force: true });
     }
@@ -254,5 +263,98 @@ describe("network change preview on the local stack (e2e)", function () {
       );
     });
     assert.equal(pathOf(kept.id)?.status?.port, kept.after?.port);
+  });
+
+  it("moving the bridge to the kubernetes target: endpoints at the proxy Service's DNS name and the ports predicted from the namespace's settings; the bridge then writes exactly those", async () => {
+    const dataNs = "np-proxies";
+    kubectl(kc(), ["create", "namespace", dataNs]);
+    // The environment's settings for team-a (lib/bridge/settings.ts): a ClusterIP proxy in a
+    // range of its own. They override the flags, so a preview that ignored them would predict
+    // the flags' LoadBalancer (host unknown) in the flags' range.
+    const own = { from: portBase + 400, to: portBase + 449 };
+    kubectlTry(kc(), ["create", "namespace", SETTINGS_NAMESPACE]);
+    const settings = {
+      version: 1,
+      consumers: {
+        [NS]: {
+          appCluster: "app-a",
+          implementation: "proxy",
+          proxy: { serviceType: "ClusterIP", portRange: own },
+        },
+      },
+    };
+    const configMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: SETTINGS_CONFIGMAP, namespace: SETTINGS_NAMESPACE },
+      data: { [SETTINGS_KEY]: renderBridgeSettings(parseBridgeSettings(JSON.stringify(settings))) },
+    };
+    assert.equal(kubectlApply(kc(), JSON.stringify(configMap)).status, 0);
+    const kubernetesDir = path.join(work, "bridge-kubernetes");
+    const target = [
+      "--target",
+      "kubernetes",
+      "--data-plane-kubeconfig",
+      kc(),
+      "--data-plane-namespace",
+      dataNs,
+      "--service-type",
+      "LoadBalancer",
+      "--skip-await",
+    ];
+    const r = preview(
+      ["--all-groups", "--port-range", range, ...target, "--bridge-state-dir", kubernetesDir],
+      "kubernetes",
+    );
+    assert.equal(r.code, 4, r.report.summary.line);
+    const host = `${proxyName(`${NS}/proxy`)}.${dataNs}.svc.cluster.local`;
+    const predicted = new Map<string, number>();
+    for (const name of ["orders", "billing"]) {
+      const c = conn(r.report, new RegExp(`^${name}-`));
+      assert.equal(c.risk, "endpoint-changed", c.reasons.join("; "));
+      assert.equal(c.after?.host, host);
+      const port = c.after?.port as number;
+      assert.ok(port >= own.from && port <= own.to, `${String(port)} in ${own.from}-${own.to}`);
+      predicted.set(name, port);
+    }
+    assert.ok(
+      r.report.notes.some((n) => /kubernetes target .* with its current proxy settings/.test(n)),
+      r.report.notes.join("\n"),
+    );
+
+    // The truth: the bridge on that target (reading the same settings) writes exactly those.
+    await stopBridge();
+    bridge = startBridgeProcess({
+      work,
+      kubeconfig: kc(),
+      stateDir: kubernetesDir,
+      opsPort,
+      portRange: range,
+      PATH: env.PATH ?? "",
+      log: bridgeLog,
+      extra: target,
+    });
+    for (const [name, port] of predicted) {
+      await waitFor(
+        `${name} to move to ${host}:${port}`,
+        (c) => isReady(c) && c?.status?.hostForConsumer === host && c.status.port === port,
+        name,
+      );
+    }
+    const service = kubectlJson<{ spec: { type: string; ports: { port: number }[] } }>(kc(), [
+      "-n",
+      dataNs,
+      "get",
+      "service",
+      proxyName(`${NS}/proxy`),
+    ]);
+    assert.equal(service.spec.type, "ClusterIP");
+    assert.deepEqual(
+      service.spec.ports
+        .map((p) => p.port)
+        .filter((p) => p >= own.from && p <= own.to)
+        .sort(),
+      [...predicted.values()].sort(),
+    );
   });
 });
