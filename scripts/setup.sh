@@ -85,3 +85,4 @@ fi
 
 step "building the toolchain (cached after the first run)"
 bash scripts/toolchain.sh build
+step "ready in ${SECONDS}s"
