@@ -1,4 +1,4 @@
-import type { EngineEvent } from "@pulumi/pulumi/automation";
+import type { EngineEvent, StepEventMetadata } from "@pulumi/pulumi/automation";
 import type { Hop, HopKind, Operation, PolicyResult } from "../lib/network-preview/schema";
 
 /** What one engine preview said about one resource (a `resourcePreEvent`). */
@@ -16,17 +16,12 @@ export interface ResourceStep {
   deleteBeforeReplace: boolean;
 }
 
-interface StepMetadata {
-  op: string;
-  urn: string;
-  type: string;
-  old?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
-  new?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
-  keys?: string[];
-  diffs?: string[];
-  detailedDiff?: Record<string, { kind: string; inputDiff?: boolean }>;
-  replaceOnChanges?: string[];
-}
+/**
+ * A step's metadata as the engine sends it: the SDK's own type (@pulumi/pulumi
+ * automation/events.ts StepEventMetadata), so its field names are the engine's, e.g. a
+ * detailed diff's `diffKind` ("update-replace", …), not a guess of them.
+ */
+type StepMetadata = StepEventMetadata;
 
 /** The engine's step ops folded into the report's: every kind of replacement is a replace. */
 function opOf(op: string): Operation {
@@ -51,7 +46,23 @@ export class StepCollector {
   /** CrossGuard's findings, when the run had policy packs (`policyEvent`). */
   readonly policy: PolicyResult[] = [];
 
+  /**
+   * Events this collector could not read. The SDK swallows an exception thrown from onEvent
+   * (it logs "Failed to parse engine event" and goes on), so a step would vanish from the
+   * report without a word; each one is kept here for the report's notes instead.
+   */
+  readonly unreadable: string[] = [];
+
   onEvent = (e: EngineEvent): void => {
+    try {
+      this.read(e);
+    } catch (err) {
+      const urn = e.resourcePreEvent?.metadata.urn ?? "";
+      this.unreadable.push(`an engine event ${urn} could not be read: ${(err as Error).message}`);
+    }
+  };
+
+  private read(e: EngineEvent): void {
     if (e.policyEvent) {
       const p = e.policyEvent;
       this.policy.push({
@@ -65,7 +76,7 @@ export class StepCollector {
       );
       return;
     }
-    const m = e.resourcePreEvent?.metadata as StepMetadata | undefined;
+    const m: StepMetadata | undefined = e.resourcePreEvent?.metadata;
     if (!m) return;
     if (m.type === "pulumi:pulumi:Stack" || m.type === "pulumi:providers:pulumi-nodejs") return;
     const ops = this.rawOps.get(m.urn) ?? [];
@@ -74,7 +85,7 @@ export class StepCollector {
     if (m.op !== "same") this.progress?.(`  ${m.op} ${m.urn.slice(m.urn.lastIndexOf("::") + 2)} (${m.type})`);
     const detailed = m.detailedDiff ?? {};
     const replaceReasons = Object.entries(detailed)
-      .filter(([, d]) => d.kind.endsWith("-replace"))
+      .filter(([, d]) => String(d.diffKind).endsWith("-replace"))
       .map(([k]) => k);
     const existing = this.steps.get(m.urn);
     const op = opOf(m.op);
@@ -114,7 +125,7 @@ export class StepCollector {
       deleteBeforeReplace: deletesFirst(ops),
     };
     this.steps.set(m.urn, step);
-  };
+  }
 
   all(): ResourceStep[] {
     return [...this.steps.values()].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0));

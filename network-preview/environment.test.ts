@@ -1,4 +1,7 @@
 import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { EngineEvent } from "@pulumi/pulumi/automation";
 import { buildReport, type ConnectionInput } from "../lib/network-preview/model";
 import { renderBridgeSettings } from "../lib/bridge/settings";
 import { renderMarkdown as renderMarkdownOf } from "../lib/network-preview/render";
@@ -34,7 +37,7 @@ function routeReplaced(urn: string): Record<string, unknown>[] {
       urn,
       type: ROUTE,
       new: { inputs: { destinationCidrBlock: "10.11.0.0/16" } },
-      detailedDiff: { destinationCidrBlock: { kind: "update-replace" } },
+      detailedDiff: { destinationCidrBlock: { diffKind: "update-replace", inputDiff: true } },
     },
     { op: "replace", urn, type: ROUTE },
   ];
@@ -48,6 +51,30 @@ function collect(events: Record<string, unknown>[]): ResourceStep[] {
 }
 
 describe("environment stack summary", () => {
+  it("replays a real engine event: the settings ConfigMap updated in place is a proxy-settings hop, its rules in the exposure", () => {
+    // Recorded from Pulumi 3.259's preview of a local environment stack gaining app cluster
+    // app-2 (test/e2e/network-preview-stack.test.ts): a detailed diff says `diffKind`.
+    const event = JSON.parse(
+      fs.readFileSync(path.join(__dirname, "fixtures", "settings-configmap-update.event.json"), "utf8"),
+    ) as EngineEvent;
+    const c = new StepCollector();
+    c.onEvent(event);
+    const [step] = c.all();
+    assert.equal(step?.op, "update");
+    assert.deepEqual(step?.diffPaths, ['data["settings.json"]']);
+    const input = environmentInput("preview-e2e", c.all());
+    assert.deepEqual(
+      input.otherChanges?.map((h) => [h.kind, h.op]),
+      [["proxy-settings", "update"]],
+    );
+    assert.deepEqual(
+      input.exposure?.after.map((r) => r.via?.endsWith("local-bridge-settings-configmap")),
+      [true, true],
+      "one rule per consumer namespace after the change (app-1 and app-2)",
+    );
+    assert.equal(input.exposure?.before.length, 1);
+  });
+
   it("a security group rule opened to 0.0.0.0/0 is widened: grade 5, with the CIDR change as detail", () => {
     const steps = collect([
       {
@@ -56,7 +83,7 @@ describe("environment stack summary", () => {
         type: SG,
         old: { inputs: rule("10.10.0.0/16") },
         new: { inputs: rule("0.0.0.0/0") },
-        detailedDiff: { cidrIpv4: { kind: "update", inputDiff: true } },
+        detailedDiff: { cidrIpv4: { diffKind: "update", inputDiff: true } },
       },
     ]);
     const report = buildReport(environmentInput("aws-mock", steps));

@@ -316,8 +316,10 @@ export async function previewEnvironment(
     progress("  the engine refuses the planned state: mandatory policy violations (reported below)");
   }
   const steps = collector.all();
+  const input = environmentInput(stack, steps);
   return {
-    ...environmentInput(stack, steps),
+    ...input,
+    notes: [...(input.notes ?? []), ...collector.unreadable],
     policy: collector.policy,
     plannedSettings: plannedSettings(steps),
   };

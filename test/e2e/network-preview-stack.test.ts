@@ -178,6 +178,13 @@ describe("network change preview of the environment stack (e2e)", function () {
       JSON.stringify(r.report.otherChanges),
     );
     assert.deepEqual(r.report.connections, [], "no connection is reached by a new app cluster");
+    // The bridge settings gain the new consumer namespace, updated in place (its own provider).
+    const settingsHops = r.report.otherChanges.filter((h) => h.kind === "proxy-settings");
+    assert.deepEqual(
+      settingsHops.map((h) => h.op),
+      ["update"],
+      JSON.stringify(r.report.otherChanges.map((h) => [h.kind, h.op, h.urn])),
+    );
     assert.deepEqual(r.report.policy, []);
     assert.ok(r.markdown.startsWith(`**Network preview: ${r.report.summary.line}**`));
     // The preview changed nothing.
