@@ -1,7 +1,8 @@
 import * as fs from "node:fs";
 import type { Command } from "commander";
 import { cidrProblem } from "../lib/net/cidr";
-import { isPrivateCidr, type ProxyExposure } from "../network/proxy/exposure";
+import { isPrivateCidr } from "../network/exposure";
+import type { ProxyExposure } from "../network/proxy/exposure";
 import { profileProblem } from "../network/proxy/profile";
 import type { Target } from "./program";
 

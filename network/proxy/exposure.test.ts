@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { isPrivateCidr, proxyExposure, serviceExposure, ingressRule } from "./exposure";
+import { isPrivateCidr, serviceExposure } from "../exposure";
+import { proxyExposure, ingressRule } from "./exposure";
 
 const lb = { serviceType: "LoadBalancer" as const, publicEndpoint: false };
 

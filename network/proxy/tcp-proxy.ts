@@ -23,7 +23,8 @@ import {
   listenerKeys,
 } from "./types";
 import { PortAllocation } from "./port-allocation";
-import { type ProxyExposure, ingressRule, serviceExposure } from "./exposure";
+import { exposureArgProblem, serviceExposure } from "../exposure";
+import { type ProxyExposure, ingressRule } from "./exposure";
 
 /** A ClusterIP proxy's exposure: reachable from the data-service cluster's own pods only. */
 const CLUSTER_ONLY: ProxyExposure = { sourceRanges: [], internal: true, public: false };
@@ -259,22 +260,8 @@ function checkArgs(name: string, args: TcpProxyArgs): void {
     );
   }
   const serviceType = args.serviceType ?? "LoadBalancer";
-  if (serviceType !== "ClusterIP" && !args.exposure) {
-    throw new Error(
-      `TcpProxy ${name}: exposure is required for a ${serviceType} Service: name who may connect (exposure.sourceRanges, e.g. the app clusters' node or NAT CIDRs), or set exposure.public to open it to the internet on purpose`,
-    );
-  }
-  if (args.exposure) {
-    const world = args.exposure.sourceRanges.find((r) => r.endsWith("/0"));
-    if (world && !args.exposure.public)
-      throw new Error(
-        `TcpProxy ${name}: exposure.sourceRanges ${world} admits every address; set exposure.public: true if that is intended, or list the consumers' CIDRs`,
-      );
-    if (serviceType !== "ClusterIP" && args.exposure.sourceRanges.length === 0)
-      throw new Error(
-        `TcpProxy ${name}: exposure.sourceRanges is empty, so a ${serviceType} Service would admit nobody; list the consumers' CIDRs`,
-      );
-  }
+  const exposureProblem = exposureArgProblem(`TcpProxy ${name}`, "exposure", serviceType, args.exposure);
+  if (exposureProblem) throw new Error(exposureProblem);
   // Plain connections are checked now; ones built from Outputs when they resolve.
   const known = (v: unknown) => !pulumi.Output.isInstance(v) && !(v instanceof Promise);
   if (Array.isArray(args.connections)) {

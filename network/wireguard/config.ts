@@ -16,6 +16,20 @@ export const wireguardConnector = z
     dataServicePorts,
     /** Change this value to rotate the key pairs. */
     keyRotation: z.string().default("initial"),
+    /**
+     * The addresses this app cluster's tunnel client sends from, the only ones the gateway's
+     * load balancer admits (`loadBalancerSourceRanges`; the security group of an OpenStack
+     * gateway VM). Default: the cluster's `network.egressCidrs`, else its `network.nodeCidr`
+     * (loopback for local clusters). The gateway admits every app cluster's.
+     */
+    allowedSources: z.array(cidr).min(1).optional(),
+    /** An internal (private) load balancer. Default: true when every allowed source is private. */
+    internal: z.boolean().optional(),
+    /**
+     * The gateway's UDP port deliberately reachable from the whole internet; only the WireGuard
+     * keys guard it (a gateway behind a load balancer only).
+     */
+    publicEndpoint: z.boolean().default(false),
   })
   .strict();
 

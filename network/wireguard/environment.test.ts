@@ -10,6 +10,7 @@ import {
   settle,
 } from "../../test/helpers/mocks";
 import { stackSettings } from "../../test/helpers/stacks";
+import { violations } from "../../policy/rules";
 import { wireguardKeyProvider } from "./key-provider";
 
 const KEY_TYPE = "pulumi-nodejs:dynamic/klutch:WireguardKeyPair";
@@ -138,6 +139,59 @@ describe("the environment deploys the WireGuard tunnel (mocks)", function () {
         );
       assert.equal(gatewayObjects.length, 4, run.events.filter((e) => e.includes("gateway")).join("\n"));
       for (const [e, i] of gatewayObjects) assert.ok(i > namespaceDone, `${e} waits for klutch-network`);
+    });
+  });
+
+  describe("control plane on AWS (EKS): the gateway behind a load balancer", () => {
+    let run: MockedRun;
+    before(async () => {
+      const settings = stackSettings("aws-example");
+      const apps = settings.appClusters as Record<string, any>[];
+      // app-1 names its egress (NAT) address; app-2 is reached from its nodes' private network.
+      apps[0]!.network.egressCidrs = ["198.51.100.7/32"];
+      apps[0]!.networkConnector = { implementation: "wireguard", dataServicePorts: [5432] };
+      apps[1]!.networkConnector = { implementation: "wireguard", dataServicePorts: [5432] };
+      run = mockPulumi(settings, "aws-example", { dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider } });
+      klutchProgram();
+      await drain();
+    });
+
+    it("admits exactly the app clusters' clients: app-1's egress and app-2's nodes, on an internet-facing load balancer", () => {
+      const svc = run
+        .ofType("kubernetes:core/v1:Service")
+        .find((s) => s.name.endsWith("-wireguard-gateway-service"));
+      assert.ok(svc, "the gateway Service");
+      assert.equal(svc.inputs.spec.type, "LoadBalancer");
+      assert.deepEqual(svc.inputs.spec.loadBalancerSourceRanges, ["198.51.100.7/32", "10.30.0.0/16"]);
+      // One source is public, so the load balancer cannot be internal.
+      assert.equal(
+        svc.inputs.metadata.annotations?.["service.beta.kubernetes.io/aws-load-balancer-scheme"],
+        undefined,
+      );
+      assert.deepEqual(
+        violations(run.resources.map((r) => ({ type: r.type, props: r.inputs }))),
+        [],
+        "the stack passes the policy pack",
+      );
+    });
+
+    it("an internal load balancer when every client is on a private network", async () => {
+      const settings = stackSettings("aws-example");
+      const apps = settings.appClusters as Record<string, any>[];
+      apps[1]!.networkConnector = { implementation: "wireguard", dataServicePorts: [5432] };
+      const own = mockPulumi(settings, "aws-example", {
+        dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider },
+      });
+      klutchProgram();
+      await drain();
+      const svc = own
+        .ofType("kubernetes:core/v1:Service")
+        .find((s) => s.name.endsWith("-wireguard-gateway-service"));
+      assert.deepEqual(svc?.inputs.spec.loadBalancerSourceRanges, ["10.30.0.0/16"]);
+      assert.equal(
+        svc?.inputs.metadata.annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"],
+        "internal",
+      );
     });
   });
 

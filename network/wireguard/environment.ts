@@ -5,6 +5,7 @@ import { OpenstackCluster } from "../../components/clusters/openstack/openstack-
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
 import type { EnvironmentBuilder } from "../environment-context";
 import type { WireguardConnectorConfig } from "./config";
+import { gatewayExposure } from "./exposure";
 import { WireguardKeyPair } from "./key-provider";
 import { OpenstackWireguardGateway } from "./openstack-gateway";
 import { WireguardTunnel } from "./wireguard-tunnel";
@@ -78,6 +79,9 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
     skipAwait: local,
   };
 
+  // Who may reach the gateway: every app cluster's clients (checks.ts made sure each is known).
+  const exposure = gatewayExposure(users.map(({ app, connector }) => ({ app, connector })));
+
   if (cp instanceof OpenstackCluster) {
     const os = ctx.config.controlPlane.openstack;
     const fip = new openstack.networking.FloatingIp(
@@ -108,14 +112,9 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
           .all([pulumi.secret(gatewayKey.privateKey), tunnel.clientPublicKeys])
           .apply(([privateKey, clientPublicKeys]) => ({ privateKey, clientPublicKeys })),
         listenPort: settings.listenPort,
-        // Where the clients' packets come from: their egress (NAT) addresses, else their nodes.
-        clientCidrs: users.flatMap(({ app }) =>
-          app.network?.egressCidrs?.length
-            ? app.network.egressCidrs
-            : app.network?.nodeCidr
-              ? [app.network.nodeCidr]
-              : [],
-        ),
+        // Where the clients' packets come from: their allowed sources, else their egress (NAT)
+        // addresses, else their nodes (validation refuses publicEndpoint for a VM).
+        clientCidrs: exposure.sourceRanges,
         dataServicePorts: settings.dataServicePorts,
         image: os?.gatewayImage ?? "debian-12",
         flavor: os?.gatewayFlavor ?? "m1.small",
@@ -144,6 +143,7 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
       gatewayNamespace: SETTINGS_NAMESPACE,
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
       gatewayServiceType: "LoadBalancer",
+      gatewayExposure: exposure,
     },
     { ...opts, dependsOn: [...namespaces, gatewayNamespace] },
   );

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { NFT_TABLE, renderGatewayNftables } from "./render-nftables";
 import { ClientPlan, WireguardPlan } from "./planner";
 import { isDnsLabel } from "../../lib/net/dns";
+import { type Exposure, serviceExposure } from "../exposure";
 
 /**
  * Kubernetes objects for both ends of the tunnel, as plain manifests. Secrets carry
@@ -37,6 +38,8 @@ export interface K8sRenderOptions {
   /** Image whose entrypoint is socat. */
   forwarderImage?: string;
   gatewayServiceType?: "ClusterIP" | "NodePort" | "LoadBalancer";
+  /** Who may reach the gateway Service (source ranges, internal or public); see network/exposure.ts. */
+  gatewayExposure?: Exposure;
   /** Annotate workloads with pulumi.com/skipAwait (clusters without a kubelet never get ready). */
   skipAwait?: boolean;
   clusterDomain?: string;
@@ -74,6 +77,8 @@ export interface ServiceManifest {
   metadata: ObjectMeta;
   spec: {
     type: string;
+    loadBalancerSourceRanges?: string[];
+    externalTrafficPolicy?: "Local";
     selector: Labels;
     ports: { name: string; protocol: "TCP" | "UDP"; port: number; targetPort: number }[];
   };
@@ -271,12 +276,21 @@ const CLIENT_READY = 'wg show wg0 latest-handshakes | { read -r peer at && [ "$a
 export function renderGatewayService(listenPort: number, opts: K8sRenderOptions): ServiceManifest {
   const name = label(`${label(opts.name, "name")}-gateway`, "gateway name");
   const lbls = labels(opts, "gateway");
+  const type = opts.gatewayServiceType ?? "LoadBalancer";
+  const { annotations, ...fields } = opts.gatewayExposure
+    ? serviceExposure(opts.gatewayExposure, type)
+    : { annotations: {} };
+  const metadata = meta(name, opts.gatewayNamespace, lbls, opts.skipAwait);
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: meta(name, opts.gatewayNamespace, lbls, opts.skipAwait),
+    metadata:
+      Object.keys(annotations).length > 0
+        ? { ...metadata, annotations: { ...metadata.annotations, ...annotations } }
+        : metadata,
     spec: {
-      type: opts.gatewayServiceType ?? "LoadBalancer",
+      type,
+      ...fields,
       selector: lbls,
       ports: [{ name: "wireguard", protocol: "UDP", port: listenPort, targetPort: listenPort }],
     },

@@ -5,6 +5,7 @@ import { WireguardTunnel, WireguardTunnelArgs } from "./wireguard-tunnel";
 import { publicKeyFromPrivate } from "./keys";
 import { wireguardKeyProvider } from "./key-provider";
 import { MockedRun, mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
+import { violations } from "../../policy/rules";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -79,6 +80,7 @@ function tunnelArgs(
     ],
     endpoint: "vpn.example.test",
     skipAwait: true,
+    gatewayExposure: { sourceRanges: ["198.51.100.0/28", "10.20.0.0/16"], internal: false, public: false },
     ...extra,
   };
 }
@@ -186,6 +188,16 @@ describe("WireguardTunnel (mocks)", function () {
     ]) {
       assert.equal(r.inputs.metadata.annotations["pulumi.com/skipAwait"], "true", r.name);
     }
+    // Only the app clusters' clients reach the gateway's load balancer (the policy pack's rule).
+    assert.deepEqual(byName("wg-gateway-service").spec.loadBalancerSourceRanges, [
+      "198.51.100.0/28",
+      "10.20.0.0/16",
+    ]);
+    assert.equal(byName("wg-gateway-service").spec.externalTrafficPolicy, "Local");
+    assert.deepEqual(
+      violations(run.ofType("kubernetes:core/v1:Service").map((r) => ({ type: r.type, props: r.inputs }))),
+      [],
+    );
     assert.equal(byName("wg-gateway-service").spec.ports[0].protocol, "UDP");
     assert.equal(byName("wg-gateway-service").spec.ports[0].port, 51820);
     assert.deepEqual(byName("wg-pg-b-service").spec.ports, [
@@ -338,5 +350,20 @@ describe("WireguardTunnel (mocks)", function () {
         }),
       /may not be named "gateway"/,
     );
+    const noExposure = { ...tunnelArgs(p), gatewayExposure: undefined };
+    assert.throws(
+      () => new WireguardTunnel("wg4", noExposure),
+      /^Error: WireguardTunnel: gatewayExposure is required for a LoadBalancer Service: name who may connect \(gatewayExposure\.sourceRanges/,
+    );
+    assert.throws(
+      () =>
+        new WireguardTunnel("wg5", {
+          ...tunnelArgs(p),
+          gatewayExposure: { sourceRanges: ["0.0.0.0/0"], internal: false, public: false },
+        }),
+      /gatewayExposure\.sourceRanges 0\.0\.0\.0\/0 admits every address; set gatewayExposure\.public: true/,
+    );
+    // A ClusterIP gateway (clients in the same cluster) and a VM need none.
+    assert.doesNotThrow(() => new WireguardTunnel("wg6", { ...noExposure, gatewayServiceType: "ClusterIP" }));
   });
 });

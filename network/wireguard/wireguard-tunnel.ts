@@ -1,5 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { type Exposure, exposureArgProblem } from "../exposure";
 import { ConnectionEnhancement, NamedCidr, WireguardPlan, planWireguard } from "./planner";
 import {
   ConsumerEndpoint,
@@ -61,7 +62,14 @@ export interface WireguardTunnelArgs {
   skipAwait?: boolean;
   /** Gateway on a VM: output cloud-init user data (secret) instead of gateway manifests. */
   gatewayVm?: boolean;
+  /** Default LoadBalancer. */
   gatewayServiceType?: "ClusterIP" | "NodePort" | "LoadBalancer";
+  /**
+   * Who may reach the gateway's UDP port (network/exposure.ts; wireguard/exposure.ts derives
+   * it from the app clusters): the Service's source ranges and scheme. Required unless the
+   * Service is ClusterIP or the gateway is a VM, so the gateway is never world-open by omission.
+   */
+  gatewayExposure?: Exposure;
   image?: string;
   forwarderImage?: string;
   clusterDomain?: string;
@@ -98,6 +106,7 @@ export class WireguardTunnel extends pulumi.ComponentResource {
       image: args.image,
       forwarderImage: args.forwarderImage,
       gatewayServiceType: args.gatewayServiceType,
+      gatewayExposure: args.gatewayExposure,
       skipAwait: args.skipAwait,
       clusterDomain: args.clusterDomain,
     };
@@ -282,6 +291,15 @@ function checkShape(args: WireguardTunnelArgs): void {
     throw new Error(
       "WireguardTunnel: gatewayProvider is required (the cluster in the data-service network); or set gatewayVm: true to get cloud-init user data for a gateway VM",
     );
+  }
+  if (!args.gatewayVm) {
+    const problem = exposureArgProblem(
+      "WireguardTunnel",
+      "gatewayExposure",
+      args.gatewayServiceType ?? "LoadBalancer",
+      args.gatewayExposure,
+    );
+    if (problem) throw new Error(problem);
   }
   const clusters = new Set(args.appClusters.map((c) => c.name));
   if (clusters.has("gateway")) {

@@ -209,15 +209,18 @@ describe("network change preview of the environment stack (e2e)", function () {
     assert.equal(real.status?.port, billing?.after?.port);
   });
 
-  it("a purpose-built violating config (a WireGuard gateway behind a world-open load balancer): the pack's violation reported, exit 5", () => {
+  it("a purpose-built violating config (a WireGuard gateway admitting a /7, which validation allows and the pack does not): the pack's violation reported, exit 5", () => {
     const billing = claimOf("cluster-app-2", "billing") as Claim;
-    setAppClusters([local("app-1"), local("app-2", { implementation: "wireguard" })]);
+    setAppClusters([
+      local("app-1"),
+      local("app-2", { implementation: "wireguard", allowedSources: ["10.0.0.0/7"] }),
+    ]);
     const r = preview([], "policy-violation");
     assert.equal(r.code, 5, `${r.report.summary.line}\n${r.stderr}`);
     const v = r.report.policy.find((p) => p.policy === "klutch-no-world-open-load-balancer");
     assert.ok(v, JSON.stringify(r.report.policy));
     assert.equal(v.enforcement, "mandatory");
-    assert.match(v.message, /load balancer open to the internet/);
+    assert.match(v.message, /admits 10\.0\.0\.0\/7, wider than a consumer network/);
     assert.match(r.markdown, /\*\*Policy\*\*[\s\S]*klutch-no-world-open-load-balancer/);
     // The truth: the engine refuses `up` of this config with the same rule, and changes nothing.
     const up = spawnSync(

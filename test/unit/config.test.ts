@@ -394,6 +394,40 @@ describe("environment config", () => {
         includes: "a LoadBalancer proxy needs to know who may connect",
       },
       {
+        name: "a WireGuard gateway reached from an app cluster that names no addresses",
+        mutate: (c) => {
+          c.appClusters.push({
+            name: "ext",
+            infrastructure: "existing",
+            kubeconfig: { path: "kube/file-ca.yaml" },
+            networkConnector: { implementation: "wireguard" },
+          });
+        },
+        path: "klutch:appClusters[2].networkConnector",
+        includes:
+          "a LoadBalancer WireGuard gateway needs to know who may connect, and this app cluster names no addresses: set networkConnector.allowedSources",
+      },
+      {
+        name: "a WireGuard gateway that admits the world without saying so",
+        mutate: (c) =>
+          (c.appClusters[0].networkConnector = {
+            implementation: "wireguard",
+            allowedSources: ["0.0.0.0/0"],
+          }),
+        path: "klutch:appClusters[0].networkConnector",
+        includes:
+          "allowedSources 0.0.0.0/0 admits every address; set publicEndpoint: true if that is intended",
+      },
+      {
+        name: "app clusters that disagree on whether the shared WireGuard gateway is public",
+        mutate: (c) => {
+          c.appClusters[0].networkConnector = { implementation: "wireguard", publicEndpoint: true };
+          c.appClusters[1].networkConnector = { implementation: "wireguard" };
+        },
+        path: "klutch:appClusters[1].networkConnector.publicEndpoint",
+        includes: "false differs from true (klutch:appClusters[0].networkConnector.publicEndpoint)",
+      },
+      {
         name: "a proxy that admits the world without saying so",
         mutate: (c) =>
           (c.appClusters[0].networkConnector = { implementation: "proxy", allowedSources: ["0.0.0.0/0"] }),

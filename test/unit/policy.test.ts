@@ -18,8 +18,8 @@ import { portAllocationProvider } from "../../network/proxy/port-allocation";
 import {
   INTERNAL_LB_ANNOTATIONS as PROXY_INTERNAL_LB_ANNOTATIONS,
   PUBLIC_ENDPOINT_ANNOTATION as PROXY_PUBLIC_ENDPOINT_ANNOTATION,
-  type ProxyExposure,
-} from "../../network/proxy/exposure";
+} from "../../network/exposure";
+import type { ProxyExposure } from "../../network/proxy/exposure";
 import { klutchProgram } from "../../program";
 import { MockedRun, mockPulumi, settle } from "../helpers/mocks";
 import { stackSettings } from "../helpers/stacks";
