@@ -6,6 +6,7 @@ import * as path from "node:path";
 import { reapOrphans } from "../../bridge/orphans";
 import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { LocalClusters } from "../../local-clusters";
+import { debianPostgres } from "../../local-clusters/images/host-rootfs";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import {
   compositionName,
@@ -294,7 +295,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     assert.equal(await tcpProbe(names.netns, HOST_OFF, PG_PORT, 3000), "timeout", "dropped by the gateway");
     // PostgreSQL listens there: it is the filter, not a missing service, that refuses.
     const direct = await ds.exec([
-      "/usr/lib/postgresql/15/bin/pg_isready",
+      path.join(debianPostgres().bin, "pg_isready"),
       "-h",
       HOST_OFF,
       "-p",
