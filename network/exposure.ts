@@ -1,4 +1,6 @@
 import { Address4 } from "ip-address";
+import { z } from "zod";
+import { cidr } from "../lib/config/fields";
 import type { AppClusterConfig } from "../lib/config/schema";
 
 /**
@@ -28,6 +30,27 @@ export function isPrivateCidr(cidr: string): boolean {
   const c = new Address4(cidr);
   return PRIVATE.some((p) => c.isInSubnet(new Address4(p)));
 }
+
+/**
+ * The settings of who may reach a Service, in the `networkConnector` of each implementation
+ * that puts one in front of the data-service network (proxy, wireguard).
+ */
+export const exposureSettingsShape = {
+  /**
+   * The addresses this app cluster's consumers (or tunnel client) connect from, the only ones
+   * admitted (Service `loadBalancerSourceRanges`, the proxy pods' NetworkPolicy, a gateway VM's
+   * security group). Default: the cluster's `network.egressCidrs`, else its `network.nodeCidr`
+   * (loopback for local clusters).
+   */
+  allowedSources: z.array(cidr).min(1).optional(),
+  /**
+   * An internal (private) load balancer. Default: true when every allowed source is a
+   * private address, since traffic from those arrives only over a private network.
+   */
+  internal: z.boolean().optional(),
+  /** Deliberately reachable from the whole internet (0.0.0.0/0). */
+  publicEndpoint: z.boolean().default(false),
+};
 
 /** An implementation's exposure settings in an app cluster's `networkConnector`. */
 export interface ExposureSettings {

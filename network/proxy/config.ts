@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { cidr, port } from "../../lib/config/fields";
+import { port } from "../../lib/config/fields";
+import { exposureSettingsShape } from "../exposure";
 import type { ImplementationSpec } from "../implementation";
 import { checkProxy } from "./checks";
 
@@ -20,19 +21,8 @@ export const proxyConnector = z
      * thread); shared CPUs when unset.
      */
     dedicatedCpus: z.number().int().min(1).max(64).optional(),
-    /**
-     * The addresses this app cluster's consumers connect from, the only ones the proxy admits
-     * (Service `loadBalancerSourceRanges` and the proxy pods' NetworkPolicy). Default: the
-     * cluster's `network.egressCidrs`, else its `network.nodeCidr` (loopback for local clusters).
-     */
-    allowedSources: z.array(cidr).min(1).optional(),
-    /**
-     * An internal (private) load balancer. Default: true when every allowed source is a
-     * private address, since traffic from those arrives only over a private network.
-     */
-    internal: z.boolean().optional(),
-    /** Deliberately reachable from the whole internet (0.0.0.0/0); only the database's own password guards it. */
-    publicEndpoint: z.boolean().default(false),
+    /** Who may reach the proxy; a public one is guarded by the database's own password only. */
+    ...exposureSettingsShape,
   })
   .strict();
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { cidr, dataServicePorts, port } from "../../lib/config/fields";
+import { exposureSettingsShape } from "../exposure";
 import type { ImplementationSpec } from "../implementation";
 import { checkWireguard } from "./checks";
 
@@ -17,19 +18,10 @@ export const wireguardConnector = z
     /** Change this value to rotate the key pairs. */
     keyRotation: z.string().default("initial"),
     /**
-     * The addresses this app cluster's tunnel client sends from, the only ones the gateway's
-     * load balancer admits (`loadBalancerSourceRanges`; the security group of an OpenStack
-     * gateway VM). Default: the cluster's `network.egressCidrs`, else its `network.nodeCidr`
-     * (loopback for local clusters). The gateway admits every app cluster's.
+     * Who may reach the gateway's UDP port; it admits every app cluster's sources. A public one
+     * is guarded by the WireGuard keys only, and takes a load balancer (not a gateway VM).
      */
-    allowedSources: z.array(cidr).min(1).optional(),
-    /** An internal (private) load balancer. Default: true when every allowed source is private. */
-    internal: z.boolean().optional(),
-    /**
-     * The gateway's UDP port deliberately reachable from the whole internet; only the WireGuard
-     * keys guard it (a gateway behind a load balancer only).
-     */
-    publicEndpoint: z.boolean().default(false),
+    ...exposureSettingsShape,
   })
   .strict();
 
