@@ -12,18 +12,11 @@ import {
   parseBridgeSettings,
   renderBridgeSettings,
 } from "../../lib/bridge/settings";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { type ConnectionReport, type NetworkPreviewReport } from "../../lib/network-preview/schema";
 import { LocalClusters } from "../../local-clusters";
-import { LocalCrossplane } from "../../local-clusters/crossplane";
-import {
-  compositionName,
-  pulumiBackedComposition,
-  renderResourcesMode,
-} from "../../network/connector-api/compositions";
-import { networkPathCrd } from "../../network/connector-api/network-path-crd";
-import { connectorXrd } from "../../network/connector-api/xrd";
+import type { LocalCrossplane } from "../../local-clusters/crossplane";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import {
   claimYaml,
@@ -125,22 +118,7 @@ describe("network change preview on the local stack (e2e)", function () {
   before(async () => {
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP]);
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
-    kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
-    kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
-    for (const m of [
-      connectorXrd(compositionName("proxy")),
-      renderResourcesMode(pulumiBackedComposition("proxy")),
-      networkPathCrd(),
-    ]) {
-      assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
-    }
-    crossplane = new LocalCrossplane(stateDir, CP, env);
-    await crossplane.start();
-    await eventually(
-      "the XRD to be established",
-      () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
-    );
+    crossplane = await crossplaneWithConnectorApi(kc(), stateDir, CP, env);
     kubectl(kc(), ["create", "namespace", NS]);
     startBridge();
     // An existing connection the scenarios change around.

@@ -4,20 +4,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { reapOrphans } from "../../bridge/orphans";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { LocalClusters } from "../../local-clusters";
 import { debianPostgres } from "../../local-clusters/images/host-rootfs";
-import { LocalCrossplane } from "../../local-clusters/crossplane";
-import {
-  compositionName,
-  pulumiBackedComposition,
-  renderResourcesMode,
-} from "../../network/connector-api/compositions";
-import { connectorXrd } from "../../network/connector-api/xrd";
-import { networkPathCrd } from "../../network/connector-api/network-path-crd";
+import type { LocalCrossplane } from "../../local-clusters/crossplane";
 import { LOCAL_DATA_NETNS_ENV, localGatewayNames, localNames } from "../../network/wireguard/local-plan";
 import { NFT_TABLE } from "../../network/wireguard/render-nftables";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { NetnsDataService, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
 import { PsqlSession } from "../helpers/psql-session";
@@ -180,21 +173,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     await ds.start();
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP]);
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
-    kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
-    kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
-    for (const m of [
-      connectorXrd(compositionName("wireguard")),
-      renderResourcesMode(pulumiBackedComposition("wireguard")),
-      networkPathCrd(),
-    ])
-      assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
-    crossplane = new LocalCrossplane(stateDir, CP, env);
-    await crossplane.start();
-    await eventually(
-      "the XRD to be established",
-      () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
-    );
+    crossplane = await crossplaneWithConnectorApi(kc(), stateDir, CP, env, "wireguard");
     kubectl(kc(), ["create", "namespace", NS]);
     startBridge();
     console.log(

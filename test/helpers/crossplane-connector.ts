@@ -8,25 +8,28 @@ import {
 } from "../../network/connector-api/compositions";
 import { networkPathCrd } from "../../network/connector-api/network-path-crd";
 import { connectorXrd } from "../../network/connector-api/xrd";
+import type { ImplementationName } from "../../network/registry";
 import { eventually, kubectl, kubectlApply, kubectlTry } from "./kubectl";
 
 /**
  * Crossplane core 1.20 as a process on a local cluster (its image cannot be pulled here) with
- * the connector API of the proxy path: the XRD, the Pulumi-backed composition (Resources mode)
- * and the NetworkPath CRD the bridge watches. Resolves once the claim type exists.
+ * the connector API of one implementation's path (the proxy's unless named): the XRD with
+ * that composition as its default, the Pulumi-backed composition (Resources mode) and the
+ * NetworkPath CRD the bridge watches. Resolves once the claim type exists.
  */
 export async function crossplaneWithConnectorApi(
   kubeconfig: string,
   stateDir: string,
   cluster: string,
   env: NodeJS.ProcessEnv,
+  implementation: ImplementationName = "proxy",
 ): Promise<LocalCrossplane> {
   const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
   kubectl(kubeconfig, ["apply", "--server-side", "-f", source.crdsPath]);
   kubectl(kubeconfig, ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
   for (const m of [
-    connectorXrd(compositionName("proxy")),
-    renderResourcesMode(pulumiBackedComposition("proxy")),
+    connectorXrd(compositionName(implementation)),
+    renderResourcesMode(pulumiBackedComposition(implementation)),
     networkPathCrd(),
   ])
     assert.equal(kubectlApply(kubeconfig, JSON.stringify(m)).status, 0);
