@@ -20,6 +20,7 @@ import { bridgeSettings, renderBridgeSettings } from "../../lib/bridge/settings"
 import { environmentSchema } from "../../lib/config/schema";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { Postgres } from "../helpers/pg-haproxy";
+import { stopChild } from "../helpers/child-process";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 const CP = "bridge-cp";
@@ -119,11 +120,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   async function killBridge(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
     const b = bridge;
     bridge = undefined;
-    if (!b || b.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      b.once("exit", () => resolve());
-      b.kill(signal);
-    });
+    await stopChild(b, signal);
     // A killed bridge may leave `pulumi` children running an update; they die without their client.
     await eventually("the bridge's pulumi processes to end", () => pulumiChildren().length === 0, 60_000);
   }

@@ -11,6 +11,7 @@ import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import { LOCAL_STACK_PASSPHRASE, selectStack } from "../../tooling/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { stopChild } from "../helpers/child-process";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import {
   claimYaml,
@@ -148,13 +149,7 @@ describe("network change preview of the environment stack (e2e)", function () {
         for (const ns of ["cluster-app-1", "cluster-app-2"])
           kubectlTry(kc(), ["-n", ns, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
       }
-      const b = bridge;
-      if (b && b.exitCode === null) {
-        await new Promise<void>((resolve) => {
-          b.once("exit", () => resolve());
-          b.kill("SIGTERM");
-        });
-      }
+      await stopChild(bridge);
       await crossplane?.stop?.();
       if (clusters) await clusters.down();
     } finally {

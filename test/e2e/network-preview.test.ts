@@ -17,6 +17,7 @@ import { LocalClusters } from "../../local-clusters";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
+import { stopChild } from "../helpers/child-process";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import {
   claimYaml,
@@ -77,11 +78,7 @@ describe("network change preview on the local stack (e2e)", function () {
   async function stopBridge(): Promise<void> {
     const b = bridge;
     bridge = undefined;
-    if (!b || b.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      b.once("exit", () => resolve());
-      b.kill("SIGTERM");
-    });
+    await stopChild(b);
   }
 
   const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;

@@ -11,6 +11,7 @@ import { LOCAL_DATA_NETNS_ENV, localGatewayNames, localNames } from "../../netwo
 import { NFT_TABLE } from "../../network/wireguard/render-nftables";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
+import { stopChild } from "../helpers/child-process";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { NetnsDataService, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
 import { PsqlSession } from "../helpers/psql-session";
@@ -186,13 +187,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
       if (clusters && bridge) {
         kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
       }
-      const b = bridge;
-      if (b && b.exitCode === null) {
-        await new Promise<void>((resolve) => {
-          b.once("exit", () => resolve());
-          b.kill("SIGTERM");
-        });
-      }
+      await stopChild(bridge);
       await crossplane?.stop?.();
       if (clusters) await clusters.down();
     } finally {
@@ -402,11 +397,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     );
     // A restarted bridge lists every path and reconciles every group: the diffs see the dead
     // processes and the updates bring them back in place.
-    const b = bridge!;
-    await new Promise<void>((resolve) => {
-      b.once("exit", () => resolve());
-      b.kill("SIGTERM");
-    });
+    await stopChild(bridge);
     startBridge();
     await eventually(
       "psql through the healed path",
