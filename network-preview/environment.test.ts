@@ -7,7 +7,14 @@ import { renderBridgeSettings } from "../lib/bridge/settings";
 import { renderMarkdown as renderMarkdownOf } from "../lib/network-preview/render";
 import { changedInputs, StepCollector, type ResourceStep } from "./engine-events";
 import { planGroups } from "./connections";
-import { environmentInput, removedNamespaces } from "./environment";
+import {
+  consumerNamespaces,
+  environmentInput,
+  markUnreachable,
+  removedNamespaces,
+  routedReach,
+  unreachableReasons,
+} from "./environment";
 
 /**
  * The environment summary over engine steps shaped like the real `resourcePreEvent`s of an
@@ -184,6 +191,114 @@ describe("environment stack summary", () => {
     const report = buildReport(input);
     assert.equal(report.exposure.widened.length, 0);
     assert.equal(report.exposure.added.length, 1);
+  });
+
+  describe("a routed app cluster's planned reach (security group ports and routes)", () => {
+    const vpc = "klutch:network:VpcPeering";
+    const settings = renderBridgeSettings({
+      version: 1,
+      consumers: { "klutch-app-1": { appCluster: "app-1", implementation: "awsVpcPeering" } },
+    });
+    const sgRule = (port: number) => ({
+      securityGroupId: "sg-0data",
+      ipProtocol: "tcp",
+      fromPort: port,
+      toPort: port,
+      cidrIpv4: "10.20.0.0/16",
+    });
+    const peeringUrn = (type: string, name: string) =>
+      `urn:pulumi:aws-mock::klutch::klutch:index:Environment$${vpc}$${type}::${name}`;
+    // dataServicePorts [5432, 6379] → [5432]: the 6379 rule is deleted, the rest stays.
+    const steps = collect([
+      {
+        op: "same",
+        urn: `urn:x::klutch:bridge:BridgeSettings$${"kubernetes:core/v1:ConfigMap"}::aws-mock-bridge-settings-configmap`,
+        type: "kubernetes:core/v1:ConfigMap",
+        old: { inputs: { metadata: SETTINGS_META, data: { "settings.json": settings } } },
+        new: { inputs: { metadata: SETTINGS_META, data: { "settings.json": settings } } },
+      },
+      {
+        op: "same",
+        urn: peeringUrn(SG, "aws-mock-app-1-peering-tcp-5432-10-20-0-0-16"),
+        type: SG,
+        old: { inputs: sgRule(5432) },
+        new: { inputs: sgRule(5432) },
+      },
+      {
+        op: "delete",
+        urn: peeringUrn(SG, "aws-mock-app-1-peering-tcp-6379-10-20-0-0-16"),
+        type: SG,
+        old: { inputs: sgRule(6379) },
+      },
+      {
+        op: "same",
+        urn: peeringUrn(ROUTE, "aws-mock-app-1-peering-accepter-rtb-0data-10-20-0-0-16"),
+        type: ROUTE,
+        old: { inputs: { destinationCidrBlock: "10.20.0.0/16" } },
+        new: { inputs: { destinationCidrBlock: "10.20.0.0/16" } },
+      },
+      {
+        op: "same",
+        urn: peeringUrn(ROUTE, "aws-mock-app-1-peering-requester-rtb-0app-10-10-0-0-17"),
+        type: ROUTE,
+        old: { inputs: { destinationCidrBlock: "10.10.0.0/17" } },
+        new: { inputs: { destinationCidrBlock: "10.10.0.0/17" } },
+      },
+    ]);
+    const connection = (id: string, host: string, port: number): ConnectionInput => ({
+      id,
+      change: "keep",
+      implementation: "awsVpcPeering",
+      consumer: { namespace: "klutch-app-1" },
+      instance: { host, port },
+      before: { host, port },
+      after: { host, port },
+      hops: [],
+    });
+
+    it("reads the ports the remaining rules admit and where the routes lead, per consumer namespace", () => {
+      assert.deepEqual(routedReach(steps, consumerNamespaces(steps)), [
+        {
+          appCluster: "app-1",
+          namespace: "klutch-app-1",
+          ports: [{ from: 5432, to: 5432 }],
+          routes: ["10.10.0.0/17"],
+        },
+      ]);
+    });
+
+    it("a connection whose port loses its rule, or whose host no route reaches, is broken (exit 5), naming the fix", () => {
+      const reach = routedReach(steps, consumerNamespaces(steps));
+      const marked = markUnreachable(
+        [
+          connection("orders", "10.10.0.20", 5432),
+          connection("cache", "10.10.0.21", 6379),
+          connection("elsewhere", "10.99.0.5", 5432),
+          // Not routed: the proxy's own reach is the bridge's concern.
+          { ...connection("proxied", "10.10.0.22", 6379), implementation: "proxy" },
+        ],
+        reach,
+      );
+      const report = buildReport({ sources: [], connections: marked });
+      const risk = Object.fromEntries(report.connections.map((c) => [c.id, [c.risk, c.reasons.join("; ")]]));
+      assert.deepEqual(risk.orders?.[0], "none");
+      assert.deepEqual(risk.proxied?.[0], "none");
+      assert.equal(risk.cache?.[0], "broken");
+      assert.match(
+        risk.cache?.[1] ?? "",
+        /no planned security group rule of app cluster app-1 admits TCP 6379 \(it admits 5432\): add 6379 to its networkConnector\.dataServicePorts/,
+      );
+      assert.equal(risk.elsewhere?.[0], "broken");
+      assert.match(
+        risk.elsewhere?.[1] ?? "",
+        /no planned route of app cluster app-1 leads to 10\.99\.0\.5 \(its routes lead to 10\.10\.0\.0\/17\)/,
+      );
+      assert.equal(report.summary.grade, 5);
+    });
+
+    it("a namespace with no routed path resources is not judged", () => {
+      assert.deepEqual(unreachableReasons(connection("x", "10.99.0.5", 1), []), []);
+    });
   });
 
   it("changedInputs names the top-level inputs that differ", () => {

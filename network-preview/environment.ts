@@ -1,6 +1,7 @@
+import { isIPv4 } from "node:net";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { estimateCost } from "../lib/network-preview/cost";
-import type { EnvironmentEffect, PreviewInput } from "../lib/network-preview/model";
+import type { ConnectionInput, EnvironmentEffect, PreviewInput } from "../lib/network-preview/model";
 import type { ExposureRule, Hop } from "../lib/network-preview/schema";
 import {
   SETTINGS_CONFIGMAP,
@@ -9,6 +10,8 @@ import {
   parseBridgeSettings,
   type BridgeSettings,
 } from "../lib/bridge/settings";
+import { addressInCidr } from "../lib/net/cidr";
+import { realisationOf } from "../lib/bridge/realisation";
 import { StepCollector, toHop, type ResourceStep } from "./engine-events";
 
 /**
@@ -150,14 +153,8 @@ function proxyChange(
   return parts.join(", ") || "other fields";
 }
 
-/** The report's input from the environment stack's preview steps. */
-export function environmentInput(stack: string, steps: ResourceStep[]): PreviewInput {
-  const before: ExposureRule[] = [];
-  const after: ExposureRule[] = [];
-  const otherChanges: Hop[] = [];
-  const effects: EnvironmentEffect[] = [];
-  const notes: string[] = [];
-  // App cluster → its consumer namespace, from the bridge settings on either side of the change.
+/** App cluster → its consumer namespace, from the bridge settings on either side of the change. */
+export function consumerNamespaces(steps: readonly ResourceStep[]): Map<string, string> {
   const namespaces = new Map<string, string>();
   for (const s of steps.filter(isSettingsStep)) {
     for (const side of [s.oldInputs, s.newInputs]) {
@@ -165,6 +162,17 @@ export function environmentInput(stack: string, steps: ResourceStep[]): PreviewI
         namespaces.set(c.appCluster, ns);
     }
   }
+  return namespaces;
+}
+
+/** The report's input from the environment stack's preview steps. */
+export function environmentInput(stack: string, steps: ResourceStep[]): PreviewInput {
+  const before: ExposureRule[] = [];
+  const after: ExposureRule[] = [];
+  const otherChanges: Hop[] = [];
+  const effects: EnvironmentEffect[] = [];
+  const notes: string[] = [];
+  const namespaces = consumerNamespaces(steps);
   for (const s of steps) {
     const isSettings = isSettingsStep(s);
     const oldSettings = isSettings && s.op !== "create" ? settingsOf(s.oldInputs) : undefined;
@@ -236,6 +244,11 @@ export function environmentInput(stack: string, steps: ResourceStep[]): PreviewI
   };
 }
 
+/** Resource names of one app cluster's path resources: `<environment>-<app cluster>-…`. */
+function namedAfter(appCluster: string): RegExp {
+  return new RegExp(`(^|-)${appCluster.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-`);
+}
+
 const PATH_HOPS = new Set<Hop["kind"]>([
   "peering-route",
   "security-group-rule",
@@ -257,7 +270,7 @@ export function pathHopEffects(
   for (const hop of hops.filter((h) => PATH_HOPS.has(h.kind))) {
     const name = hop.urn.slice(hop.urn.lastIndexOf("::") + 2);
     for (const [appCluster, namespace] of namespaces) {
-      if (!new RegExp(`(^|-)${appCluster.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-`).test(name)) continue;
+      if (!namedAfter(appCluster).test(name)) continue;
       const interrupts = hop.op === "replace" && hop.deleteBeforeReplace === true;
       out.push({
         namespace,
@@ -299,7 +312,7 @@ export async function previewEnvironment(
   stack: string,
   progress: (line: string) => void,
   opts: { stack?: Stack; policyPacks?: string[] } = {},
-): Promise<PreviewInput & { plannedSettings?: BridgeSettings }> {
+): Promise<PreviewInput & { plannedSettings?: BridgeSettings; reach: RoutedReach[] }> {
   // Loaded here: the program pulls in every cloud SDK.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const runner = require("../tooling/pulumi-runner") as typeof import("../tooling/pulumi-runner");
@@ -322,6 +335,7 @@ export async function previewEnvironment(
     notes: [...(input.notes ?? []), ...collector.unreadable],
     policy: collector.policy,
     plannedSettings: plannedSettings(steps),
+    reach: routedReach(steps, consumerNamespaces(steps)),
   };
 }
 
@@ -333,4 +347,90 @@ export async function previewEnvironment(
 export function plannedSettings(steps: readonly ResourceStep[]): BridgeSettings | undefined {
   const s = steps.find((x) => isSettingsStep(x) && x.op !== "same" && x.op !== "delete");
   return s ? settingsOf(s.newInputs) : undefined;
+}
+
+/**
+ * The app side's routes towards the data services, by their names: a VpcPeering's requester
+ * (the app cluster) routes are `<peering>-requester-<table>-<cidr>` (peering-plan.ts), an
+ * OpenstackRoutedPath's app router route is `<path>-route` (routed-path.ts). The accepter's
+ * routes lead back to the app cluster and say nothing about reaching an instance.
+ */
+const APP_SIDE_ROUTE = /-requester-|-route$/;
+
+/** The components whose security group rules and routes are a routed app cluster's path. */
+const ROUTED_PATH = /klutch:network:(VpcPeering|OpenstackRoutedPath)\$/;
+
+/**
+ * What a routed app cluster's path reaches once the change is applied: the TCP ports its
+ * security group rules admit and the networks its routes lead to (network/aws-vpc-peering,
+ * network/openstack: one ingress rule per data-service port, routes to the data-service
+ * network). Its resources are named after it (`<environment>-<app cluster>-…`).
+ */
+export interface RoutedReach {
+  appCluster: string;
+  namespace: string;
+  ports: { from: number; to: number }[];
+  /** Destinations of its routes; empty when the plan has none to judge by. */
+  routes: string[];
+}
+
+export function routedReach(
+  steps: readonly ResourceStep[],
+  namespaces: ReadonlyMap<string, string>,
+): RoutedReach[] {
+  const out: RoutedReach[] = [];
+  for (const [appCluster, namespace] of namespaces) {
+    const own = namedAfter(appCluster);
+    const mine = steps.filter((s) => ROUTED_PATH.test(s.urn) && own.test(s.name) && s.op !== "delete");
+    if (mine.length === 0) continue;
+    const ports = mine.flatMap((s) => {
+      const r = ruleOf(s, s.newInputs);
+      return r && r.protocol !== "udp" ? [r.ports] : [];
+    });
+    const routes = mine.flatMap((s) => {
+      const d = s.newInputs?.destinationCidrBlock ?? s.newInputs?.destinationCidr;
+      return APP_SIDE_ROUTE.test(s.name) && typeof d === "string" && d !== UNKNOWN_VALUE ? [d] : [];
+    });
+    out.push({ appCluster, namespace, ports, routes });
+  }
+  return out;
+}
+
+/**
+ * Why the planned state no longer reaches a routed connection's instance: no rule admits its
+ * port, or no route leads to its host. Consumers dial the instance itself on a routed path, so
+ * either leaves the connection broken after `up`.
+ */
+export function unreachableReasons(
+  c: { consumer: { namespace: string }; instance: { host: string; port: number } },
+  reach: readonly RoutedReach[],
+): string[] {
+  const r = reach.find((x) => x.namespace === c.consumer.namespace);
+  if (!r) return [];
+  const reasons: string[] = [];
+  const { host, port } = c.instance;
+  if (!r.ports.some((p) => p.from <= port && port <= p.to)) {
+    const admitted = r.ports.map((p) => (p.from === p.to ? `${p.from}` : `${p.from}-${p.to}`)).join(", ");
+    reasons.push(
+      `no planned security group rule of app cluster ${r.appCluster} admits TCP ${port} (${admitted ? `it admits ${admitted}` : "it admits none"}): add ${port} to its networkConnector.dataServicePorts`,
+    );
+  }
+  if (r.routes.length > 0 && isIPv4(host) && !r.routes.some((cidr) => addressInCidr(host, cidr))) {
+    reasons.push(
+      `no planned route of app cluster ${r.appCluster} leads to ${host} (its routes lead to ${r.routes.join(", ")})`,
+    );
+  }
+  return reasons;
+}
+
+/** The connections, each routed one marked broken where the planned state no longer reaches it. */
+export function markUnreachable(
+  connections: readonly ConnectionInput[],
+  reach: readonly RoutedReach[],
+): ConnectionInput[] {
+  return connections.map((c) => {
+    if (c.change === "delete" || realisationOf(c.implementation) !== "routed") return c;
+    const reasons = unreachableReasons(c, reach);
+    return reasons.length > 0 ? { ...c, broken: [...(c.broken ?? []), ...reasons] } : c;
+  });
 }

@@ -138,7 +138,7 @@ async function main(): Promise<number> {
     require("../network-preview/bridge-env") as typeof import("../network-preview/bridge-env");
   const { previewConnections, readClaims, readControlPlane, readLiveSettings } =
     require("../network-preview/connections") as typeof import("../network-preview/connections");
-  const { affectedNamespaces, previewEnvironment, removedNamespaces } =
+  const { affectedNamespaces, markUnreachable, previewEnvironment, removedNamespaces } =
     require("../network-preview/environment") as typeof import("../network-preview/environment");
   /* eslint-enable @typescript-eslint/no-require-imports */
   try {
@@ -194,7 +194,8 @@ async function main(): Promise<number> {
         sources,
         progress,
       });
-      inputs.push(input);
+      // A routed connection is broken when the planned rules or routes no longer reach its instance.
+      inputs.push(env ? { ...input, connections: markUnreachable(input.connections, env.reach) } : input);
     }
     const input = mergeInputs(inputs);
     const report = buildReport(input);
