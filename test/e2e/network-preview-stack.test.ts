@@ -74,7 +74,13 @@ describe("network change preview of the environment stack (e2e)", function () {
   async function waitReady(ns: string, name: string): Promise<Claim> {
     await eventually(`${ns}/${name} to be Ready`, () => isReady(claimOf(ns, name)), 300_000).catch(
       (e: Error) => {
-        throw new Error(`${e.message}\n${bridgeLog.slice(-20).join("")}`);
+        // What each side last did: the bridge (status written?) and Crossplane (status propagated?).
+        const claim = kubectlTry(kc(), ["-n", ns, "get", "tcpconnection", name, "-o", "yaml"]).stdout;
+        const xp =
+          crossplane && fs.existsSync(crossplane.logFile) ? fs.readFileSync(crossplane.logFile, "utf8") : "";
+        throw new Error(
+          `${e.message}\nclaim:\n${claim}\nbridge:\n${bridgeLog.slice(-20).join("")}\ncrossplane:\n${xp.split("\n").slice(-30).join("\n")}`,
+        );
       },
     );
     return claimOf(ns, name) as Claim;
