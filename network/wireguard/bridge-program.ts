@@ -9,19 +9,15 @@ import { WireguardKeyPair } from "./key-provider";
 import {
   LOCAL_DATA_NETNS_ENV,
   LOCAL_FORWARDER_ADDRESS,
-  LOCAL_LINK_BASE,
-  LOCAL_LINK_COUNT,
-  LOCAL_LISTEN_PORT,
-  LOCAL_TUNNEL_CIDR,
   admitWireguard,
-  emptyPlan,
+  localClientSettings,
   localConnection,
   localGatewayNames,
   localGroupPlan,
   localNames,
 } from "./local-plan";
 import { LocalTcpForwarder, LocalWireguardAllowedHosts, LocalWireguardClient } from "./local-wireguard";
-import { NFT_TABLE, renderGatewayNftables } from "./render-nftables";
+import { NFT_TABLE } from "./render-nftables";
 
 /**
  * The bridge's Pulumi program for one WireGuard group (a consumer namespace, i.e. one app
@@ -72,24 +68,10 @@ export function wireguardProgram(
     for (const p of paths) if (typeof p.status?.port === "number") previousPorts[pathId(p)] = p.status.port;
     const planned = localGroupPlan(names.appCluster, admitted, undefined, previousPorts);
     const key = new WireguardKeyPair("client-key", { rotation: "initial" });
-    const client = new LocalWireguardClient("client", {
-      group,
-      gatewayDir: gateway.dir,
-      dataNetns,
-      gatewayIfname: gateway.ifname,
-      tunnelCidr: LOCAL_TUNNEL_CIDR,
-      gatewayAddress: `${planned.gatewayAddress}/${LOCAL_TUNNEL_CIDR.split("/")[1]}`,
-      listenPort: LOCAL_LISTEN_PORT,
-      gatewayFilter: renderGatewayNftables(emptyPlan(), { interfaceName: gateway.ifname }),
-      nftTable: NFT_TABLE,
-      linkBase: LOCAL_LINK_BASE,
-      linkCount: LOCAL_LINK_COUNT,
-      netns: names.netns,
-      ifname: names.ifname,
-      linkIfname: names.linkIfname,
-      privateKey: key.privateKey,
-      publicKey: key.publicKey,
-    });
+    const client = new LocalWireguardClient(
+      "client",
+      localClientSettings({ group, gateway, dataNetns, gatewayAddress: planned.gatewayAddress, key }),
+    );
     // The flows name the client's tunnel address, known once the client holds one.
     const live = client.tunnelAddress.apply((address) =>
       localGroupPlan(names.appCluster, admitted, address, previousPorts),

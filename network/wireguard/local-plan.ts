@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { planWireguard } from "./planner";
+import { NFT_TABLE, renderGatewayNftables } from "./render-nftables";
 import {
   FORWARDER_FALLBACK_PORT,
   WireguardPlanError,
@@ -185,4 +186,38 @@ export function keepPorts(
 /** The gateway's base filter for the local gateway: the rendered table, with no flows yet. */
 export function emptyPlan(): WireguardPlan {
   return planFor("c-empty", []);
+}
+
+/**
+ * A group's local client, as the bridge's local target builds it (bridge-program.ts) and the
+ * benchmark measures it (test/bench/wireguard.ts): the shared gateway's settings, the group's
+ * names and key pair. `K` is the key's type (a Pulumi Output in a program, a string outside).
+ */
+export function localClientSettings<K>(o: {
+  group: string;
+  gateway: LocalGatewayNames;
+  dataNetns: string;
+  /** The planned gateway tunnel address (LocalGroupPlan.gatewayAddress). */
+  gatewayAddress: string;
+  key: { privateKey: K; publicKey: K };
+}) {
+  const names = localNames(o.group);
+  return {
+    group: o.group,
+    gatewayDir: o.gateway.dir,
+    dataNetns: o.dataNetns,
+    gatewayIfname: o.gateway.ifname,
+    tunnelCidr: LOCAL_TUNNEL_CIDR,
+    gatewayAddress: `${o.gatewayAddress}/${LOCAL_TUNNEL_CIDR.split("/")[1]}`,
+    listenPort: LOCAL_LISTEN_PORT,
+    gatewayFilter: renderGatewayNftables(emptyPlan(), { interfaceName: o.gateway.ifname }),
+    nftTable: NFT_TABLE,
+    linkBase: LOCAL_LINK_BASE,
+    linkCount: LOCAL_LINK_COUNT,
+    netns: names.netns,
+    ifname: names.ifname,
+    linkIfname: names.linkIfname,
+    privateKey: o.key.privateKey,
+    publicKey: o.key.publicKey,
+  };
 }

@@ -21,11 +21,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import {
   LOCAL_FORWARDER_ADDRESS,
-  LOCAL_LINK_BASE,
-  LOCAL_LINK_COUNT,
-  LOCAL_LISTEN_PORT,
-  LOCAL_TUNNEL_CIDR,
-  emptyPlan,
+  localClientSettings,
   localConnection,
   localGatewayNames,
   localGroupPlan,
@@ -37,7 +33,7 @@ import {
   localWireguardClientProvider,
 } from "../../network/wireguard/local-wireguard";
 import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
-import { NFT_TABLE, renderGatewayNftables } from "../../network/wireguard/render-nftables";
+import { NFT_TABLE } from "../../network/wireguard/render-nftables";
 import { DB_HOST, GATEWAY_UNDERLAY, WireguardLab, connectionA } from "../dataplane/wireguard-lab";
 import { NetnsDataService, nsExec } from "../helpers/netns-data-service";
 import { HAPROXY, pgbenchTps, renderLocal } from "../helpers/pg-haproxy";
@@ -275,24 +271,13 @@ async function pathsBench(): Promise<void> {
     const key = (await wireguardKeyProvider.create({ rotation: "bench" })).outs!;
     const gateway = localGatewayNames(work, ds.ns);
     const plan = localGroupPlan(names.appCluster, [localConnection("pg", names.appCluster, DB_HOST, 5432)]);
-    const clientInputs = {
+    const clientInputs = localClientSettings({
       group: "bench/wireguard",
-      gatewayDir: gateway.dir,
+      gateway,
       dataNetns: ds.ns,
-      gatewayIfname: gateway.ifname,
-      tunnelCidr: LOCAL_TUNNEL_CIDR,
-      gatewayAddress: `${plan.gatewayAddress}/24`,
-      listenPort: LOCAL_LISTEN_PORT,
-      gatewayFilter: renderGatewayNftables(emptyPlan(), { interfaceName: gateway.ifname }),
-      nftTable: NFT_TABLE,
-      linkBase: LOCAL_LINK_BASE,
-      linkCount: LOCAL_LINK_COUNT,
-      netns: names.netns,
-      ifname: names.ifname,
-      linkIfname: names.linkIfname,
-      privateKey: key.privateKey,
-      publicKey: key.publicKey,
-    };
+      gatewayAddress: plan.gatewayAddress,
+      key,
+    });
     const client = (await localWireguardClientProvider.create(clientInputs)).outs!;
     undo.push(() => localWireguardClientProvider.delete("bench", client));
     const live = localGroupPlan(
