@@ -48,7 +48,7 @@ export class VpcPeering extends pulumi.ComponentResource {
   public readonly endpoints: Record<string, { port: number }>;
 
   constructor(name: string, args: VpcPeeringArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("klutch:network:VpcPeering", name, {}, opts);
+    // Checked before super(): bad input registers nothing, not even this component.
     const { requester: req, accepter: acc } = args;
     const plan = planPeering({
       requester: { ...req, vpcId: req.knownVpcId, routeTables: req.routeTables.map((r) => r.key) },
@@ -57,6 +57,7 @@ export class VpcPeering extends pulumi.ComponentResource {
       connections: args.connections,
       accepterRoleArn: args.accepterRoleArn,
     });
+    super("klutch:network:VpcPeering", name, {}, opts);
     const reqOpts = { parent: this, provider: req.provider };
     // Across accounts the accepter acts with its own role: a provider of its own, in its region.
     const accepterProvider = args.accepterRoleArn

@@ -28,10 +28,11 @@ export class OpenstackRoutedPath extends pulumi.ComponentResource {
   public readonly securityGroupId: pulumi.Output<string>;
 
   constructor(name: string, args: OpenstackRoutedPathArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("klutch:network:OpenstackRoutedPath", name, {}, opts);
+    // Checked before super(): bad input registers nothing, not even this component.
     const dataCidr = args.dataServiceCidr ?? args.dataService.cidr;
     const plan = planRoutedPath(args.app.cidr, dataCidr);
     const rules = planIngressRules(args.dataServicePorts, [args.app.cidr]);
+    super("klutch:network:OpenstackRoutedPath", name, {}, opts);
     const appOpts = { parent: this, provider: args.app.provider };
     const dataOpts = { parent: this, provider: args.dataService.provider };
 

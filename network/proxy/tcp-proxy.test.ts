@@ -329,8 +329,8 @@ describe("TcpProxy (mocks)", function () {
     );
   });
 
-  it("rejects bad arguments by name at construction", () => {
-    mockRun();
+  it("rejects bad arguments by name at construction, registering nothing", async () => {
+    const run = mockRun();
     assert.throws(
       () => new TcpProxy("Klutch_Proxy", args()),
       /TcpProxy name "Klutch_Proxy" names the Service, so it must be a DNS-1035 label/,
@@ -347,6 +347,11 @@ describe("TcpProxy (mocks)", function () {
     assert.throws(
       () => new TcpProxy("p", args({ portRange: { from: 31000, to: 30000 } })),
       /TcpProxy p: portRange\.from \(31000\) must not be greater than portRange\.to \(30000\)/,
+    );
+    await settle();
+    assert.deepEqual(
+      run.resources.filter((r) => !r.type.startsWith("pulumi:providers:")).map((r) => `${r.type}::${r.name}`),
+      [],
     );
   });
 

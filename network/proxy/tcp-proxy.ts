@@ -110,8 +110,9 @@ export class TcpProxy extends pulumi.ComponentResource {
   public readonly serviceName: pulumi.Output<string>;
 
   constructor(name: string, args: TcpProxyArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("klutch:network:TcpProxy", name, {}, opts);
+    // Checked before super(): bad input registers nothing, not even this component.
     checkArgs(name, args);
+    super("klutch:network:TcpProxy", name, {}, opts);
 
     const serviceType = args.serviceType ?? "LoadBalancer";
     const k8sOpts = { parent: this, provider: args.provider };

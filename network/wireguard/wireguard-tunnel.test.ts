@@ -327,8 +327,8 @@ describe("WireguardTunnel (mocks)", function () {
     );
   });
 
-  it("refuses a missing gateway placement and unknown app clusters up front", () => {
-    mockRun();
+  it("refuses a missing gateway placement and unknown app clusters up front, registering nothing", async () => {
+    const run = mockRun();
     const p = providers();
     assert.throws(
       () => new WireguardTunnel("wg", { ...tunnelArgs(p), gatewayProvider: undefined }),
@@ -362,6 +362,11 @@ describe("WireguardTunnel (mocks)", function () {
           gatewayExposure: { sourceRanges: ["0.0.0.0/0"], internal: false, public: false },
         }),
       /gatewayExposure\.sourceRanges 0\.0\.0\.0\/0 admits every address; set gatewayExposure\.public: true/,
+    );
+    await settle();
+    assert.deepEqual(
+      run.resources.filter((r) => !r.type.startsWith("pulumi:providers:")).map((r) => `${r.type}::${r.name}`),
+      [],
     );
     // A ClusterIP gateway (clients in the same cluster) and a VM need none.
     assert.doesNotThrow(() => new WireguardTunnel("wg6", { ...noExposure, gatewayServiceType: "ClusterIP" }));

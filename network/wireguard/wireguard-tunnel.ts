@@ -96,8 +96,9 @@ export class WireguardTunnel extends pulumi.ComponentResource {
   public readonly gatewayUserData?: pulumi.Output<string>;
 
   constructor(name: string, args: WireguardTunnelArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("klutch:network:WireguardTunnel", name, {}, opts);
+    // Checked before super(): bad input registers nothing, not even this component.
     checkShape(args);
+    super("klutch:network:WireguardTunnel", name, {}, opts);
 
     const render: K8sRenderOptions = {
       name,
