@@ -38,10 +38,6 @@ else
   fi
 fi
 set -e
-sum() { grep -oE "^ +[0-9]+ $1" "$log" | grep -oE '[0-9]+' | awk '{ s += $1 } END { print s + 0 }'; }
-passed=$(sum passing)
-failed=$(sum failing)
+bash scripts/mocha-summary.sh "$log" "$status"
 rm -f "$log"
-if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi
-echo "${passed} passed, ${failed} failed"
 exit "$status"
