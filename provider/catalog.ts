@@ -1,4 +1,6 @@
 import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-model";
+import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
+import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
 
 /**
  * The components the `klutch` provider serves, described once: schema.json is generated from
@@ -6,46 +8,6 @@ import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-mode
  * (provider/provider.ts). The construct side (provider/constructors.ts) maps each to the
  * TypeScript component of the same token.
  */
-
-const str = (
-  description: string,
-  extra: { secret?: boolean; plain?: boolean; enum?: readonly string[] } = {},
-): Prop => ({
-  type: "string",
-  description,
-  ...extra,
-});
-const int = (description: string, plain = false): Prop => ({
-  type: "integer",
-  description,
-  ...(plain ? { plain } : {}),
-});
-const bool = (description: string, plain = false): Prop => ({
-  type: "boolean",
-  description,
-  ...(plain ? { plain } : {}),
-});
-const ref = (token: string, description: string, plain = false): Prop => ({
-  ref: token,
-  description,
-  ...(plain ? { plain } : {}),
-});
-const list = (items: Prop, description: string, plain = false): Prop => ({
-  type: "array",
-  items,
-  description,
-  ...(plain ? { plain } : {}),
-});
-const map = (value: Prop, description: string): Prop => ({
-  type: "map",
-  additionalProperties: value,
-  description,
-});
-
-const KUBECONFIG = str(
-  "Kubeconfig of the cluster (its text; e.g. a cluster component's `kubeconfig` output). Kept a secret.",
-  { secret: true },
-);
 
 const types: Record<string, ObjectType> = {
   "klutch:network:TcpConnection": {
@@ -235,6 +197,6 @@ export const KLUTCH_PACKAGE: PackageSpec = {
   version: "0.1.0",
   description:
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: clusters, TCP proxy paths, exported APIs.",
-  types,
-  components,
+  types: { ...types, ...wireguardTypes },
+  components: [...components, ...wireguardComponents],
 };

@@ -2,10 +2,10 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as provider from "@pulumi/pulumi/provider";
 import { KLUTCH_PACKAGE } from "./catalog";
 import { CONSTRUCTORS } from "./constructors";
-import { type PackageSpec, inputProblems, packageSchema } from "./schema-model";
+import { type PackageSpec, UNKNOWN, inputProblems, isKnown, packageSchema } from "./schema-model";
 
 /** How the engine marks a value unknown during a preview (@pulumi/pulumi runtime/rpc). */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+const UNKNOWN_SIG = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /**
  * The parts of an Output the provider reads to check inputs before anything is registered. Not
@@ -19,6 +19,7 @@ interface OutputInternals {
 
 /** The value inside an input, every nested Output resolved; UNKNOWN where not known yet. */
 async function resolveDeep(value: unknown): Promise<unknown> {
+  if (value === UNKNOWN_SIG) return UNKNOWN;
   if (pulumi.Output.isInstance(value))
     return resolveDeep(await (value as unknown as OutputInternals).promise(true));
   if (pulumi.Resource.isInstance(value)) return value;
@@ -28,14 +29,6 @@ async function resolveDeep(value: unknown): Promise<unknown> {
       await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await resolveDeep(v)] as const)),
     );
   return value;
-}
-
-function containsUnknown(value: unknown): boolean {
-  if (value === UNKNOWN) return true;
-  if (Array.isArray(value)) return value.some(containsUnknown);
-  if (typeof value === "object" && value !== null && !pulumi.Resource.isInstance(value))
-    return Object.values(value).some(containsUnknown);
-  return false;
 }
 
 function shortName(token: string): string {
@@ -48,7 +41,8 @@ function shortName(token: string): string {
  * checked against the same description schema.json was generated from; all problems go out
  * as one error naming each field. Plain inputs (`plain: true` in the schema) must be known
  * (they decide what is created); the others are handed to the component as they came, so
- * secrets stay Outputs marked secret and dependencies are kept.
+ * secrets stay Outputs marked secret and dependencies are kept. Each constructor also gets the
+ * resolved values (UNKNOWN where not known yet) for its own checks.
  */
 export class KlutchProvider implements provider.Provider {
   public readonly version: string;
@@ -75,29 +69,21 @@ export class KlutchProvider implements provider.Provider {
       throw new Error(
         `unknown component type ${type}; the klutch provider serves ${this.spec.components.map((c) => c.token).join(", ")}`,
       );
-    const known: Record<string, unknown> = {};
-    const unknown = new Set<string>();
+    const values: Record<string, unknown> = {};
     const args: Record<string, unknown> = {};
     const problems: string[] = [];
     for (const [key, input] of Object.entries(inputs)) {
       const value = await resolveDeep(input);
       const plain = component.inputs[key]?.plain === true;
-      if (containsUnknown(value)) {
-        unknown.add(key);
-        if (plain)
-          problems.push(`${key} must be known before the component is created (it decides what is created)`);
-        args[key] = input;
-        continue;
-      }
-      known[key] = value;
+      values[key] = value;
+      if (!isKnown(value) && plain)
+        problems.push(`${key} must be known before the component is created (it decides what is created)`);
       args[key] = plain ? value : input;
     }
-    problems.push(
-      ...inputProblems(this.spec, component.inputs, component.requiredInputs, known, "", unknown),
-    );
+    problems.push(...inputProblems(this.spec, component.inputs, component.requiredInputs, values));
     if (problems.length > 0)
       throw new Error(`${shortName(type)} ${name}: invalid arguments:\n  - ${problems.join("\n  - ")}`);
-    const made = make(name, args, options);
+    const made = make(name, args, options, values);
     return { urn: made.resource.urn, state: made.outputs };
   }
 }
