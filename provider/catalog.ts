@@ -1,5 +1,6 @@
 import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-model";
 import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
+import { bindComponents, bindTypes } from "./spec/bind";
 import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
 
 /**
@@ -197,6 +198,6 @@ export const KLUTCH_PACKAGE: PackageSpec = {
   version: "0.1.0",
   description:
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: clusters, TCP proxy paths, exported APIs.",
-  types: { ...types, ...wireguardTypes },
-  components: [...components, ...wireguardComponents],
+  types: { ...types, ...wireguardTypes, ...bindTypes },
+  components: [...components, ...wireguardComponents, ...bindComponents],
 };

@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
-import { exportedApi } from "../lib/config/schema";
 import { ExistingCluster } from "../components/clusters/existing-cluster";
 import { LocalCluster } from "../components/clusters/local-cluster";
 import { ExportedApi } from "../components/bind/exported-api";
 import { LocalTcpProxy } from "../network/proxy/local-tcp-proxy";
 import { TcpProxy } from "../network/proxy/tcp-proxy";
 import type { ProxyConnection } from "../network/proxy/types";
-import { type Args, type Constructor, clusterProvider, refuse, zodProblems } from "./construct/common";
+import { type Constructor, clusterProvider, refuse } from "./construct/common";
+import { apiConfig, bindConstructors } from "./construct/bind";
 import { wireguardConstructors } from "./construct/wireguard";
 
 export type { Constructed, Constructor } from "./construct/common";
@@ -29,6 +29,7 @@ function readableFile(field: string, file: unknown): string[] {
 /** Token → how the TypeScript component of that token is made from schema-shaped inputs. */
 export const CONSTRUCTORS: Record<string, Constructor> = {
   ...wireguardConstructors,
+  ...bindConstructors,
   "klutch:cluster:LocalCluster": (name, args, opts) => {
     refuse("LocalCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
     const c = new LocalCluster(
@@ -96,19 +97,7 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
     };
   },
   "klutch:bind:ExportedApi": (name, args, opts) => {
-    // The schema's flat claims ({group, resource, version, owner}) are the config model's
-    // ({..., selector: {owner}}); the config model's own validation then runs on them.
-    const raw = {
-      group: args.group,
-      version: args.version,
-      resource: args.resource,
-      ...(args.kind !== undefined ? { kind: args.kind } : {}),
-      permissionClaims: ((args.permissionClaims ?? []) as Args[]).map(({ owner, ...claim }) => ({
-        ...claim,
-        ...(owner ? { selector: { owner } } : {}),
-      })),
-    };
-    const parsed = zodProblems(exportedApi, raw);
+    const parsed = apiConfig(args, "");
     refuse("ExportedApi", name, parsed.problems);
     const api = new ExportedApi(
       name,

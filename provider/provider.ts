@@ -31,6 +31,23 @@ async function resolveDeep(value: unknown): Promise<unknown> {
   return value;
 }
 
+/**
+ * What a program's dependsOn means for a component: every resource under it waits. The engine
+ * hands construct the program's dependencies as options.dependsOn, which the SDK applies to the
+ * component alone (children do not inherit dependsOn); a transformation, which children do
+ * inherit (@pulumi/pulumi v3.259.0 resource.ts: a resource takes its parent's transformations),
+ * adds them to each child, so an export template waits for the bind CRDs it was made to wait for.
+ */
+function componentOptions(options: pulumi.ComponentResourceOptions): pulumi.ComponentResourceOptions {
+  const deps = options.dependsOn;
+  if (deps === undefined || (Array.isArray(deps) && deps.length === 0)) return options;
+  const waitForDeps: pulumi.ResourceTransformation = (a) => ({
+    props: a.props,
+    opts: pulumi.mergeOptions(a.opts, { dependsOn: deps }),
+  });
+  return { ...options, transformations: [...(options.transformations ?? []), waitForDeps] };
+}
+
 function shortName(token: string): string {
   return token.split(":").pop() ?? token;
 }
@@ -83,7 +100,7 @@ export class KlutchProvider implements provider.Provider {
     problems.push(...inputProblems(this.spec, component.inputs, component.requiredInputs, values));
     if (problems.length > 0)
       throw new Error(`${shortName(type)} ${name}: invalid arguments:\n  - ${problems.join("\n  - ")}`);
-    const made = make(name, args, options, values);
+    const made = make(name, args, componentOptions(options), values);
     return { urn: made.resource.urn, state: made.outputs };
   }
 }

@@ -17,7 +17,9 @@ export type Prop =
   | { type: Primitive; description: string; secret?: boolean; plain?: boolean; enum?: readonly string[] }
   | { type: "array"; items: Prop; description: string; plain?: boolean; secret?: boolean }
   | { type: "map"; additionalProperties: Prop; description: string; plain?: boolean; secret?: boolean }
-  | { ref: string; description: string; plain?: boolean; secret?: boolean };
+  | { ref: string; description: string; plain?: boolean; secret?: boolean }
+  /** Any JSON value (the schema's `pulumi.json#/Any`), for settings passed through as they are. */
+  | { type: "any"; description: string; plain?: boolean; secret?: boolean };
 
 /**
  * Stands for a value the engine does not know yet (a preview before the resource it comes from
@@ -62,6 +64,7 @@ type Json = Record<string, unknown>;
 function propSchema(prop: Prop, forInput: boolean): Json {
   const out: Json = { description: prop.description };
   if ("ref" in prop) out.$ref = `#/types/${prop.ref}`;
+  else if (prop.type === "any") out.$ref = "pulumi.json#/Any";
   else if (prop.type === "array") out.type = "array";
   else if (prop.type === "map") out.type = "object";
   else out.type = prop.type;
@@ -184,6 +187,8 @@ function valueProblems(spec: PackageSpec, prop: Prop, value: unknown, field: str
     return inputProblems(spec, t.properties, t.required, value as Record<string, unknown>, `${field}.`);
   }
   switch (prop.type) {
+    case "any":
+      return [];
     case "array":
       if (!Array.isArray(value)) return bad();
       return value.flatMap((v, i) => valueProblems(spec, prop.items, v, `${field}[${i}]`));

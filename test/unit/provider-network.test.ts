@@ -4,32 +4,10 @@ import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
 import { wireguardProblems } from "../../provider/construct/wireguard";
 import { KlutchProvider } from "../../provider/provider";
 import { UNKNOWN } from "../../provider/schema-model";
-import { mockPulumi, plainStrings, settle, valueOf } from "../helpers/mocks";
+import { mockPulumi, plainStrings } from "../helpers/mocks";
+import { ENGINE_UNKNOWN, finish, outputsOf } from "../helpers/provider";
 
-/** How the engine sends a value it does not know yet (@pulumi/pulumi runtime/rpc unknownValue). */
-export const ENGINE_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const KEY_TYPE = "pulumi-nodejs:dynamic/klutch:WireguardKeyPair";
-
-/** The constructed component's outputs, resolved, with which of them are secret. */
-export async function outputsOf(
-  state: Record<string, unknown>,
-): Promise<{ values: Record<string, unknown>; secret: Set<string> }> {
-  const values: Record<string, unknown> = {};
-  const secret = new Set<string>();
-  for (const [key, v] of Object.entries(state)) {
-    const out = pulumi.output(v) as pulumi.Output<unknown>;
-    values[key] = await valueOf(out);
-    if (await pulumi.isSecret(out)) secret.add(key);
-  }
-  return { values, secret };
-}
-
-export async function finish(): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    await settle();
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
 
 const KUBECONFIGS = {
   ds: "kubeconfig-of-ds\n",
