@@ -1,6 +1,7 @@
 import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-model";
 import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
 import { bindComponents, bindTypes } from "./spec/bind";
+import { crossplaneComponents, crossplaneTypes } from "./spec/crossplane";
 import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
 
 /**
@@ -198,6 +199,6 @@ export const KLUTCH_PACKAGE: PackageSpec = {
   version: "0.1.0",
   description:
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: clusters, TCP proxy paths, exported APIs.",
-  types: { ...types, ...wireguardTypes, ...bindTypes },
-  components: [...components, ...wireguardComponents, ...bindComponents],
+  types: { ...types, ...wireguardTypes, ...bindTypes, ...crossplaneTypes },
+  components: [...components, ...wireguardComponents, ...bindComponents, ...crossplaneComponents],
 };

@@ -7,6 +7,7 @@ import { TcpProxy } from "../network/proxy/tcp-proxy";
 import type { ProxyConnection } from "../network/proxy/types";
 import { type Constructor, clusterProvider, refuse } from "./construct/common";
 import { apiConfig, bindConstructors } from "./construct/bind";
+import { crossplaneConstructors } from "./construct/crossplane";
 import { wireguardConstructors } from "./construct/wireguard";
 
 export type { Constructed, Constructor } from "./construct/common";
@@ -30,6 +31,7 @@ function readableFile(field: string, file: unknown): string[] {
 export const CONSTRUCTORS: Record<string, Constructor> = {
   ...wireguardConstructors,
   ...bindConstructors,
+  ...crossplaneConstructors,
   "klutch:cluster:LocalCluster": (name, args, opts) => {
     refuse("LocalCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
     const c = new LocalCluster(
