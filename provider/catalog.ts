@@ -1,6 +1,7 @@
 import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-model";
 import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
 import { bindComponents, bindTypes } from "./spec/bind";
+import { cloudComponents, cloudTypes } from "./spec/cloud";
 import { crossplaneComponents, crossplaneTypes } from "./spec/crossplane";
 import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
 
@@ -199,6 +200,12 @@ export const KLUTCH_PACKAGE: PackageSpec = {
   version: "0.1.0",
   description:
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: clusters, TCP proxy paths, exported APIs.",
-  types: { ...types, ...wireguardTypes, ...bindTypes, ...crossplaneTypes },
-  components: [...components, ...wireguardComponents, ...bindComponents, ...crossplaneComponents],
+  types: { ...types, ...wireguardTypes, ...bindTypes, ...crossplaneTypes, ...cloudTypes },
+  components: [
+    ...components,
+    ...wireguardComponents,
+    ...bindComponents,
+    ...crossplaneComponents,
+    ...cloudComponents,
+  ],
 };

@@ -7,6 +7,7 @@ import { TcpProxy } from "../network/proxy/tcp-proxy";
 import type { ProxyConnection } from "../network/proxy/types";
 import { type Constructor, clusterProvider, refuse } from "./construct/common";
 import { apiConfig, bindConstructors } from "./construct/bind";
+import { cloudConstructors } from "./construct/cloud";
 import { crossplaneConstructors } from "./construct/crossplane";
 import { wireguardConstructors } from "./construct/wireguard";
 
@@ -32,6 +33,7 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
   ...wireguardConstructors,
   ...bindConstructors,
   ...crossplaneConstructors,
+  ...cloudConstructors,
   "klutch:cluster:LocalCluster": (name, args, opts) => {
     refuse("LocalCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
     const c = new LocalCluster(
