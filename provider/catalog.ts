@@ -3,6 +3,7 @@ import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
 import { bindComponents, bindTypes } from "./spec/bind";
 import { cloudComponents, cloudTypes } from "./spec/cloud";
 import { crossplaneComponents, crossplaneTypes } from "./spec/crossplane";
+import { environmentComponents, environmentTypes } from "./spec/environment";
 import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
 
 /**
@@ -200,12 +201,20 @@ export const KLUTCH_PACKAGE: PackageSpec = {
   version: "0.1.0",
   description:
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: clusters, TCP proxy paths, exported APIs.",
-  types: { ...types, ...wireguardTypes, ...bindTypes, ...crossplaneTypes, ...cloudTypes },
+  types: {
+    ...types,
+    ...wireguardTypes,
+    ...bindTypes,
+    ...crossplaneTypes,
+    ...cloudTypes,
+    ...environmentTypes,
+  },
   components: [
     ...components,
     ...wireguardComponents,
     ...bindComponents,
     ...crossplaneComponents,
     ...cloudComponents,
+    ...environmentComponents,
   ],
 };

@@ -9,6 +9,7 @@ import { type Constructor, clusterProvider, refuse } from "./construct/common";
 import { apiConfig, bindConstructors } from "./construct/bind";
 import { cloudConstructors } from "./construct/cloud";
 import { crossplaneConstructors } from "./construct/crossplane";
+import { environmentConstructors } from "./construct/environment";
 import { wireguardConstructors } from "./construct/wireguard";
 
 export type { Constructed, Constructor } from "./construct/common";
@@ -34,6 +35,7 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
   ...bindConstructors,
   ...crossplaneConstructors,
   ...cloudConstructors,
+  ...environmentConstructors,
   "klutch:cluster:LocalCluster": (name, args, opts) => {
     refuse("LocalCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
     const c = new LocalCluster(

@@ -21,7 +21,12 @@ import { type Args, type Constructor, clusterProvider, given, refuse, zodProblem
  * exported API ({..., selector: {owner}}), checked by the config model's own schema.
  */
 export function apiConfig(api: Args, field: string): { data?: ExportedApiConfig; problems: string[] } {
-  const raw = {
+  return zodProblems(exportedApi, apiRaw(api), (p) => (field ? `${field}.${p}` : p));
+}
+
+/** The schema's API as the config model's raw exported API (claims' owner under selector). */
+export function apiRaw(api: Args): Args {
+  return {
     group: api.group,
     version: api.version,
     resource: api.resource,
@@ -31,7 +36,6 @@ export function apiConfig(api: Args, field: string): { data?: ExportedApiConfig;
       ...(owner ? { selector: { owner } } : {}),
     })),
   };
-  return zodProblems(exportedApi, raw, (p) => (field ? `${field}.${p}` : p));
 }
 
 function apiConfigs(apis: Args[], field: string): { data: ExportedApiConfig[]; problems: string[] } {
