@@ -15,13 +15,21 @@ const UNKNOWN_SIG = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
  */
 interface OutputInternals {
   promise(withUnknowns?: boolean): Promise<unknown>;
+  isKnown: Promise<boolean>;
 }
 
 /** The value inside an input, every nested Output resolved; UNKNOWN where not known yet. */
 async function resolveDeep(value: unknown): Promise<unknown> {
-  if (value === UNKNOWN_SIG) return UNKNOWN;
-  if (pulumi.Output.isInstance(value))
-    return resolveDeep(await (value as unknown as OutputInternals).promise(true));
+  // The engine's marker as a string, as the SDK's Unknown (rpc.ts deserializeProperty in a
+  // preview), or as an output value without a value (specialOutputValueSig, isKnown false).
+  if (value === UNKNOWN_SIG || pulumi.isUnknown(value)) return UNKNOWN;
+  if (pulumi.Output.isInstance(value)) {
+    const output = value as unknown as OutputInternals;
+    const inner = await output.promise(true);
+    // Not known, and no known parts inside: the whole value is still to come.
+    if (inner === undefined && !(await output.isKnown)) return UNKNOWN;
+    return resolveDeep(inner);
+  }
   if (pulumi.Resource.isInstance(value)) return value;
   if (Array.isArray(value)) return Promise.all(value.map(resolveDeep));
   if (typeof value === "object" && value !== null)
