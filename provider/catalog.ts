@@ -200,7 +200,7 @@ export const KLUTCH_PACKAGE: PackageSpec = {
   name: "klutch",
   version: "0.1.0",
   description:
-    "Klutch (Crossplane + klutch-bind multi-cluster data services) components: clusters, TCP proxy paths, exported APIs.",
+    "Klutch (Crossplane + klutch-bind multi-cluster data services) components: the whole environment, clusters, Crossplane, the bind backend, OIDC, exported APIs, app cluster bindings and the network paths (TCP proxy, WireGuard, AWS VPC peering, OpenStack routing).",
   types: {
     ...types,
     ...wireguardTypes,

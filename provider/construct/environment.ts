@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { KlutchEnvironment } from "../../components/environment";
-import type { EnvironmentConfig } from "../../lib/config/schema";
+import { type EnvironmentConfig, SECRET_SETTINGS } from "../../lib/config/schema";
 import { validateEnvironment } from "../../lib/config/validate";
 import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
@@ -13,14 +13,8 @@ import { apiRaw } from "./bind";
 /* eslint-disable @typescript-eslint/no-unsafe-assignment */
 // Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
 
-const SECRETS = [
-  "oidcClientSecret",
-  "bindCookieSigningKey",
-  "bindCookieEncryptionKey",
-  "bindTlsCertificate",
-  "bindTlsKey",
-  "anyninesCredentials",
-] as const;
+/** The secret settings: separate secret inputs of the Environment. */
+const SECRETS = SECRET_SETTINGS;
 
 type CrossplaneSource = { chart: { repository: string } | { path: string }; crdsPath?: string };
 

@@ -16,6 +16,17 @@ const s = (description: string, values?: readonly string[]) =>
   str(description, values ? { enum: values } : {});
 const CIDRS = (description: string) => list(str("CIDR"), description);
 
+/** What the control plane and the app clusters both have (the config model's clusterFields). */
+const CLUSTER_FIELDS = {
+  name: s("A DNS-1123 label, unique among the clusters."),
+  infrastructure: s("Where it runs.", INFRASTRUCTURES),
+  kubeconfig: ref("klutch:index:KubeconfigSource", "Its kubeconfig (existing; adopted clusters)."),
+  aws: ref("klutch:index:AwsCluster", "infrastructure aws."),
+  openstack: ref("klutch:index:OpenstackCluster", "infrastructure openstack."),
+  network: ref("klutch:index:ClusterNetwork", "Its networks."),
+  nodes: int("Local clusters: 1 runs a node so pods start; 0 (default) an API server alone."),
+};
+
 export const environmentTypes: Record<string, ObjectType> = {
   "klutch:index:KubeconfigSource": {
     description: "A kubeconfig file (infrastructure existing, or an adopted cloud cluster).",
@@ -91,13 +102,7 @@ export const environmentTypes: Record<string, ObjectType> = {
   "klutch:index:ControlPlane": {
     description: "The control plane cluster (Crossplane, the bind backend; the data-service network).",
     properties: {
-      name: s("A DNS-1123 label, unique among the clusters."),
-      infrastructure: s("Where it runs.", INFRASTRUCTURES),
-      kubeconfig: ref("klutch:index:KubeconfigSource", "Its kubeconfig (existing; adopted clusters)."),
-      aws: ref("klutch:index:AwsCluster", "infrastructure aws."),
-      openstack: ref("klutch:index:OpenstackCluster", "infrastructure openstack."),
-      network: ref("klutch:index:ClusterNetwork", "Its networks."),
-      nodes: int("Local clusters: 1 runs a node so pods start; 0 (default) an API server alone."),
+      ...CLUSTER_FIELDS,
       dataServiceCidr: s("The data-service network, when it is not the control plane's own."),
     },
     required: ["name", "infrastructure"],
@@ -138,13 +143,7 @@ export const environmentTypes: Record<string, ObjectType> = {
   "klutch:index:AppCluster": {
     description: "An app cluster: where the data services are consumed.",
     properties: {
-      name: s("A DNS-1123 label, unique among the clusters."),
-      infrastructure: s("Where it runs.", INFRASTRUCTURES),
-      kubeconfig: ref("klutch:index:KubeconfigSource", "Its kubeconfig (existing; adopted clusters)."),
-      aws: ref("klutch:index:AwsCluster", "infrastructure aws."),
-      openstack: ref("klutch:index:OpenstackCluster", "infrastructure openstack."),
-      network: ref("klutch:index:ClusterNetwork", "Its networks."),
-      nodes: int("Local clusters: 1 runs a node so pods start; 0 (default) an API server alone."),
+      ...CLUSTER_FIELDS,
       networkConnector: ref("klutch:index:NetworkConnector", "Its network path. Default the proxy."),
       apis: list(str("resource"), "Exported APIs it binds, by resource; all when omitted."),
     },

@@ -43,14 +43,12 @@ describe("klutch provider: Crossplane", function () {
     const { values } = await outputsOf(made.state);
     await finish();
     assert.equal(values.namespace, "crossplane-system");
-    assert.deepEqual(values.packages, [
-      "DeploymentRuntimeConfig/provider-kubernetes",
-      "Provider/provider-kubernetes",
-      "DeploymentRuntimeConfig/provider-anynines",
-      "Provider/provider-anynines",
-      "Function/function-patch-and-transform",
-      "Configuration/anynines-dataservices",
-    ]);
+    // The output names the package objects the component made.
+    const packageObjects = r.resources
+      .filter((x) => x.type.startsWith("kubernetes:pkg.crossplane.io/"))
+      .map((x) => `${x.inputs.kind}/${x.inputs.metadata.name}`);
+    assert.equal(packageObjects.length, 6);
+    assert.deepEqual([...(values.packages as string[])].sort(), packageObjects.sort());
     const chart = r.ofType("kubernetes:helm.sh/v4:Chart")[0]!;
     assert.equal(chart.inputs.version, "1.20.1");
     assert.deepEqual(chart.inputs.repositoryOpts, { repo: "https://charts.crossplane.io/stable" });
