@@ -80,7 +80,8 @@ export const crossplaneConstructors: Record<string, Constructor> = {
     const checked = crossplaneProblems(values);
     refuse("Crossplane", name, checked.problems);
     const xp = checked.config!;
-    const labels = (args.labels ?? {}) as Record<string, string>;
+    // Never empty: an empty labels map is a diff on every run (the API server drops it).
+    const labels = { "app.kubernetes.io/managed-by": "pulumi", ...args.labels } as Record<string, string>;
     const packages = {
       providerKubernetes: xp.providerKubernetes,
       providerAnynines: xp.providerAnynines,
