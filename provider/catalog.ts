@@ -34,8 +34,9 @@ const types: Record<string, ObjectType> = {
     properties: { from: int("First port."), to: int("Last port.") },
     required: ["from", "to"],
   },
-  "klutch:network:ProxyExposure": {
-    description: "Who may connect to a NodePort or LoadBalancer proxy.",
+  "klutch:network:Exposure": {
+    description:
+      "Who may reach a NodePort or LoadBalancer Service in front of the data-service network (a proxy, a WireGuard gateway).",
     properties: {
       sourceRanges: list(str("CIDR"), "Source CIDRs admitted; 0.0.0.0/0 only with public: true."),
       internal: bool("Ask the cloud for an internal (private) load balancer."),
@@ -112,7 +113,7 @@ const components: ComponentSpec[] = [
         enum: ["ClusterIP", "NodePort", "LoadBalancer"],
       }),
       exposure: ref(
-        "klutch:network:ProxyExposure",
+        "klutch:network:Exposure",
         "Who may connect; required for NodePort and LoadBalancer, so a proxy is never an open relay by omission.",
         true,
       ),

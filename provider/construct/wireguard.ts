@@ -1,4 +1,5 @@
 import { DNS_LABEL, DNS_LABEL_RULE } from "../../lib/net/dns";
+import { type Exposure, exposureArgProblem } from "../../network/exposure";
 import { planWireguard } from "../../network/wireguard/planner";
 import { GATEWAY, WireguardPlanError } from "../../network/wireguard/types";
 import { type WireguardConnectionArgs, WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
@@ -12,9 +13,9 @@ import { type Args, type Constructor, allKnown, clusterProvider, itemField, refu
 const LATER_ENDPOINT = "gateway.invalid";
 
 /**
- * What WireguardTunnel would refuse, checked before anything is registered: the component
- * checks the gateway's placement and the names only after registering itself, and the planner
- * only once every Output has resolved.
+ * What WireguardTunnel would refuse, checked before anything is registered, as one message:
+ * the component refuses one problem at a time, and its planner runs only once every Output
+ * has resolved.
  */
 export function wireguardProblems(values: Args): string[] {
   const problems: string[] = [];
@@ -22,6 +23,15 @@ export function wireguardProblems(values: Args): string[] {
     problems.push(
       "gatewayKubeconfig is required (the cluster in the data-service network, where the gateway runs); or set gatewayVm: true to get cloud-init user data for a gateway VM",
     );
+  if (!values.gatewayVm && allKnown(values.gatewayExposure)) {
+    const exposure = exposureArgProblem(
+      "WireguardTunnel",
+      "gatewayExposure",
+      (values.gatewayServiceType as "ClusterIP" | "NodePort" | "LoadBalancer" | undefined) ?? "LoadBalancer",
+      values.gatewayExposure as Exposure | undefined,
+    );
+    if (exposure) problems.push(exposure.replace(/^WireguardTunnel: /, ""));
+  }
   const clusters = (values.appClusters ?? []) as unknown;
   if (!Array.isArray(clusters) || clusters.some((c) => c === UNKNOWN || (c as Args).name === UNKNOWN)) {
     problems.push(
@@ -105,6 +115,7 @@ export const wireguardConstructors: Record<string, Constructor> = {
         skipAwait: args.skipAwait,
         gatewayVm: args.gatewayVm,
         gatewayServiceType: args.gatewayServiceType,
+        gatewayExposure: args.gatewayExposure,
         image: args.image,
         forwarderImage: args.forwarderImage,
         clusterDomain: args.clusterDomain,

@@ -91,6 +91,11 @@ export const wireguardComponents: ComponentSpec[] = [
         plain: true,
         enum: ["ClusterIP", "NodePort", "LoadBalancer"],
       }),
+      gatewayExposure: ref(
+        "klutch:network:Exposure",
+        "Who may reach the gateway's UDP port: the app clusters' clients. Required unless the Service is ClusterIP or the gateway is a VM, so it is never world-open by omission.",
+        true,
+      ),
       image: str("WireGuard image.", { plain: true }),
       forwarderImage: str("Image of the clients' TCP forwarders.", { plain: true }),
       clusterDomain: str("Default cluster.local.", { plain: true }),

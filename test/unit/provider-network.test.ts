@@ -29,6 +29,7 @@ function wireguardInputs(extra: Record<string, unknown> = {}): Record<string, un
     ],
     endpoint: "vpn.example.test",
     skipAwait: true,
+    gatewayExposure: { sourceRanges: ["10.20.0.0/16"], internal: true, public: false },
     ...extra,
   };
 }
@@ -60,6 +61,10 @@ describe("klutch provider: WireguardTunnel", function () {
         .filter((r) => r.provider?.includes(`::${provider}::`))
         .map((r) => `${r.type.split(":").pop()}/${r.name}`)
         .sort();
+    const gatewayService = run
+      .ofType("kubernetes:core/v1:Service")
+      .find((s) => s.name === "wg-gateway-service")!;
+    assert.deepEqual(gatewayService.inputs.spec.loadBalancerSourceRanges, ["10.20.0.0/16"]);
     assert.deepEqual(
       on("wg-gateway-kubernetes"),
       [
@@ -127,6 +132,19 @@ describe("klutch provider: WireguardTunnel", function () {
       },
     );
     assert.deepEqual(run.resources, []);
+    // A LoadBalancer gateway open to the world by omission is refused too.
+    const open = wireguardInputs({ gatewayExposure: undefined });
+    await assert.rejects(
+      new KlutchProvider().construct("wg", "klutch:network:WireguardTunnel", open, {}),
+      (err: Error) => {
+        assert.match(
+          err.message,
+          /gatewayExposure is required for a LoadBalancer Service: name who may connect \(gatewayExposure\.sourceRanges/,
+        );
+        return true;
+      },
+    );
+    assert.deepEqual(run.resources, []);
   });
 
   it("runs the planner's checks up front: a connection to an unknown app cluster, a tunnel CIDR with host bits", () => {
@@ -135,6 +153,7 @@ describe("klutch provider: WireguardTunnel", function () {
       appClusters: [{ name: "app-1", kubeconfig: "k" }],
       connections: [{ name: "pg-a", appCluster: "app-9", instanceHost: "10.50.0.10", port: 5432 }],
       tunnelCidr: "100.96.0.1/24",
+      gatewayServiceType: "ClusterIP",
     };
     const problems = wireguardProblems(values);
     assert.ok(
