@@ -50,17 +50,8 @@ export function klutchProgram(): Record<string, unknown> {
     bindExternalAddress: env.bindBackend.externalAddress,
     exportedApis: config.exportedApis.map((a) => `${a.resource}.${a.group}`),
     /** Per app cluster: its consumer namespace on the control plane and the APIs it binds. */
-    bindings: pulumi.output(
-      Object.fromEntries(
-        Object.entries(env.bindings).map(([app, b]) => [
-          app,
-          b.consumerNamespace.apply((consumerNamespace) => ({ consumerNamespace, apis: b.boundApis })),
-        ]),
-      ),
-    ),
+    bindings: env.bindingSummary(),
     /** The consumer identities' kubeconfigs for the control plane (secrets). */
-    appClusterKubeconfigs: pulumi.secret(
-      pulumi.all(Object.fromEntries(Object.entries(env.bindings).map(([app, b]) => [app, b.kubeconfig]))),
-    ),
+    appClusterKubeconfigs: env.appClusterKubeconfigs(),
   };
 }

@@ -269,6 +269,25 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     this.registerOutputs({ namespaces: this.namespaces });
   }
 
+  /** Per app cluster: its consumer namespace on the control plane and the APIs it binds. */
+  public bindingSummary(): pulumi.Output<Record<string, { consumerNamespace: string; apis: string[] }>> {
+    return pulumi.output(
+      Object.fromEntries(
+        Object.entries(this.bindings).map(([app, b]) => [
+          app,
+          b.consumerNamespace.apply((consumerNamespace) => ({ consumerNamespace, apis: b.boundApis })),
+        ]),
+      ),
+    );
+  }
+
+  /** The consumer identities' kubeconfigs for the control plane, by app cluster (a secret). */
+  public appClusterKubeconfigs(): pulumi.Output<Record<string, string>> {
+    return pulumi.secret(
+      pulumi.all(Object.fromEntries(Object.entries(this.bindings).map(([app, b]) => [app, b.kubeconfig]))),
+    );
+  }
+
   private cluster(name: string, config: ClusterConfig, args: KlutchEnvironmentArgs): ClusterAccess {
     switch (config.infrastructure) {
       case "local":

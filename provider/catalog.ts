@@ -1,4 +1,10 @@
 import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-model";
+import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
+import { bindComponents, bindTypes } from "./spec/bind";
+import { cloudComponents, cloudTypes } from "./spec/cloud";
+import { crossplaneComponents, crossplaneTypes } from "./spec/crossplane";
+import { environmentComponents, environmentTypes } from "./spec/environment";
+import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
 
 /**
  * The components the `klutch` provider serves, described once: schema.json is generated from
@@ -6,46 +12,6 @@ import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-mode
  * (provider/provider.ts). The construct side (provider/constructors.ts) maps each to the
  * TypeScript component of the same token.
  */
-
-const str = (
-  description: string,
-  extra: { secret?: boolean; plain?: boolean; enum?: readonly string[] } = {},
-): Prop => ({
-  type: "string",
-  description,
-  ...extra,
-});
-const int = (description: string, plain = false): Prop => ({
-  type: "integer",
-  description,
-  ...(plain ? { plain } : {}),
-});
-const bool = (description: string, plain = false): Prop => ({
-  type: "boolean",
-  description,
-  ...(plain ? { plain } : {}),
-});
-const ref = (token: string, description: string, plain = false): Prop => ({
-  ref: token,
-  description,
-  ...(plain ? { plain } : {}),
-});
-const list = (items: Prop, description: string, plain = false): Prop => ({
-  type: "array",
-  items,
-  description,
-  ...(plain ? { plain } : {}),
-});
-const map = (value: Prop, description: string): Prop => ({
-  type: "map",
-  additionalProperties: value,
-  description,
-});
-
-const KUBECONFIG = str(
-  "Kubeconfig of the cluster (its text; e.g. a cluster component's `kubeconfig` output). Kept a secret.",
-  { secret: true },
-);
 
 const types: Record<string, ObjectType> = {
   "klutch:network:TcpConnection": {
@@ -68,8 +34,9 @@ const types: Record<string, ObjectType> = {
     properties: { from: int("First port."), to: int("Last port.") },
     required: ["from", "to"],
   },
-  "klutch:network:ProxyExposure": {
-    description: "Who may connect to a NodePort or LoadBalancer proxy.",
+  "klutch:network:Exposure": {
+    description:
+      "Who may reach a NodePort or LoadBalancer Service in front of the data-service network (a proxy, a WireGuard gateway).",
     properties: {
       sourceRanges: list(str("CIDR"), "Source CIDRs admitted; 0.0.0.0/0 only with public: true."),
       internal: bool("Ask the cloud for an internal (private) load balancer."),
@@ -146,7 +113,7 @@ const components: ComponentSpec[] = [
         enum: ["ClusterIP", "NodePort", "LoadBalancer"],
       }),
       exposure: ref(
-        "klutch:network:ProxyExposure",
+        "klutch:network:Exposure",
         "Who may connect; required for NodePort and LoadBalancer, so a proxy is never an open relay by omission.",
         true,
       ),
@@ -234,7 +201,21 @@ export const KLUTCH_PACKAGE: PackageSpec = {
   name: "klutch",
   version: "0.1.0",
   description:
-    "Klutch (Crossplane + klutch-bind multi-cluster data services) components: clusters, TCP proxy paths, exported APIs.",
-  types,
-  components,
+    "Klutch (Crossplane + klutch-bind multi-cluster data services) components: the whole environment, clusters, Crossplane, the bind backend, OIDC, exported APIs, app cluster bindings and the network paths (TCP proxy, WireGuard, AWS VPC peering, OpenStack routing).",
+  types: {
+    ...types,
+    ...wireguardTypes,
+    ...bindTypes,
+    ...crossplaneTypes,
+    ...cloudTypes,
+    ...environmentTypes,
+  },
+  components: [
+    ...components,
+    ...wireguardComponents,
+    ...bindComponents,
+    ...crossplaneComponents,
+    ...cloudComponents,
+    ...environmentComponents,
+  ],
 };

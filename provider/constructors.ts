@@ -1,34 +1,21 @@
 import * as fs from "node:fs";
-import * as pulumi from "@pulumi/pulumi";
-import { exportedApi } from "../lib/config/schema";
-import { errorMap, zodIssues } from "../lib/config/messages";
 import { ExistingCluster } from "../components/clusters/existing-cluster";
-import { kubeconfigProvider } from "../components/clusters/kubeconfig-provider";
 import { LocalCluster } from "../components/clusters/local-cluster";
 import { ExportedApi } from "../components/bind/exported-api";
 import { LocalTcpProxy } from "../network/proxy/local-tcp-proxy";
 import { TcpProxy } from "../network/proxy/tcp-proxy";
 import type { ProxyConnection } from "../network/proxy/types";
+import { type Constructor, clusterProvider, refuse } from "./construct/common";
+import { apiConfig, bindConstructors } from "./construct/bind";
+import { cloudConstructors } from "./construct/cloud";
+import { crossplaneConstructors } from "./construct/crossplane";
+import { environmentConstructors } from "./construct/environment";
+import { wireguardConstructors } from "./construct/wireguard";
+
+export type { Constructed, Constructor } from "./construct/common";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive as the engine sends them, checked against provider/catalog.ts first
-// (provider.ts), so their shapes are the schema's; `any` is the boundary.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Args = Record<string, any>;
-
-export interface Constructed {
-  resource: pulumi.ComponentResource;
-  /** The component's outputs, by the schema's output names. */
-  outputs: Record<string, pulumi.Input<unknown>>;
-}
-
-export type Constructor = (name: string, args: Args, opts: pulumi.ComponentResourceOptions) => Constructed;
-
-/** Throws the one-message error for problems the project's own checks found. */
-function refuse(component: string, name: string, problems: string[]): void {
-  if (problems.length > 0)
-    throw new Error(`${component} ${name}: invalid arguments:\n  - ${problems.join("\n  - ")}`);
-}
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
 
 function readableFile(field: string, file: unknown): string[] {
   if (typeof file !== "string") return [];
@@ -42,17 +29,13 @@ function readableFile(field: string, file: unknown): string[] {
   }
 }
 
-/** A Kubernetes provider for a component given a kubeconfig, beside the component (same parent). */
-function clusterProvider(
-  name: string,
-  kubeconfig: pulumi.Input<string>,
-  opts: pulumi.ComponentResourceOptions,
-) {
-  return kubeconfigProvider(`${name}-kubernetes`, kubeconfig, undefined, opts.parent);
-}
-
 /** Token → how the TypeScript component of that token is made from schema-shaped inputs. */
 export const CONSTRUCTORS: Record<string, Constructor> = {
+  ...wireguardConstructors,
+  ...bindConstructors,
+  ...crossplaneConstructors,
+  ...cloudConstructors,
+  ...environmentConstructors,
   "klutch:cluster:LocalCluster": (name, args, opts) => {
     refuse("LocalCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
     const c = new LocalCluster(
@@ -120,25 +103,8 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
     };
   },
   "klutch:bind:ExportedApi": (name, args, opts) => {
-    // The schema's flat claims ({group, resource, version, owner}) are the config model's
-    // ({..., selector: {owner}}); the config model's own validation then runs on them.
-    const raw = {
-      group: args.group,
-      version: args.version,
-      resource: args.resource,
-      ...(args.kind !== undefined ? { kind: args.kind } : {}),
-      permissionClaims: ((args.permissionClaims ?? []) as Args[]).map(({ owner, ...claim }) => ({
-        ...claim,
-        ...(owner ? { selector: { owner } } : {}),
-      })),
-    };
-    const parsed = exportedApi.safeParse(raw, { errorMap });
-    if (!parsed.success)
-      refuse(
-        "ExportedApi",
-        name,
-        zodIssues(parsed.error, raw).map((i) => `${i.path.replace(/^klutch:?/, "")}: ${i.message}`),
-      );
+    const parsed = apiConfig(args, "");
+    refuse("ExportedApi", name, parsed.problems);
     const api = new ExportedApi(
       name,
       {

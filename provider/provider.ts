@@ -2,10 +2,10 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as provider from "@pulumi/pulumi/provider";
 import { KLUTCH_PACKAGE } from "./catalog";
 import { CONSTRUCTORS } from "./constructors";
-import { type PackageSpec, inputProblems, packageSchema } from "./schema-model";
+import { type PackageSpec, UNKNOWN, inputProblems, isKnown, packageSchema } from "./schema-model";
 
 /** How the engine marks a value unknown during a preview (@pulumi/pulumi runtime/rpc). */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+const UNKNOWN_SIG = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /**
  * The parts of an Output the provider reads to check inputs before anything is registered. Not
@@ -15,12 +15,21 @@ const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
  */
 interface OutputInternals {
   promise(withUnknowns?: boolean): Promise<unknown>;
+  isKnown: Promise<boolean>;
 }
 
 /** The value inside an input, every nested Output resolved; UNKNOWN where not known yet. */
 async function resolveDeep(value: unknown): Promise<unknown> {
-  if (pulumi.Output.isInstance(value))
-    return resolveDeep(await (value as unknown as OutputInternals).promise(true));
+  // The engine's marker as a string, as the SDK's Unknown (rpc.ts deserializeProperty in a
+  // preview), or as an output value without a value (specialOutputValueSig, isKnown false).
+  if (value === UNKNOWN_SIG || pulumi.isUnknown(value)) return UNKNOWN;
+  if (pulumi.Output.isInstance(value)) {
+    const output = value as unknown as OutputInternals;
+    const inner = await output.promise(true);
+    // Not known, and no known parts inside: the whole value is still to come.
+    if (inner === undefined && !(await output.isKnown)) return UNKNOWN;
+    return resolveDeep(inner);
+  }
   if (pulumi.Resource.isInstance(value)) return value;
   if (Array.isArray(value)) return Promise.all(value.map(resolveDeep));
   if (typeof value === "object" && value !== null)
@@ -30,12 +39,21 @@ async function resolveDeep(value: unknown): Promise<unknown> {
   return value;
 }
 
-function containsUnknown(value: unknown): boolean {
-  if (value === UNKNOWN) return true;
-  if (Array.isArray(value)) return value.some(containsUnknown);
-  if (typeof value === "object" && value !== null && !pulumi.Resource.isInstance(value))
-    return Object.values(value).some(containsUnknown);
-  return false;
+/**
+ * What a program's dependsOn means for a component: every resource under it waits. The engine
+ * hands construct the program's dependencies as options.dependsOn, which the SDK applies to the
+ * component alone (children do not inherit dependsOn); a transformation, which children do
+ * inherit (@pulumi/pulumi v3.259.0 resource.ts: a resource takes its parent's transformations),
+ * adds them to each child, so an export template waits for the bind CRDs it was made to wait for.
+ */
+function componentOptions(options: pulumi.ComponentResourceOptions): pulumi.ComponentResourceOptions {
+  const deps = options.dependsOn;
+  if (deps === undefined || (Array.isArray(deps) && deps.length === 0)) return options;
+  const waitForDeps: pulumi.ResourceTransformation = (a) => ({
+    props: a.props,
+    opts: pulumi.mergeOptions(a.opts, { dependsOn: deps }),
+  });
+  return { ...options, transformations: [...(options.transformations ?? []), waitForDeps] };
 }
 
 function shortName(token: string): string {
@@ -48,7 +66,8 @@ function shortName(token: string): string {
  * checked against the same description schema.json was generated from; all problems go out
  * as one error naming each field. Plain inputs (`plain: true` in the schema) must be known
  * (they decide what is created); the others are handed to the component as they came, so
- * secrets stay Outputs marked secret and dependencies are kept.
+ * secrets stay Outputs marked secret and dependencies are kept. Each constructor also gets the
+ * resolved values (UNKNOWN where not known yet) for its own checks.
  */
 export class KlutchProvider implements provider.Provider {
   public readonly version: string;
@@ -75,29 +94,21 @@ export class KlutchProvider implements provider.Provider {
       throw new Error(
         `unknown component type ${type}; the klutch provider serves ${this.spec.components.map((c) => c.token).join(", ")}`,
       );
-    const known: Record<string, unknown> = {};
-    const unknown = new Set<string>();
+    const values: Record<string, unknown> = {};
     const args: Record<string, unknown> = {};
     const problems: string[] = [];
     for (const [key, input] of Object.entries(inputs)) {
       const value = await resolveDeep(input);
       const plain = component.inputs[key]?.plain === true;
-      if (containsUnknown(value)) {
-        unknown.add(key);
-        if (plain)
-          problems.push(`${key} must be known before the component is created (it decides what is created)`);
-        args[key] = input;
-        continue;
-      }
-      known[key] = value;
+      values[key] = value;
+      if (!isKnown(value) && plain)
+        problems.push(`${key} must be known before the component is created (it decides what is created)`);
       args[key] = plain ? value : input;
     }
-    problems.push(
-      ...inputProblems(this.spec, component.inputs, component.requiredInputs, known, "", unknown),
-    );
+    problems.push(...inputProblems(this.spec, component.inputs, component.requiredInputs, values));
     if (problems.length > 0)
       throw new Error(`${shortName(type)} ${name}: invalid arguments:\n  - ${problems.join("\n  - ")}`);
-    const made = make(name, args, options);
+    const made = make(name, args, componentOptions(options), values);
     return { urn: made.resource.urn, state: made.outputs };
   }
 }

@@ -15,9 +15,25 @@ export type Primitive = "string" | "integer" | "number" | "boolean";
 
 export type Prop =
   | { type: Primitive; description: string; secret?: boolean; plain?: boolean; enum?: readonly string[] }
-  | { type: "array"; items: Prop; description: string; plain?: boolean }
-  | { type: "map"; additionalProperties: Prop; description: string; plain?: boolean }
-  | { ref: string; description: string; plain?: boolean };
+  | { type: "array"; items: Prop; description: string; plain?: boolean; secret?: boolean }
+  | { type: "map"; additionalProperties: Prop; description: string; plain?: boolean; secret?: boolean }
+  | { ref: string; description: string; plain?: boolean; secret?: boolean }
+  /** Any JSON value (the schema's `pulumi.json#/Any`), for settings passed through as they are. */
+  | { type: "any"; description: string; plain?: boolean; secret?: boolean };
+
+/**
+ * Stands for a value the engine does not know yet (a preview before the resource it comes from
+ * exists). The provider puts it where the engine sent its unknown marker; checks skip it.
+ */
+export const UNKNOWN: unique symbol = Symbol("unknown");
+
+/** Whether a value is known all through (no UNKNOWN anywhere in it). */
+export function isKnown(value: unknown): boolean {
+  if (value === UNKNOWN) return false;
+  if (Array.isArray(value)) return value.every(isKnown);
+  if (typeof value === "object" && value !== null) return Object.values(value).every(isKnown);
+  return true;
+}
 
 export interface ObjectType {
   description: string;
@@ -48,6 +64,7 @@ type Json = Record<string, unknown>;
 function propSchema(prop: Prop, forInput: boolean): Json {
   const out: Json = { description: prop.description };
   if ("ref" in prop) out.$ref = `#/types/${prop.ref}`;
+  else if (prop.type === "any") out.$ref = "pulumi.json#/Any";
   else if (prop.type === "array") out.type = "array";
   else if (prop.type === "map") out.type = "object";
   else out.type = prop.type;
@@ -132,8 +149,8 @@ function typeName(prop: Prop): string {
 /**
  * What is wrong with known input values, one line per problem, each naming the field (dotted
  * path, list items by index), the bad value and what is expected. Values still unknown (a
- * preview before another resource exists) are passed as `undefined` by the caller when optional,
- * or left out of `values` and listed in `unknown`.
+ * preview before another resource exists) are UNKNOWN, anywhere in a value, and are skipped; a
+ * required input may also be left out of `values` and listed in `unknown`.
  */
 export function inputProblems(
   spec: PackageSpec,
@@ -161,6 +178,7 @@ export function inputProblems(
 }
 
 function valueProblems(spec: PackageSpec, prop: Prop, value: unknown, field: string): string[] {
+  if (value === UNKNOWN) return [];
   const bad = () => [`${field} is ${JSON.stringify(value)}, expected ${typeName(prop)}`];
   if ("ref" in prop) {
     const t = spec.types[prop.ref];
@@ -169,6 +187,8 @@ function valueProblems(spec: PackageSpec, prop: Prop, value: unknown, field: str
     return inputProblems(spec, t.properties, t.required, value as Record<string, unknown>, `${field}.`);
   }
   switch (prop.type) {
+    case "any":
+      return [];
     case "array":
       if (!Array.isArray(value)) return bad();
       return value.flatMap((v, i) => valueProblems(spec, prop.items, v, `${field}[${i}]`));

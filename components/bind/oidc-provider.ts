@@ -12,8 +12,8 @@ import {
 import { RandomKey } from "../../providers/random-key";
 
 export interface OidcProviderArgs {
-  /** The control plane's Kubernetes provider (Dex runs there). */
-  provider: k8s.Provider;
+  /** The control plane's Kubernetes provider (Dex runs there); unused for Keycloak, which runs elsewhere. */
+  provider?: k8s.Provider;
   /** Namespace Dex runs in; it must exist. */
   namespace: pulumi.Input<string>;
   oidc: OidcConfig;
@@ -57,6 +57,8 @@ export class OidcProvider extends pulumi.ComponentResource {
       }
       this.clientSecret = pulumi.secret(args.clientSecret);
     } else {
+      if (!args.provider)
+        throw new Error("OidcProvider: provider dex needs the control plane's provider (Dex runs there)");
       const generated = args.clientSecret
         ? undefined
         : new RandomKey(

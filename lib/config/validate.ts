@@ -199,7 +199,7 @@ function removeAt(root: Record<string, unknown>, at: (string | number)[]): boole
  * leader election (nothing under contrib/example-backend takes a lease), so two replicas would
  * both run every controller.
  */
-function checkBindBackend(rawBind: unknown, add: Add): void {
+export function checkBindBackend(rawBind: unknown, add: Add): void {
   const replicas = (rawBind as { replicas?: unknown } | undefined)?.replicas;
   if (typeof replicas === "number" && replicas > 1) {
     add(
@@ -450,33 +450,38 @@ function base64Bytes(value: string): number | undefined {
  * Checks of secret settings. Messages describe the value (its length, its form) and never
  * repeat it, so an error cannot leak a secret into a terminal or a CI log.
  */
+// The backend accepts a 64-byte signing key alone, but its encryption-key check tests the
+// signing key against 16/24/32 bytes (contrib/example-backend/options/cookie.go, v1.4.0 and
+// v1.5.0), and this project always sets an encryption key: only 32 bytes start.
+const COOKIE_KEY_LENGTHS = {
+  bindCookieSigningKey: {
+    lengths: [32],
+    why: " (the backend also documents 64, but rejects it whenever an encryption key is set, as it always is here)",
+  },
+  bindCookieEncryptionKey: { lengths: [16, 24, 32], why: "" },
+} as const;
+
+/**
+ * What is wrong with a cookie key (never echoing it: it is a secret), or undefined; an empty
+ * value is no problem (one is generated). Shared with the klutch provider's bind backend.
+ */
+export function cookieKeyProblem(key: keyof typeof COOKIE_KEY_LENGTHS, value: string): string | undefined {
+  if (!value) return undefined;
+  const { lengths, why } = COOKIE_KEY_LENGTHS[key];
+  const bytes = base64Bytes(value);
+  if (bytes === undefined) return "must be base64 text (for example from `openssl rand -base64 32`)";
+  if ((lengths as readonly number[]).includes(bytes)) return undefined;
+  return `must decode to ${lengths.join(" or ")} bytes${why} (the value given decodes to ${bytes}); generate one with \`openssl rand -base64 ${lengths[lengths.length - 1]}\` or leave it empty to have one generated`;
+}
+
 function secretChecks(raw: Record<string, unknown>, plain: Record<string, unknown>): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const add = (key: string, message: string) => issues.push({ path: `klutch:${key}`, message });
   const text = (key: string): string => (typeof raw[key] === "string" ? raw[key] : "");
 
-  // The backend accepts a 64-byte signing key alone, but its encryption-key check tests the
-  // signing key against 16/24/32 bytes (contrib/example-backend/options/cookie.go, v1.4.0 and
-  // v1.5.0), and this project always sets an encryption key: only 32 bytes start.
-  const keyLengths: [string, number[], string][] = [
-    [
-      "bindCookieSigningKey",
-      [32],
-      " (the backend also documents 64, but rejects it whenever an encryption key is set, as it always is here)",
-    ],
-    ["bindCookieEncryptionKey", [16, 24, 32], ""],
-  ];
-  for (const [key, lengths, why] of keyLengths) {
-    const value = text(key);
-    if (!value) continue;
-    const bytes = base64Bytes(value);
-    if (bytes === undefined) add(key, "must be base64 text (for example from `openssl rand -base64 32`)");
-    else if (!lengths.includes(bytes)) {
-      add(
-        key,
-        `must decode to ${lengths.join(" or ")} bytes${why} (the value given decodes to ${bytes}); generate one with \`openssl rand -base64 ${lengths[lengths.length - 1]}\` or leave it empty to have one generated`,
-      );
-    }
+  for (const key of ["bindCookieSigningKey", "bindCookieEncryptionKey"] as const) {
+    const problem = cookieKeyProblem(key, text(key));
+    if (problem) add(key, problem);
   }
 
   const bindTls = (plain.bind as { tls?: { source?: unknown } } | undefined)?.tls?.source;

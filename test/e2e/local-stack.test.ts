@@ -83,6 +83,9 @@ const README_COMMANDS: Record<
   "npx mocha --reporter spec test/e2e/provider-yaml.test.ts": {
     skip: "an e2e file of its own (npm test runs it)",
   },
+  "npx mocha --reporter spec test/e2e/provider-yaml-bind.test.ts": {
+    skip: "an e2e file of its own (npm test runs it)",
+  },
   "npm run clusters -- status": {
     run: [
       {

@@ -1,24 +1,16 @@
 import { strict as assert } from "node:assert";
-import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { LocalClusters } from "../../local-clusters";
-import { ensureKubernetesPlugin } from "../../tooling/pulumi-runner";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { stringify } from "yaml";
 import { bindCrds } from "../../lib/bind/crds";
 import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
-import { kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
+import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { Postgres, freePortRange, run, waitFor } from "../helpers/pg-haproxy";
+import { YamlProgram } from "../helpers/yaml-program";
 
-const EXAMPLE = path.join(repoRoot, "examples", "yaml");
 const CLUSTER = "yaml-cp";
-
-interface Ran {
-  status: number | null;
-  out: string;
-}
 
 /**
  * The klutch component provider through the real engine from a Pulumi YAML program
@@ -29,57 +21,17 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
   this.timeout(20 * 60_000);
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-provider-yaml-"));
-  /** A stack of its own per run, so parallel runs on one machine never share a stack file. */
-  const stack = `e2e-${path
-    .basename(work)
-    .replace(/[^a-z0-9]/gi, "")
-    .slice(-8)
-    .toLowerCase()}`;
-  const stackFile = path.join(EXAMPLE, `Pulumi.${stack}.yaml`);
-  const env: NodeJS.ProcessEnv = {
-    ...toolchainEnv(),
-    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-    PULUMI_HOME: path.join(work, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "provider-e2e",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    PULUMI_IGNORE_AMBIENT_PLUGINS: "true",
-  };
+  const program = new YamlProgram("yaml", work);
   let clusters: LocalClusters | undefined;
   let pg: Postgres | undefined;
   let portRange = { from: 0, to: 0 };
 
-  const pulumi = (args: string[], cwd = EXAMPLE): Ran => {
-    const r = spawnSync("pulumi", [...args, "--stack", stack, "--non-interactive", "--color", "never"], {
-      cwd,
-      env,
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
-  };
-  const ok = (args: string[]): string => {
-    const r = pulumi(args);
-    assert.equal(r.status, 0, r.out);
-    return r.out;
-  };
-  const config = (key: string, value: string) => ok(["config", "set", key, value]);
+  const pulumi = (args: string[]) => program.run(args);
+  const ok = (args: string[]) => program.ok(args);
+  const config = (key: string, value: string) => program.config(key, value);
 
   before(async function () {
     this.timeout(40 * 60_000);
-    // Build what is missing only: a warm cache needs no build lock (another run may hold it).
-    const toolchain = path.join(repoRoot, "scripts", "toolchain.sh");
-    const status = execFileSync("bash", [toolchain, "status"], { encoding: "utf8" });
-    for (const [part, entry] of [
-      ["pulumi", "/pulumi-3"],
-      ["pulumi-kubernetes", "/pulumi-resource-kubernetes-"],
-      ["pulumi-yaml", "/pulumi-language-yaml-"],
-    ] as const) {
-      if (status.split("\n").some((l) => l.includes(entry) && /missing$/.test(l.trim())))
-        execFileSync("bash", [toolchain, "build", part], { stdio: "inherit" });
-    }
-    fs.mkdirSync(path.join(work, "state"), { recursive: true });
-    ensureKubernetesPlugin(env);
     clusters = new LocalClusters(path.join(work, "clusters"));
     await clusters.up([CLUSTER]);
     // ExportedApi makes an APIServiceExportTemplate: the bind backend's CRDs come first (the
@@ -91,9 +43,16 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
         .map((c) => stringify(c))
         .join("---\n"),
     );
-    kubectl(kc, ["wait", "--for=condition=Established", "--timeout=120s", "crd", "--all"]);
+    // Right after the apply a CRD may have no status yet, which `kubectl wait` reports as an
+    // error (".status.conditions accessor error") instead of waiting: ask again until it waits.
+    await eventually(
+      "the bind CRDs to be Established",
+      () =>
+        kubectlTry(kc, ["wait", "--for=condition=Established", "--timeout=10s", "crd", "--all"]).status === 0,
+      120_000,
+    );
     pg = await Postgres.start();
-    ok(["stack", "init"]);
+    program.prepare();
     portRange = await freePortRange(8);
     config("kubeconfigPath", clusters.kubeconfigPath(CLUSTER));
     config("postgresPort", String(pg.port));
@@ -105,8 +64,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
   after(async function () {
     this.timeout(10 * 60_000);
     // Whatever a failed test left: destroy stops the HAProxy process and empties the cluster.
-    if (fs.existsSync(stackFile)) pulumi(["destroy", "--yes", "--skip-preview"]);
-    fs.rmSync(stackFile, { force: true });
+    program.cleanUp();
     if (pg) await pg.destroy();
     if (clusters) await clusters.down({ purge: true });
     fs.rmSync(work, { recursive: true, force: true });
@@ -125,13 +83,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
 
   it("`up` creates them, the kubeconfig stays a secret, and psql goes through the YAML program's proxy", async () => {
     ok(["up", "--yes", "--skip-preview"]);
-    const outputs = JSON.parse(
-      ok(["stack", "output", "--json"])
-        .trim()
-        .split("\n")
-        .filter((l) => !/warn/i.test(l))
-        .join("\n"),
-    ) as Record<string, unknown>;
+    const outputs = program.outputs();
     assert.equal(outputs.kubeconfig, "[secret]", "the kubeconfig output must stay a secret");
     const state = ok(["stack", "export"]);
     const kubeconfigText = fs.readFileSync(clusters!.kubeconfigPath(CLUSTER), "utf8");
@@ -187,7 +139,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
   });
 
   it("bad input through the provider fails with one message naming the field, before anything changes", () => {
-    const before = ok(["stack", "export"]);
+    const before = program.resources();
     config("proxyPortFrom", "70000");
     try {
       const r = pulumi(["up", "--yes", "--skip-preview"]);
@@ -195,11 +147,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
       assert.match(r.out, /LocalTcpProxy localProxy: invalid arguments:/);
       assert.match(r.out, /portRange/);
       assert.match(r.out, /70000/);
-      const resources = (s: string) =>
-        (JSON.parse(s) as { deployment: { resources: { urn: string }[] } }).deployment.resources
-          .map((x) => x.urn)
-          .sort();
-      assert.deepEqual(resources(ok(["stack", "export"])), resources(before));
+      assert.deepEqual(program.resources(), before);
     } finally {
       config("proxyPortFrom", String(portRange.from));
     }

@@ -1,0 +1,112 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { KlutchEnvironment } from "../../components/environment";
+import { type EnvironmentConfig, SECRET_SETTINGS } from "../../lib/config/schema";
+import { validateEnvironment } from "../../lib/config/validate";
+import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import { unsupportedInfrastructure } from "../../lib/environment-plan";
+import { toolchainEnv } from "../../tooling/toolchain";
+import { UNKNOWN } from "../schema-model";
+import { type Args, type Constructor, given, refuse } from "./common";
+import { apiRaw } from "./bind";
+
+/* eslint-disable @typescript-eslint/no-unsafe-assignment */
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
+
+/** The secret settings: separate secret inputs of the Environment. */
+const SECRETS = SECRET_SETTINGS;
+
+type CrossplaneSource = { chart: { repository: string } | { path: string }; crdsPath?: string };
+
+/**
+ * The environment's inputs are the config model's settings, one for one (the exported APIs'
+ * claims aside): they go through the same validation as the stack config of this repository's
+ * program (lib/config/validate.ts), secrets included where their values are known, and the
+ * problems come back named by the input's path (`controlPlane.network.nodeCidr: ...`).
+ */
+export function environmentConfig(
+  values: Args,
+  projectDir: string,
+  toolchainDir: () => string | undefined = () => toolchainEnv().KLUTCH_CROSSPLANE_CLUSTER_DIR,
+): { problems: string[]; config?: EnvironmentConfig; crossplaneSource?: CrossplaneSource } {
+  const raw: Args = given({
+    environment: values.environment,
+    controlPlane: values.controlPlane,
+    appClusters: values.appClusters,
+    oidc: values.oidc,
+    exportedApis: values.exportedApis ? (values.exportedApis as Args[]).map(apiRaw) : undefined,
+    localClusters: values.localClusters,
+    crossplane: values.crossplane,
+    bind: values.bind,
+  });
+  // A secret not known yet (a preview) is left to the component: only its presence is checked here.
+  const unknownSecrets = SECRETS.filter((k) => values[k] === UNKNOWN);
+  for (const key of SECRETS) if (values[key] !== undefined && values[key] !== UNKNOWN) raw[key] = values[key];
+  const result = validateEnvironment(raw, { projectDir, readFile: (f) => fs.readFileSync(f, "utf8") });
+  if (!result.ok)
+    return {
+      problems: result.issues
+        .filter((i) => !unknownSecrets.some((k) => i.path === `klutch:${k}`))
+        .map((i) => `${i.path.replace(/^klutch:/, "")}: ${i.message}`),
+    };
+  const config = result.config;
+  const problems = unsupportedInfrastructure(config).map(
+    (i) => `${i.path.replace(/^klutch:/, "")}: ${i.message}`,
+  );
+  // Where Crossplane's chart comes from, as this repository's program decides it (program.ts).
+  const xp = config.crossplane;
+  let crossplaneSource: CrossplaneSource | undefined;
+  if (xp.runLocally) {
+    try {
+      const local = localCrossplaneSource(toolchainDir(), xp.version);
+      crossplaneSource = { chart: { path: local.chartPath }, crdsPath: local.crdsPath };
+    } catch (e) {
+      problems.push(`crossplane.runLocally: ${(e as Error).message.replace(/klutch:/g, "")}`);
+    }
+  } else {
+    crossplaneSource = {
+      chart: xp.chartPath
+        ? { path: path.resolve(projectDir, xp.chartPath) }
+        : { repository: xp.chartRepository },
+    };
+  }
+  return { problems, config, crossplaneSource };
+}
+
+export const environmentConstructors: Record<string, Constructor> = {
+  "klutch:index:Environment": (name, args, opts, values) => {
+    // The engine starts the plugin in the program's directory (provider/plugin keeps it).
+    const projectDir = path.resolve((values.projectDir as string | undefined) ?? process.cwd());
+    const checked = environmentConfig(values, projectDir);
+    refuse("Environment", name, checked.problems);
+    const config = checked.config!;
+    const env = new KlutchEnvironment(
+      name,
+      {
+        config,
+        projectDir,
+        crossplaneSource: checked.crossplaneSource!,
+        secrets: given({
+          oidcClientSecret: args.oidcClientSecret,
+          bindCookieSigningKey: args.bindCookieSigningKey,
+          bindCookieEncryptionKey: args.bindCookieEncryptionKey,
+          bindTlsCertificate: args.bindTlsCertificate,
+          bindTlsKey: args.bindTlsKey,
+          anyninesCredentials: args.anyninesCredentials,
+        }),
+      },
+      opts,
+    );
+    return {
+      resource: env,
+      outputs: {
+        namespaces: env.namespaces,
+        bindExternalAddress: env.bindBackend.externalAddress,
+        exportedApis: config.exportedApis.map((a) => `${a.resource}.${a.group}`),
+        bindings: env.bindingSummary(),
+        controlPlaneKubeconfig: env.controlPlane.kubeconfig,
+        appClusterKubeconfigs: env.appClusterKubeconfigs(),
+      },
+    };
+  },
+};
