@@ -78,7 +78,7 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
 }
 
 /** The bridge plan of a validated config (validation reported every problem of it already). */
-function bridgePlanOf(config: EnvironmentConfig, projectDir: string): BridgePlan | undefined {
+export function bridgePlanOf(config: EnvironmentConfig, projectDir: string): BridgePlan | undefined {
   const problems: string[] = [];
   const plan = planBridge(
     {
