@@ -8,7 +8,7 @@ import { renderIssues } from "../../lib/config/messages";
 import { validateEnvironment, type ValidationContext } from "../../lib/config/validate";
 import { klutchProgram } from "../../program";
 import { fakeKubeconfig, fakeLocalStateDir, fakeNodeState } from "../helpers/kubeconfig";
-import { mockPulumi, settle } from "../helpers/mocks";
+import { mockPulumi, plainStrings, settle } from "../helpers/mocks";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -246,6 +246,11 @@ describe("the environment's bridge Deployment (mocks)", () => {
     assert.equal(dataPlane.users[0]?.user.token, "token of local-bridge-data-plane-token");
     assert.equal(dataPlane.contexts[0]?.context.namespace, "klutch-network");
     assert.ok(!JSON.stringify(deployment.inputs).includes(PASSPHRASE));
+    // Nowhere else either: no resource's plain inputs hold it.
+    assert.deepEqual(
+      run.resources.filter((r) => plainStrings(r.inputs).some((v) => v.includes(PASSPHRASE))).map((r) => r.name),
+      [],
+    );
 
     // The data-plane identity: a Role of the proxies' namespace only, and its token Secret.
     assert.equal(run.ofType("klutch:bridge:BridgeDataPlane").length, 1);
