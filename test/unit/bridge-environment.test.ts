@@ -248,7 +248,9 @@ describe("the environment's bridge Deployment (mocks)", () => {
     assert.ok(!JSON.stringify(deployment.inputs).includes(PASSPHRASE));
     // Nowhere else either: no resource's plain inputs hold it.
     assert.deepEqual(
-      run.resources.filter((r) => plainStrings(r.inputs).some((v) => v.includes(PASSPHRASE))).map((r) => r.name),
+      run.resources
+        .filter((r) => plainStrings(r.inputs).some((v) => v.includes(PASSPHRASE)))
+        .map((r) => r.name),
       [],
     );
 
