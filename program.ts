@@ -36,12 +36,18 @@ function resolveCrossplaneSource(config: EnvironmentConfig, projectDir: string) 
  * environment. Any problem stops it before a single resource is registered.
  */
 export function klutchProgram(): Record<string, unknown> {
-  const { config, projectDir, secrets } = loadEnvironment();
+  const { config, projectDir, secrets, bridge } = loadEnvironment();
   const unsupported = unsupportedInfrastructure(config);
   if (unsupported.length > 0) throw new pulumi.RunError(renderIssues(unsupported, pulumi.getStack()));
   const crossplaneSource = resolveCrossplaneSource(config, projectDir);
 
-  const env = new KlutchEnvironment(config.environment, { config, projectDir, secrets, crossplaneSource });
+  const env = new KlutchEnvironment(config.environment, {
+    config,
+    projectDir,
+    secrets,
+    crossplaneSource,
+    ...(bridge ? { bridge } : {}),
+  });
   return {
     environment: config.environment,
     controlPlane: config.controlPlane.name,
@@ -49,6 +55,8 @@ export function klutchProgram(): Record<string, unknown> {
     namespaces: env.namespaces,
     bindExternalAddress: env.bindBackend.externalAddress,
     exportedApis: config.exportedApis.map((a) => `${a.resource}.${a.group}`),
+    /** The bridge Deployment's name on the control plane, when the stack deploys it. */
+    ...(env.bridge ? { bridgeDeployment: env.bridge.deploymentName } : {}),
     /** Per app cluster: its consumer namespace on the control plane and the APIs it binds. */
     bindings: env.bindingSummary(),
     /** The consumer identities' kubeconfigs for the control plane (secrets). */

@@ -23,6 +23,9 @@ import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
 import { buildNetworkPaths, type NetworkPaths } from "../network/environments";
 import { BridgeIdentity } from "./bridge/bridge-identity";
 import { BridgeSettings } from "./bridge/bridge-settings";
+import { BridgeDataPlane } from "./bridge/bridge-data-plane";
+import { BridgeDeployment } from "./bridge/bridge-deployment";
+import type { BridgePlan } from "../lib/bridge/environment-plan";
 import {
   LEADER_LEASE,
   SETTINGS_CONFIGMAP,
@@ -41,6 +44,8 @@ export interface KlutchEnvironmentArgs {
   crossplaneSource: { chart: { repository: string } | { path: string }; crdsPath?: string };
   /** Directory that relative paths in the config are resolved against. */
   projectDir: string;
+  /** The bridge Deployment to deploy (lib/bridge/environment-plan.ts); none when undefined. */
+  bridge?: BridgePlan;
 }
 
 /**
@@ -60,6 +65,8 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   public readonly bindings: Record<string, AppClusterBinding>;
   /** What each network implementation built for the app clusters using it (peerings, routes, tunnels, addresses). */
   public readonly networkPaths: NetworkPaths;
+  /** The Crossplane bridge as a Deployment on the control plane, when the config deploys it. */
+  public readonly bridge?: BridgeDeployment;
   /** Namespaces created, by cluster name. */
   public readonly namespaces: pulumi.Output<Record<string, string[]>>;
 
@@ -122,6 +129,9 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         anyninesCredentials: args.secrets?.anyninesCredentials,
         // A Crossplane that cannot pull packages never gets the providers' CRDs.
         installProviderConfigs: !xp.runLocally,
+        // Applied only on local clusters, node or not: Crossplane's own images (core, RBAC
+        // manager, packages) come from registries a local node cannot pull from, so its pods
+        // would never be Ready; Crossplane runs as a local process there (runLocally).
         skipAwait: config.controlPlane.infrastructure === "local",
         labels,
       },
@@ -148,7 +158,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     // What the Crossplane bridge needs on the control plane: its identity, and each app
     // cluster's network connector settings, keyed by the consumer namespace its claims land in.
     const networkNs = namespaceResources[`${config.controlPlane.name}/${SETTINGS_NAMESPACE}`];
-    new BridgeSettings(
+    const bridgeSettingsMap = new BridgeSettings(
       `${name}-bridge-settings`,
       {
         kubeconfig: this.controlPlane.kubeconfig,
@@ -161,7 +171,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       },
       { parent: this, dependsOn: networkNs ? [networkNs] : [] },
     );
-    new BridgeIdentity(
+    const bridgeIdentity = new BridgeIdentity(
       `${name}-bridge-identity`,
       {
         provider: this.controlPlane.provider,
@@ -171,7 +181,53 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       },
       { parent: this, dependsOn: networkNs ? [networkNs] : [] },
     );
+    const plan = args.bridge;
+    if (plan) {
+      if (!args.secrets?.bridgePassphrase)
+        throw new Error(
+          "internal: the bridge is deployed without klutch:bridgePassphrase (validation checks it)",
+        );
+      // The data services, and so the proxies, live in the control plane's cluster: the bridge
+      // builds them there as an identity of their namespace only.
+      const dataPlane = new BridgeDataPlane(
+        `${name}-bridge-data-plane`,
+        { provider: this.controlPlane.provider, namespace: SETTINGS_NAMESPACE, labels },
+        { parent: this, dependsOn: networkNs ? [networkNs] : [] },
+      );
+      this.bridge = new BridgeDeployment(
+        `${name}-bridge`,
+        {
+          provider: this.controlPlane.provider,
+          namespace: SETTINGS_NAMESPACE,
+          serviceAccountName: bridgeIdentity.serviceAccountName,
+          image: plan.image,
+          imagePullPolicy: plan.imagePullPolicy,
+          replicas: plan.replicas,
+          state: plan.state,
+          passphrase: args.secrets.bridgePassphrase,
+          dataPlaneKubeconfig: dataPlane.kubeconfig,
+          bridgeFlags: plan.flags,
+          labels,
+        },
+        {
+          parent: this,
+          // Its leader watches NetworkPaths (the connector API's CRD) and reads the settings;
+          // its pods are Ready only once that watch runs, which Pulumi waits for.
+          dependsOn: [
+            bridgeIdentity,
+            bridgeSettingsMap,
+            dataPlane,
+            this.connectorApi,
+            ...(networkNs ? [networkNs] : []),
+          ],
+        },
+      );
+    }
 
+    // Applied only on local clusters, node or not: Dex, the klutch-bind backend and the
+    // konnector are upstream images a local node cannot pull (no registry), so their pods never
+    // become Ready there. What this project builds (the bridge, its proxies) runs from images
+    // the node imported and is awaited (args.bridge above).
     const skipAwait = config.controlPlane.infrastructure === "local";
     const bindNs = namespaceResources[`${config.controlPlane.name}/bind`];
     const urls = backendUrls(config.bind, config.oidc);

@@ -1,7 +1,9 @@
 import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { repoRoot } from "./toolchain";
-import { renderIssues } from "../lib/config/messages";
+import * as path from "node:path";
+import { formatPath, renderIssues } from "../lib/config/messages";
+import { planBridge, type BridgePlan } from "../lib/bridge/environment-plan";
 import { EnvironmentConfig } from "../lib/config/schema";
 import type { AnyninesCredentials } from "../components/crossplane/crossplane";
 import { validateEnvironment } from "../lib/config/validate";
@@ -16,7 +18,10 @@ export interface LoadedEnvironment {
     bindTlsCertificate?: pulumi.Output<string>;
     bindTlsKey?: pulumi.Output<string>;
     anyninesCredentials?: pulumi.Output<Record<string, AnyninesCredentials>>;
+    bridgePassphrase?: pulumi.Output<string>;
   };
+  /** The bridge Deployment the stack deploys (lib/bridge/environment-plan.ts), if any. */
+  bridge?: BridgePlan;
   projectDir: string;
 }
 
@@ -48,6 +53,7 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
     readFile: (file) => fs.readFileSync(file, "utf8"),
   });
   if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
+  const bridge = bridgePlanOf(result.config, projectDir);
   const creds = raw.anyninesCredentials;
   const text = (key: string) => {
     const value = raw[key];
@@ -61,10 +67,30 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
       ...text("bindCookieEncryptionKey"),
       ...text("bindTlsCertificate"),
       ...text("bindTlsKey"),
+      ...text("bridgePassphrase"),
       ...(creds && typeof creds === "object"
         ? { anyninesCredentials: pulumi.secret(creds as Record<string, AnyninesCredentials>) }
         : {}),
     },
+    ...(bridge ? { bridge } : {}),
     projectDir,
   };
+}
+
+/** The bridge plan of a validated config (validation reported every problem of it already). */
+export function bridgePlanOf(config: EnvironmentConfig, projectDir: string): BridgePlan | undefined {
+  const problems: string[] = [];
+  const plan = planBridge(
+    {
+      controlPlane: { value: config.controlPlane, at: ["controlPlane"] },
+      appClusters: config.appClusters.map((value, i) => ({ value, at: ["appClusters", i] })),
+      bridge: config.bridge,
+      localStateDir: path.resolve(projectDir, config.localClusters.stateDir),
+      readFile: (file) => fs.readFileSync(file, "utf8"),
+    },
+    (at, message) => problems.push(`${formatPath(at)}: ${message}`),
+  );
+  // Only if a file changed between validation and here (a node restarted meanwhile).
+  if (problems.length > 0) throw new pulumi.RunError(problems.join("\n"));
+  return plan;
 }

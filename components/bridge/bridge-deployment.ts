@@ -5,6 +5,7 @@ import {
   BRIDGE_UID,
   bridgeArgs,
   bridgeDeploymentProblem,
+  describeProblem,
   type BridgeState,
 } from "../../lib/bridge/deployment";
 
@@ -48,7 +49,7 @@ export class BridgeDeployment extends pulumi.ComponentResource {
   public readonly deploymentName: pulumi.Output<string>;
 
   constructor(name: string, args: BridgeDeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("klutch:bridge:BridgeDeployment", name, {}, opts);
+    // Checked before super(): a bad argument registers nothing, not even this component.
     const replicas = args.replicas ?? 2;
     const opsPort = args.opsPort ?? 9464;
     const problem = bridgeDeploymentProblem({
@@ -57,7 +58,12 @@ export class BridgeDeployment extends pulumi.ComponentResource {
       state: args.state,
       flags: args.bridgeFlags ?? [],
     });
-    if (problem) throw new Error(`BridgeDeployment ${name}: ${problem}`);
+    if (problem) throw new Error(`BridgeDeployment ${name}: ${describeProblem(problem)}`);
+    if (typeof args.image === "string" && args.image.trim() === "")
+      throw new Error(
+        `BridgeDeployment ${name}: image "${args.image}" must name the bridge image (a local node's klutch.local/bridge:…, or the published one)`,
+      );
+    super("klutch:bridge:BridgeDeployment", name, {}, opts);
 
     const child = { parent: this, provider: args.provider };
     const labels = { ...args.labels, "app.kubernetes.io/name": "klutch-bridge" };

@@ -38,24 +38,40 @@ const OWN_FLAGS = [
 ];
 const SHARED_BACKENDS = /^(s3|gs|azblob|https):\/\//;
 
+/** A bad argument of the bridge Deployment: which one, and a message that starts with its value and says the fix. */
+export interface BridgeDeploymentProblem {
+  field: "replicas" | "opsPort" | "state.path" | "state.url" | "bridgeFlags";
+  message: string;
+}
+
 export function bridgeDeploymentProblem(a: {
   replicas: number;
   opsPort: number;
   state: BridgeState;
   flags?: string[];
-}): string | undefined {
+}): BridgeDeploymentProblem | undefined {
   if (!Number.isInteger(a.replicas) || a.replicas < 1)
-    return `replicas ${a.replicas} must be a whole number >= 1 (2 for a standby)`;
+    return { field: "replicas", message: `${a.replicas} must be a whole number >= 1 (2 for a standby)` };
   if (!Number.isInteger(a.opsPort) || a.opsPort < 1 || a.opsPort > 65535)
-    return `opsPort ${a.opsPort} must be a TCP port (1-65535)`;
+    return { field: "opsPort", message: `${a.opsPort} must be a TCP port (1-65535)` };
   if (a.state.kind === "hostPath" && !a.state.path.startsWith("/"))
-    return `state.path "${a.state.path}" must be an absolute directory on the node`;
+    return { field: "state.path", message: `"${a.state.path}" must be an absolute directory on the node` };
   if (a.state.kind === "backend" && !SHARED_BACKENDS.test(a.state.url))
-    return `state.url "${a.state.url}" must be a backend every replica reaches (s3://, gs://, azblob:// or https://); a file:// backend in a pod is lost with it — use state.kind hostPath on a one-node cluster`;
+    return {
+      field: "state.url",
+      message: `"${a.state.url}" must be a backend every replica reaches (s3://, gs://, azblob:// or https://); a file:// backend in a pod is lost with it — use state.kind hostPath on a one-node cluster`,
+    };
   const own = (a.flags ?? []).find((f) => OWN_FLAGS.includes(f.split("=")[0] as string));
-  if (own) return `bridgeFlags may not set ${own.split("=")[0]}: the component sets it`;
+  if (own)
+    return {
+      field: "bridgeFlags",
+      message: `may not set ${own.split("=")[0]}: the component sets it; remove it from bridgeFlags`,
+    };
   return undefined;
 }
+
+/** The problem as one line: `replicas 0 must be …`. */
+export const describeProblem = (p: BridgeDeploymentProblem): string => `${p.field} ${p.message}`;
 
 /** The bridge's command line in the pod (after the image's entry point, bridge/main.js). */
 export function bridgeArgs(a: { opsPort: number; state: BridgeState; flags: string[] }): string[] {

@@ -47,3 +47,25 @@ export function bridgeRules(): { apiGroups: string[]; resources: string[]; verbs
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
   ];
 }
+
+/**
+ * The bridge's rights in the data plane's proxy namespace (its `--data-plane-kubeconfig`
+ * identity, target kubernetes): the objects a group's TcpProxy is made of (ConfigMap,
+ * Deployment, Service, NetworkPolicy: network/proxy/tcp-proxy.ts), and reading what the
+ * Kubernetes provider watches while it waits for them. Its await logic subscribes, in the
+ * object's own namespace, to deployments, replicasets, pods and persistentvolumeclaims for a
+ * Deployment, to services and endpoints for a Service, and to events for its messages
+ * (pulumi-kubernetes provider/v4 v4.25.0, pkg/await/deployment.go, service.go, watchers.go;
+ * informers/informers.go scopes each factory to the namespace). Nothing cluster-wide.
+ */
+export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
+  const write = ["get", "list", "watch", "create", "update", "patch", "delete"];
+  const read = ["get", "list", "watch"];
+  return [
+    { apiGroups: [""], resources: ["configmaps", "services"], verbs: write },
+    { apiGroups: ["apps"], resources: ["deployments"], verbs: write },
+    { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: write },
+    { apiGroups: ["apps"], resources: ["replicasets"], verbs: read },
+    { apiGroups: [""], resources: ["pods", "endpoints", "persistentvolumeclaims", "events"], verbs: read },
+  ];
+}

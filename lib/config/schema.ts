@@ -330,6 +330,52 @@ export const bind = z
   })
   .strict();
 
+/**
+ * A pinned container image: `[registry/]repository` with a tag or a digest (the grammar of
+ * distribution/reference's `reference.go`, reduced to lower-case names).
+ */
+const imageReference = z
+  .string()
+  .regex(
+    /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/,
+    "must be an image reference such as registry.example.com/klutch/bridge:0.1.0",
+  )
+  .refine((r) => /:[A-Za-z0-9_][A-Za-z0-9_.-]*$|@sha256:[a-f0-9]{64}$/.test(r) && !/:latest$/.test(r), {
+    message: "must be pinned: give a tag other than latest, or @sha256:<digest>",
+  });
+
+/**
+ * The Crossplane bridge as a Deployment on the control plane (components/bridge/bridge-deployment.ts).
+ * Which rules relate it to the clusters (a node to run on, the node's images, a shared state)
+ * is lib/bridge/environment-plan.ts.
+ */
+export const bridge = z
+  .object({
+    /**
+     * Deploy it. Default: when the control plane is a local cluster with a node (elsewhere set
+     * it, with `state`; a local control plane without a node cannot run pods: `npm run bridge`).
+     */
+    deploy: z.boolean().optional(),
+    /** The bridge image; a local node's imported `klutch.local/bridge`, else the published image. */
+    image: imageReference.optional(),
+    /** One leads (the Lease), the others stand by. */
+    replicas: z.number().int("must be a whole number").min(1).default(2),
+    /**
+     * Where the groups' Pulumi state lives, the same for every replica: `{kind: backend, url}`
+     * (s3://, gs://, azblob://, https://), or `{kind: hostPath, path}` on a one-node local
+     * cluster (default there: `<cluster dir>/bridge-state`).
+     */
+    state: z
+      .discriminatedUnion("kind", [
+        z.object({ kind: z.literal("hostPath"), path: z.string().min(1) }).strict(),
+        z.object({ kind: z.literal("backend"), url: z.string().min(1) }).strict(),
+      ])
+      .optional(),
+    /** HAProxy image of the proxy pods; a local node's imported `klutch.local/haproxy`, else TcpProxy's. */
+    proxyImage: imageReference.optional(),
+  })
+  .strict();
+
 export const DEFAULT_EXPORTED_APIS: z.input<typeof exportedApi>[] = [
   { group: "anynines.com", version: "v1", resource: "postgresqlinstances", kind: "PostgresqlInstance" },
   {
@@ -357,6 +403,7 @@ export const environmentSchema = z
     localClusters: localClusters.default({}),
     crossplane: crossplane.default({}),
     bind: bind.default({}),
+    bridge: bridge.default({}),
   })
   .strict();
 
@@ -370,6 +417,7 @@ export type ExportedApiConfig = z.output<typeof exportedApi>;
 export type OidcConfig = z.output<typeof oidc>;
 export type CrossplaneConfig = z.output<typeof crossplane>;
 export type BindConfig = z.output<typeof bind>;
+export type BridgeConfig = z.output<typeof bridge>;
 export type AwsClusterConfig = z.output<typeof awsCluster>;
 export type OpenstackClusterConfig = z.output<typeof openstackCluster>;
 
@@ -385,6 +433,8 @@ export const SECRET_SETTINGS = [
   "bindTlsKey",
   /** Credentials per anynines service: {<name>: {serviceBroker: {username, password}, backupManager: {…}}}. */
   "anyninesCredentials",
+  /** Encrypts the secrets in the deployed bridge's own stacks (its engine's state); see klutch:bridge. */
+  "bridgePassphrase",
 ] as const;
 
 export const SETTING_KEYS = [...Object.keys(environmentSchema.shape), ...SECRET_SETTINGS];

@@ -20,7 +20,9 @@ import {
   controlPlaneCluster as controlPlaneSchema,
   environmentSchema,
   exportedApi as exportedApiSchema,
+  bridge as bridgeSchema,
 } from "./schema";
+import { planBridge } from "../bridge/environment-plan";
 
 /** What validation may look at outside the config itself; injected so tests need no real files. */
 export interface ValidationContext {
@@ -54,7 +56,7 @@ export function validateEnvironment(raw: Record<string, unknown>, ctx: Validatio
   );
   const parsed = environmentSchema.safeParse(plain, { errorMap });
   if (!parsed.success) issues.push(...zodIssues(parsed.error, plain));
-  issues.push(...crossChecks(plain, ctx));
+  issues.push(...crossChecks(plain, ctx, raw));
   issues.push(...secretChecks(raw, plain));
   if (issues.length > 0 || !parsed.success) return { ok: false, issues: dedupe(issues) };
   return { ok: true, config: parsed.data };
@@ -74,7 +76,11 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
  * Rules across settings. They run on every cluster entry that is well-formed on its own,
  * even when other entries are not, so the operator sees all problems in one run.
  */
-function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): ConfigIssue[] {
+function crossChecks(
+  raw: Record<string, unknown>,
+  ctx: ValidationContext,
+  withSecrets: Record<string, unknown>,
+): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   // Fields left out of an entry because they are malformed (the schema reports them): a rule
   // about such a field, or about the object that holds it, would only repeat or mislead.
@@ -141,7 +147,52 @@ function crossChecks(raw: Record<string, unknown>, ctx: ValidationContext): Conf
   checkApis(raw.exportedApis, apps, add);
   checkConsumerNamespaces(raw.bind, apps, add);
   checkBindBackend(raw.bind, add);
+  checkBridge(raw.bridge, withSecrets.bridgePassphrase, controlPlane, apps, stateDir, ctx, add);
   return issues;
+}
+
+/**
+ * The bridge Deployment's rules (lib/bridge/environment-plan.ts: a node to run on, the node's
+ * images, a shared state), and its passphrase when it is deployed. A malformed bridge entry is
+ * reported by the schema alone.
+ */
+function checkBridge(
+  rawBridge: unknown,
+  passphrase: unknown,
+  controlPlane: Located<ControlPlaneConfig> | undefined,
+  apps: Located<AppClusterConfig>[],
+  stateDir: string,
+  ctx: ValidationContext,
+  add: Add,
+): void {
+  const parsed = bridgeSchema.default({}).safeParse(rawBridge);
+  if (!parsed.success || !controlPlane) return;
+  const plan = planBridge(
+    {
+      controlPlane,
+      appClusters: apps,
+      bridge: parsed.data,
+      localStateDir: path.resolve(ctx.projectDir, stateDir),
+      readFile: ctx.readFile,
+    },
+    add,
+  );
+  const cp = controlPlane.value;
+  const hasNode = cp.infrastructure === "local" && (cp.nodes ?? 0) > 0;
+  // Asked for and possible (a local control plane without a node is refused above).
+  const deployed =
+    plan !== undefined || ((parsed.data.deploy ?? hasNode) && (cp.infrastructure !== "local" || hasNode));
+  if (!deployed) return;
+  // Never repeat the value: a message can end up in a CI log.
+  const text = typeof passphrase === "string" ? passphrase : "";
+  const set = 'set it with `pulumi config set --secret klutch:bridgePassphrase "$(openssl rand -base64 24)"`';
+  if (!text)
+    add(
+      ["bridgePassphrase"],
+      `is required when the bridge is deployed (it encrypts the secrets in the bridge's own stacks): ${set}`,
+    );
+  else if (text.length < 16)
+    add(["bridgePassphrase"], `must be at least 16 characters (the value given has ${text.length}): ${set}`);
 }
 
 const isPrefix = (prefix: (string | number)[], of: (string | number)[]) =>

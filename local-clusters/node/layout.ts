@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import * as path from "node:path";
+import { nodeStatePath } from "../../lib/local/node-state";
 
 /** The processes of one node, in start order (containerd first: the kubelet needs its socket). */
 export const NODE_COMPONENTS = ["containerd", "kubelet", "kube-proxy", "kube-scheduler"] as const;
@@ -39,7 +40,7 @@ export function nodeLayout(clusterDir: string): NodeLayout {
   const pkiDir = path.join(dir, "pki");
   return {
     dir,
-    stateFile: path.join(dir, "node.json"),
+    stateFile: nodeStatePath(clusterDir),
     pkiDir,
     containerdConfig: path.join(containerd, "config.toml"),
     containerdRoot: path.join(containerd, "root"),

@@ -21,6 +21,7 @@ import {
   stopProcess,
 } from "../processes";
 import type { ProgressLog } from "../types";
+import type { NodeState } from "../../lib/local/node-state";
 import { chooseSlot, DEFAULT_POD_CIDR, nodeLink, type NodeLink } from "./addresses";
 import {
   cniConfig,
@@ -61,15 +62,6 @@ const run = promisify(execFile);
 /** What a cluster asks of its node (`nodes: 1` in the stack; `podCidr` from network.podCidr). */
 export interface NodeRequest {
   podCidr?: string;
-}
-
-/** What a node was started with, kept in node.json: a restart reuses its addresses. */
-interface NodeState {
-  slot: number;
-  nodeName: string;
-  podCidr: string;
-  apiServerPort: number;
-  images: Record<string, string>;
 }
 
 export interface NodeInfo {

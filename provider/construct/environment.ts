@@ -5,6 +5,8 @@ import { type EnvironmentConfig, SECRET_SETTINGS } from "../../lib/config/schema
 import { validateEnvironment } from "../../lib/config/validate";
 import { localCrossplaneSource } from "../../lib/crossplane/local-source";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
+import type { BridgePlan } from "../../lib/bridge/environment-plan";
+import { bridgePlanOf } from "../../tooling/load-config";
 import { toolchainEnv } from "../../tooling/toolchain";
 import { UNKNOWN } from "../schema-model";
 import { type Args, type Constructor, given, refuse } from "./common";
@@ -28,7 +30,12 @@ export function environmentConfig(
   values: Args,
   projectDir: string,
   toolchainDir: () => string | undefined = () => toolchainEnv().KLUTCH_CROSSPLANE_CLUSTER_DIR,
-): { problems: string[]; config?: EnvironmentConfig; crossplaneSource?: CrossplaneSource } {
+): {
+  problems: string[];
+  config?: EnvironmentConfig;
+  crossplaneSource?: CrossplaneSource;
+  bridge?: BridgePlan;
+} {
   const raw: Args = given({
     environment: values.environment,
     controlPlane: values.controlPlane,
@@ -38,6 +45,7 @@ export function environmentConfig(
     localClusters: values.localClusters,
     crossplane: values.crossplane,
     bind: values.bind,
+    bridge: values.bridge,
   });
   // A secret not known yet (a preview) is left to the component: only its presence is checked here.
   const unknownSecrets = SECRETS.filter((k) => values[k] === UNKNOWN);
@@ -70,7 +78,14 @@ export function environmentConfig(
         : { repository: xp.chartRepository },
     };
   }
-  return { problems, config, crossplaneSource };
+  // The bridge Deployment, as this repository's program plans it (tooling/load-config.ts).
+  let bridge: BridgePlan | undefined;
+  try {
+    bridge = bridgePlanOf(config, projectDir);
+  } catch (e) {
+    problems.push((e as Error).message);
+  }
+  return { problems, config, crossplaneSource, ...(bridge ? { bridge } : {}) };
 }
 
 export const environmentConstructors: Record<string, Constructor> = {
@@ -86,6 +101,7 @@ export const environmentConstructors: Record<string, Constructor> = {
         config,
         projectDir,
         crossplaneSource: checked.crossplaneSource!,
+        ...(checked.bridge ? { bridge: checked.bridge } : {}),
         secrets: given({
           oidcClientSecret: args.oidcClientSecret,
           bindCookieSigningKey: args.bindCookieSigningKey,
@@ -93,6 +109,7 @@ export const environmentConstructors: Record<string, Constructor> = {
           bindTlsCertificate: args.bindTlsCertificate,
           bindTlsKey: args.bindTlsKey,
           anyninesCredentials: args.anyninesCredentials,
+          bridgePassphrase: args.bridgePassphrase,
         }),
       },
       opts,

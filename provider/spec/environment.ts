@@ -217,6 +217,27 @@ export const environmentTypes: Record<string, ObjectType> = {
     },
     required: [],
   },
+  "klutch:index:BridgeState": {
+    description:
+      "Where the deployed bridge keeps its groups' Pulumi state: hostPath (a one-node local cluster) or backend (a URL every replica reaches).",
+    properties: {
+      kind: s("Which kind of state.", ["hostPath", "backend"]),
+      path: s("hostPath: an absolute directory on the node."),
+      url: s("backend: s3://, gs://, azblob:// or https://."),
+    },
+    required: ["kind"],
+  },
+  "klutch:index:BridgeSettings": {
+    description: "The Crossplane bridge as a Deployment on the control plane.",
+    properties: {
+      deploy: bool("Deploy it. Default: when the control plane is local with a node."),
+      image: s("The bridge image, pinned (a local node's klutch.local/bridge, else the published one)."),
+      replicas: int("Default 2: one leads, the others stand by."),
+      state: ref("klutch:index:BridgeState", "Where its stacks' state lives (required off local clusters)."),
+      proxyImage: s("HAProxy image of the proxy pods, pinned."),
+    },
+    required: [],
+  },
   "klutch:index:BindingInfo": {
     description: "One app cluster's binding.",
     properties: {
@@ -247,6 +268,7 @@ export const environmentComponents: ComponentSpec[] = [
       localClusters: plainRef("klutch:index:LocalClusters", "The local clusters' state."),
       crossplane: plainRef("klutch:index:CrossplaneSettings", "Crossplane."),
       bind: plainRef("klutch:index:BindSettings", "The bind backend."),
+      bridge: plainRef("klutch:index:BridgeSettings", "The Crossplane bridge as a Deployment."),
       projectDir: str(
         "Directory relative paths (kubeconfigs, localClusters.stateDir, chartPath) are resolved against. Default the program's directory.",
         { plain: true },
@@ -265,6 +287,10 @@ export const environmentComponents: ComponentSpec[] = [
       ),
       bindTlsCertificate: str("PEM certificate (bind.tls.source provided). Kept a secret.", { secret: true }),
       bindTlsKey: str("PEM key (bind.tls.source provided). Kept a secret.", { secret: true }),
+      bridgePassphrase: str(
+        "Passphrase of the deployed bridge's own stacks (at least 16 characters; required when it is deployed). Kept a secret.",
+        { secret: true },
+      ),
       anyninesCredentials: secret(
         map(ref("klutch:crossplane:AnyninesCredentials", "credentials"), "Credentials per anynines service."),
       ),

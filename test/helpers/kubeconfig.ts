@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { stringify } from "yaml";
+import { nodeStatePath } from "../../lib/local/node-state";
 
 /** A syntactically valid kubeconfig for a cluster that does not need to exist. */
 export function fakeKubeconfig(name: string, server = "https://127.0.0.1:6443"): string {
@@ -23,4 +24,20 @@ export function fakeLocalStateDir(names: string[]): string {
     fs.writeFileSync(path.join(dir, name, "kubeconfig"), fakeKubeconfig(name));
   }
   return dir;
+}
+
+/** A started node's state (node.json) for a cluster of such a state dir, with these image references. */
+export function fakeNodeState(stateDir: string, cluster: string, images: Record<string, string>): void {
+  const file = nodeStatePath(path.join(stateDir, cluster));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      slot: 1,
+      nodeName: `${cluster}-node`,
+      podCidr: "10.244.0.0/24",
+      apiServerPort: 1,
+      images,
+    }),
+  );
 }

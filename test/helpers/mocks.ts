@@ -181,6 +181,19 @@ function computedState(args: pulumi.runtime.MockResourceArgs): Record<string, an
       };
     case "openstack:networking/floatingIp:FloatingIp":
       return { address: "203.0.113.10" };
+    // What the API server and the token controller fill in.
+    case "kubernetes:core/v1:Service":
+      // The API server's own Service, read with Service.get: the service CIDR's first address.
+      return args.id === "default/kubernetes" ? { spec: { clusterIP: "10.96.0.1" } } : {};
+    case "kubernetes:core/v1:Secret":
+      return (args.inputs as { type?: string }).type === "kubernetes.io/service-account-token"
+        ? {
+            data: {
+              token: Buffer.from(`token of ${args.name}`).toString("base64"),
+              "ca.crt": Buffer.from("-----BEGIN CERTIFICATE-----\nca\n").toString("base64"),
+            },
+          }
+        : {};
     default:
       return {};
   }

@@ -1,5 +1,8 @@
 import { strict as assert } from "node:assert";
-import { bridgeArgs, bridgeDeploymentProblem } from "../../lib/bridge/deployment";
+import * as k8s from "@pulumi/kubernetes";
+import { BridgeDeployment } from "../../components/bridge/bridge-deployment";
+import { bridgeArgs, bridgeDeploymentProblem, describeProblem } from "../../lib/bridge/deployment";
+import { mockPulumi, settle } from "../helpers/mocks";
 
 describe("bridge Deployment: command line and checks", () => {
   it("runs with leader election, the kubernetes target, the mounted data-plane kubeconfig and probes on every address", () => {
@@ -31,26 +34,68 @@ describe("bridge Deployment: command line and checks", () => {
 
   it("names the field, the value and the fix for bad arguments", () => {
     const ok = { replicas: 2, opsPort: 9464, state: { kind: "hostPath" as const, path: "/srv/b" } };
+    const problem = (a: Parameters<typeof bridgeDeploymentProblem>[0]) => {
+      const p = bridgeDeploymentProblem(a);
+      return p ? describeProblem(p) : "";
+    };
     assert.equal(bridgeDeploymentProblem(ok), undefined);
+    assert.deepEqual(bridgeDeploymentProblem({ ...ok, replicas: 0 }), {
+      field: "replicas",
+      message: "0 must be a whole number >= 1 (2 for a standby)",
+    });
+    assert.match(problem({ ...ok, replicas: 0 }), /^replicas 0 must be a whole number >= 1/);
+    assert.match(problem({ ...ok, opsPort: 70000 }), /^opsPort 70000 must be a TCP port/);
     assert.match(
-      bridgeDeploymentProblem({ ...ok, replicas: 0 }) ?? "",
-      /replicas 0 must be a whole number >= 1/,
+      problem({ ...ok, state: { kind: "hostPath", path: "rel" } }),
+      /^state.path "rel" must be an absolute directory/,
     );
     assert.match(
-      bridgeDeploymentProblem({ ...ok, opsPort: 70000 }) ?? "",
-      /opsPort 70000 must be a TCP port/,
+      problem({ ...ok, state: { kind: "backend", url: "file:///tmp/s" } }),
+      /^state.url "file:\/\/\/tmp\/s" must be a backend every replica reaches .* use state.kind hostPath/,
     );
     assert.match(
-      bridgeDeploymentProblem({ ...ok, state: { kind: "hostPath", path: "rel" } }) ?? "",
-      /state.path "rel" must be an absolute directory/,
+      problem({ ...ok, flags: ["--backend=s3://x"] }),
+      /^bridgeFlags may not set --backend: the component sets it; remove it/,
     );
-    assert.match(
-      bridgeDeploymentProblem({ ...ok, state: { kind: "backend", url: "file:///tmp/s" } }) ?? "",
-      /state.url "file:\/\/\/tmp\/s" must be a backend every replica reaches .* use state.kind hostPath/,
+  });
+
+  it("BridgeDeployment refuses bad arguments before it registers anything, itself included", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", { kubeconfig: "k" });
+    await settle();
+    const before = run.resources.length;
+    const args = {
+      provider,
+      namespace: "klutch-network",
+      serviceAccountName: "klutch-bridge",
+      image: "klutch.local/bridge:1-abc",
+      state: { kind: "hostPath" as const, path: "/srv/b" },
+      passphrase: "p".repeat(20),
+      dataPlaneKubeconfig: "k",
+    };
+    for (const [bad, message] of [
+      [{ replicas: 0 }, /BridgeDeployment b: replicas 0 must be a whole number >= 1/],
+      [{ state: { kind: "backend", url: "file:///x" } }, /BridgeDeployment b: state.url "file:\/\/\/x"/],
+      [{ bridgeFlags: ["--target", "local"] }, /BridgeDeployment b: bridgeFlags may not set --target/],
+      [{ image: " " }, /BridgeDeployment b: image " " must name the bridge image/],
+    ] as const) {
+      assert.throws(() => new BridgeDeployment("b", { ...args, ...bad } as never), message);
+    }
+    await settle();
+    assert.deepEqual(
+      run.resources.slice(before).map((r) => `${r.type} ${r.name}`),
+      [],
+      "nothing registered, not even the component",
     );
-    assert.match(
-      bridgeDeploymentProblem({ ...ok, flags: ["--backend=s3://x"] }) ?? "",
-      /bridgeFlags may not set --backend: the component sets it/,
+    // And good arguments do register it, with its children.
+    new BridgeDeployment("b", args);
+    await settle();
+    assert.deepEqual(
+      run.resources
+        .slice(before)
+        .map((r) => r.type)
+        .sort(),
+      ["klutch:bridge:BridgeDeployment", "kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Secret"],
     );
   });
 });

@@ -1,0 +1,94 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { renderConsumerKubeconfig } from "../../lib/bind/app-cluster-plan";
+import { dataPlaneRules } from "../../lib/bridge/rbac";
+
+export interface BridgeDataPlaneArgs {
+  /** The data-service cluster's Kubernetes provider (where the proxies run). */
+  provider: k8s.Provider;
+  /** The proxies' namespace (the bridge's `--data-plane-namespace`). */
+  namespace: pulumi.Input<string>;
+  /**
+   * The API server address as the bridge's pods reach it. Default: the `default/kubernetes`
+   * Service's ClusterIP, for a bridge running in the data-service cluster itself; an address,
+   * not the Service's DNS name, so it works on clusters without cluster DNS (the local ones).
+   */
+  server?: pulumi.Input<string>;
+  labels?: Record<string, string>;
+}
+
+/**
+ * The identity the bridge builds proxies with (its `--data-plane-kubeconfig`): a ServiceAccount
+ * in the proxies' namespace, a Role there with exactly what a TcpProxy is made of and what the
+ * Kubernetes provider watches while it waits (lib/bridge/rbac.ts dataPlaneRules), and a
+ * long-lived token Secret the token controller fills; `kubeconfig` holds that token (a secret).
+ * Apart from the bridge's own identity (BridgeIdentity), which may not create workloads.
+ */
+export class BridgeDataPlane extends pulumi.ComponentResource {
+  public readonly serviceAccountName: pulumi.Output<string>;
+  /** A kubeconfig for the data plane as this identity, namespace set (a Pulumi secret). */
+  public readonly kubeconfig: pulumi.Output<string>;
+
+  constructor(name: string, args: BridgeDataPlaneArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("klutch:bridge:BridgeDataPlane", name, {}, opts);
+    const child = { parent: this, provider: args.provider };
+    const labels = { ...args.labels, "app.kubernetes.io/name": "klutch-bridge" };
+    const account = new k8s.core.v1.ServiceAccount(
+      `${name}-account`,
+      { metadata: { name: "klutch-bridge-proxies", namespace: args.namespace, labels } },
+      child,
+    );
+    const role = new k8s.rbac.v1.Role(
+      `${name}-role`,
+      {
+        metadata: { name: "klutch-bridge-proxies", namespace: args.namespace, labels },
+        rules: dataPlaneRules(),
+      },
+      child,
+    );
+    new k8s.rbac.v1.RoleBinding(
+      `${name}-role-binding`,
+      {
+        metadata: { name: "klutch-bridge-proxies", namespace: args.namespace, labels },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role.metadata.name },
+        subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace: args.namespace }],
+      },
+      child,
+    );
+    // A token that lives as long as the Secret (the kubelet's projected tokens belong to a pod
+    // of the account, and the bridge's pods run as BridgeIdentity's). The provider waits until
+    // the token controller has filled it (pulumi-kubernetes v4.25.0 pkg/await/awaiters.go,
+    // service-account-token Secrets).
+    const token = new k8s.core.v1.Secret(
+      `${name}-token`,
+      {
+        metadata: {
+          name: "klutch-bridge-proxies-token",
+          namespace: args.namespace,
+          labels,
+          annotations: { "kubernetes.io/service-account.name": account.metadata.name },
+        },
+        type: "kubernetes.io/service-account-token",
+      },
+      child,
+    );
+    const server =
+      args.server ??
+      k8s.core.v1.Service.get(`${name}-api-service`, "default/kubernetes", child).spec.apply(
+        (spec) => `https://${spec.clusterIP}:443`,
+      );
+    this.serviceAccountName = account.metadata.name;
+    this.kubeconfig = pulumi.secret(
+      pulumi.all([server, token.data, args.namespace]).apply(([s, data, namespace]) =>
+        renderConsumerKubeconfig({
+          server: s,
+          // The cluster's CA as the token controller hands it to every token (its --root-ca-file).
+          caPem: Buffer.from(data?.["ca.crt"] ?? "", "base64").toString("utf8"),
+          token: Buffer.from(data?.token ?? "", "base64").toString("utf8"),
+          namespace,
+        }),
+      ),
+    );
+    this.registerOutputs({ serviceAccountName: this.serviceAccountName, kubeconfig: this.kubeconfig });
+  }
+}

@@ -1,0 +1,43 @@
+import * as path from "node:path";
+
+/**
+ * What a local cluster's node was started with, as `npm run clusters -- up` keeps it in
+ * `<cluster dir>/node/node.json` (local-clusters/node/node.ts writes it at each start, so a
+ * restart reuses its addresses). The Pulumi program reads it too: the image references in it
+ * are the ones the node's containerd imported, the only images its pods can run (nothing can
+ * be pulled here). Pure: the caller reads the file.
+ */
+export interface NodeState {
+  slot: number;
+  nodeName: string;
+  podCidr: string;
+  apiServerPort: number;
+  /**
+   * Image references by name (pause, haproxy, postgres, wireguard, bridge):
+   * `klutch.local/<name>:<version>-<12 hex of the manifest digest>`, as imported.
+   */
+  images: Record<string, string>;
+}
+
+/** The node state file of the local cluster whose directory is `clusterDir`. */
+export function nodeStatePath(clusterDir: string): string {
+  return path.join(clusterDir, "node", "node.json");
+}
+
+/** The state in a node.json text, or why it is not one. */
+export function parseNodeState(
+  text: string,
+): { ok: true; state: NodeState } | { ok: false; problem: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, problem: `is not JSON (${(e as Error).message})` };
+  }
+  const s = raw as Partial<NodeState> | null;
+  if (!s || typeof s !== "object" || typeof s.nodeName !== "string")
+    return { ok: false, problem: "names no node" };
+  if (!s.images || typeof s.images !== "object" || Array.isArray(s.images))
+    return { ok: false, problem: "lists no images" };
+  return { ok: true, state: s as NodeState };
+}

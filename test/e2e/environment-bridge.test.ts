@@ -1,0 +1,256 @@
+import { strict as assert } from "node:assert";
+import { spawnSync } from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { Stack } from "@pulumi/pulumi/automation";
+import { parse, stringify } from "yaml";
+import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
+import { LocalClusters, type NodeInfo } from "../../local-clusters";
+import { LocalCrossplane } from "../../local-clusters/crossplane";
+import { LOCAL_STACK_PASSPHRASE, selectStack } from "../../tooling/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { postgresDeployment } from "../helpers/node-postgres";
+
+const CP = "control-plane";
+const APP = "app-1";
+const STACK = "envbridge-e2e";
+/** The app cluster's consumer namespace on the control plane (bind's default prefix). */
+const CONSUMER_NS = `cluster-${APP}`;
+const DATA_NS = "data";
+
+interface Pod {
+  metadata: { name: string; deletionTimestamp?: string };
+  status: { conditions?: { type: string; status: string }[] };
+}
+interface Claim {
+  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
+}
+const podReady = (p: Pod) =>
+  p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+
+/**
+ * The environment stack deploys the bridge (issue 15): `pulumi up` of a copy of the `local`
+ * stack whose control plane has a node deploys BridgeDeployment from the node's own images
+ * (klutch:bridge defaults), waits for its pods to be Ready, and a TCPConnection in the app
+ * cluster's consumer namespace is then realised by the bridge pod: a TcpProxy of the node's
+ * HAProxy image that psql reaches PostgreSQL through, from the host via the NodePort.
+ */
+describe("the environment stack deploys the bridge on a node-backed control plane (e2e)", function () {
+  this.timeout(30 * 60_000);
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-envbridge-"));
+  const stateDir = path.join(work, "clusters");
+  const env = toolchainEnv();
+  const saved = { ...process.env };
+  const stackFile = path.join(repoRoot, "stacks", `Pulumi.${STACK}.yaml`);
+  const pgPassword = crypto.randomBytes(12).toString("hex");
+  const clusters = new LocalClusters(stateDir);
+  const kc = () => clusters.kubeconfigPath(CP);
+  let node: NodeInfo;
+  let crossplane: LocalCrossplane | undefined;
+  let stack: Stack | undefined;
+
+  const pods = (ns: string, selector: string) =>
+    kubectlJson<{ items: Pod[] }>(kc(), ["get", "pods", "-n", ns, "-l", selector]).items.filter(
+      (p) => !p.metadata.deletionTimestamp,
+    );
+  const paths = () =>
+    kubectlJson<{ items: { metadata: { name: string } }[] }>(kc(), ["get", "networkpaths"]).items.map(
+      (p) => p.metadata.name,
+    );
+  const bridgePods = () => pods(SETTINGS_NAMESPACE, "app.kubernetes.io/name=klutch-bridge");
+  const bridgeLogs = () =>
+    bridgePods()
+      .map((p) => {
+        const r = kubectlTry(kc(), ["-n", SETTINGS_NAMESPACE, "logs", p.metadata.name, "--tail=25"]);
+        return `--- ${p.metadata.name}:\n${r.stdout}${r.stderr}`;
+      })
+      .join("\n");
+
+  before(async () => {
+    process.env.KLUTCH_LOCAL_DIR = stateDir;
+    // A copy of the `local` stack file keeps its encryptionsalt, so it takes that passphrase.
+    process.env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
+    process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
+    const doc = parse(fs.readFileSync(path.join(repoRoot, "stacks", "Pulumi.local.yaml"), "utf8")) as {
+      config: Record<string, unknown>;
+    };
+    doc.config["klutch:controlPlane"] = { name: CP, infrastructure: "local", nodes: 1 };
+    // A local node has no load-balancer controller: the proxies are NodePort Services.
+    doc.config["klutch:appClusters"] = [
+      {
+        name: APP,
+        infrastructure: "local",
+        networkConnector: { implementation: "proxy", serviceType: "NodePort" },
+      },
+    ];
+    fs.writeFileSync(stackFile, stringify(doc));
+
+    const [cp] = await clusters.up([{ name: CP, nodes: 1 }, APP]);
+    assert.ok(cp?.node?.images.bridge, "the control plane's node imported the bridge image");
+    node = cp.node;
+    stack = await selectStack({ stack: STACK });
+    await stack.setConfig("klutch:bridgePassphrase", {
+      value: crypto.randomBytes(18).toString("base64"),
+      secret: true,
+    });
+  });
+
+  after(async () => {
+    try {
+      if (stack) {
+        kubectlTry(kc(), ["-n", CONSUMER_NS, "delete", "tcpconnections", "--all", "--wait=false"]);
+        // A path the bridge failed to release would hold the destroy of its CRD forever.
+        const left = await eventually("the bridge to release every path", () => paths().length === 0, 120_000)
+          .then(() => [])
+          .catch(() => paths());
+        for (const p of left) {
+          console.log(`      (path ${p} not released; bridge:\n${bridgeLogs()})`);
+          kubectlTry(kc(), [
+            "patch",
+            "networkpath",
+            p,
+            "--type=merge",
+            "-p",
+            '{"metadata":{"finalizers":[]}}',
+          ]);
+        }
+        await stack.destroy({ onOutput: () => undefined }).catch(() => undefined);
+      }
+      await crossplane?.stop();
+      await clusters.down();
+    } finally {
+      fs.rmSync(stackFile, { force: true });
+      process.env = saved;
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("`up` deploys the bridge from the node's images and waits for its pods to be Ready; the passphrase stays a secret", async () => {
+    const started = Date.now();
+    const res = await stack!.up({ color: "never" });
+    assert.equal(res.summary.result, "succeeded");
+    console.log(
+      `      (environment up with the bridge Deployment in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+    const outputs = await stack!.outputs();
+    assert.equal(typeof outputs.bridgeDeployment?.value, "string");
+    const deployment = kubectlJson<{
+      spec: {
+        replicas: number;
+        template: { spec: { containers: { image: string; imagePullPolicy: string }[] } };
+      };
+      status: { readyReplicas?: number };
+    }>(kc(), ["-n", SETTINGS_NAMESPACE, "get", "deployment", outputs.bridgeDeployment!.value as string]);
+    const container = deployment.spec.template.spec.containers[0]!;
+    assert.equal(container.image, node.images.bridge);
+    assert.equal(container.imagePullPolicy, "Never");
+    // Pulumi waited for the rollout: both replicas are Ready (one leads, one stands by).
+    assert.equal(deployment.status.readyReplicas, deployment.spec.replicas);
+    assert.equal(bridgePods().filter(podReady).length, 2);
+    // The state as the backend keeps it, every file (checkpoint, backups, history): the
+    // Automation API's exportStack shows secrets decrypted, so it cannot tell.
+    const passphrase = (await stack!.getConfig("klutch:bridgePassphrase")).value;
+    const backend = path.join(work, "state");
+    const files = (fs.readdirSync(backend, { recursive: true }) as string[])
+      .map((f) => path.join(backend, f))
+      .filter((f) => fs.statSync(f).isFile());
+    assert.ok(
+      files.some((f) => f.endsWith(`${STACK}.json`)),
+      "the stack's checkpoint is among them",
+    );
+    assert.deepEqual(
+      files.filter((f) => fs.readFileSync(f, "utf8").includes(passphrase)),
+      [],
+      "no state file holds the passphrase in plain text",
+    );
+  });
+
+  it("a TCPConnection in the app cluster's consumer namespace is realised by the bridge pod; psql reaches PostgreSQL through its proxy's NodePort", async () => {
+    crossplane = new LocalCrossplane(stateDir, CP, env);
+    await crossplane.start();
+    await eventually(
+      "the XRD to be established",
+      () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
+      180_000,
+    );
+    kubectlTry(kc(), ["create", "namespace", DATA_NS]);
+    for (const doc of [
+      postgresDeployment({
+        name: "pg",
+        namespace: DATA_NS,
+        image: node.images.postgres,
+        password: pgPassword,
+      }),
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "pg", namespace: DATA_NS },
+        spec: { selector: { app: "pg" }, ports: [{ port: 5432, targetPort: 5432 }] },
+      },
+    ]) {
+      const r = kubectlApply(kc(), JSON.stringify(doc));
+      assert.equal(r.status, 0, r.stderr);
+    }
+    await eventually("PostgreSQL to be Ready", () => pods(DATA_NS, "app=pg").some(podReady), 180_000);
+    const pgIp = kubectlJson<{ spec: { clusterIP: string } }>(kc(), ["-n", DATA_NS, "get", "service", "pg"])
+      .spec.clusterIP;
+    const claim = {
+      apiVersion: "klutch.anynines.com/v1",
+      kind: "TCPConnection",
+      metadata: { name: "orders", namespace: CONSUMER_NS },
+      spec: { instanceHost: pgIp, port: 5432, enhancements: [{ InstanceType: "PostgreSQL" }] },
+    };
+    const applied = kubectlApply(kc(), JSON.stringify(claim));
+    assert.equal(applied.status, 0, applied.stderr);
+    let last: Claim | undefined;
+    const started = Date.now();
+    await eventually(
+      "orders to be Ready with an endpoint",
+      () => {
+        last = kubectlJson<Claim>(kc(), ["-n", CONSUMER_NS, "get", "tcpconnection", "orders"]);
+        return (
+          Boolean(last.status?.port) &&
+          last.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true
+        );
+      },
+      300_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nlast: ${JSON.stringify(last?.status)}\n${bridgeLogs()}`);
+    });
+    console.log(
+      `      (claim Ready through the bridge pod in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+    // The proxy is a TcpProxy of the node's HAProxy image, its pods Ready.
+    const proxies = pods(SETTINGS_NAMESPACE, "app.kubernetes.io/component=tcp-proxy");
+    assert.ok(proxies.length > 0 && proxies.every(podReady), "the proxy pods are Ready");
+    const port = last!.status!.port!;
+    const psql = spawnSync(
+      "psql",
+      [
+        `host=${node.nodeAddress} port=${port} user=postgres dbname=postgres connect_timeout=5 sslmode=disable`,
+        "-tAc",
+        "select 42",
+      ],
+      { encoding: "utf8", env: { ...process.env, PGPASSWORD: pgPassword }, timeout: 30_000 },
+    );
+    assert.equal(psql.stdout.trim(), "42", psql.stderr);
+  });
+
+  it("deleting the TCPConnection: the bridge pod releases its path and removes the proxy", async () => {
+    kubectlTry(kc(), ["-n", CONSUMER_NS, "delete", "tcpconnection", "orders", "--wait=false"]);
+    await eventually(
+      "the path released and the proxy gone",
+      () =>
+        paths().length === 0 &&
+        kubectlTry(kc(), ["-n", SETTINGS_NAMESPACE, "get", "service", `np-${CONSUMER_NS}-proxy`]).status !==
+          0,
+      180_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\npaths: ${paths().join(", ")}\n${bridgeLogs()}`);
+    });
+  });
+});
