@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { stringify } from "yaml";
+import type { ValidationContext } from "../../lib/config/validate";
 import { nodeStatePath } from "../../lib/local/node-state";
 
 /** A syntactically valid kubeconfig for a cluster that does not need to exist. */
@@ -40,4 +41,16 @@ export function fakeNodeState(stateDir: string, cluster: string, images: Record<
       images,
     }),
   );
+}
+
+/** A validation context whose files are these (under projectDir /project); any other "does not exist". */
+export function fakeValidationContext(files: Record<string, string>): ValidationContext {
+  return {
+    projectDir: "/project",
+    readFile: (file) => {
+      const text = files[file];
+      if (text === undefined) throw new Error(`ENOENT: ${file}`);
+      return text;
+    },
+  };
 }

@@ -5,9 +5,14 @@ import { parse } from "yaml";
 import { PUBLISHED_BRIDGE_IMAGE } from "../../lib/bridge/environment-plan";
 import { dataPlaneRules } from "../../lib/bridge/rbac";
 import { renderIssues } from "../../lib/config/messages";
-import { validateEnvironment, type ValidationContext } from "../../lib/config/validate";
+import { validateEnvironment } from "../../lib/config/validate";
 import { klutchProgram } from "../../program";
-import { fakeKubeconfig, fakeLocalStateDir, fakeNodeState } from "../helpers/kubeconfig";
+import {
+  fakeKubeconfig,
+  fakeLocalStateDir,
+  fakeNodeState,
+  fakeValidationContext,
+} from "../helpers/kubeconfig";
 import { mockPulumi, plainStrings, settle } from "../helpers/mocks";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
@@ -28,16 +33,7 @@ const nodeJson = (images: Record<string, string> = { bridge: BRIDGE_IMAGE, hapro
   });
 
 /** Files the validator may read; anything else "does not exist". */
-function context(files: Record<string, string>): ValidationContext {
-  return {
-    projectDir: "/project",
-    readFile: (file) => {
-      const text = files[file];
-      if (text === undefined) throw new Error(`ENOENT: ${file}`);
-      return text;
-    },
-  };
-}
+const context = fakeValidationContext;
 
 const kubeconfigs = {
   "/project/.klutch/local/control-plane/kubeconfig": fakeKubeconfig("control-plane"),

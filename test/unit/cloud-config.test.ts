@@ -1,18 +1,11 @@
 import { strict as assert } from "node:assert";
 import { renderIssues } from "../../lib/config/messages";
-import { validateEnvironment, ValidationContext } from "../../lib/config/validate";
-import { fakeKubeconfig } from "../helpers/kubeconfig";
+import { validateEnvironment } from "../../lib/config/validate";
+import { fakeKubeconfig, fakeValidationContext } from "../helpers/kubeconfig";
 import { stackSettings } from "../helpers/stacks";
 
 const files: Record<string, string> = { "/project/kube/magnum.yaml": fakeKubeconfig("magnum") };
-const ctx: ValidationContext = {
-  projectDir: "/project",
-  readFile: (file) => {
-    const text = files[file];
-    if (text === undefined) throw new Error(`ENOENT: ${file}`);
-    return text;
-  },
-};
+const ctx = fakeValidationContext(files);
 
 function expectIssue(raw: Record<string, unknown>, at: string, includes: string): void {
   const result = validateEnvironment(raw, ctx);

@@ -4,20 +4,11 @@ import * as path from "node:path";
 import { parse } from "yaml";
 import { renderIssues } from "../../lib/config/messages";
 import { SETTING_KEYS } from "../../lib/config/schema";
-import { validateEnvironment, ValidationContext } from "../../lib/config/validate";
-import { fakeKubeconfig } from "../helpers/kubeconfig";
+import { validateEnvironment } from "../../lib/config/validate";
+import { fakeKubeconfig, fakeValidationContext } from "../helpers/kubeconfig";
 
 /** Files the validator may read; anything else "does not exist". */
-function context(files: Record<string, string>): ValidationContext {
-  return {
-    projectDir: "/project",
-    readFile: (file) => {
-      const text = files[file];
-      if (text === undefined) throw new Error(`ENOENT: ${file}`);
-      return text;
-    },
-  };
-}
+const context = fakeValidationContext;
 
 const localFiles = {
   "/project/.klutch/local/control-plane/kubeconfig": fakeKubeconfig("control-plane"),
