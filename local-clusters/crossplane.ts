@@ -73,6 +73,8 @@ export class LocalCrossplane {
         "--enable-realtime-compositions=false",
         "--poll-interval=5s",
         `--xpkg-cache-dir=${path.join(this.dir, "xpkg")}`,
+        // Every reconcile's decisions (e.g. "Composed resource is not yet ready"), for a hunt.
+        ...(this.env.KLUTCH_CROSSPLANE_DEBUG === "1" ? ["--debug"] : []),
         `--metrics-port=${metricsPort}`,
         `--health-probe-port=${healthPort}`,
       ],

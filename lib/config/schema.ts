@@ -243,7 +243,7 @@ export const crossplane = z
         /^1\.(1[7-9]|20)\.\d+$/,
         "must be a Crossplane 1.17.x to 1.20.x version (Klutch does not support v2)",
       )
-      .default("1.20.1"),
+      .default("1.20.11"),
     /** Helm chart repository; ignored when chartPath is set. */
     chartRepository: z.string().url().default("https://charts.crossplane.io/stable"),
     /** A local chart folder (the local stack uses the one in the toolchain's Crossplane module). */

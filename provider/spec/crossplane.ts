@@ -42,7 +42,7 @@ export const crossplaneComponents: ComponentSpec[] = [
     inputs: {
       kubeconfig: { ...KUBECONFIG, description: "Kubeconfig of the control plane. Kept a secret." },
       namespace: str("Namespace Crossplane runs in; must exist. Default crossplane-system.", { plain: true }),
-      version: str("Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.1.", {
+      version: str("Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.", {
         plain: true,
       }),
       chartRepository: str("Helm chart repository. Default https://charts.crossplane.io/stable.", {

@@ -170,7 +170,7 @@ export const environmentTypes: Record<string, ObjectType> = {
   "klutch:index:CrossplaneSettings": {
     description: "Crossplane core and Klutch's packages.",
     properties: {
-      version: s("1.17.x to 1.20.x. Default 1.20.1."),
+      version: s("1.17.x to 1.20.x. Default 1.20.11."),
       chartRepository: s("Helm repository. Default https://charts.crossplane.io/stable."),
       chartPath: s("A local chart folder."),
       providerKubernetes: s("Pinned package."),

@@ -16,6 +16,7 @@ import { LocalCluster } from "../../local-clusters/cluster";
 import { ensureKubernetesPlugin, pulumiEnv } from "../../tooling/pulumi-runner";
 import { toolchainEnv } from "../../tooling/toolchain";
 import { proxyPodsBench } from "../bench/proxy-pods";
+import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
@@ -97,7 +98,9 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
       },
       300_000,
     ).catch((e: Error) => {
-      throw new Error(`${e.message}\nlast: ${JSON.stringify(last?.status)}\n${bridgeLogs()}`);
+      throw new Error(
+        `${e.message}\n${claimDiagnosis(kc(), NS, name, crossplane?.logFile)}\n${bridgeLogs()}`,
+      );
     });
     return last!;
   }

@@ -21,6 +21,7 @@ import { environmentSchema } from "../../lib/config/schema";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { Postgres } from "../helpers/pg-haproxy";
 import { stopChild } from "../helpers/child-process";
+import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 const CP = "bridge-cp";
@@ -201,7 +202,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       timeoutMs,
     ).catch((e: Error) => {
       throw new Error(
-        `${e.message}\nlast: ${JSON.stringify(last?.status)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
+        `${e.message}\n${claimDiagnosis(kc(), NS, name, crossplane.logFile)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
       );
     });
     return last!;
@@ -257,7 +258,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   before(async () => {
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP]);
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
+    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.11");
     kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
     kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
     const manifests = [

@@ -33,7 +33,7 @@ type Json = any;
 
 /**
  * The production (Pipeline) form of every composition against the real `crossplane` CLI of
- * the toolchain's Crossplane (1.20.1).
+ * the toolchain's Crossplane (1.20.11).
  *
  * What this cannot do yet: run function-patch-and-transform. The module proxy refuses its Go
  * module at every version tried (v0.7.0 to v0.10.8, November 2026: `.info` answers for v0.9.0
@@ -76,7 +76,7 @@ describe("production composition form against the crossplane CLI (e2e)", functio
     };
     const r = render(xr, renderResourcesMode(pulumiBacked[0]!, LABELS), []);
     assert.notEqual(r.status, 0, r.stdout);
-    // cmd/crank/render/cmd.go (v1.20.1) checks spec.mode before it loads any function.
+    // cmd/crank/render/cmd.go (v1.20.11) checks spec.mode before it loads any function.
     assert.match(
       r.stderr,
       /render only supports Composition Function pipelines: .* must use spec\.mode: Pipeline/,
@@ -144,7 +144,7 @@ function samples(model: CompositionModel): Sample[] {
 }
 
 /**
- * What the local form composes, from Crossplane core 1.20.1 itself on a local API server: for
+ * What the local form composes, from Crossplane core 1.20.11 itself on a local API server: for
  * every composition and sample XRs with and without the optional fields, the composed
  * NetworkPath and, for Pulumi-backed implementations, the result copied back into the XR.
  * With the Pipeline form shown above to be upstream's conversion of this form, these are the
@@ -163,7 +163,7 @@ describe("local composition form composed by Crossplane core (e2e)", function ()
 
   before(async () => {
     await clusters.up([CLUSTER]);
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
+    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.11");
     kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
     kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
     const manifests = [

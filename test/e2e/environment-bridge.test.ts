@@ -11,6 +11,7 @@ import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import { LOCAL_STACK_PASSPHRASE, selectStack } from "../../tooling/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
 
@@ -219,7 +220,10 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       },
       300_000,
     ).catch((e: Error) => {
-      throw new Error(`${e.message}\nlast: ${JSON.stringify(last?.status)}\n${bridgeLogs()}`);
+      const crossplaneLog = new LocalCrossplane(stateDir, CP, env).logFile;
+      throw new Error(
+        `${e.message}\n${claimDiagnosis(kc(), CONSUMER_NS, "orders", crossplaneLog)}\n${bridgeLogs()}`,
+      );
     });
     console.log(
       `      (claim Ready through the bridge pod in ${((Date.now() - started) / 1000).toFixed(1)} s)`,

@@ -12,6 +12,7 @@ import { LocalCrossplane } from "../../local-clusters/crossplane";
 import { LOCAL_STACK_PASSPHRASE, selectStack } from "../../tooling/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { stopChild } from "../helpers/child-process";
+import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import {
   claimYaml,
@@ -75,11 +76,8 @@ describe("network change preview of the environment stack (e2e)", function () {
     await eventually(`${ns}/${name} to be Ready`, () => isReady(claimOf(ns, name)), 300_000).catch(
       (e: Error) => {
         // What each side last did: the bridge (status written?) and Crossplane (status propagated?).
-        const claim = kubectlTry(kc(), ["-n", ns, "get", "tcpconnection", name, "-o", "yaml"]).stdout;
-        const xp =
-          crossplane && fs.existsSync(crossplane.logFile) ? fs.readFileSync(crossplane.logFile, "utf8") : "";
         throw new Error(
-          `${e.message}\nclaim:\n${claim}\nbridge:\n${bridgeLog.slice(-20).join("")}\ncrossplane:\n${xp.split("\n").slice(-30).join("\n")}`,
+          `${e.message}\n${claimDiagnosis(kc(), ns, name, crossplane?.logFile)}\nbridge:\n${bridgeLog.slice(-20).join("")}`,
         );
       },
     );

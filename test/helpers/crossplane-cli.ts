@@ -43,7 +43,7 @@ export function runCli(args: (dir: string) => string[], files: Record<string, ob
 /**
  * `crossplane beta convert pipeline-composition`: upstream's migration of a Resources-mode
  * (patch-and-transform) Composition to a Pipeline with one function-patch-and-transform step
- * (cmd/crank/beta/convert/pipelinecomposition/converter.go at v1.20.1).
+ * (cmd/crank/beta/convert/pipelinecomposition/converter.go at v1.20.11).
  */
 export function convertToPipeline(composition: object): Record<string, unknown> {
   const r = runCli((dir) => ["beta", "convert", "pipeline-composition", path.join(dir, "in.yaml")], {

@@ -24,7 +24,7 @@ export async function crossplaneWithConnectorApi(
   env: NodeJS.ProcessEnv,
   implementation: ImplementationName = "proxy",
 ): Promise<LocalCrossplane> {
-  const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.1");
+  const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.11");
   kubectl(kubeconfig, ["apply", "--server-side", "-f", source.crdsPath]);
   kubectl(kubeconfig, ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
   for (const m of [

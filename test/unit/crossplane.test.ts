@@ -66,7 +66,7 @@ describe("Crossplane packages (pure)", () => {
 describe("Crossplane component (mocks)", () => {
   const base = {
     namespace: "crossplane-system",
-    version: "1.20.1",
+    version: "1.20.11",
     packages,
     labels,
   };
@@ -87,7 +87,7 @@ describe("Crossplane component (mocks)", () => {
     const chart = run.ofType("kubernetes:helm.sh/v4:Chart");
     assert.equal(chart.length, 1);
     assert.equal(chart[0]?.inputs.chart, "crossplane");
-    assert.equal(chart[0]?.inputs.version, "1.20.1");
+    assert.equal(chart[0]?.inputs.version, "1.20.11");
     assert.deepEqual(chart[0]?.inputs.values.args, ["--enable-ssa-claims"]);
     assert.equal(
       run.ofType("kubernetes:yaml/v2:ConfigGroup").length,

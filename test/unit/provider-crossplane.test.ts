@@ -50,7 +50,7 @@ describe("klutch provider: Crossplane", function () {
     assert.equal(packageObjects.length, 6);
     assert.deepEqual([...(values.packages as string[])].sort(), packageObjects.sort());
     const chart = r.ofType("kubernetes:helm.sh/v4:Chart")[0]!;
-    assert.equal(chart.inputs.version, "1.20.1");
+    assert.equal(chart.inputs.version, "1.20.11");
     assert.deepEqual(chart.inputs.repositoryOpts, { repo: "https://charts.crossplane.io/stable" });
     assert.deepEqual(chart.inputs.values.args, ["--enable-ssa-claims"]);
     const providerConfigs = r.resources.filter((x) => x.type.endsWith(":ProviderConfig"));
@@ -126,7 +126,7 @@ describe("klutch provider: Crossplane", function () {
 
   it("toolchainChart: the toolchain's chart and CRDs, and what to do when the versions differ", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-xp-"));
-    const cluster = path.join(dir, "crossplane-1.20.1", "cluster");
+    const cluster = path.join(dir, "crossplane-1.20.11", "cluster");
     fs.mkdirSync(path.join(cluster, "charts", "crossplane"), { recursive: true });
     fs.mkdirSync(path.join(cluster, "crds"));
     const ok = crossplaneProblems({ toolchainChart: true }, () => cluster);
@@ -137,7 +137,7 @@ describe("klutch provider: Crossplane", function () {
     });
     const other = crossplaneProblems({ toolchainChart: true, version: "1.19.0" }, () => cluster);
     assert.deepEqual(other.problems, [
-      "toolchainChart: version is 1.19.0 but the toolchain builds Crossplane 1.20.1; set version to 1.20.1 or change toolchain/versions.env",
+      "toolchainChart: version is 1.19.0 but the toolchain builds Crossplane 1.20.11; set version to 1.20.11 or change toolchain/versions.env",
     ]);
     fs.rmSync(dir, { recursive: true });
   });
