@@ -5,7 +5,19 @@ import tseslint from "typescript-eslint";
 import pulumi from "@pulumi/eslint-plugin";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "bin/**", ".pulumi/**", ".klutch/**", "eslint.config.mjs"] },
+  {
+    // provider/sdk: the klutch provider's SDKs, generated (npm run provider:sdks); test/sdk: the
+    // programs on them, compiled against the built SDKs by their test (not in tsconfig.json).
+    ignores: [
+      "node_modules/**",
+      "bin/**",
+      ".pulumi/**",
+      ".klutch/**",
+      "provider/sdk/**",
+      "test/sdk/**",
+      "eslint.config.mjs",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

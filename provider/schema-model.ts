@@ -94,20 +94,25 @@ export function packageSchema(spec: PackageSpec): Json {
     description: spec.description,
     license: "Apache-2.0",
     keywords: ["pulumi", "klutch", "crossplane", "kubernetes", "category/infrastructure", "kind/component"],
-    meta: { moduleFormat: "(.*)" },
+    // supportPack: the SDKs carry the schema's version (package.json, pyproject.toml, the Go
+    // SDK's version) and the Go SDK gets a go.mod of its own (module: importBasePath's parent),
+    // as codegen/go GeneratePackage of pulumi/pulumi pkg v3.259.0 writes it only then.
+    meta: { moduleFormat: "(.*)", supportPack: true },
+    // What each SDK generator needs (provider/sdk/<language>, `npm run provider:sdks`,
+    // toolchain/gen-sdk/main.go). The SDKs' minimum Pulumi SDK versions are left to the
+    // generators (codegen/nodejs MinimumValidSDKVersion, codegen/python MinimumValidSDKVersion),
+    // which know what the code they write calls.
     language: {
-      nodejs: {
-        packageName: "@klutch/pulumi",
-        dependencies: { "@pulumi/pulumi": "^3.0.0" },
-        devDependencies: { typescript: "^5.0.0", "@types/node": "^20.0.0" },
-        respectSchemaVersion: true,
-      },
+      nodejs: { packageName: "@klutch/pulumi", respectSchemaVersion: true },
       python: { packageName: "pulumi_klutch", respectSchemaVersion: true, pyproject: { enabled: true } },
+      // The Go SDK is committed at provider/sdk/go (its go.mod), packages under klutch/.
       go: {
-        importBasePath: "github.com/anynines/klutch-pulumi/sdk/go/klutch",
+        importBasePath: "github.com/anynines/klutch-pulumi/provider/sdk/go/klutch",
         generateResourceContainerTypes: true,
         respectSchemaVersion: true,
       },
+      // No .NET generator in pkg/v3 (it lives in github.com/pulumi/pulumi-dotnet, which the module
+      // proxy refuses): kept for `pulumi package gen-sdk --language dotnet` where that works.
       csharp: { rootNamespace: "Klutch", packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
     },
     config: {},

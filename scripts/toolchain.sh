@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real tools the project runs against (Pulumi CLI, the Kubernetes
-# provider plugin, kube-apiserver/controller-manager/kubectl, etcd, Crossplane core and CLI)
-# from the Go module proxy into a version-keyed cache outside the clone.
+# provider plugin, kube-apiserver/controller-manager/kubectl, etcd, Crossplane core and CLI,
+# the klutch provider's SDK generator) from the Go module proxy into a version-keyed cache
+# outside the clone, and a venv with Pulumi's Python SDK from PyPI.
 #
 #   scripts/toolchain.sh build     build whatever is missing (default)
 #   scripts/toolchain.sh env       print shell exports for the built tools
@@ -449,6 +450,87 @@ build_pulumi_yaml() {
   link_yaml_host
 }
 
+# --- The SDK generator of the klutch provider ------------------------------------------------
+# `npm run provider:sdks` writes provider/sdk/<language> from provider/schema.json with
+# toolchain/gen-sdk/main.go: Pulumi's own code generators (codegen/nodejs, codegen/python,
+# codegen/go of github.com/pulumi/pulumi/pkg/v3, the module the CLI is built from) called the way
+# the language plugins call them (that file says where from). `pulumi package gen-sdk` needs those
+# plugins, which the module proxy refuses. Built at PULUMI_VERSION; the cache key also holds a
+# hash of main.go, so editing it rebuilds. go.mod is written here, like the CLI's wrapper module.
+gen_sdk_dir() {
+  local hash
+  hash=$(sha256sum "$ROOT/toolchain/gen-sdk/main.go" | cut -c1-12)
+  echo "$CACHE/klutch-gen-sdk-$PULUMI_VERSION-$hash"
+}
+
+build_gen_sdk() {
+  local dir
+  dir=$(gen_sdk_dir)
+  if is_built "$dir"; then
+    log "klutch-gen-sdk (codegen of pulumi $PULUMI_VERSION): cached ($dir)"
+    return
+  fi
+  log "klutch-gen-sdk (codegen of pulumi $PULUMI_VERSION): building (~15 s after the CLI, whose packages the Go build cache holds)"
+  local work="$dir/src" pkgdir
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  pkgdir=$(module_dir "github.com/pulumi/pulumi/pkg/v3@v$PULUMI_VERSION")
+  cp "$ROOT/toolchain/gen-sdk/main.go" "$work/main.go"
+  {
+    echo "module klutch.local/toolchain/gen-sdk"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$pkgdir/go.mod")"
+    echo
+    echo "require ("
+    echo "	github.com/pulumi/pulumi/pkg/v3 v$PULUMI_VERSION"
+    echo "	github.com/pulumi/pulumi/sdk/v3 v$PULUMI_VERSION"
+    echo ")"
+    remote_replaces "$pkgdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    # The flags of the CLI's build above, so the shared Go build cache serves its packages.
+    run_logged "klutch-gen-sdk: compiling" "$dir/build.log" go build -v -trimpath -ldflags "-s -w" \
+      -o "$dir/bin/klutch-gen-sdk" .
+  )
+  finish "$dir" "klutch-gen-sdk (pulumi codegen v$PULUMI_VERSION)"
+}
+
+# --- Pulumi's Python SDK -----------------------------------------------------------------------
+# The klutch provider's Python SDK (provider/sdk/python) is run in its test through Pulumi's
+# Python Automation API, which hosts the program's language runtime itself (no
+# pulumi-language-python plugin, which the module proxy refuses). A venv in the cache holds
+# pulumi==PULUMI_VERSION from PyPI with the exact versions of toolchain/python-constraints.txt
+# (pulumi's dependencies, the SDK's runtime dependencies and its build backend); the cache key
+# holds the Python version and a hash of that file.
+python_dir() {
+  local py hash
+  py=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)
+  hash=$(sha256sum "$ROOT/toolchain/python-constraints.txt" | cut -c1-12)
+  echo "$CACHE/python-pulumi-$PULUMI_VERSION-py$py-$hash"
+}
+
+build_python() {
+  local dir
+  dir=$(python_dir)
+  if is_built "$dir"; then
+    log "pulumi $PULUMI_VERSION for Python: cached ($dir)"
+    return
+  fi
+  command -v python3 >/dev/null || die "python3 is required for the Python SDK's venv (apt-get install python3 python3-venv)"
+  log "pulumi $PULUMI_VERSION for Python: installing from PyPI into a venv (~20 s)"
+  rm -rf "$dir" && mkdir -p "$dir"
+  python3 -m venv "$dir/venv" || die "python3 -m venv failed (apt-get install python3-venv)"
+  run_logged "pulumi for Python: pip install" "$dir/install.log" "$dir/venv/bin/pip" install \
+    --disable-pip-version-check --no-input -c "$ROOT/toolchain/python-constraints.txt" \
+    "pulumi==$PULUMI_VERSION" parver semver setuptools
+  # Every package pinned: one pip added that the constraints do not name fails the build.
+  local unpinned
+  "$dir/venv/bin/pip" freeze --all --disable-pip-version-check >"$dir/freeze.txt"
+  unpinned=$(grep -viE "^(pulumi|pip)==" "$dir/freeze.txt" | grep -vixFf <(grep -v '^#' "$ROOT/toolchain/python-constraints.txt") || true)
+  [[ -z "$unpinned" ]] || die "pip installed packages toolchain/python-constraints.txt does not pin: $(echo $unpinned); add them"
+  finish "$dir" "pulumi v$PULUMI_VERSION for Python $("$dir/venv/bin/python" --version 2>&1 | cut -d' ' -f2)"
+}
+
 check_versions() {
   command -v go >/dev/null || die "Go is required to build the toolchain (the machine's Go, or apt-get install golang)"
   local declared
@@ -513,13 +595,15 @@ print_env() {
   echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
   echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
   echo "export KLUTCH_CROSSPLANE_CLI=\"$(crossplane_cli_dir)/bin/crank\""
+  echo "export KLUTCH_GEN_SDK=\"$(gen_sdk_dir)/bin/klutch-gen-sdk\""
+  echo "export KLUTCH_PULUMI_PYTHON=\"$(python_dir)/venv/bin/python\""
   echo "export PULUMI_SKIP_UPDATE_CHECK=true"
   echo "export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true"
 }
 
 status() {
   local d
-  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(pulumi_yaml_dir)"; do
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(pulumi_yaml_dir)" "$(gen_sdk_dir)" "$(python_dir)"; do
     if is_built "$d"; then
       printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
     else
@@ -548,6 +632,8 @@ main() {
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
       [[ "$only" == all || "$only" == crossplane-cli ]] && build_crossplane_cli
       [[ "$only" == all || "$only" == pulumi-yaml ]] && build_pulumi_yaml
+      [[ "$only" == all || "$only" == gen-sdk ]] && build_gen_sdk
+      [[ "$only" == all || "$only" == python ]] && build_python
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2
       ;;

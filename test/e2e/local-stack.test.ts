@@ -80,6 +80,12 @@ const README_COMMANDS: Record<
       },
     ],
   },
+  "npm run provider:sdks": {
+    skip: "rewrites provider/sdk, which test/e2e/provider-sdks.test.ts may be reading at the same time; test/unit/provider-sdks.test.ts runs the same generator (provider/sdk-files.ts generateSdks) into a temporary folder and compares it with provider/sdk file by file",
+  },
+  "npx mocha --reporter spec test/e2e/provider-sdks.test.ts": {
+    skip: "an e2e file of its own (npm test runs it)",
+  },
   "npx mocha --reporter spec test/e2e/provider-yaml.test.ts": {
     skip: "an e2e file of its own (npm test runs it)",
   },

@@ -1,0 +1,83 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { repoRoot, toolchainEnv } from "../tooling/toolchain";
+import { SCHEMA_FILE } from "./schema-file";
+
+/** Where the generated SDKs are committed, one folder per language; `npm run provider:sdks` writes them. */
+export const SDK_DIR = path.join(__dirname, "sdk");
+
+/** The languages klutch-gen-sdk writes (toolchain/gen-sdk/main.go); .NET has no generator here. */
+export const SDK_LANGUAGES = ["nodejs", "python", "go"] as const;
+
+/**
+ * The path of the SDK generator (toolchain/gen-sdk/main.go built by `scripts/toolchain.sh build
+ * gen-sdk`), built first when the toolchain cache has none for this main.go and Pulumi version.
+ */
+export function sdkGenerator(): string {
+  const script = path.join(repoRoot, "scripts", "toolchain.sh");
+  const generator = toolchainEnv().KLUTCH_GEN_SDK;
+  if (!generator) throw new Error("scripts/toolchain.sh env names no KLUTCH_GEN_SDK");
+  // Only when missing: a warm cache needs no build lock (another build may hold it).
+  if (!fs.existsSync(generator)) execFileSync("bash", [script, "build", "gen-sdk"], { stdio: "inherit" });
+  return generator;
+}
+
+/** Writes the SDKs generated from a schema file into `<outDir>/<language>`, replacing what was there. */
+export function generateSdks(outDir: string = SDK_DIR, schemaFile: string = SCHEMA_FILE): string {
+  return execFileSync(
+    sdkGenerator(),
+    ["-schema", schemaFile, "-out", outDir, "-language", SDK_LANGUAGES.join(",")],
+    {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+}
+
+/**
+ * The files of an SDK tree, relative to it, sorted. In a git checkout, those git would keep (what
+ * the SDKs' own .gitignore files leave: no bin/, node_modules/ or __pycache__ of a local build).
+ */
+export function sdkFiles(dir: string): string[] {
+  let listed: string;
+  try {
+    listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "--", "."], {
+      cwd: dir,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } catch {
+    return treeFiles(dir);
+  }
+  return listed
+    .split("\n")
+    .filter((f) => f && fs.existsSync(path.join(dir, f)))
+    .sort();
+}
+
+/** Every file of a plain directory tree, relative to it, sorted. */
+function treeFiles(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
+}
+
+/**
+ * How the committed SDKs (`committed`, in the git checkout) differ from freshly generated ones
+ * (`generated`, a plain directory): one line per file missing, left over or changed.
+ */
+export function sdkDrift(generated: string, committed: string = SDK_DIR): string[] {
+  const want = treeFiles(generated);
+  const have = fs.existsSync(committed) ? sdkFiles(committed) : [];
+  const problems: string[] = [];
+  for (const f of want) {
+    if (!have.includes(f)) problems.push(`${f}: missing`);
+    else if (!fs.readFileSync(path.join(generated, f)).equals(fs.readFileSync(path.join(committed, f))))
+      problems.push(`${f}: differs from what the generator makes`);
+  }
+  for (const f of have) if (!want.includes(f)) problems.push(`${f}: not generated any more`);
+  return problems;
+}

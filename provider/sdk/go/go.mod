@@ -1,0 +1,5 @@
+module github.com/anynines/klutch-pulumi/provider/sdk/go
+
+go 1.25
+
+require github.com/pulumi/pulumi/sdk/v3 v3.256.0

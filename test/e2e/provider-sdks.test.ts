@@ -1,0 +1,474 @@
+import { strict as assert } from "node:assert";
+import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { LocalWorkspace, PulumiCommand, type PulumiFn } from "@pulumi/pulumi/automation";
+import { stringify } from "yaml";
+import { bindCrds } from "../../lib/bind/crds";
+import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
+import { LocalClusters } from "../../local-clusters";
+import { SDK_DIR } from "../../provider/sdk-files";
+import { ensureKubernetesPlugin } from "../../tooling/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { Postgres, freePortRange, run, waitFor } from "../helpers/pg-haproxy";
+
+const CLUSTER = "sdk-cp";
+const LANGUAGES = ["go", "python", "nodejs"] as const;
+type Language = (typeof LANGUAGES)[number];
+const PLUGIN_DIR = path.join(repoRoot, "provider", "plugin");
+const CONSUMERS = path.join(repoRoot, "test", "sdk");
+const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
+  fs.readFileSync(path.join(repoRoot, "toolchain", "versions.env"), "utf8"),
+)![1]!;
+/** The Go SDK's module (provider/sdk/go/go.mod, from the schema's language.go.importBasePath). */
+const GO_SDK_MODULE = "github.com/anynines/klutch-pulumi/provider/sdk/go";
+
+/**
+ * What a Go or Python program's environment needs besides its SDK: TcpProxy's port allocation and
+ * LocalTcpProxy's HAProxy process are dynamic providers, which the engine runs through
+ * pulumi-resource-pulumi-nodejs in the program's directory; that host resolves
+ * `@pulumi/pulumi/cmd/dynamic-provider` from there (sdk/nodejs/dist/pulumi-resource-pulumi-nodejs
+ * of pulumi v3.259.0; scripts/toolchain.sh writes the same), so a program without a node_modules
+ * of its own names this checkout's through NODE_PATH. Without it: `Error: Cannot find module
+ * '@pulumi/pulumi/cmd/dynamic-provider'` and `could not read plugin [.../pulumi-resource-pulumi-nodejs]`.
+ */
+const NON_NODE_PROGRAM_ENV = { NODE_PATH: path.join(repoRoot, "node_modules") };
+
+/** What every language's program gets (test/sdk/go/main.go params, consumer.py, program.ts Params). */
+interface SdkParams {
+  stackName: string;
+  workDir: string;
+  clusterName: string;
+  kubeconfigPath: string;
+  namespace: string;
+  postgresPort: number;
+  portRange: { from: number; to: number };
+  stateDir: string;
+}
+
+/** What each program reports after `up`: outputs (secret ones without their value) and the change counts. */
+interface UpReport {
+  outputs: Record<string, { secret: boolean; value?: unknown }>;
+  changes: Record<string, number>;
+  /** The engine's progress display of the `up`, with the diff of every resource's inputs. */
+  progress: string;
+}
+
+interface Consumer {
+  up(p: SdkParams): Promise<UpReport>;
+  destroy(p: SdkParams): Promise<void>;
+}
+
+/**
+ * The klutch provider's generated SDKs (provider/sdk/<language>) used from programs in Go, Python
+ * and TypeScript (test/sdk/<language>), each run through its language's Automation API as an inline
+ * program against the real engine, the klutch plugin (provider/plugin) and one local cluster with
+ * PostgreSQL: the Go SDK built against github.com/pulumi/pulumi/sdk/v3, the Python SDK installed by
+ * pip into the toolchain's venv with pulumi from PyPI, the Node.js SDK compiled by tsc and packed
+ * by npm as Pulumi's language host packs it. Per language: `up` (the components' outputs through
+ * the SDK's output types, the kubeconfig a secret in the outputs and the state, psql through the
+ * local proxy, the Service and the APIServiceExportTemplate on the cluster), a second `up` that
+ * changes nothing, and `destroy`.
+ */
+describe("klutch provider SDKs: Go, Python and Node.js programs through the engine (e2e)", function () {
+  this.timeout(20 * 60_000);
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-provider-sdks-"));
+  const env: NodeJS.ProcessEnv = {
+    ...toolchainEnv(),
+    PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+    PULUMI_HOME: path.join(work, "home"),
+    PULUMI_CONFIG_PASSPHRASE: "provider-sdks-e2e",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_IGNORE_AMBIENT_PLUGINS: "true",
+    // As scripts/toolchain.sh builds: modules from the proxy, the pulumi ones without the sum
+    // database, and the flags that let the shared Go build cache serve the SDK's packages.
+    GOFLAGS: "-mod=mod",
+    GOTOOLCHAIN: "local",
+    GONOSUMDB: "github.com/pulumi/*,github.com/crossplane/*",
+    CGO_ENABLED: "0",
+    // Python writes its bytecode here, not next to the SDK's sources.
+    PYTHONPYCACHEPREFIX: path.join(work, "pycache"),
+  };
+  let clusters: LocalClusters | undefined;
+  let pg: Postgres | undefined;
+  let kubeconfigPath = "";
+  const params = new Map<Language, SdkParams>();
+  const consumers = new Map<Language, Consumer>();
+  const haproxyPids = new Map<Language, number>();
+  /** Outputs of each language's first `up`. */
+  const upOutputs = new Map<Language, UpReport["outputs"]>();
+  /** Stacks an `up` was started on and no `destroy` has finished. */
+  const live = new Set<Language>();
+
+  const spawnChecked = (file: string, args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}) => {
+    const r = spawnSync(file, args, {
+      cwd,
+      env: { ...env, ...extra },
+      encoding: "utf8",
+      maxBuffer: 64 << 20,
+    });
+    assert.equal(r.status, 0, `${file} ${args.join(" ")} failed:\n${r.stdout}\n${r.stderr}`);
+    return r;
+  };
+  const exec = (file: string, args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}) =>
+    spawnChecked(file, args, cwd, extra).stdout;
+  /** What a Go or Python program reports: JSON last on stdout, the engine's progress on stderr. */
+  const report = ({ stdout, stderr }: { stdout: string; stderr: string }): UpReport => ({
+    ...(JSON.parse(stdout.trim().split("\n").pop()!) as Omit<UpReport, "progress">),
+    progress: stderr,
+  });
+  const writeParams = (p: SdkParams) => {
+    const file = path.join(work, `${p.stackName}.json`);
+    fs.writeFileSync(file, JSON.stringify(p));
+    return file;
+  };
+
+  before(async function () {
+    this.timeout(40 * 60_000);
+    // Build what is missing only: a warm cache needs no build lock (another run may hold it).
+    const toolchain = path.join(repoRoot, "scripts", "toolchain.sh");
+    const status = execFileSync("bash", [toolchain, "status"], { encoding: "utf8" });
+    for (const [part, entry] of [
+      ["pulumi", "/pulumi-3"],
+      ["pulumi-kubernetes", "/pulumi-resource-kubernetes-"],
+      ["python", "/python-pulumi-"],
+    ] as const) {
+      if (status.split("\n").some((l) => l.includes(entry) && /missing$/.test(l.trim())))
+        execFileSync("bash", [toolchain, "build", part], { stdio: "inherit" });
+    }
+    fs.mkdirSync(path.join(work, "state"), { recursive: true });
+    ensureKubernetesPlugin(env);
+    clusters = new LocalClusters(path.join(work, "clusters"));
+    await clusters.up([CLUSTER]);
+    kubeconfigPath = clusters.kubeconfigPath(CLUSTER);
+    // ExportedApi makes an APIServiceExportTemplate: the bind backend's CRDs come first.
+    kubectlApply(
+      kubeconfigPath,
+      bindCrds(DEFAULT_BIND_RELEASE, {})
+        .map((c) => stringify(c))
+        .join("---\n"),
+    );
+    // Retried: `kubectl wait` fails outright on a CRD whose status has no conditions yet.
+    await eventually(
+      "the bind CRDs to be established",
+      () =>
+        kubectlTry(kubeconfigPath, ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"])
+          .status === 0,
+      120_000,
+    );
+    pg = await Postgres.start();
+    for (const language of LANGUAGES) {
+      const p: SdkParams = {
+        stackName: `sdk-${language}-e2e`,
+        // The Node.js program's project is where its packages are installed (nodejsConsumer).
+        workDir: path.join(work, language === "nodejs" ? "nodejs-consumer" : `${language}-project`),
+        clusterName: CLUSTER,
+        kubeconfigPath,
+        namespace: `sdk-${language}`,
+        postgresPort: pg.port,
+        portRange: { from: 0, to: 0 },
+        stateDir: path.join(work, `${language}-proxy`),
+      };
+      params.set(language, p);
+      kubectl(kubeconfigPath, ["create", "namespace", p.namespace]);
+      // The project of the inline program: its runtime and the klutch plugin from this repository.
+      fs.mkdirSync(p.workDir, { recursive: true });
+      fs.writeFileSync(
+        path.join(p.workDir, "Pulumi.yaml"),
+        stringify({
+          name: `klutch-sdk-${language}`,
+          runtime: language,
+          plugins: { providers: [{ name: "klutch", path: PLUGIN_DIR }] },
+        }),
+      );
+    }
+  });
+
+  after(async function () {
+    this.timeout(10 * 60_000);
+    // Whatever a failed test left: destroy stops the HAProxy processes and empties the cluster.
+    for (const language of live)
+      await consumers
+        .get(language)!
+        .destroy(params.get(language)!)
+        .catch((e: Error) => console.error(`${language}: destroy after the tests: ${e.message}`));
+    if (pg) await pg.destroy();
+    if (clusters) await clusters.down({ purge: true });
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  /** Builds the Go program on the Go SDK: a module of its own, the SDK's module replaced by provider/sdk/go. */
+  function goConsumer(): Consumer {
+    const dir = path.join(work, "go-consumer");
+    fs.mkdirSync(dir, { recursive: true });
+    const goLine = /^go (\S+)$/m.exec(fs.readFileSync(path.join(SDK_DIR, "go", "go.mod"), "utf8"))![1];
+    fs.writeFileSync(
+      path.join(dir, "go.mod"),
+      [
+        "module klutch.local/test/sdk-consumer",
+        "",
+        `go ${goLine}`,
+        "",
+        "require (",
+        `\t${GO_SDK_MODULE} v0.0.0`,
+        `\tgithub.com/pulumi/pulumi/sdk/v3 v${PULUMI_VERSION}`,
+        ")",
+        "",
+        `replace ${GO_SDK_MODULE} => ${path.join(SDK_DIR, "go")}`,
+        "",
+      ].join("\n"),
+    );
+    fs.copyFileSync(path.join(CONSUMERS, "go", "main.go"), path.join(dir, "main.go"));
+    // Every package of the SDK, then the program (which imports three of them).
+    exec("go", ["build", "-trimpath", `${GO_SDK_MODULE}/...`], dir);
+    exec("go", ["vet", `${GO_SDK_MODULE}/...`, "."], dir);
+    exec("go", ["build", "-trimpath", "-o", "sdk-consumer", "."], dir);
+    const binary = path.join(dir, "sdk-consumer");
+    return {
+      up: (p) =>
+        Promise.resolve(report(spawnChecked(binary, ["up", writeParams(p)], dir, NON_NODE_PROGRAM_ENV))),
+      destroy: (p) =>
+        Promise.resolve(void exec(binary, ["destroy", writeParams(p)], dir, NON_NODE_PROGRAM_ENV)),
+    };
+  }
+
+  /** Installs the Python SDK with pip (from a copy: pip builds in the source tree) into a folder on PYTHONPATH. */
+  function pythonConsumer(): Consumer {
+    const python = env.KLUTCH_PULUMI_PYTHON!;
+    const source = path.join(work, "python-sdk");
+    const site = path.join(work, "python-site");
+    fs.cpSync(path.join(SDK_DIR, "python"), source, { recursive: true });
+    exec(python, ["-m", "compileall", "-q", source], work);
+    // Its declared dependencies (pyproject.toml) are what the toolchain's venv holds: no index.
+    exec(python, ["-m", "pip", "install", "--dry-run", "--no-index", "--no-build-isolation", source], work);
+    exec(
+      python,
+      ["-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", site, source],
+      work,
+    );
+    const script = path.join(CONSUMERS, "python", "consumer.py");
+    const extra = { ...NON_NODE_PROGRAM_ENV, PYTHONPATH: site };
+    return {
+      up: (p) => Promise.resolve(report(spawnChecked(python, [script, "up", writeParams(p)], work, extra))),
+      destroy: (p) => Promise.resolve(void exec(python, [script, "destroy", writeParams(p)], work, extra)),
+    };
+  }
+
+  /**
+   * Builds and packs the Node.js SDK as pulumi-language-nodejs Pack does (sdk/nodejs/cmd/
+   * pulumi-language-nodejs/main.go of pulumi v3.259.0: `npm run build`, package.json copied into
+   * bin/, `npm pack bin`), with this repository's node_modules for its dependencies instead of
+   * `npm install`. The package is unpacked into a consumer project's node_modules (what npm
+   * install does with it), whose @pulumi/pulumi is this repository's; the program is
+   * type-checked and compiled there and runs as an inline program of this process.
+   */
+  async function nodejsConsumer(): Promise<Consumer> {
+    const nodeModules = path.join(repoRoot, "node_modules");
+    const sdk = path.join(work, "nodejs-sdk");
+    fs.cpSync(path.join(SDK_DIR, "nodejs"), sdk, { recursive: true });
+    fs.symlinkSync(nodeModules, path.join(sdk, "node_modules"));
+    exec("npm", ["run", "build", "--silent"], sdk);
+    fs.copyFileSync(path.join(sdk, "package.json"), path.join(sdk, "bin", "package.json"));
+    const tarball = exec(
+      "npm",
+      ["pack", path.join(sdk, "bin"), "--pack-destination", work, "--silent"],
+      work,
+    ).trim();
+    const listed = exec("tar", ["-tzf", path.join(work, tarball)], work).split("\n");
+    for (const f of ["package.json", "index.js", "index.d.ts", "network/tcpProxy.js", "types/input.d.ts"])
+      assert.ok(listed.includes(`package/${f}`), `${tarball} has no ${f}:\n${listed.join("\n")}`);
+
+    const project = path.join(work, "nodejs-consumer");
+    const installed = path.join(project, "node_modules", "@klutch", "pulumi");
+    fs.mkdirSync(installed, { recursive: true });
+    exec("tar", ["-xzf", path.join(work, tarball), "-C", installed, "--strip-components=1"], work);
+    for (const scope of ["@pulumi", "@types"])
+      fs.symlinkSync(path.join(nodeModules, scope), path.join(project, "node_modules", scope));
+    fs.copyFileSync(path.join(CONSUMERS, "nodejs", "program.ts"), path.join(project, "program.ts"));
+    fs.writeFileSync(
+      path.join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          target: "ES2022",
+          module: "commonjs",
+          moduleResolution: "node10",
+          types: ["node"],
+          outDir: "out",
+        },
+        files: ["program.ts"],
+      }),
+    );
+    exec(process.execPath, [path.join(nodeModules, "typescript", "bin", "tsc"), "-p", project], project);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { program } = require(path.join(project, "out", "program.js")) as {
+      program: (p: SdkParams) => PulumiFn;
+    };
+    const pulumiRoot = path.dirname(path.dirname(exec("which", ["pulumi"], work).trim()));
+    const pulumiCommand = await PulumiCommand.get({ root: pulumiRoot, version: undefined });
+    const envVars = Object.fromEntries(
+      Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
+    );
+    const stack = (p: SdkParams) =>
+      LocalWorkspace.createOrSelectStack(
+        { stackName: p.stackName, projectName: "", program: program(p) },
+        { workDir: p.workDir, envVars, pulumiCommand },
+      );
+    return {
+      up: async (p) => {
+        let progress = "";
+        const res = await (await stack(p)).up({ diff: true, onOutput: (out) => (progress += out) });
+        const outputs = Object.fromEntries(
+          Object.entries(res.outputs).map(([k, o]) => [
+            k,
+            o.secret ? { secret: true } : { secret: false, value: o.value },
+          ]),
+        );
+        return { outputs, changes: res.summary.resourceChanges ?? {}, progress };
+      },
+      destroy: async (p) => {
+        const s = await stack(p);
+        await s.destroy();
+        await s.workspace.removeStack(p.stackName);
+      },
+    };
+  }
+
+  const stackExport = (p: SdkParams) =>
+    exec("pulumi", ["stack", "export", "--stack", p.stackName], p.workDir);
+
+  for (const language of LANGUAGES) {
+    describe(language, () => {
+      it(`the ${language} SDK builds and its program compiles against it`, async () => {
+        const consumer =
+          language === "go"
+            ? goConsumer()
+            : language === "python"
+              ? pythonConsumer()
+              : await nodejsConsumer();
+        consumers.set(language, consumer);
+      });
+
+      it("`up` creates the components; outputs come back through the SDK's types, the kubeconfig stays a secret", async () => {
+        const p = params.get(language)!;
+        const consumer = consumers.get(language);
+        assert.ok(consumer, "the program was not built");
+        p.portRange = await freePortRange(8);
+        live.add(language);
+        const { outputs, changes, progress } = await consumer.up(p);
+        upOutputs.set(language, outputs);
+        assert.ok((changes.create ?? 0) > 4, JSON.stringify(changes));
+
+        // A secret output of the provider (LocalCluster.kubeconfig) is a secret output of the program.
+        assert.deepEqual(outputs.kubeconfig, { secret: true });
+        assert.deepEqual(outputs.clusterName, { secret: false, value: CLUSTER });
+        assert.deepEqual(outputs.unplaced, { secret: false, value: [] });
+        // The kubeconfig handed to TcpProxy as a plain string: the SDK makes it a secret (the schema
+        // marks it), so the engine's diff of the component's inputs shows [secret], never its text.
+        const clientKey = /client-key-data: (\S+)/.exec(fs.readFileSync(kubeconfigPath, "utf8"))?.[1];
+        assert.ok(clientKey, "the local cluster's kubeconfig has no client key");
+        assert.match(progress, /klutch:network:TcpProxy/, progress);
+        assert.match(progress, /kubeconfig\s*:\s*\[secret\]/, progress);
+        assert.ok(!progress.includes(clientKey), "the cluster's client key is in the engine's output");
+        // Nor in the state (the provider also keeps it secret in the Kubernetes provider it makes).
+        const state = stackExport(p);
+        assert.ok(!state.includes(clientKey), "the cluster's client key is in the state in plain text");
+        assert.match(state, /"ciphertext"/);
+
+        // TcpProxy: the Service on the cluster has the port the proxy assigned.
+        const assignments = outputs.proxyAssignments!.value as Record<string, number>;
+        const svc = kubectlJson<{ spec: { ports: { port: number }[] } }>(kubeconfigPath, [
+          "-n",
+          p.namespace,
+          "get",
+          "service",
+          outputs.proxyService!.value as string,
+        ]);
+        assert.deepEqual(
+          svc.spec.ports.map((x) => x.port),
+          [assignments["team-a/pg-1"]],
+        );
+
+        // ExportedApi: the template, with the plain map and list inputs in it.
+        const template = kubectlJson<{
+          metadata: { labels: Record<string, string> };
+          spec: { permissionClaims: { resource: string; selector?: { owner?: string } }[] };
+        }>(kubeconfigPath, [
+          "-n",
+          p.namespace,
+          "get",
+          "apiserviceexporttemplates",
+          outputs.templateName!.value as string,
+        ]);
+        assert.equal(template.metadata.labels["klutch.io/sdk"], language);
+        assert.deepEqual(
+          template.spec.permissionClaims.map((c) => [c.resource, c.selector?.owner]),
+          [["secrets", "Provider"]],
+        );
+
+        // LocalTcpProxy: an output map of the SDK's ConsumerEndpoint type; psql through HAProxy.
+        const endpoint = (
+          outputs.endpoints!.value as Record<string, { hostForConsumer: string; port: number }>
+        )["team-a/pg-1"];
+        assert.ok(endpoint, JSON.stringify(outputs.endpoints));
+        assert.equal(endpoint.hostForConsumer, "127.0.0.1", JSON.stringify(outputs.endpoints));
+        assert.ok(
+          endpoint.port >= p.portRange.from && endpoint.port <= p.portRange.to,
+          JSON.stringify(endpoint),
+        );
+        const r = await run("psql", [
+          "-h",
+          endpoint.hostForConsumer,
+          "-p",
+          String(endpoint.port),
+          "-tAc",
+          "select 40 + 2",
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout.trim(), "42");
+        haproxyPids.set(
+          language,
+          Number(fs.readFileSync(path.join(p.stateDir, "haproxy.pid"), "utf8").trim()),
+        );
+      });
+
+      it("a second `up` changes nothing", async () => {
+        const p = params.get(language)!;
+        const consumer = consumers.get(language);
+        assert.ok(consumer && haproxyPids.has(language), "the first up did not succeed");
+        const { changes } = await consumer.up(p);
+        assert.deepEqual(Object.keys(changes), ["same"], JSON.stringify(changes));
+      });
+
+      it("`destroy` removes the Kubernetes objects and stops HAProxy", async () => {
+        const p = params.get(language)!;
+        const consumer = consumers.get(language);
+        const pid = haproxyPids.get(language);
+        assert.ok(consumer && pid, "the first up did not succeed");
+        await consumer.destroy(p);
+        live.delete(language);
+        // Gone, or a zombie: HAProxy daemonizes, so an exited one waits for init to reap it.
+        const running = () => {
+          try {
+            return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+          } catch {
+            return false;
+          }
+        };
+        await waitFor(`HAProxy ${pid} to stop after destroy`, 60_000, () => !running());
+        const outputs = upOutputs.get(language)!;
+        for (const [kind, name] of [
+          ["service", outputs.proxyService!.value],
+          ["apiserviceexporttemplate", outputs.templateName!.value],
+        ] as const) {
+          const r = kubectlTry(kubeconfigPath, ["-n", p.namespace, "get", kind, String(name)]);
+          assert.match(r.stderr, /NotFound/, `${kind} ${String(name)} is still there:\n${r.stdout}`);
+        }
+      });
+    });
+  }
+});

@@ -1,0 +1,126 @@
+"""A Python program on the klutch provider's Python SDK (provider/sdk/python, package pulumi_klutch),
+run by test/e2e/provider-sdks.test.ts through Pulumi's Python Automation API: the inline program
+runs in this process, which hosts its language runtime itself (no pulumi-language-python), and the
+engine (the toolchain's `pulumi` on PATH) starts the klutch plugin named in the work dir's
+Pulumi.yaml for every component.
+
+    python consumer.py up <params.json>       create or update, then print {"outputs", "changes"}
+    python consumer.py destroy <params.json>  destroy and remove the stack
+
+The backend, passphrase and PULUMI_HOME come from the environment. Secret outputs are printed as
+{"secret": true} without their value.
+"""
+
+import json
+import sys
+
+import pulumi
+from pulumi import automation as auto
+
+from pulumi_klutch import bind, cluster, network
+
+
+def program(p: dict):
+    def run() -> None:
+        control_plane = cluster.LocalCluster(
+            "controlPlane", cluster_name=p["clusterName"], kubeconfig_path=p["kubeconfigPath"]
+        )
+        # The kubeconfig as a plain string: the SDK makes it a secret (the schema marks it so).
+        with open(p["kubeconfigPath"], encoding="utf-8") as f:
+            kubeconfig = f.read()
+        # One connection as the SDK's args class, once as its TypedDict.
+        postgres = network.TcpConnectionArgs(
+            id="team-a/pg-1",
+            instance_host="127.0.0.1",
+            port=p["postgresPort"],
+            enhancements=[{"InstanceType": "PostgreSQL"}],
+        )
+        proxy = network.TcpProxy(
+            "proxy",
+            kubeconfig=kubeconfig,
+            namespace=p["namespace"],
+            service_type="ClusterIP",
+            # The local cluster runs no kubelet: apply without waiting for pods.
+            skip_await=True,
+            replicas=1,
+            port_range=network.PortRangeArgs(from_=30000, to=30099),
+            connections=[postgres],
+        )
+        local_proxy = network.LocalTcpProxy(
+            "localProxy",
+            state_dir=p["stateDir"],
+            port_range={"from_": p["portRange"]["from"], "to": p["portRange"]["to"]},
+            connections=[
+                {
+                    "id": "team-a/pg-1",
+                    "instance_host": "127.0.0.1",
+                    "port": p["postgresPort"],
+                    "enhancements": [{"InstanceType": "PostgreSQL"}],
+                }
+            ],
+        )
+        api = bind.ExportedApi(
+            "postgresApi",
+            kubeconfig=control_plane.kubeconfig,
+            namespace=p["namespace"],
+            group="anynines.com",
+            version="v1",
+            resource="postgresqlinstances",
+            kind="PostgresqlInstance",
+            permission_claims=[bind.PermissionClaimArgs(group="", resource="secrets", owner="Provider")],
+            labels={"klutch.io/sdk": "python"},
+        )
+        pulumi.export("clusterName", control_plane.cluster_name)
+        pulumi.export("kubeconfig", control_plane.kubeconfig)
+        pulumi.export("proxyService", proxy.service_name)
+        pulumi.export("proxyAssignments", proxy.assignments)
+        # Read through the SDK's output type (outputs.ConsumerEndpoint attributes). Exported as it
+        # is, pulumi 3.259.0 would write its Python keys (host_for_consumer): typed objects in
+        # stack outputs get their wire keys only from pulumi/pulumi#24246, after that release.
+        pulumi.export(
+            "endpoints",
+            local_proxy.endpoints.apply(
+                lambda endpoints: {
+                    key: {"hostForConsumer": e.host_for_consumer, "port": e.port}
+                    for key, e in endpoints.items()
+                }
+            ),
+        )
+        pulumi.export("unplaced", local_proxy.unplaced)
+        pulumi.export("templateName", api.template_name)
+
+    return run
+
+
+def main() -> int:
+    if len(sys.argv) != 3 or sys.argv[1] not in ("up", "destroy"):
+        print("usage: consumer.py up|destroy <params.json>", file=sys.stderr)
+        return 2
+    command = sys.argv[1]
+    with open(sys.argv[2], encoding="utf-8") as f:
+        p = json.load(f)
+    # The project (its name, runtime and the klutch plugin's path) is the work dir's Pulumi.yaml.
+    stack = auto.create_or_select_stack(
+        stack_name=p["stackName"],
+        project_name="",
+        program=program(p),
+        opts=auto.LocalWorkspaceOptions(work_dir=p["workDir"]),
+    )
+    progress = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    if command == "destroy":
+        stack.destroy(on_output=progress)
+        stack.workspace.remove_stack(p["stackName"])
+        return 0
+    # The diff display shows every resource's inputs: the test reads it for secrets in plain text.
+    res = stack.up(diff=True, on_output=progress)
+    outputs = {
+        name: {"secret": True} if o.secret else {"secret": False, "value": o.value}
+        for name, o in res.outputs.items()
+    }
+    changes = res.summary.resource_changes or {}
+    print(json.dumps({"outputs": outputs, "changes": changes}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
