@@ -16,6 +16,7 @@ import {
 } from "../../tooling/pulumi-runner";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import { XRD_NAME } from "../../network/connector-api/xrd";
+import { crossplane as crossplaneSettings } from "../../lib/config/schema";
 import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
@@ -301,7 +302,11 @@ describe("local stack on real clusters (e2e)", function () {
     }
     const deploy = kubectlJson(cp, ["-n", "crossplane-system", "get", "deployment", "crossplane"]);
     assert.ok(deploy.spec.template.spec.containers[0].args.includes("--enable-ssa-claims"));
-    assert.match(deploy.spec.template.spec.containers[0].image, /:v1\.20\.1$/);
+    // The image tag is the clusters' default Crossplane, the one the toolchain builds (CROSSPLANE_VERSION).
+    assert.equal(
+      deploy.spec.template.spec.containers[0].image,
+      `xpkg.crossplane.io/crossplane/crossplane:v${crossplaneSettings.parse({}).version}`,
+    );
     const provider = kubectlJson(cp, ["get", "providers.pkg.crossplane.io", "provider-kubernetes"]);
     assert.match(provider.spec.package, /provider-kubernetes:v\d/);
     assert.notEqual(kubectlTry(kubeconfig("app-1"), ["get", "crd", "providers.pkg.crossplane.io"]).status, 0);
