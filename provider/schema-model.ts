@@ -90,6 +90,8 @@ export function packageSchema(spec: PackageSpec): Json {
   return {
     name: spec.name,
     displayName: "Klutch",
+    // Who publishes the packages: the .NET project's Authors and Company (else "Pulumi Corp.").
+    publisher: "anynines",
     version: spec.version,
     description: spec.description,
     license: "Apache-2.0",
@@ -111,9 +113,10 @@ export function packageSchema(spec: PackageSpec): Json {
         generateResourceContainerTypes: true,
         respectSchemaVersion: true,
       },
-      // No .NET generator in pkg/v3 (it lives in github.com/pulumi/pulumi-dotnet, which the module
-      // proxy refuses): kept for `pulumi package gen-sdk --language dotnet` where that works.
-      csharp: { rootNamespace: "Klutch", packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
+      // The .NET SDK (provider/sdk/dotnet) comes from codegen/dotnet of pkg/v3 3.228.0
+      // (toolchain/gen-sdk/dotnet.go): namespaces <rootNamespace>.Klutch.<Module>, assembly
+      // Anynines.Klutch, as third-party providers name theirs (Pulumi's own use Pulumi.<Name>).
+      csharp: { rootNamespace: "Anynines", packageReferences: { Pulumi: "3.*" }, respectSchemaVersion: true },
     },
     config: {},
     provider: { description: "The klutch component provider (no configuration)." },

@@ -7,32 +7,61 @@ import { SCHEMA_FILE } from "./schema-file";
 /** Where the generated SDKs are committed, one folder per language; `npm run provider:sdks` writes them. */
 export const SDK_DIR = path.join(__dirname, "sdk");
 
-/** The languages klutch-gen-sdk writes (toolchain/gen-sdk/main.go); .NET has no generator here. */
-export const SDK_LANGUAGES = ["nodejs", "python", "go"] as const;
+/**
+ * The languages each of the toolchain's two generator binaries writes (toolchain/gen-sdk:
+ * klutch-gen-sdk at the CLI's Pulumi version; klutch-gen-sdk-dotnet, the `dotnet` build, at the
+ * last pkg/v3 that carries the .NET generator, see dotnet.go).
+ */
+export const SDK_GENERATORS = {
+  KLUTCH_GEN_SDK: ["nodejs", "python", "go"],
+  KLUTCH_GEN_SDK_DOTNET: ["dotnet"],
+} as const;
+
+export const SDK_LANGUAGES = Object.values(SDK_GENERATORS).flat();
+
+/** The .NET package's logo: the .NET generator would download one; it is given this file. */
+export const SDK_LOGO = path.join(__dirname, "logo.png");
 
 /**
- * The path of the SDK generator (toolchain/gen-sdk/main.go built by `scripts/toolchain.sh build
- * gen-sdk`), built first when the toolchain cache has none for this main.go and Pulumi version.
+ * The paths of the SDK generators (toolchain/gen-sdk built by `scripts/toolchain.sh build
+ * gen-sdk`), built first when the toolchain cache has none for these sources and versions.
  */
-export function sdkGenerator(): string {
+export function sdkGenerators(): Record<keyof typeof SDK_GENERATORS, string> {
   const script = path.join(repoRoot, "scripts", "toolchain.sh");
-  const generator = toolchainEnv().KLUTCH_GEN_SDK;
-  if (!generator) throw new Error("scripts/toolchain.sh env names no KLUTCH_GEN_SDK");
+  const env = toolchainEnv();
+  const paths = Object.fromEntries(
+    Object.keys(SDK_GENERATORS).map((name) => {
+      const generator = env[name];
+      if (!generator) throw new Error(`scripts/toolchain.sh env names no ${name}`);
+      return [name, generator];
+    }),
+  ) as Record<keyof typeof SDK_GENERATORS, string>;
   // Only when missing: a warm cache needs no build lock (another build may hold it).
-  if (!fs.existsSync(generator)) execFileSync("bash", [script, "build", "gen-sdk"], { stdio: "inherit" });
-  return generator;
+  if (Object.values(paths).some((p) => !fs.existsSync(p)))
+    execFileSync("bash", [script, "build", "gen-sdk"], { stdio: "inherit" });
+  return paths;
 }
 
 /** Writes the SDKs generated from a schema file into `<outDir>/<language>`, replacing what was there. */
 export function generateSdks(outDir: string = SDK_DIR, schemaFile: string = SCHEMA_FILE): string {
-  return execFileSync(
-    sdkGenerator(),
-    ["-schema", schemaFile, "-out", outDir, "-language", SDK_LANGUAGES.join(",")],
-    {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const generators = sdkGenerators();
+  return (Object.keys(SDK_GENERATORS) as (keyof typeof SDK_GENERATORS)[])
+    .map((name) =>
+      execFileSync(
+        generators[name],
+        [
+          "-schema",
+          schemaFile,
+          "-out",
+          outDir,
+          "-language",
+          SDK_GENERATORS[name].join(","),
+          ...(name === "KLUTCH_GEN_SDK_DOTNET" ? ["-logo", SDK_LOGO] : []),
+        ],
+        { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+      ),
+    )
+    .join("");
 }
 
 /**

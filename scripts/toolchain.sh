@@ -452,47 +452,63 @@ build_pulumi_yaml() {
 
 # --- The SDK generator of the klutch provider ------------------------------------------------
 # `npm run provider:sdks` writes provider/sdk/<language> from provider/schema.json with
-# toolchain/gen-sdk/main.go: Pulumi's own code generators (codegen/nodejs, codegen/python,
-# codegen/go of github.com/pulumi/pulumi/pkg/v3, the module the CLI is built from) called the way
-# the language plugins call them (that file says where from). `pulumi package gen-sdk` needs those
-# plugins, which the module proxy refuses. Built at PULUMI_VERSION; the cache key also holds a
-# hash of main.go, so editing it rebuilds. go.mod is written here, like the CLI's wrapper module.
+# toolchain/gen-sdk: Pulumi's own code generators (codegen/nodejs, codegen/python, codegen/go of
+# github.com/pulumi/pulumi/pkg/v3, the module the CLI is built from) called the way the language
+# plugins call them (main.go says where from). `pulumi package gen-sdk` needs those plugins, which
+# the module proxy refuses. Two binaries from one source: klutch-gen-sdk at PULUMI_VERSION, and
+# klutch-gen-sdk-dotnet (build tag `dotnet`) at PULUMI_DOTNET_CODEGEN_VERSION, the newest pkg/v3
+# that still carries codegen/dotnet (dotnet.go says why). The cache key holds both versions and a
+# hash of the sources, so editing them rebuilds. go.mod is written here, like the CLI's wrapper
+# module.
 gen_sdk_dir() {
   local hash
-  hash=$(sha256sum "$ROOT/toolchain/gen-sdk/main.go" | cut -c1-12)
-  echo "$CACHE/klutch-gen-sdk-$PULUMI_VERSION-$hash"
+  hash=$(cat "$ROOT"/toolchain/gen-sdk/*.go | sha256sum | cut -c1-12)
+  echo "$CACHE/klutch-gen-sdk-$PULUMI_VERSION-dotnet-$PULUMI_DOTNET_CODEGEN_VERSION-$hash"
+}
+
+# gen_sdk_module <work dir> <module name> <pkg/v3 version>: the generator's wrapper module.
+gen_sdk_module() {
+  local work="$1" name="$2" version="$3" pkgdir
+  pkgdir=$(module_dir "github.com/pulumi/pulumi/pkg/v3@v$version")
+  mkdir -p "$work"
+  cp "$ROOT"/toolchain/gen-sdk/*.go "$work/"
+  {
+    echo "module klutch.local/toolchain/$name"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$pkgdir/go.mod")"
+    echo
+    echo "require ("
+    echo "	github.com/pulumi/pulumi/pkg/v3 v$version"
+    echo "	github.com/pulumi/pulumi/sdk/v3 v$version"
+    echo ")"
+    remote_replaces "$pkgdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
 }
 
 build_gen_sdk() {
   local dir
   dir=$(gen_sdk_dir)
   if is_built "$dir"; then
-    log "klutch-gen-sdk (codegen of pulumi $PULUMI_VERSION): cached ($dir)"
+    log "klutch-gen-sdk (codegen of pulumi $PULUMI_VERSION, .NET of $PULUMI_DOTNET_CODEGEN_VERSION): cached ($dir)"
     return
   fi
   log "klutch-gen-sdk (codegen of pulumi $PULUMI_VERSION): building (~15 s after the CLI, whose packages the Go build cache holds)"
-  local work="$dir/src" pkgdir
-  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  pkgdir=$(module_dir "github.com/pulumi/pulumi/pkg/v3@v$PULUMI_VERSION")
-  cp "$ROOT/toolchain/gen-sdk/main.go" "$work/main.go"
-  {
-    echo "module klutch.local/toolchain/gen-sdk"
-    echo
-    echo "go $(awk '/^go /{print $2}' "$pkgdir/go.mod")"
-    echo
-    echo "require ("
-    echo "	github.com/pulumi/pulumi/pkg/v3 v$PULUMI_VERSION"
-    echo "	github.com/pulumi/pulumi/sdk/v3 v$PULUMI_VERSION"
-    echo ")"
-    remote_replaces "$pkgdir/go.mod" | sed 's/^[ \t]*/replace /'
-  } >"$work/go.mod"
+  rm -rf "$dir" && mkdir -p "$dir/bin"
+  gen_sdk_module "$dir/src" gen-sdk "$PULUMI_VERSION"
   (
-    cd "$work"
+    cd "$dir/src"
     # The flags of the CLI's build above, so the shared Go build cache serves its packages.
     run_logged "klutch-gen-sdk: compiling" "$dir/build.log" go build -v -trimpath -ldflags "-s -w" \
       -o "$dir/bin/klutch-gen-sdk" .
   )
-  finish "$dir" "klutch-gen-sdk (pulumi codegen v$PULUMI_VERSION)"
+  log "klutch-gen-sdk-dotnet (codegen/dotnet of pulumi $PULUMI_DOTNET_CODEGEN_VERSION): building (cold: ~3 min)"
+  gen_sdk_module "$dir/src-dotnet" gen-sdk-dotnet "$PULUMI_DOTNET_CODEGEN_VERSION"
+  (
+    cd "$dir/src-dotnet"
+    run_logged "klutch-gen-sdk-dotnet: compiling" "$dir/build-dotnet.log" go build -v -trimpath -tags dotnet \
+      -ldflags "-s -w" -o "$dir/bin/klutch-gen-sdk-dotnet" .
+  )
+  finish "$dir" "klutch-gen-sdk (pulumi codegen v$PULUMI_VERSION, .NET v$PULUMI_DOTNET_CODEGEN_VERSION)"
 }
 
 # --- Pulumi's Python SDK -----------------------------------------------------------------------
@@ -596,6 +612,7 @@ print_env() {
   echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
   echo "export KLUTCH_CROSSPLANE_CLI=\"$(crossplane_cli_dir)/bin/crank\""
   echo "export KLUTCH_GEN_SDK=\"$(gen_sdk_dir)/bin/klutch-gen-sdk\""
+  echo "export KLUTCH_GEN_SDK_DOTNET=\"$(gen_sdk_dir)/bin/klutch-gen-sdk-dotnet\""
   echo "export KLUTCH_PULUMI_PYTHON=\"$(python_dir)/venv/bin/python\""
   echo "export PULUMI_SKIP_UPDATE_CHECK=true"
   echo "export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true"
