@@ -95,11 +95,41 @@ function tracesOf(logFile: string, group: string): Record<string, number>[] {
     .filter((t) => t.group === group && (t.waiting ?? 0) > 0);
 }
 
+/** Linux hands out ephemeral ports from here (net.ipv4.ip_local_port_range): the proxies stay below. */
+const EPHEMERAL_FROM = 32768;
+
+/**
+ * The bridge's ports for one run: one slot per group the run makes (the singles' one, and each
+ * size's namespaces), each slot big enough for the largest group plus HAProxy's two own
+ * listeners, and two spare. So the figures are the bridge's and the engine's, not slot growth:
+ * the bridge places a new group in the middle of the largest free run and grows it in place
+ * (lib/bridge/slots.ts), so with many groups a late big one finds no run wide enough (a 500-claim
+ * group after 13 others in 104 slots of 50 stopped at 7 slots). At a random offset (two runs at
+ * once do not meet), below the ephemeral ports.
+ */
+function benchPorts(sizes: { n: number; spread: number }[]): { from: number; to: number; slotSize: number } {
+  const groups = 1 + sizes.reduce((sum, s) => sum + s.spread, 0);
+  const slotSize = Math.max(50, ...sizes.map((s) => Math.ceil(s.n / s.spread) + 2));
+  const ports = (groups + 2) * slotSize;
+  const room = EPHEMERAL_FROM - 20000 - ports;
+  if (room < 0)
+    throw new Error(
+      `the sizes need ${ports} ports, more than 20000-${EPHEMERAL_FROM - 1} holds; run fewer or smaller sizes`,
+    );
+  const from = 20000 + Math.floor(Math.random() * room);
+  return { from, to: from + ports - 1, slotSize };
+}
+
 async function main(): Promise<void> {
   const o = new Command()
     .option("--singles <n>", "single claims measured one after another (the first is the baseline)", "10")
     .option("--sizes <list>", "claims applied at once: N (one namespace) or NxM (M namespaces)", "10,100")
     .option("--concurrency <n>", "the bridge's --concurrency", "2")
+    .option(
+      "--slot-size <n>",
+      "the bridge's --slot-size (its default): a big group grows over several slots",
+      "50",
+    )
     .option("--keep", "leave the work dir (logs) in place")
     .parse()
     .opts<{ singles: string; sizes: string; concurrency: string; keep?: boolean }>();
@@ -107,7 +137,7 @@ async function main(): Promise<void> {
     const [n, m] = s.split("x").map(Number);
     return { n: n as number, spread: m ?? 1 };
   });
-  const largestGroup = Math.max(1, ...sizes.map((s) => Math.ceil(s.n / s.spread)));
+  const range = benchPorts(sizes);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-bridge-bench-"));
   const env = toolchainEnv();
   const clusters = new LocalClusters(path.join(work, "clusters"));
@@ -116,6 +146,13 @@ async function main(): Promise<void> {
   let bridge: ChildProcess | undefined;
   const bridgeDir = path.join(work, "bridge");
   const say = (line: string) => process.stdout.write(`${line}\n`);
+  // Ctrl-C or a kill stops the wait and still runs the clean-up below (clusters, proxies, PostgreSQL).
+  let interrupted: string | undefined;
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => {
+      interrupted = signal;
+      say(`\n${signal}: stopping, cleaning up`);
+    });
   try {
     say(`work dir ${work}; bringing up the control plane, Crossplane and PostgreSQL`);
     await clusters.up([CP]);
@@ -181,9 +218,6 @@ async function main(): Promise<void> {
       start();
     }
 
-    const portFrom = 20000 + 1000 * Math.floor(Math.random() * 10);
-    const slotSize = Math.max(50, largestGroup + 2);
-    const slots = Math.max(4, ...sizes.map((s) => s.spread)) + 2;
     const logFile = path.join(work, "bridge.log");
     bridge = spawn(
       process.execPath,
@@ -192,13 +226,9 @@ async function main(): Promise<void> {
         "tsx/cjs",
         "bridge/main.ts",
         ...["--kubeconfig", kubeconfig, "--state-dir", bridgeDir, "--settings", ""],
-        ...["--ops-port", String(30000 + Math.floor(Math.random() * 1000))],
-        ...[
-          "--port-range",
-          `${portFrom}-${portFrom + slots * slotSize - 1}`,
-          "--slot-size",
-          String(slotSize),
-        ],
+        // Below the proxies' ports, which may reach up to the ephemeral ones.
+        ...["--ops-port", String(19000 + Math.floor(Math.random() * 1000))],
+        ...["--port-range", `${range.from}-${range.to}`, "--slot-size", String(range.slotSize)],
         ...["--concurrency", o.concurrency],
       ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
@@ -235,6 +265,7 @@ async function main(): Promise<void> {
     const allReady = async (keys: string[], timeoutMs: number) => {
       const deadline = Date.now() + timeoutMs;
       while (keys.some((k) => !traces.get(k)?.ready)) {
+        if (interrupted) throw new Error(`interrupted by ${interrupted}`);
         if (Date.now() > deadline) {
           const left = keys.filter((k) => !traces.get(k)?.ready).length;
           throw new Error(
