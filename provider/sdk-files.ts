@@ -7,20 +7,21 @@ import { SCHEMA_FILE } from "./schema-file";
 /** Where the generated SDKs are committed, one folder per language; `npm run provider:sdks` writes them. */
 export const SDK_DIR = path.join(__dirname, "sdk");
 
-/**
- * The languages each of the toolchain's two generator binaries writes (toolchain/gen-sdk:
- * klutch-gen-sdk at the CLI's Pulumi version; klutch-gen-sdk-dotnet, the `dotnet` build, at the
- * last pkg/v3 that carries the .NET generator, see dotnet.go).
- */
-export const SDK_GENERATORS = {
-  KLUTCH_GEN_SDK: ["nodejs", "python", "go"],
-  KLUTCH_GEN_SDK_DOTNET: ["dotnet"],
-} as const;
-
-export const SDK_LANGUAGES = Object.values(SDK_GENERATORS).flat();
-
 /** The .NET package's logo: the .NET generator would download one; it is given this file. */
 export const SDK_LOGO = path.join(__dirname, "logo.png");
+
+/**
+ * The toolchain's two generator binaries (toolchain/gen-sdk: klutch-gen-sdk at the CLI's Pulumi
+ * version; klutch-gen-sdk-dotnet, the `dotnet` build, at the last pkg/v3 that carries the .NET
+ * generator, see dotnet.go), by their toolchain env name: the languages each writes, and the
+ * arguments it needs besides.
+ */
+export const SDK_GENERATORS = {
+  KLUTCH_GEN_SDK: { languages: ["nodejs", "python", "go"], args: [] },
+  KLUTCH_GEN_SDK_DOTNET: { languages: ["dotnet"], args: ["-logo", SDK_LOGO] },
+} as const;
+
+export const SDK_LANGUAGES = Object.values(SDK_GENERATORS).flatMap((g) => g.languages);
 
 /**
  * The paths of the SDK generators (toolchain/gen-sdk built by `scripts/toolchain.sh build
@@ -50,13 +51,8 @@ export function generateSdks(outDir: string = SDK_DIR, schemaFile: string = SCHE
       execFileSync(
         generators[name],
         [
-          "-schema",
-          schemaFile,
-          "-out",
-          outDir,
-          "-language",
-          SDK_GENERATORS[name].join(","),
-          ...(name === "KLUTCH_GEN_SDK_DOTNET" ? ["-logo", SDK_LOGO] : []),
+          ...["-schema", schemaFile, "-out", outDir],
+          ...["-language", SDK_GENERATORS[name].languages.join(","), ...SDK_GENERATORS[name].args],
         ],
         { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
       ),

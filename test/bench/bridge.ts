@@ -125,11 +125,6 @@ async function main(): Promise<void> {
     .option("--singles <n>", "single claims measured one after another (the first is the baseline)", "10")
     .option("--sizes <list>", "claims applied at once: N (one namespace) or NxM (M namespaces)", "10,100")
     .option("--concurrency <n>", "the bridge's --concurrency", "2")
-    .option(
-      "--slot-size <n>",
-      "the bridge's --slot-size (its default): a big group grows over several slots",
-      "50",
-    )
     .option("--keep", "leave the work dir (logs) in place")
     .parse()
     .opts<{ singles: string; sizes: string; concurrency: string; keep?: boolean }>();
