@@ -133,6 +133,8 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         // manager, packages) come from registries a local node cannot pull from, so its pods
         // would never be Ready; Crossplane runs as a local process there (runLocally).
         skipAwait: config.controlPlane.infrastructure === "local",
+        // The local process is the core: the chart's pods would be a second one on a node.
+        runLocally: xp.runLocally,
         labels,
       },
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },

@@ -41,6 +41,13 @@ export interface CrossplaneArgs {
   installProviderConfigs: boolean;
   /** Do not wait for workloads to become ready (local clusters have no kubelet). */
   skipAwait: boolean;
+  /**
+   * Crossplane core runs as a process against this cluster (`crossplane.runLocally`, the local
+   * clusters' way), not as the chart's pods: the chart's core and RBAC manager Deployments are
+   * kept at zero replicas. On a local cluster with a node they would otherwise be scheduled,
+   * and where their images can be pulled a second core would reconcile the same objects.
+   */
+  runLocally?: boolean;
   labels: Record<string, string>;
 }
 
@@ -71,6 +78,11 @@ export class Crossplane extends pulumi.ComponentResource {
           image: { tag: `v${args.version}` },
           args: ["--enable-ssa-claims"],
           customLabels: args.labels,
+          // The chart renders `replicas: {{ .Values.replicas }}` and
+          // `{{ .Values.rbacManager.replicas }}` (templates/deployment.yaml,
+          // rbac-manager-deployment.yaml of crossplane 1.20.11), so 0 is kept as 0; the RBAC
+          // manager's roles stay (rbacManager.deploy).
+          ...(args.runLocally ? { replicas: 0, rbacManager: { replicas: 0 } } : {}),
         },
       },
       child,

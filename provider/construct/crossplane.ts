@@ -102,6 +102,7 @@ export const crossplaneConstructors: Record<string, Constructor> = {
         anyninesCredentials: args.anyninesCredentials,
         installProviderConfigs: args.installProviderConfigs ?? true,
         skipAwait: args.skipAwait ?? false,
+        runLocally: args.runLocally === true,
         labels,
       },
       opts,

@@ -85,6 +85,10 @@ export const crossplaneComponents: ComponentSpec[] = [
         "Make the ProviderConfigs (they need the providers' CRDs, which only a Crossplane that pulls packages installs). Default true.",
         true,
       ),
+      runLocally: bool(
+        "Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.",
+        true,
+      ),
       skipAwait: SKIP_AWAIT,
       labels: LABELS,
     },

@@ -170,6 +170,26 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     );
   });
 
+  it("Crossplane runs as the local process only: on the node, the chart's core and RBAC manager are at zero replicas and no Crossplane pod exists", () => {
+    for (const name of ["crossplane", "crossplane-rbac-manager"]) {
+      const d = kubectlJson<{ spec: { replicas: number } }>(kc(), [
+        "-n",
+        "crossplane-system",
+        "get",
+        "deployment",
+        name,
+      ]);
+      assert.equal(d.spec.replicas, 0, `${name} replicas`);
+    }
+    const pods = kubectlJson<{ items: { metadata: { name: string } }[] }>(kc(), [
+      "-n",
+      "crossplane-system",
+      "get",
+      "pods",
+    ]).items.map((p) => p.metadata.name);
+    assert.deepEqual(pods, []);
+  });
+
   it("a TCPConnection in the app cluster's consumer namespace is realised by the bridge pod; psql reaches PostgreSQL through its proxy's NodePort", async () => {
     crossplane = new LocalCrossplane(stateDir, CP, env);
     await crossplane.start();

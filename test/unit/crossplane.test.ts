@@ -89,6 +89,7 @@ describe("Crossplane component (mocks)", () => {
     assert.equal(chart[0]?.inputs.chart, "crossplane");
     assert.equal(chart[0]?.inputs.version, "1.20.11");
     assert.deepEqual(chart[0]?.inputs.values.args, ["--enable-ssa-claims"]);
+    assert.equal(chart[0]?.inputs.values.replicas, undefined, "the chart's own replica count");
     assert.equal(
       run.ofType("kubernetes:yaml/v2:ConfigGroup").length,
       0,
@@ -126,7 +127,7 @@ describe("Crossplane component (mocks)", () => {
     }
   });
 
-  it("on local clusters uses the local chart, applies the CRDs itself and skips ProviderConfigs", async () => {
+  it("on local clusters uses the local chart, applies the CRDs itself, skips ProviderConfigs and runs no core pod", async () => {
     const run = mockPulumi({});
     const provider = new k8s.Provider("cp", {});
     new Crossplane("xp", {
@@ -137,11 +138,15 @@ describe("Crossplane component (mocks)", () => {
       anyninesServices: [],
       installProviderConfigs: false,
       skipAwait: true,
+      runLocally: true,
     });
     await settle();
     const chart = run.ofType("kubernetes:helm.sh/v4:Chart")[0];
     assert.equal(chart?.inputs.chart, "/cache/crossplane/cluster/charts/crossplane");
     assert.equal(chart?.inputs.skipAwait, true);
+    // The local process is the core: the chart's core and RBAC manager never run a pod.
+    assert.equal(chart?.inputs.values.replicas, 0);
+    assert.deepEqual(chart?.inputs.values.rbacManager, { replicas: 0 });
     assert.deepEqual(run.ofType("kubernetes:yaml/v2:ConfigGroup")[0]?.inputs.files, [
       "/cache/crossplane/cluster/crds/*.yaml",
     ]);

@@ -167,6 +167,12 @@ namespace Anynines.Klutch.Crossplane
         public string? ProviderKubernetes { get; set; }
 
         /// <summary>
+        /// Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
+        /// </summary>
+        [Input("runLocally")]
+        public bool? RunLocally { get; set; }
+
+        /// <summary>
         /// Do not wait for workloads to become ready (local clusters without a node run no pods).
         /// </summary>
         [Input("skipAwait")]

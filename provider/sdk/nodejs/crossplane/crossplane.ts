@@ -60,6 +60,7 @@ export class Crossplane extends pulumi.ComponentResource {
             resourceInputs["namespace"] = args?.namespace;
             resourceInputs["providerAnynines"] = args?.providerAnynines;
             resourceInputs["providerKubernetes"] = args?.providerKubernetes;
+            resourceInputs["runLocally"] = args?.runLocally;
             resourceInputs["skipAwait"] = args?.skipAwait;
             resourceInputs["toolchainChart"] = args?.toolchainChart;
             resourceInputs["version"] = args?.version;
@@ -129,6 +130,10 @@ export interface CrossplaneArgs {
      * provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
      */
     providerKubernetes?: string;
+    /**
+     * Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
+     */
+    runLocally?: boolean;
     /**
      * Do not wait for workloads to become ready (local clusters without a node run no pods).
      */

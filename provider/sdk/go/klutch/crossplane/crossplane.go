@@ -74,6 +74,8 @@ type crossplaneArgs struct {
 	ProviderAnynines *string `pulumi:"providerAnynines"`
 	// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
 	ProviderKubernetes *string `pulumi:"providerKubernetes"`
+	// Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
+	RunLocally *bool `pulumi:"runLocally"`
 	// Do not wait for workloads to become ready (local clusters without a node run no pods).
 	SkipAwait *bool `pulumi:"skipAwait"`
 	// Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
@@ -110,6 +112,8 @@ type CrossplaneArgs struct {
 	ProviderAnynines *string
 	// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
 	ProviderKubernetes *string
+	// Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
+	RunLocally *bool
 	// Do not wait for workloads to become ready (local clusters without a node run no pods).
 	SkipAwait *bool
 	// Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.

@@ -33,6 +33,7 @@ class CrossplaneArgs:
                  namespace: Optional[_builtins.str] = None,
                  provider_anynines: Optional[_builtins.str] = None,
                  provider_kubernetes: Optional[_builtins.str] = None,
+                 run_locally: Optional[_builtins.bool] = None,
                  skip_await: Optional[_builtins.bool] = None,
                  toolchain_chart: Optional[_builtins.bool] = None,
                  version: Optional[_builtins.str] = None):
@@ -52,6 +53,7 @@ class CrossplaneArgs:
         :param _builtins.str namespace: Namespace Crossplane runs in; must exist. Default crossplane-system.
         :param _builtins.str provider_anynines: provider-anynines package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0.
         :param _builtins.str provider_kubernetes: provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+        :param _builtins.bool run_locally: Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
         :param _builtins.bool skip_await: Do not wait for workloads to become ready (local clusters without a node run no pods).
         :param _builtins.bool toolchain_chart: Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
         :param _builtins.str version: Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
@@ -81,6 +83,8 @@ class CrossplaneArgs:
             pulumi.set(__self__, "provider_anynines", provider_anynines)
         if provider_kubernetes is not None:
             pulumi.set(__self__, "provider_kubernetes", provider_kubernetes)
+        if run_locally is not None:
+            pulumi.set(__self__, "run_locally", run_locally)
         if skip_await is not None:
             pulumi.set(__self__, "skip_await", skip_await)
         if toolchain_chart is not None:
@@ -245,6 +249,18 @@ class CrossplaneArgs:
         pulumi.set(self, "provider_kubernetes", value)
 
     @_builtins.property
+    @pulumi.getter(name="runLocally")
+    def run_locally(self) -> Optional[_builtins.bool]:
+        """
+        Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
+        """
+        return pulumi.get(self, "run_locally")
+
+    @run_locally.setter
+    def run_locally(self, value: Optional[_builtins.bool]):
+        pulumi.set(self, "run_locally", value)
+
+    @_builtins.property
     @pulumi.getter(name="skipAwait")
     def skip_await(self) -> Optional[_builtins.bool]:
         """
@@ -300,6 +316,7 @@ class Crossplane(pulumi.ComponentResource):
                  namespace: Optional[_builtins.str] = None,
                  provider_anynines: Optional[_builtins.str] = None,
                  provider_kubernetes: Optional[_builtins.str] = None,
+                 run_locally: Optional[_builtins.bool] = None,
                  skip_await: Optional[_builtins.bool] = None,
                  toolchain_chart: Optional[_builtins.bool] = None,
                  version: Optional[_builtins.str] = None,
@@ -322,6 +339,7 @@ class Crossplane(pulumi.ComponentResource):
         :param _builtins.str namespace: Namespace Crossplane runs in; must exist. Default crossplane-system.
         :param _builtins.str provider_anynines: provider-anynines package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0.
         :param _builtins.str provider_kubernetes: provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+        :param _builtins.bool run_locally: Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
         :param _builtins.bool skip_await: Do not wait for workloads to become ready (local clusters without a node run no pods).
         :param _builtins.bool toolchain_chart: Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
         :param _builtins.str version: Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
@@ -363,6 +381,7 @@ class Crossplane(pulumi.ComponentResource):
                  namespace: Optional[_builtins.str] = None,
                  provider_anynines: Optional[_builtins.str] = None,
                  provider_kubernetes: Optional[_builtins.str] = None,
+                 run_locally: Optional[_builtins.bool] = None,
                  skip_await: Optional[_builtins.bool] = None,
                  toolchain_chart: Optional[_builtins.bool] = None,
                  version: Optional[_builtins.str] = None,
@@ -392,6 +411,7 @@ class Crossplane(pulumi.ComponentResource):
             __props__.__dict__["namespace"] = namespace
             __props__.__dict__["provider_anynines"] = provider_anynines
             __props__.__dict__["provider_kubernetes"] = provider_kubernetes
+            __props__.__dict__["run_locally"] = run_locally
             __props__.__dict__["skip_await"] = skip_await
             __props__.__dict__["toolchain_chart"] = toolchain_chart
             __props__.__dict__["version"] = version
