@@ -707,6 +707,9 @@ type ForwarderHelpers = {
 type ForwarderProvider = pulumi.dynamic.ResourceProvider<LocalTcpForwarderInputs, LocalTcpForwarderOutputs> &
   ForwarderHelpers;
 
+/** How long a forwarder's socat may take to listen before the start counts as failed. */
+const FORWARDER_START_TIMEOUT_MS = 20_000;
+
 export const localTcpForwarderProvider: ForwarderProvider & {
   diff: NonNullable<ForwarderProvider["diff"]>;
   update: NonNullable<ForwarderProvider["update"]>;
@@ -831,17 +834,26 @@ export const localTcpForwarderProvider: ForwarderProvider & {
       throw new Error(`could not start the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns}`);
     fs.writeFileSync(pidFile, `${child.pid}\n`);
     const pid = child.pid;
-    const deadline = Date.now() + 5000;
+    // socat either listens or exits at once; a slow start only means a busy host, so the
+    // deadline is generous and, when it passes with socat still alive, says so rather than
+    // diagnosing a failure that has not happened.
+    const deadline = Date.now() + FORWARDER_START_TIMEOUT_MS;
     while (!this.listening(pid, i.listenPort)) {
-      if (Date.now() > deadline || !this.alive(pidFile)) {
+      const exited = !this.alive(pidFile);
+      if (exited || Date.now() > deadline) {
         const logFile = `${i.dir}/${i.netns}-${i.name}.log`;
         const said = fs.readFileSync(logFile, "utf8").trim().split("\n").pop() ?? "";
         this.stopPid(pidFile);
+        const where = `the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns}`;
+        if (!exited)
+          throw new Error(
+            `${where} did not start listening within ${FORWARDER_START_TIMEOUT_MS / 1000} s (the host is busy; see ${logFile}). The bridge tries again on every reconcile.`,
+          );
         const fix = /Address already in use/.test(said)
           ? `another process in network namespace ${i.netns} holds port ${i.listenPort}: stop it, or give the connection another port`
           : `see ${logFile}`;
         throw new Error(
-          `the forwarder ${i.listenAddress}:${i.listenPort} in ${i.netns} does not listen (${said.replace(/^\S+ \S+ socat\[\d+\] /, "") || "no output"}); ${fix}. The bridge tries again on every reconcile.`,
+          `${where} does not listen (${said.replace(/^\S+ \S+ socat\[\d+\] /, "") || "no output"}); ${fix}. The bridge tries again on every reconcile.`,
         );
       }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
