@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real tools the project runs against (Pulumi CLI, the Kubernetes
-# provider plugin, kube-apiserver/controller-manager/kubectl, etcd, Crossplane core and CLI,
+# provider plugin, kube-apiserver/controller-manager/kubectl, etcd, Crossplane core and CLI, CoreDNS,
 # the klutch provider's SDK generator) from the Go module proxy into a version-keyed cache
 # outside the clone, and a venv with Pulumi's Python SDK from PyPI.
 #
@@ -39,6 +39,11 @@ node_dir() { echo "$CACHE/kubernetes-node-$KUBERNETES_VERSION"; }
 etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
 crossplane_dir() { echo "$CACHE/crossplane-$CROSSPLANE_VERSION"; }
 crossplane_cli_dir() { echo "$CACHE/crossplane-cli-$CROSSPLANE_VERSION"; }
+coredns_dir() {
+  local hash
+  hash=$(sha256sum "$ROOT/toolchain/coredns/main.go" | cut -c1-12)
+  echo "$CACHE/coredns-$COREDNS_VERSION-$hash"
+}
 
 is_built() { [[ -f "$1/.complete" ]]; }
 
@@ -394,6 +399,37 @@ build_crossplane_cli() {
   finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_VERSION"
 }
 
+# CoreDNS for the local nodes' cluster DNS image (local-clusters/images/catalog.ts): the
+# command in toolchain/coredns (upstream's main with only the plugins used) in a wrapper module
+# that requires the pinned release and keeps its remote replaces. A static binary (CGO off).
+build_coredns() {
+  local dir cdir
+  dir=$(coredns_dir)
+  if is_built "$dir"; then
+    log "coredns $COREDNS_VERSION: cached ($dir)"
+    return
+  fi
+  log "coredns $COREDNS_VERSION: building (cold: ~2 min)"
+  local work="$dir/src"
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  cdir=$(module_dir "github.com/coredns/coredns@v$COREDNS_VERSION")
+  cp "$ROOT/toolchain/coredns/main.go" "$work/"
+  {
+    echo "module klutch.local/toolchain/coredns"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
+    echo
+    echo "require github.com/coredns/coredns v$COREDNS_VERSION"
+    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "coredns: compiling" "$dir/build.log" go build -v -trimpath -ldflags "-s -w" \
+      -o "$dir/bin/coredns" .
+  )
+  finish "$dir" "coredns v$COREDNS_VERSION (cache, errors, health, kubernetes, loadbalance, ready, reload)"
+}
+
 # --- The Pulumi YAML language host ----------------------------------------------------------
 # `pulumi up` on a YAML program (runtime: yaml) runs the language plugin `pulumi-language-yaml`.
 # Facts from github.com/pulumi/pulumi/sdk/v3@v3.248.0 (unchanged at v3.259.0), go/common/workspace/plugins.go
@@ -608,7 +644,7 @@ print_local_stack_env() {
 
 print_env() {
   echo "export KLUTCH_TOOLCHAIN_CACHE=\"$CACHE\""
-  echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:\$PATH\""
+  echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:$(coredns_dir)/bin:\$PATH\""
   echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
   echo "export KLUTCH_CROSSPLANE_CLI=\"$(crossplane_cli_dir)/bin/crank\""
   echo "export KLUTCH_GEN_SDK=\"$(gen_sdk_dir)/bin/klutch-gen-sdk\""
@@ -620,7 +656,7 @@ print_env() {
 
 status() {
   local d
-  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(pulumi_yaml_dir)" "$(gen_sdk_dir)" "$(python_dir)"; do
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(coredns_dir)" "$(pulumi_yaml_dir)" "$(gen_sdk_dir)" "$(python_dir)"; do
     if is_built "$d"; then
       printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
     else
@@ -648,6 +684,7 @@ main() {
       [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
       [[ "$only" == all || "$only" == crossplane-cli ]] && build_crossplane_cli
+      [[ "$only" == all || "$only" == coredns ]] && build_coredns
       [[ "$only" == all || "$only" == pulumi-yaml ]] && build_pulumi_yaml
       [[ "$only" == all || "$only" == gen-sdk ]] && build_gen_sdk
       [[ "$only" == all || "$only" == python ]] && build_python

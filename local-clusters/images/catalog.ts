@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -7,6 +8,7 @@ import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
 import { bridgeSpec } from "./bridge-image";
 import { repoRoot } from "../../tooling/toolchain";
 import { wireguardSpec } from "./wireguard-image";
+import { COREDNS_UID } from "../node/cluster-dns";
 
 /**
  * The images local nodes run, built on this machine (see host-rootfs.ts for why from host
@@ -45,6 +47,26 @@ export function pauseSpec(env: NodeJS.ProcessEnv): ImageSpec {
     version,
     config: { Entrypoint: ["/pause"], User: "65535:65535" },
     entries: [{ type: "file", path: "/pause", mode: 0o755, source: pause }],
+  };
+}
+
+/**
+ * The cluster DNS (local-clusters/node/cluster-dns.ts): the static `coredns` the toolchain
+ * builds (toolchain/coredns), tagged with the version it reports, run as upstream's `nonroot`.
+ */
+export function corednsSpec(env: NodeJS.ProcessEnv): ImageSpec {
+  const coredns = find("coredns", env);
+  const said = execFileSync(coredns, ["-version"], { encoding: "utf8", env });
+  const version = /CoreDNS-(\S+)/.exec(said)?.[1];
+  if (!version) throw new Error(`${coredns} -version printed no CoreDNS version: ${said.trim()}`);
+  return {
+    repository: `${IMAGE_REPOSITORY}/coredns`,
+    version,
+    config: { Entrypoint: ["/coredns"], User: `${COREDNS_UID}:${COREDNS_UID}` },
+    entries: [
+      { type: "file", path: "/coredns", mode: 0o755, source: coredns },
+      ...userEntries([{ name: "nonroot", uid: COREDNS_UID, home: "/home/nonroot" }]),
+    ],
   };
 }
 
@@ -134,7 +156,7 @@ export function postgresSpec(): ImageSpec {
   };
 }
 
-export const IMAGE_NAMES = ["pause", "haproxy", "postgres", "wireguard", "bridge"] as const;
+export const IMAGE_NAMES = ["pause", "coredns", "haproxy", "postgres", "wireguard", "bridge"] as const;
 export type ImageName = (typeof IMAGE_NAMES)[number];
 
 export type BuiltImages = Record<ImageName, BuiltImage>;
@@ -146,9 +168,10 @@ export async function buildNodeImages(
 ): Promise<BuiltImages> {
   // One after another: they read the same disk, and a failure leaves no other build half-written.
   const pause = await buildImage(pauseSpec(env), cacheDir);
+  const coredns = await buildImage(corednsSpec(env), cacheDir);
   const haproxy = await buildImage(haproxySpec(), cacheDir);
   const postgres = await buildImage(postgresSpec(), cacheDir);
   const wireguard = await buildImage(wireguardSpec(`${IMAGE_REPOSITORY}/wireguard`), cacheDir);
   const bridge = await buildImage(bridgeSpec(env, repoRoot, cacheDir), cacheDir);
-  return { pause, haproxy, postgres, wireguard, bridge };
+  return { pause, coredns, haproxy, postgres, wireguard, bridge };
 }

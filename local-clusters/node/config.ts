@@ -18,6 +18,9 @@ export interface NodeSettings {
   /** The CRI sandbox image, imported locally (pulling is impossible here). */
   sandboxImage: string;
   caCert: string;
+  /** The cluster DNS Service's address (cluster-dns.ts), written into every pod's resolv.conf. */
+  clusterDns: string;
+  clusterDomain: string;
 }
 
 /** Where the CNI plugins of the Debian package live (not upstream's /opt/cni/bin). */
@@ -145,8 +148,10 @@ export function kubeletConfig(layout: NodeLayout, names: NodeNames, s: NodeSetti
     authorization: { mode: "Webhook" },
     podLogsDir: layout.podLogsDir,
     staticPodPath: "",
-    clusterDomain: "cluster.local",
-    // No DNS server runs on local nodes yet; pods get no resolver rather than the host's.
+    clusterDomain: s.clusterDomain,
+    clusterDNS: [s.clusterDns],
+    // Pods get the cluster DNS only (ClusterFirst), never the host's resolver: CoreDNS here
+    // answers the cluster domain and forwards nothing (cluster-dns.ts).
     resolvConf: "",
     // The kubelet would set its own oom_score_adj to -999, which this VM refuses.
     oomScoreAdj: 0,

@@ -22,6 +22,8 @@ const settings: NodeSettings = {
   podCidr: "10.244.0.0/24",
   sandboxImage: "klutch.local/pause:3.10.1-abc",
   caCert: "/state/control-plane/pki/ca.crt",
+  clusterDns: "10.96.0.10",
+  clusterDomain: "cluster.local",
 };
 
 describe("local node (pure parts)", () => {
@@ -97,6 +99,9 @@ describe("local node (pure parts)", () => {
     assert.equal(k.authorization.mode, "Webhook");
     assert.equal(k.staticPodPath, "");
     assert.equal(k.imageGCHighThresholdPercent, 100, "images cannot be pulled again: never collect them");
+    assert.deepEqual(k.clusterDNS, ["10.96.0.10"]);
+    assert.equal(k.clusterDomain, "cluster.local");
+    assert.equal(k.resolvConf, "", "pods never get the host's resolver");
     const args = kubeletArgs(layout, settings);
     assert.ok(args.includes("--node-ip=172.30.1.2"));
     assert.ok(args.includes(`--root-dir=${layout.kubeletRoot}`));

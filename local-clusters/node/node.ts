@@ -24,6 +24,13 @@ import type { ProgressLog } from "../types";
 import type { NodeState } from "../../lib/local/node-state";
 import { chooseSlot, DEFAULT_POD_CIDR, nodeLink, type NodeLink } from "./addresses";
 import {
+  CLUSTER_DNS_DEPLOYMENT,
+  CLUSTER_DNS_NAMESPACE,
+  clusterDnsAddress,
+  clusterDnsObjects,
+  type AddonObject,
+} from "./cluster-dns";
+import {
   cniConfig,
   containerdConfig,
   KUBELET_HEALTHZ_PORT,
@@ -58,6 +65,19 @@ import {
 } from "./layout";
 
 const run = promisify(execFile);
+
+/** The cluster domain of every local cluster (Kubernetes' default). */
+export const CLUSTER_DOMAIN = "cluster.local";
+
+interface DeploymentStatus {
+  metadata?: { generation?: number };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+  };
+}
 
 /** What a cluster asks of its node (`nodes: 1` in the stack; `podCidr` from network.podCidr). */
 export interface NodeRequest {
@@ -177,8 +197,10 @@ export class LocalNode {
    */
   async deleteNodeObject(pki: PkiFiles, apiServerPort: number): Promise<boolean> {
     const base = `https://127.0.0.1:${apiServerPort}`;
-    const gone = (status: number) => status === 200 || status === 404;
+    const gone = (status: number) => status === 200 || status === 202 || status === 404;
     const results = await Promise.all([
+      // The cluster DNS (no node runs it now), its pods with its Deployment.
+      ...this.clusterDns("-").map((o) => adminCall(pki, "DELETE", `${base}${o.path}`)),
       adminCall(pki, "DELETE", `${base}/api/v1/nodes/${this.nodeName}`),
       adminCall(pki, "DELETE", `${base}/api/v1/namespaces/default/endpoints/${API_ENDPOINTS_NAME}`),
       adminCall(
@@ -208,6 +230,57 @@ export class LocalNode {
       const r = await adminCall(pki, "PATCH", url, JSON.stringify(body), "application/apply-patch+yaml");
       if (r.status !== 200 && r.status !== 201)
         throw new Error(`publishing the kubernetes Service's endpoints: HTTP ${r.status} ${r.body}`);
+    }
+  }
+
+  /** The cluster DNS's objects for this node's cluster (cluster-dns.ts). */
+  private clusterDns(image: string): AddonObject[] {
+    return clusterDnsObjects({ image, serviceCidr: SERVICE_CLUSTER_IP_RANGE, domain: CLUSTER_DOMAIN });
+  }
+
+  /**
+   * Applies the cluster DNS (server-side apply, the same objects on every `up`) and waits for
+   * its pod to be Ready, so a node that is up resolves Service names.
+   */
+  async applyClusterDns(
+    pki: PkiFiles,
+    apiServerPort: number,
+    image: string,
+    timeoutMs: number,
+  ): Promise<void> {
+    const base = `https://127.0.0.1:${apiServerPort}`;
+    for (const o of this.clusterDns(image)) {
+      const r = await adminCall(
+        pki,
+        "PATCH",
+        `${base}${o.path}?fieldManager=klutch-local-node&force=true`,
+        JSON.stringify(o.body),
+        "application/apply-patch+yaml",
+      );
+      if (r.status !== 200 && r.status !== 201)
+        throw new Error(`applying the cluster DNS (${o.path}): HTTP ${r.status} ${r.body}`);
+    }
+    const url = `${base}/apis/apps/v1/namespaces/${CLUSTER_DNS_NAMESPACE}/deployments/${CLUSTER_DNS_DEPLOYMENT}`;
+    let last = "";
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await adminCall(pki, "GET", url);
+      const d = r.status === 200 ? (JSON.parse(r.body) as DeploymentStatus) : undefined;
+      const status = d?.status;
+      if (
+        d !== undefined &&
+        (status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+        (status?.updatedReplicas ?? 0) >= 1 &&
+        (status?.readyReplicas ?? 0) >= 1 &&
+        (status?.replicas ?? 0) === (status?.updatedReplicas ?? 0)
+      )
+        return;
+      last = r.status === 200 ? JSON.stringify(status ?? {}) : `HTTP ${r.status} ${r.body}`;
+      if (Date.now() > deadline)
+        throw new Error(
+          `the cluster DNS (Deployment ${CLUSTER_DNS_NAMESPACE}/${CLUSTER_DNS_DEPLOYMENT}) is not Ready after ${timeoutMs / 1000}s: ${last}; see \`kubectl -n ${CLUSTER_DNS_NAMESPACE} describe pods -l k8s-app=kube-dns\``,
+        );
+      await new Promise((r) => setTimeout(r, 500));
     }
   }
 
@@ -251,6 +324,7 @@ export class LocalNode {
       // An image deleted from containerd (`ctr images rm`) comes back without a restart.
       await this.importImages(env, images);
       await this.publishApiEndpoints(ctx.pki, ctx.apiServerPort, nodeLink(old.slot).hostAddress);
+      await this.applyClusterDns(ctx.pki, ctx.apiServerPort, images.coredns.reference, ctx.timeoutMs);
       log("already running and Ready: left alone");
       return this.info(nodeLink(old.slot), podCidr, false, 0, refs);
     }
@@ -275,6 +349,8 @@ export class LocalNode {
       podCidr,
       sandboxImage: images.pause.reference,
       caCert: ctx.pki.caCert,
+      clusterDns: clusterDnsAddress(SERVICE_CLUSTER_IP_RANGE),
+      clusterDomain: CLUSTER_DOMAIN,
     };
     try {
       await this.prepare(state, settings, ctx.pki);
@@ -321,6 +397,11 @@ export class LocalNode {
         ),
       ]);
       await this.publishApiEndpoints(ctx.pki, ctx.apiServerPort, link.hostAddress);
+      const dnsStart = Date.now();
+      await this.applyClusterDns(ctx.pki, ctx.apiServerPort, images.coredns.reference, ctx.timeoutMs);
+      log(
+        `cluster DNS ${clusterDnsAddress(SERVICE_CLUSTER_IP_RANGE)} Ready in ${seconds(Date.now() - dnsStart)}s`,
+      );
     } catch (err) {
       await this.stop();
       throw err;

@@ -60,7 +60,9 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
   let node: NodeInfo;
   let crossplane: LocalCrossplane | undefined;
   let stack: Stack | undefined;
-  let pgClusterIp = "";
+  // The instance's host as a data service reports it (a Service's DNS name, as a8s does):
+  // the proxy pods and the bridge's probe resolve it through the node's cluster DNS.
+  const pgHost = `pg.${NS}.svc.cluster.local`;
   let pgNodePort = 0;
 
   const pods = (ns: string, selector: string) =>
@@ -78,7 +80,7 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
       apiVersion: "klutch.anynines.com/v1",
       kind: "TCPConnection",
       metadata: { name, namespace: NS },
-      spec: { instanceHost: pgClusterIp, port: 5432, enhancements: [{ InstanceType: "PostgreSQL" }] },
+      spec: { instanceHost: pgHost, port: 5432, enhancements: [{ InstanceType: "PostgreSQL" }] },
     });
   const bridgeLogs = () =>
     bridgePods()
@@ -205,14 +207,13 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
       assert.equal(r.status, 0, r.stderr);
     }
     await eventually("PostgreSQL to be Ready", () => pods(NS, "app=pg").some(podReady), 180_000);
-    const svc = kubectlJson<{ spec: { clusterIP: string; ports: { nodePort: number }[] } }>(kc(), [
+    const svc = kubectlJson<{ spec: { ports: { nodePort: number }[] } }>(kc(), [
       "-n",
       NS,
       "get",
       "service",
       "pg",
     ]);
-    pgClusterIp = svc.spec.clusterIP;
     pgNodePort = svc.spec.ports[0]?.nodePort ?? 0;
   });
 
@@ -428,7 +429,7 @@ const retry = async (call) => {
     assert.ok(!spec.includes(passphrase) && !spec.includes(token), "the pod spec holds no secret");
   });
 
-  it("a TCPConnection is realised by the bridge pod: Ready with an endpoint, TcpProxy pods Ready; psql via the ClusterIP from a pod and the NodePort from the host", async () => {
+  it("a TCPConnection is realised by the bridge pod: Ready with an endpoint, TcpProxy pods Ready; psql from a pod via hostForConsumer (the Service's DNS name) and its ClusterIP, and via the NodePort from the host", async () => {
     const applied = Date.now();
     assert.equal(kubectlApply(kc(), claim("orders")).status, 0);
     firstReady = await waitClaimReady("orders");
@@ -442,6 +443,8 @@ const retry = async (call) => {
     const proxies = proxyPods();
     assert.equal(proxies.length, 2);
     assert.ok(proxies.every(podReady));
+    // A consumer pod dials hostForConsumer as written, resolved by the cluster DNS.
+    assert.equal(psqlFromPod(firstReady.status.hostForConsumer, port), "42");
     assert.equal(psqlFromPod(svc.spec.clusterIP, port), "42");
     const nodePort = svc.spec.ports.find((p) => p.port === port)?.nodePort ?? 0;
     assert.equal(nodePort, port, "TcpProxy gives the NodePort the Service port's number");
@@ -468,8 +471,8 @@ const retry = async (call) => {
     );
     const port = firstReady.status!.port!;
     await eventually(
-      "psql through the ClusterIP",
-      () => psqlFromPod(proxyService().spec.clusterIP, port) === "42",
+      "psql through the proxy Service's name",
+      () => psqlFromPod(firstReady.status!.hostForConsumer!, port) === "42",
       60_000,
     );
     await eventually("psql through the NodePort", () => psqlFromHost(port) === "42", 60_000);

@@ -341,10 +341,13 @@ describe("local cluster with a node (e2e)", function () {
       NS,
     ]);
 
-    // The proxy pod runs exactly what the TcpProxy component renders for one connection.
-    const cfg = renderHaproxyConfig([{ id: "default/pg", instanceHost: pgSvc.spec.clusterIP, port: 5432 }], {
-      "default/pg": 15432,
-    });
+    // The proxy pod runs exactly what the TcpProxy component renders for one connection, to an
+    // instance named by its Service's DNS name: HAProxy resolves it at start through the
+    // cluster DNS (it refuses to start on a name that does not resolve).
+    const cfg = renderHaproxyConfig(
+      [{ id: "default/pg", instanceHost: `pg.${NS}.svc.cluster.local`, port: 5432 }],
+      { "default/pg": 15432 },
+    );
     for (const doc of [
       configMap("pgproxy", cfg),
       deployment("pgproxy", node.images.haproxy as string, "pgproxy"),
@@ -398,6 +401,36 @@ describe("local cluster with a node (e2e)", function () {
       },
       30_000,
     );
+  });
+
+  it("resolves Service names through the node's cluster DNS (CoreDNS), and nothing outside the cluster domain", () => {
+    const dns = kubectlJson<{ spec: { clusterIP: string } }>(kc(), [
+      "get",
+      "service",
+      "kube-dns",
+      "-n",
+      "kube-system",
+    ]);
+    assert.equal(dns.spec.clusterIP, "10.96.0.10");
+    const [pg] = pods("pg");
+    assert.ok(pg);
+    const exec = (conninfo: string) =>
+      kubectlTry(kc(), ["exec", "-n", NS, pg.metadata.name, "--", "psql", conninfo, "-tAc", "select 6 * 7"]);
+    // What a consumer pod does with a ClusterIP proxy's hostForConsumer: dial the Service's name.
+    const viaName = exec(
+      `host=pgproxy.${NS}.svc.cluster.local port=15432 user=postgres dbname=postgres password=node-e2e-only connect_timeout=5`,
+    );
+    assert.equal(viaName.status, 0, viaName.stderr);
+    assert.equal(viaName.stdout.trim(), "42");
+    // The search path of the pod's namespace, as in-cluster clients use it.
+    const short = exec(
+      "host=pgproxy port=15432 user=postgres dbname=postgres password=node-e2e-only connect_timeout=5",
+    );
+    assert.equal(short.stdout.trim(), "42", short.stderr);
+    // Names outside the cluster domain are not forwarded anywhere: they do not resolve.
+    const outside = exec("host=db.example.invalid port=5432 user=postgres connect_timeout=5");
+    assert.notEqual(outside.status, 0);
+    assert.match(outside.stderr, /could not translate host name "db\.example\.invalid"/);
   });
 
   it("replaces a deleted pod, and the Service follows it", async () => {
@@ -469,6 +502,11 @@ describe("local cluster with a node (e2e)", function () {
       "the Node object is deleted",
     );
     assert.ok(!fs.existsSync(`/run/netns/${node.netns}`));
+    assert.equal(
+      kubectlTry(kc(), ["get", "deployment", "coredns", "-n", "kube-system"]).status,
+      1,
+      "no cluster DNS is left waiting for a node",
+    );
     assert.equal((await clusters.status()).find((s) => s.name === CLUSTER)?.healthy, true);
 
     const [again] = await clusters.up(request);
