@@ -3,6 +3,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import { buildReport, type ConnectionInput } from "../lib/network-preview/model";
+import { withTraffic } from "../lib/network-preview/cost";
+import { reportSchema } from "../lib/network-preview/schema";
 import { renderBridgeSettings } from "../lib/bridge/settings";
 import { renderMarkdown as renderMarkdownOf } from "../lib/network-preview/render";
 import { changedInputs, StepCollector, type ResourceStep } from "./engine-events";
@@ -522,5 +524,57 @@ describe("policy results and the cost estimate", () => {
     const o = buildReport(environmentInput("openstack-mock", os));
     assert.equal(o.cost.monthlyDeltaUsd, -2);
     assert.match(renderMarkdownOf(o), /Cost estimate: −\$2\.00\/month/);
+  });
+
+  it("per GB: a NAT gateway and a peering added list what traffic through them costs; totals only for an assumed volume", () => {
+    const steps = collect([
+      {
+        op: "create",
+        urn: "urn:pulumi:aws-mock::klutch::aws:ec2/natGateway:NatGateway::nat",
+        type: "aws:ec2/natGateway:NatGateway",
+        new: { inputs: {} },
+      },
+      {
+        op: "create",
+        urn: "urn:pulumi:aws-mock::klutch::aws:ec2/vpcPeeringConnection:VpcPeeringConnection::peer",
+        type: "aws:ec2/vpcPeeringConnection:VpcPeeringConnection",
+        new: { inputs: {} },
+      },
+      {
+        op: "delete",
+        urn: "urn:pulumi:aws-mock::klutch::aws:lb/loadBalancer:LoadBalancer::old-nlb",
+        type: "aws:lb/loadBalancer:LoadBalancer",
+        old: { inputs: {} },
+      },
+    ]);
+    const report = buildReport(environmentInput("aws-mock", steps));
+    const traffic = report.cost.traffic;
+    assert.deepEqual(
+      traffic?.items.map((i) => [i.type, i.usdPerGb, i.monthlyUsd]),
+      [
+        ["aws:ec2/natGateway:NatGateway", 0.045, undefined],
+        ["aws:ec2/vpcPeeringConnection:VpcPeeringConnection", 0.01, undefined],
+        ["aws:lb/loadBalancer:LoadBalancer", -0.006, undefined],
+      ],
+    );
+    assert.equal(traffic?.monthlyDeltaUsd, undefined, "no volume assumed: no total");
+    assert.match(renderMarkdownOf(report), /plus \+\$0\.045 \+\$0\.01 −\$0\.006 per GB of traffic/);
+
+    const assumed = { ...report, cost: withTraffic(report.cost, 500) };
+    assert.deepEqual(
+      assumed.cost.traffic?.items.map((i) => i.monthlyUsd),
+      [22.5, 5, -3],
+    );
+    assert.equal(assumed.cost.traffic?.monthlyDeltaUsd, 24.5);
+    assert.equal(assumed.cost.traffic?.gbPerMonth, 500);
+    assert.equal(
+      assumed.cost.monthlyDeltaUsd,
+      report.cost.monthlyDeltaUsd,
+      "the hourly part stays as it was",
+    );
+    const md = renderMarkdownOf(assumed);
+    assert.match(md, /traffic \+\$24\.50\/month at 500 GB/);
+    assert.match(md, /\+\$0\.045\/GB × 500 GB = \+\$22\.50/);
+    assert.doesNotThrow(() => reportSchema.parse(assumed));
   });
 });

@@ -11,6 +11,7 @@ import {
   type PreviewInput,
 } from "../lib/network-preview/model";
 import { renderJson, renderMarkdown } from "../lib/network-preview/render";
+import { withTraffic } from "../lib/network-preview/cost";
 import { reportJsonSchema } from "../lib/network-preview/schema";
 import { renderSvg } from "../lib/network-preview/svg";
 import { repoRoot } from "../tooling/toolchain";
@@ -60,6 +61,10 @@ const program = addTargetOptions(new Command())
     "implementation of claims that name no composition (the XRD's default)",
     "proxy",
   )
+  .option(
+    "--traffic-gb <n>",
+    "GB per month to assume through each changed resource that charges per GB (NAT gateway, peering, load balancer), for a traffic total in the cost estimate",
+  )
   .option("--format <format>", "json or markdown", "markdown")
   .option("--out <file>", "write the report here instead of stdout")
   .option("--svg <file>", "also write the change diagram as an SVG file, coloured by risk")
@@ -99,6 +104,7 @@ async function main(): Promise<number> {
     svg?: string;
     failOn: string;
     schema?: boolean;
+    trafficGb?: string;
   }>();
   const usage = (msg: string) => {
     process.stderr.write(`preview:network: ${msg}\n`);
@@ -129,6 +135,9 @@ async function main(): Promise<number> {
   const maxPorts = o.maxPortsPerGroup === undefined ? undefined : Number(o.maxPortsPerGroup);
   if (maxPorts !== undefined && (!Number.isInteger(maxPorts) || maxPorts < 3))
     return usage("--max-ports-per-group must be a whole number >= 3");
+  const trafficGb = o.trafficGb === undefined ? undefined : Number(o.trafficGb);
+  if (trafficGb !== undefined && !(Number.isFinite(trafficGb) && trafficGb >= 0))
+    return usage(`--traffic-gb "${o.trafficGb}" must be a number of GB per month, 0 or more`);
   const failOn: FailOn = o.failOn;
   const progress = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -198,7 +207,8 @@ async function main(): Promise<number> {
       inputs.push(env ? { ...input, connections: markUnreachable(input.connections, env.reach) } : input);
     }
     const input = mergeInputs(inputs);
-    const report = buildReport(input);
+    const built = buildReport(input);
+    const report = trafficGb === undefined ? built : { ...built, cost: withTraffic(built.cost, trafficGb) };
     const text = o.format === "json" ? renderJson(report) : renderMarkdown(report);
     if (o.out) fs.writeFileSync(o.out, text);
     else process.stdout.write(text);

@@ -1,4 +1,4 @@
-import { HOURS_PER_MONTH, LIST_PRICES, type ListPrice } from "./prices";
+import { HOURS_PER_MONTH, LIST_PRICES, TRAFFIC_PRICES, type ListPrice, type TrafficPrice } from "./prices";
 import type { CostReport, Operation } from "./schema";
 
 /** One changed resource of the environment stack, as the cost estimate needs it. */
@@ -34,12 +34,24 @@ const isLoadBalancerService = (s: CostStep): boolean => {
 export function estimateCost(
   steps: readonly CostStep[],
   prices: readonly ListPrice[] = LIST_PRICES,
+  trafficPrices: readonly TrafficPrice[] = TRAFFIC_PRICES,
 ): CostReport {
   const items: CostReport["items"] = [];
   const unpriced: CostReport["unpriced"] = [];
+  const traffic: NonNullable<CostReport["traffic"]>["items"] = [];
   for (const s of steps) {
     const k = sign(s.op);
     if (k === 0) continue;
+    const perGb = trafficPrices.find((p) => p.type === s.type);
+    if (perGb)
+      traffic.push({
+        urn: s.urn,
+        type: s.type,
+        op: s.op,
+        usdPerGb: k * perGb.usdPerGb,
+        what: perGb.what,
+        source: `${perGb.source}, as of ${perGb.asOf}`,
+      });
     const price = prices.find((p) => p.type === s.type);
     if (price) {
       items.push({
@@ -59,7 +71,9 @@ export function estimateCost(
       });
     }
   }
-  items.sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0));
+  const byUrn = (a: { urn: string }, b: { urn: string }) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0);
+  items.sort(byUrn);
+  traffic.sort(byUrn);
   const monthlyDeltaUsd = cents(items.reduce((n, i) => n + i.monthlyUsd, 0));
   return {
     estimated: true,
@@ -68,5 +82,23 @@ export function estimateCost(
     items,
     unpriced,
     note: "estimate from list prices (lib/network-preview/prices.ts) × 730 hours; traffic and taxes not included",
+    ...(traffic.length > 0 ? { traffic: { items: traffic } } : {}),
+  };
+}
+
+/**
+ * The cost with a monthly traffic total: `gbPerMonth` GB through each resource with a per-GB
+ * price (what the user assumes; a preview cannot know traffic). The hourly delta is unchanged.
+ */
+export function withTraffic(cost: CostReport, gbPerMonth: number): CostReport {
+  if (!cost.traffic) return cost;
+  const items = cost.traffic.items.map((i) => ({ ...i, monthlyUsd: cents(i.usdPerGb * gbPerMonth) }));
+  return {
+    ...cost,
+    traffic: {
+      gbPerMonth,
+      monthlyDeltaUsd: cents(items.reduce((n, i) => n + (i.monthlyUsd ?? 0), 0)),
+      items,
+    },
   };
 }

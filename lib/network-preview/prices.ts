@@ -1,7 +1,8 @@
 /**
  * List prices of the network resources the environment stacks create that cost money by the
- * hour whether traffic flows or not. One data file, each price with where it comes from and
- * when it was read; traffic (per GB) is not estimated. Monthly = hourly × 730, as AWS's own
+ * hour whether traffic flows or not (LIST_PRICES), and of what they charge per GB that flows
+ * through them (TRAFFIC_PRICES). One data file, each price with where it comes from and when it
+ * was read. Monthly = hourly × 730, as AWS's own
  * calculator counts a month. These are list prices of one region or one operator: replace
  * them with your own contract's before you budget with them.
  */
@@ -55,5 +56,43 @@ export const LIST_PRICES: readonly ListPrice[] = [
     usdPerHour: 0.025,
     source: "https://monal.cloud/pricing/ (octavia.lb_hour.default, price snapshot 2026-04-22)",
     asOf: "2026-11-23",
+  },
+];
+
+/** A price per GB of traffic through a resource, on top of its hourly price (if any). */
+export interface TrafficPrice {
+  type: string;
+  what: string;
+  usdPerGb: number;
+  source: string;
+  asOf: string;
+}
+
+export const TRAFFIC_PRICES: readonly TrafficPrice[] = [
+  {
+    type: "aws:ec2/natGateway:NatGateway",
+    what: "NAT gateway data processing, per GB through it, us-east-1 (data transfer out billed on top)",
+    usdPerGb: 0.045,
+    source:
+      "https://aws.amazon.com/vpc/pricing/ (NAT gateway pricing, US East: $0.045 per GB data processed)",
+    asOf: "2026-11-25",
+  },
+  {
+    type: "aws:ec2/vpcPeeringConnection:VpcPeeringConnection",
+    // Klutch's consumers and instances may sit in different AZs; within one AZ it is free.
+    what: "data transfer over the peering across Availability Zones, per GB in each direction (free within one AZ)",
+    usdPerGb: 0.01,
+    source:
+      "https://aws.amazon.com/vpc/pricing/ (VPC peering: data transfer within an AZ free, across AZs $0.01/GB each way)",
+    asOf: "2026-11-25",
+  },
+  {
+    type: "aws:lb/loadBalancer:LoadBalancer",
+    // An NLCU is 1 GB processed per hour for TCP, or connections, whichever is more: bytes usually.
+    what: "Network Load Balancer capacity units, as GB processed (1 NLCU-hour = 1 GB of TCP), us-east-1",
+    usdPerGb: 0.006,
+    source:
+      "https://aws.amazon.com/elasticloadbalancing/pricing/ (NLCU: $0.006 per hour, 1 GB/hour processed for TCP)",
+    asOf: "2026-11-25",
   },
 ];

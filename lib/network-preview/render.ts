@@ -225,10 +225,16 @@ export function renderMarkdown(report: NetworkPreviewReport, limit = GITHUB_COMM
     });
   }
   const c = report.cost;
-  if (c.estimated && c.items.length + c.unpriced.length > 0) {
+  const traffic = c.traffic;
+  if (c.estimated && c.items.length + c.unpriced.length + (traffic?.items.length ?? 0) > 0) {
+    const trafficHead = !traffic
+      ? ""
+      : traffic.monthlyDeltaUsd !== undefined
+        ? `, traffic ${usd(traffic.monthlyDeltaUsd)}/month at ${traffic.gbPerMonth} GB`
+        : `, plus ${traffic.items.map((i) => usdPerGb(i.usdPerGb)).join(" ")} per GB of traffic`;
     sections.push(
       folded(
-        `Cost estimate: ${usd(c.monthlyDeltaUsd ?? 0)}/month`,
+        `Cost estimate: ${usd(c.monthlyDeltaUsd ?? 0)}/month${trafficHead}`,
         "| resource | operation | monthly (estimate) | list price |\n| --- | --- | --- | --- |\n",
         [
           ...c.items.map(
@@ -238,6 +244,10 @@ export function renderMarkdown(report: NetworkPreviewReport, limit = GITHUB_COMM
           ...c.unpriced.map(
             (i) =>
               `| \`${cell(i.urn.slice(i.urn.lastIndexOf("::") + 2))}\` (${i.type}) | ${i.op} | unpriced | ${cell(i.why)} |\n`,
+          ),
+          ...(traffic?.items ?? []).map(
+            (i) =>
+              `| \`${cell(i.urn.slice(i.urn.lastIndexOf("::") + 2))}\` (${i.type}) | ${i.op} | ${usdPerGb(i.usdPerGb)}/GB${i.monthlyUsd !== undefined ? ` × ${traffic?.gbPerMonth} GB = ${usd(i.monthlyUsd)}` : ""} | ${cell(i.what)}; ${cell(i.source)} |\n`,
           ),
         ],
       ),
@@ -250,6 +260,12 @@ export function renderMarkdown(report: NetworkPreviewReport, limit = GITHUB_COMM
   ];
   sections.push(folded("Notes", "", noteRows));
   return fit(head, sections, limit);
+}
+
+/** A signed per-GB price: "+$0.045", "−$0.01" (three decimals where the price has them). */
+export function usdPerGb(n: number): string {
+  const abs = `$${Number(Math.abs(n).toFixed(3))}`;
+  return n > 0 ? `+${abs}` : n < 0 ? `−${abs}` : abs;
 }
 
 /** A signed dollar amount: "+$32.85", "−$3.65", "$0.00". */

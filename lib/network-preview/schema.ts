@@ -148,6 +148,28 @@ export const costSchema = z.object({
   /** Created or deleted resources that cost money but have no list price here. */
   unpriced: z.array(z.object({ urn: z.string(), type: z.string(), op: z.enum(OPERATIONS), why: z.string() })),
   note: z.string(),
+  /**
+   * What created or deleted resources charge per GB of traffic through them. Totals only when
+   * the preview was told how much traffic to assume (`--traffic-gb`): traffic is not planned state.
+   */
+  traffic: z
+    .object({
+      /** GB per month assumed through each priced resource; absent: per-GB prices only. */
+      gbPerMonth: z.number().optional(),
+      monthlyDeltaUsd: z.number().optional(),
+      items: z.array(
+        z.object({
+          urn: z.string(),
+          type: z.string(),
+          op: z.enum(OPERATIONS),
+          usdPerGb: z.number(),
+          monthlyUsd: z.number().optional(),
+          what: z.string(),
+          source: z.string(),
+        }),
+      ),
+    })
+    .optional(),
 });
 
 export const reportSchema = z.object({
