@@ -5,7 +5,7 @@ import { LocalWorkspace, type EngineEvent, type Stack } from "@pulumi/pulumi/aut
 import type { NetworkPathObject, PathEndpoint, PathProblem } from "../lib/bridge/api";
 import { pendingOperationCount } from "../lib/bridge/checkpoint";
 import { admitConnections, groupNamespace, stackName } from "../lib/bridge/grouping";
-import { blockRange, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
+import { groupPorts, parseSlots, placeGroup, type GroupPorts, type Slots } from "../lib/bridge/slots";
 import { listenerKeys } from "../network/proxy/types";
 import { staleLocks, type StackLock } from "../lib/bridge/locks";
 import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
@@ -205,7 +205,10 @@ export class StackRunner implements GroupStacks {
 
   private targetFor(key: string, live: NetworkPathObject[], settings: BridgeSettings | undefined): Target {
     return this.opts.target.kind === "local"
-      ? { ...this.opts.target, portRange: this.portRangeFor(key, live) }
+      ? (() => {
+          const ports = this.portsFor(key, live);
+          return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
+        })()
       : { ...this.opts.target, ...proxySettingsFor(settings, groupNamespace(key)) };
   }
 
@@ -286,22 +289,20 @@ export class StackRunner implements GroupStacks {
     fs.renameSync(`${this.slotsFile}.tmp`, this.slotsFile);
   }
 
-  /** The group's block of ports, grown to what its connections need (plus HAProxy's two own listeners). */
-  private portRangeFor(key: string, live: NetworkPathObject[]): { from: number; to: number } {
+  /** The group's slots' ports, grown to what its connections need (plus HAProxy's two own listeners). */
+  private portsFor(key: string, live: NetworkPathObject[]): GroupPorts {
     const target = this.opts.target;
     const size = this.opts.slotSize;
     const slots = this.readSlots();
     const maxSlots = Math.floor((target.portRange.to - target.portRange.from + 1) / size);
     const ports = listenerKeys(admitConnections(live.map(toConnection)).admitted).length + 2;
-    const block = placeGroup(slots, key, ports, {
+    const blocks = placeGroup(slots, key, ports, {
       slotSize: size,
       maxSlots,
       maxSlotsPerGroup: Math.max(1, Math.floor((this.opts.maxPortsPerGroup ?? maxSlots * size) / size)),
     });
-    const current = slots[key];
-    if (current?.slot !== block.slot || current.count !== block.count)
-      this.writeSlots({ ...slots, [key]: block });
-    return blockRange(target.portRange, block, size);
+    if (JSON.stringify(slots[key]) !== JSON.stringify(blocks)) this.writeSlots({ ...slots, [key]: blocks });
+    return groupPorts(target.portRange, blocks, size);
   }
 
   private releaseSlot(key: string): void {

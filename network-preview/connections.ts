@@ -28,7 +28,7 @@ import { planPorts, type ReleasedPort } from "../network/proxy/port-planner";
 import type { Target } from "../network/proxy/bridge-program";
 import { toConnection } from "../network/proxy/bridge-program";
 import { listenerKey, listenerKeys, type PortRange } from "../network/proxy/types";
-import { blockRange, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
+import { groupPorts, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
 import { isImplementationName } from "../network/registry";
 import { groupNamespace } from "../lib/bridge/grouping";
 import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
@@ -270,15 +270,15 @@ export function planGroups(
 }
 
 /**
- * The block of ports the bridge gives a local group for these paths (bridge/stacks.ts
- * portRangeFor, with lib/bridge/slots.ts's placement), without claiming it: a new group's
- * block, or a block that would grow, is a prediction.
+ * The ports the bridge gives a local group for these paths (bridge/stacks.ts portsFor, with
+ * lib/bridge/slots.ts's placement), without claiming them: a new group's slots, or slots a
+ * group would grow into, are a prediction.
  */
 export function localGroupRange(
   bridge: BridgeView,
   key: string,
   paths: NetworkPathObject[],
-): { range: PortRange; predictedSlot: boolean } {
+): { range: PortRange; reserved: number[]; predictedSlot: boolean } {
   let slots: Slots = {};
   try {
     slots = parseSlots(fs.readFileSync(bridgeStatePaths(bridge.stateDir).slots, "utf8"));
@@ -288,16 +288,13 @@ export function localGroupRange(
   const size = bridge.slotSize;
   const maxSlots = Math.floor((bridge.portRange.to - bridge.portRange.from + 1) / size);
   const ports = listenerKeys(admitConnections(paths.map(toConnection)).admitted).length + 2;
-  const block = placeGroup(slots, key, ports, {
+  const blocks = placeGroup(slots, key, ports, {
     slotSize: size,
     maxSlots,
     maxSlotsPerGroup: Math.max(1, Math.floor((bridge.maxPortsPerGroup ?? maxSlots * size) / size)),
   });
-  const current = slots[key];
-  return {
-    range: blockRange(bridge.portRange, block, size),
-    predictedSlot: current?.slot !== block.slot || current.count !== block.count,
-  };
+  const { range, reserved } = groupPorts(bridge.portRange, blocks, size);
+  return { range, reserved, predictedSlot: JSON.stringify(slots[key]) !== JSON.stringify(blocks) };
 }
 
 function stackExists(bridge: BridgeView, stack: string): boolean {
@@ -368,12 +365,12 @@ export async function previewGroup(
 function groupTarget(bridge: BridgeView, g: GroupPlan, notes: string[]): Target {
   const base = bridge.target;
   if (base.kind === "local") {
-    const { range, predictedSlot } = localGroupRange(bridge, g.key, g.after);
+    const { range, reserved, predictedSlot } = localGroupRange(bridge, g.key, g.after);
     if (predictedSlot)
       notes.push(
-        `group ${g.key}: its port block ${range.from}-${range.to} is where the bridge would place it now (new or grown)`,
+        `group ${g.key}: its ports ${range.from}-${range.to}${reserved.length > 0 ? ` (less ${reserved.length} of other groups between its slots)` : ""} are where the bridge would place them now (new or grown)`,
       );
-    return { ...base, portRange: range };
+    return { ...base, portRange: range, reservedPorts: reserved };
   }
   const own = proxySettingsFor(bridge.settings?.value, groupNamespace(g.key));
   notes.push(

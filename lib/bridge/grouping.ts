@@ -125,8 +125,10 @@ export function portRangeExhausted(
   ownListeners: number,
   needed: number,
   target: "local" | "kubernetes",
+  /** Ports of the range held by other groups (a local group whose slots do not touch). */
+  reserved = 0,
 ): PathProblem {
-  const size = range.to - range.from + 1;
+  const size = range.to - range.from + 1 - reserved;
   const usable = size - ownListeners;
   const fix =
     target === "local"
@@ -135,7 +137,7 @@ export function portRangeExhausted(
   const own = ownListeners > 0 ? ` (${ownListeners} of them the proxy's own listeners)` : "";
   return {
     reason: "PortRangeExhausted",
-    message: `no port left for this connection: group ${group} has port range ${range.from}-${range.to}, ${size} ports${own}, and ${needed} connections need one; ${fix}`,
+    message: `no port left for this connection: group ${group} has port range ${range.from}-${range.to}, ${size} ports${reserved > 0 ? ` of its own (${reserved} between its slots are other groups')` : ""}${own}, and ${needed} connections need one; ${fix}`,
   };
 }
 

@@ -11,7 +11,15 @@ import { listenerKey, listenerKeys } from "./types";
 
 /** Where a group's proxy runs. */
 export type Target =
-  | { kind: "local"; stateDir: string; bindAddress: string; portRange: PortRange }
+  | {
+      kind: "local";
+      stateDir: string;
+      bindAddress: string;
+      /** The group's ports: the hull of its slots in the bridge's range (lib/bridge/slots.ts). */
+      portRange: PortRange;
+      /** Ports of portRange in other groups' slots, between this group's blocks. */
+      reservedPorts?: number[];
+    }
   | {
       kind: "kubernetes";
       kubeconfig: string;
@@ -58,7 +66,15 @@ export function proxyProgram(
       const left = new Set(unplaced ?? []);
       if (left.size === 0) return out;
       const needed = listenerKeys(connections).length;
-      const problem = portRangeExhausted(group, target.portRange, ownListeners, needed, target.kind);
+      const reserved = target.kind === "local" ? (target.reservedPorts?.length ?? 0) : 0;
+      const problem = portRangeExhausted(
+        group,
+        target.portRange,
+        ownListeners,
+        needed,
+        target.kind,
+        reserved,
+      );
       for (const c of connections) if (left.has(listenerKey(c))) out[c.id] = problem;
       return out;
     };
@@ -89,6 +105,7 @@ export function proxyProgram(
       {
         connections,
         portRange: target.portRange,
+        ...(target.reservedPorts?.length ? { reserved: target.reservedPorts } : {}),
         bindAddress: target.bindAddress,
         dir: path.join(target.stateDir, "proxies", group.replace(/[^a-zA-Z0-9-]/g, "_")),
         // Used only if the allocation is created while paths already have ports: a stack

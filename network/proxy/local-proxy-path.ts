@@ -14,6 +14,8 @@ export interface LocalProxyPathArgs {
   portRange: pulumi.Input<PortRange>;
   /** Address HAProxy listens on and consumers dial (loopback or an address of this machine). */
   bindAddress: string;
+  /** Ports of `portRange` never handed out (other groups' slots between this group's blocks). */
+  reserved?: number[];
   /** Directory of this proxy's haproxy.cfg and pid file. */
   dir: pulumi.Input<string>;
   /** Ports listeners had before the allocation existed (see PortAllocationInputs.seed). */
@@ -47,6 +49,7 @@ export function localProxyPath(
       ids: connections.apply((list) => [...listenerKeys(list), STATS, HEALTH]),
       overflow: "leave-out",
       required: [STATS, HEALTH],
+      ...(args.reserved && args.reserved.length > 0 ? { reserved: args.reserved } : {}),
       ...(args.seed ? { seed: args.seed } : {}),
     },
     opts,

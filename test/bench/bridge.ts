@@ -101,11 +101,9 @@ const EPHEMERAL_FROM = 32768;
 /**
  * The bridge's ports for one run: one slot per group the run makes (the singles' one, and each
  * size's namespaces), each slot big enough for the largest group plus HAProxy's two own
- * listeners, and two spare. So the figures are the bridge's and the engine's, not slot growth:
- * the bridge places a new group in the middle of the largest free run and grows it in place
- * (lib/bridge/slots.ts), so with many groups a late big one finds no run wide enough (a 500-claim
- * group after 13 others in 104 slots of 50 stopped at 7 slots). At a random offset (two runs at
- * once do not meet), below the ephemeral ports.
+ * listeners, and two spare. So the figures are the bridge's and the engine's, not slot growth
+ * (lib/bridge/slots.ts; the bridge e2e covers growth, in place and into further blocks). At a
+ * random offset (two runs at once do not meet), below the ephemeral ports.
  */
 function benchPorts(sizes: { n: number; spread: number }[]): { from: number; to: number; slotSize: number } {
   const groups = 1 + sizes.reduce((sum, s) => sum + s.spread, 0);

@@ -23,6 +23,7 @@ import { Postgres } from "../helpers/pg-haproxy";
 import { stopChild } from "../helpers/child-process";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { heldSlots, parseSlots } from "../../lib/bridge/slots";
 
 const CP = "bridge-cp";
 const NS = "team-a";
@@ -55,6 +56,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const haDir = path.join(work, "bridge-ha");
   /** State of the bridge of the capacity test (small slots). */
   const capDir = path.join(work, "bridge-cap");
+  /** State of the bridge of the split-slots test (a group in two blocks). */
+  const splitDir = path.join(work, "bridge-split");
   const env = toolchainEnv();
   const opsPort = 19464 + Math.floor(Math.random() * 500);
   /**
@@ -293,8 +296,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       await pg?.destroy().catch(() => undefined);
     } finally {
       // Neither HAProxy nor an engine process of the bridge may outlive the test.
-      for (const dir of [bridgeDir, haDir, capDir]) spawnSync("pkill", ["-f", `${dir}/proxies`]);
-      for (const dir of [bridgeDir, k8sDir, haDir, capDir])
+      for (const dir of [bridgeDir, haDir, capDir, splitDir]) spawnSync("pkill", ["-f", `${dir}/proxies`]);
+      for (const dir of [bridgeDir, k8sDir, haDir, capDir, splitDir])
         await reapOrphans(`file://${path.join(dir, "state")}`, () => undefined);
       fs.rmSync(work, { recursive: true, force: true });
     }
@@ -708,11 +711,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       ports.every((p) => p >= portBase && p <= portBase + 499),
       `ports within the bridge's range: ${ports.join(",")}`,
     );
-    const slots = JSON.parse(fs.readFileSync(path.join(bridgeDir, "slots.json"), "utf8")) as Record<
-      string,
-      { count: number }
-    >;
-    assert.ok((slots[`${MANY}/proxy`]?.count ?? 0) >= 3, `the group holds 3 slots: ${JSON.stringify(slots)}`);
+    const slots = parseSlots(fs.readFileSync(path.join(bridgeDir, "slots.json"), "utf8"));
+    assert.ok(heldSlots(slots[`${MANY}/proxy`]) >= 3, `the group holds 3 slots: ${JSON.stringify(slots)}`);
     try {
       // Each sampled port serves psql; under a loaded machine one attempt may outlast psql's
       // timeout, so a port gets 60 s, and its last attempt is what a failure shows.
@@ -874,6 +874,67 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       () => eventsOf("cap-e").some((e) => e.reason === "PathReady"),
       30_000,
     );
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
+  });
+
+  it("a group blocked by a neighbour grows into free slots elsewhere: its ports span two blocks, nobody's port moves, psql works on each", async () => {
+    await killBridge("SIGTERM");
+    // 4 slots of 7 ports: team-a takes slot 0, team-many the middle of the rest (slot 2).
+    const base = portBase + 100;
+    startBridge(
+      ["--slot-size", "7", "--port-range", `${base}-${base + 27}`],
+      path.join(work, "bridge-split"),
+    );
+    const OTHER = "team-many";
+    kubectlTry(kc(), ["create", "namespace", OTHER]);
+    const inNs = (name: string, ns: string) =>
+      JSON.stringify({ ...(JSON.parse(claim(name)) as object), metadata: { name, namespace: ns } });
+    const otherClaim = () =>
+      kubectlJson<{ items: Claim[] }>(kc(), ["-n", OTHER, "get", "tcpconnections"]).items.find(
+        (c) => c.metadata.name === "split-other",
+      );
+    const apply = async (names: string[]) => {
+      for (const n of names) assert.equal(kubectlApply(kc(), claim(n)).status, 0);
+      const out: Record<string, number> = {};
+      for (const n of names) out[n] = (await waitReady(n)).status!.port!;
+      return out;
+    };
+    const name = (i: number) => `split-${i}`;
+    const ports = await apply([0, 1, 2, 3, 4].map(name));
+    assert.equal(kubectlApply(kc(), inNs("split-other", OTHER)).status, 0);
+    await eventually(
+      "the other group's claim to be Ready",
+      () => Boolean(otherClaim() && isReady(otherClaim()!)),
+      180_000,
+    );
+    const otherPort = otherClaim()!.status!.port!;
+    assert.ok(otherPort >= base + 14 && otherPort <= base + 20, `the other group in slot 2: ${otherPort}`);
+    // 12 connections and HAProxy's 2 listeners: slot 1, in place; 17: a further block, slot 3.
+    Object.assign(ports, await apply([5, 6, 7, 8, 9, 10, 11].map(name)));
+    Object.assign(ports, await apply([12, 13, 14, 15, 16].map(name)));
+    const slots = parseSlots(fs.readFileSync(path.join(splitDir, "slots.json"), "utf8"));
+    assert.deepEqual(slots[`${NS}/proxy`], [
+      { slot: 0, count: 2 },
+      { slot: 3, count: 1 },
+    ]);
+    const now = Object.fromEntries(
+      claims()
+        .filter((c) => c.metadata.name.startsWith("split-"))
+        .map((c) => [c.metadata.name, c.status?.port]),
+    );
+    for (const [n, port] of Object.entries(ports)) assert.equal(now[n], port, `${n} keeps its port`);
+    assert.equal(otherClaim()?.status?.port, otherPort, "the other group's port stays");
+    const all = Object.values(ports);
+    assert.equal(new Set(all).size, 17, "distinct ports");
+    assert.ok(
+      all.every((p) => p < base + 14 || p > base + 20),
+      `none in the other group's slot: ${all.join(",")}`,
+    );
+    const far = all.filter((p) => p >= base + 21);
+    assert.ok(far.length > 0, `some ports in the further block: ${all.join(",")}`);
+    for (const port of [all[0]!, far[0]!, otherPort])
+      assert.equal(psql("127.0.0.1", port).stdout.trim(), "42", `psql through port ${port}`);
+    kubectl(kc(), ["-n", OTHER, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
     kubectl(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
   });
 

@@ -7,7 +7,6 @@ import { BridgeIdentity } from "../../components/bridge/bridge-identity";
 import { BridgeMetrics } from "../../lib/bridge/metrics";
 import {
   BRIDGE_FINALIZER,
-  blockRange,
   backoffDelay,
   bridgeRules,
   failedStatus,
@@ -20,8 +19,6 @@ import {
   planGroup,
   readyStatus,
   sameStatus,
-  parseSlots,
-  placeGroup,
   stackName,
   type NetworkPathObject,
 } from "../../lib/bridge/model";
@@ -180,44 +177,6 @@ describe("Crossplane bridge: pure decisions", () => {
       backoffDelay(30, 1000, 60_000, () => 1),
       60_000,
     );
-  });
-
-  it("gives each group a stable block of the port range, grown in place as its connections need, and refuses when full", () => {
-    const o = { slotSize: 50, maxSlots: 20, maxSlotsPerGroup: 20 };
-    // The first group starts at 0; the next in the middle of the largest free run.
-    assert.deepEqual(placeGroup({}, "a", 3, o), { slot: 0, count: 1 });
-    assert.deepEqual(placeGroup({ a: { slot: 0, count: 1 } }, "b", 3, o), { slot: 10, count: 1 });
-    // 100 connections + 2 own listeners need 3 slots of 50: grown in place, so ports stay.
-    assert.deepEqual(placeGroup({ a: { slot: 0, count: 1 }, b: { slot: 10, count: 1 } }, "a", 102, o), {
-      slot: 0,
-      count: 3,
-    });
-    // Blocked by a neighbour: it keeps what it can have (the rest is PortRangeExhausted).
-    assert.deepEqual(placeGroup({ a: { slot: 0, count: 1 }, b: { slot: 2, count: 1 } }, "a", 150, o), {
-      slot: 0,
-      count: 2,
-    });
-    // Never shrinks or moves while the group lives; a cap holds.
-    assert.deepEqual(placeGroup({ a: { slot: 4, count: 3 } }, "a", 1, o), { slot: 4, count: 3 });
-    assert.deepEqual(placeGroup({}, "a", 500, { ...o, maxSlotsPerGroup: 2 }), { slot: 0, count: 2 });
-    assert.throws(
-      () => placeGroup({ a: { slot: 0, count: 2 } }, "c", 1, { ...o, maxSlots: 2 }),
-      /no free port slot for c/,
-    );
-    assert.deepEqual(blockRange({ from: 42000, to: 42999 }, { slot: 2, count: 2 }, 50), {
-      from: 42100,
-      to: 42199,
-    });
-    assert.throws(
-      () => blockRange({ from: 42000, to: 42099 }, { slot: 1, count: 2 }, 50),
-      /outside the port range/,
-    );
-    // The slots file of an older bridge (one slot number per group) still reads.
-    assert.deepEqual(parseSlots('{"a":0,"b":{"slot":3,"count":2}}'), {
-      a: { slot: 0, count: 1 },
-      b: { slot: 3, count: 2 },
-    });
-    assert.deepEqual(parseSlots("{"), {});
   });
 
   it("renders Prometheus metrics with reconcile counts, engine runs, a bounded duration histogram and process metrics", async () => {
