@@ -11,6 +11,9 @@ import * as readline from "node:readline/promises";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { Command, Option } from "commander";
 import { selectStack } from "../tooling/pulumi-runner";
+import { failureText } from "../tooling/command-failure";
+import { validateStackConfig } from "../tooling/load-config";
+import { renderIssues } from "../lib/config/messages";
 
 const out = (text: string) => process.stdout.write(text);
 
@@ -78,6 +81,19 @@ async function stackFor(program: Command, flags: ChangeFlags = {}): Promise<Stac
   return selectStack({ stack: program.opts<{ stack: string }>().stack, policyPacks: !!flags.policyPack });
 }
 
+/**
+ * The program's own configuration check, run before the engine starts: a bad setting is then
+ * reported once, quickly, and no engine run begins. (Through the engine the same message came
+ * out twice: the inline program's RunError is logged by the SDK's rejection handler and
+ * returned to the engine as the run's error. A plain `pulumi up` still gets it from the program.)
+ */
+async function checkConfig(stack: Stack): Promise<void> {
+  const all = await stack.getAllConfig();
+  const values = Object.fromEntries(Object.entries(all).map(([key, v]) => [key, v.value]));
+  const { result } = validateStackConfig(values);
+  if (!result.ok) throw new Error(renderIssues(result.issues, stack.name));
+}
+
 async function main(): Promise<void> {
   const program = new Command("pulumi")
     .description("Run the Klutch Pulumi program on the real Pulumi engine")
@@ -92,6 +108,7 @@ async function main(): Promise<void> {
   ).action(async (flags: ChangeFlags) => {
     const packs = policyPacks(flags.policyPack);
     const stack = await stackFor(program, flags);
+    await checkConfig(stack);
     const common = {
       diff: flags.diff,
       refresh: flags.refresh,
@@ -122,6 +139,7 @@ async function main(): Promise<void> {
   ).action(async (flags: ChangeFlags & { expectNoChanges?: boolean }) => {
     const packs = policyPacks(flags.policyPack);
     const stack = await stackFor(program, flags);
+    await checkConfig(stack);
     const res = await stack.preview({
       onOutput: out,
       expectNoChanges: flags.expectNoChanges,
@@ -224,8 +242,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  // The engine's own output has already been streamed; print only the cause.
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`\n${message}\n`);
+  process.stderr.write(`\n${failureText(err)}\n`);
   process.exit(1);
 });

@@ -35,13 +35,16 @@ function decode(value: string): unknown {
 }
 
 /**
- * Reads and validates every `klutch:` setting of the current stack. On any problem it
- * throws one RunError listing them all (Pulumi prints it without a stack trace), before
- * the program registers a single resource.
+ * Validates a stack's `klutch:` settings as `key → value` text (the engine's config, or the
+ * Automation API's `getAllConfig()`): what the program checks first, and what `npm run pulumi`
+ * checks before it starts the engine at all.
  */
-export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironment {
+export function validateStackConfig(
+  values: Record<string, string>,
+  projectDir: string = repoRoot,
+): { raw: Record<string, unknown>; result: ReturnType<typeof validateEnvironment> } {
   const raw: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(pulumi.runtime.allConfig())) {
+  for (const [key, value] of Object.entries(values)) {
     if (key.startsWith("klutch:")) raw[key.slice("klutch:".length)] = decode(value);
   }
   // KLUTCH_LOCAL_DIR moves the local clusters (tests use a temporary directory); the local
@@ -52,6 +55,16 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
     projectDir,
     readFile: (file) => fs.readFileSync(file, "utf8"),
   });
+  return { raw, result };
+}
+
+/**
+ * Reads and validates every `klutch:` setting of the current stack. On any problem it
+ * throws one RunError listing them all (Pulumi prints it without a stack trace), before
+ * the program registers a single resource.
+ */
+export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironment {
+  const { raw, result } = validateStackConfig(pulumi.runtime.allConfig(), projectDir);
   if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
   const bridge = bridgePlanOf(result.config, projectDir);
   const creds = raw.anyninesCredentials;

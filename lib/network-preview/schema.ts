@@ -129,24 +129,18 @@ export const policySchema = z.object({
   urn: z.string().optional(),
 });
 
+/** A created or deleted resource the cost estimate prices. */
+const costedResource = z.object({ urn: z.string(), type: z.string(), op: z.enum(OPERATIONS) });
+
 export const costSchema = z.object({
   /** False when no environment stack was previewed: connection changes alone cost nothing listed. */
   estimated: z.boolean(),
   currency: z.literal("USD").optional(),
   /** The monthly change of what has a list price; an estimate, never a bill. */
   monthlyDeltaUsd: z.number().optional(),
-  items: z.array(
-    z.object({
-      urn: z.string(),
-      type: z.string(),
-      op: z.enum(OPERATIONS),
-      monthlyUsd: z.number(),
-      what: z.string(),
-      source: z.string(),
-    }),
-  ),
+  items: z.array(costedResource.extend({ monthlyUsd: z.number(), what: z.string(), source: z.string() })),
   /** Created or deleted resources that cost money but have no list price here. */
-  unpriced: z.array(z.object({ urn: z.string(), type: z.string(), op: z.enum(OPERATIONS), why: z.string() })),
+  unpriced: z.array(costedResource.extend({ why: z.string() })),
   note: z.string(),
   /**
    * What created or deleted resources charge per GB of traffic through them. Totals only when
@@ -158,10 +152,7 @@ export const costSchema = z.object({
       gbPerMonth: z.number().optional(),
       monthlyDeltaUsd: z.number().optional(),
       items: z.array(
-        z.object({
-          urn: z.string(),
-          type: z.string(),
-          op: z.enum(OPERATIONS),
+        costedResource.extend({
           usdPerGb: z.number(),
           monthlyUsd: z.number().optional(),
           what: z.string(),

@@ -188,6 +188,16 @@ const README_COMMANDS: Record<
           // The setting is declared in Pulumi.yaml, so `config list` still names it, without a value.
           absent: /^klutch:oidcClientSecret: \S/m,
         },
+        // A bad setting: `preview` names it once, with the fix, before any engine run starts.
+        {
+          line:
+            "npm run pulumi -- config set --path 'klutch:appClusters[0].networkConnector.implementation' prox && " +
+            "! npm run pulumi -- preview; s=$?; " +
+            "npm run pulumi -- config set --path 'klutch:appClusters[0].networkConnector.implementation' proxy; exit $s",
+          expect:
+            /Invalid configuration for stack "local" \(1 problems?\):\n\s+- klutch:appClusters\[0\]\.networkConnector\.implementation: must be one of proxy, [^\n]*\(got "prox"\)/,
+          absent: /Invalid configuration[\s\S]*Invalid configuration|Previewing update/,
+        },
       ],
     },
   "npm run bridge -- --kubeconfig .klutch/local/control-plane/kubeconfig": {
