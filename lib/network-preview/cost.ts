@@ -13,6 +13,8 @@ export interface CostStep {
 
 const cents = (n: number) => Math.round(n * 100) / 100;
 
+const HOURLY_NOTE = "estimate from list prices (lib/network-preview/prices.ts) × 730 hours";
+
 /** +1 for a resource that starts costing, −1 for one that stops, 0 otherwise (a replacement costs the same). */
 function sign(op: Operation): number {
   if (op === "create") return 1;
@@ -81,7 +83,10 @@ export function estimateCost(
     monthlyDeltaUsd,
     items,
     unpriced,
-    note: "estimate from list prices (lib/network-preview/prices.ts) × 730 hours; traffic and taxes not included",
+    note:
+      traffic.length > 0
+        ? `${HOURLY_NOTE}; traffic (per-GB prices listed; --traffic-gb assumes a volume) and taxes not included`
+        : `${HOURLY_NOTE}; traffic and taxes not included`,
     ...(traffic.length > 0 ? { traffic: { items: traffic } } : {}),
   };
 }
@@ -95,6 +100,7 @@ export function withTraffic(cost: CostReport, gbPerMonth: number): CostReport {
   const items = cost.traffic.items.map((i) => ({ ...i, monthlyUsd: cents(i.usdPerGb * gbPerMonth) }));
   return {
     ...cost,
+    note: `${HOURLY_NOTE}, traffic at ${gbPerMonth} GB/month through each per-GB priced resource (assumed); taxes not included`,
     traffic: {
       gbPerMonth,
       monthlyDeltaUsd: cents(items.reduce((n, i) => n + (i.monthlyUsd ?? 0), 0)),

@@ -1,5 +1,6 @@
 import type { Hop } from "./schema";
 import type { PreviewInput } from "./model";
+import { estimateCost, withTraffic } from "./cost";
 
 /**
  * Scenario inputs for the unit tests and their golden files: what network-preview/ gathers
@@ -180,6 +181,22 @@ export const awsWidenedScenario: PreviewInput = {
       urn: sgUrn,
     },
   ],
+  // The same change adds a NAT gateway with its address; 500 GB a month assumed through it.
+  cost: withTraffic(
+    estimateCost([
+      {
+        urn: "urn:pulumi:aws-mock::klutch::aws:ec2/natGateway:NatGateway::app-1-nat",
+        type: "aws:ec2/natGateway:NatGateway",
+        op: "create",
+      },
+      {
+        urn: "urn:pulumi:aws-mock::klutch::aws:ec2/eip:Eip::app-1-nat-ip",
+        type: "aws:ec2/eip:Eip",
+        op: "create",
+      },
+    ]),
+    500,
+  ),
 };
 
 /** An app cluster removed: its connections go, the shared peering with it. */

@@ -6,7 +6,7 @@
  * the figures; on its own, against a running cluster:
  *
  *   BENCH_HOST=172.30.x.2 BENCH_DIRECT_PORT=… BENCH_PROXY_PORT=… PGPASSWORD=… \
- *     npx ts-node --transpile-only test/bench/proxy-pods.ts
+ *     bash scripts/node.sh tsx test/bench/proxy-pods.ts
  *
  * BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2), BENCH_CLIENTS (default 4).
  */

@@ -21,6 +21,10 @@ import {
   renderGatewayWgQuick,
 } from "../../network/wireguard/render-wg-quick";
 import { postgresDeployment } from "../helpers/node-postgres";
+import * as k8s from "@pulumi/kubernetes";
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
+import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
+import { ensureKubernetesPlugin, pulumiEnv } from "../../tooling/pulumi-runner";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 /**
@@ -367,5 +371,103 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
     assert.equal(after.metadata.name, gw.metadata.name, "the same pod");
     assert.equal(after.status.containerStatuses?.[0]?.restartCount, restarts, "not restarted");
     assert.equal(connectsFromClient(pgHost, 5432).status, 0);
+  });
+
+  it("the WireguardTunnel component through the engine: `up` waits for its gateway and client to be Ready, psql from a pod dials the connection's hostForConsumer, `destroy` removes them", async () => {
+    // Namespaces of their own, so the component's objects never meet the rendered ones above.
+    const dataNs = "wge-data";
+    const appNs = "wge-app";
+    for (const ns of [dataNs, appNs]) apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-wg-engine-"));
+    const adminKubeconfig = fs.readFileSync(kc(), "utf8");
+    const program = () => {
+      const provider = new k8s.Provider("wg-pods", { kubeconfig: adminKubeconfig });
+      const tunnel = new WireguardTunnel("wge", {
+        gatewayProvider: provider,
+        gatewayNamespace: dataNs,
+        appClusters: [{ name: APP, provider, namespace: appNs }],
+        connections: [{ name: "orders", appCluster: APP, instanceHost: pgHost, port: 5432 }],
+        tunnelCidr: "100.97.0.0/24",
+        // The client resolves the gateway Service's name through the cluster DNS.
+        endpoint: `wge-gateway.${dataNs}.svc.cluster.local:51820`,
+        gatewayServiceType: "ClusterIP",
+        image: node.images.wireguard,
+        forwarderImage: node.images.wireguard,
+      });
+      return Promise.resolve({ endpoints: tunnel.endpoints });
+    };
+    const stackEnv = pulumiEnv("wg-pods-e2e", {
+      ...process.env,
+      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "wg-pods-e2e-only",
+    });
+    fs.mkdirSync(path.join(work, "state"), { recursive: true });
+    ensureKubernetesPlugin(stackEnv);
+    // The Automation API finds the CLI on this process's PATH, not on envVars'.
+    process.env.PATH = stackEnv.PATH;
+    const envVars = Object.fromEntries(
+      Object.entries(stackEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
+    );
+    const stack = await LocalWorkspace.createOrSelectStack(
+      { projectName: "wg-pods-e2e", stackName: "e2e", program },
+      { envVars, workDir: work },
+    );
+    const lines: string[] = [];
+    try {
+      const started = Date.now();
+      const up = await stack.up({ onOutput: (l) => lines.push(l) }).catch((e: Error) => {
+        throw new Error(`${e.message}\n${lines.slice(-30).join("")}`);
+      });
+      process.stdout.write(
+        `      pulumi up of WireguardTunnel (waits for both pods Ready): ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      );
+      // The engine waited for the rollouts (no skipAwait): both pods are Ready, probes passing.
+      assert.ok(pods(dataNs, "app.kubernetes.io/component=gateway").every(ready));
+      assert.ok(pods(appNs, "app.kubernetes.io/component=client").some(ready));
+      const endpoints = up.outputs.endpoints?.value as Record<
+        string,
+        { hostForConsumer: string; port: number }
+      >;
+      const orders = endpoints.orders;
+      assert.ok(orders, JSON.stringify(endpoints));
+      assert.match(orders.hostForConsumer, new RegExp(`\\.${appNs}\\.svc\\.cluster\\.local$`));
+      // A consumer pod dials hostForConsumer as written: the cluster DNS, the client's
+      // forwarder, the tunnel, the gateway, PostgreSQL.
+      const pg = onePod(DATA_NS, "app=pg");
+      const r = kubectlTry(kc(), [
+        "exec",
+        "-n",
+        DATA_NS,
+        pg.metadata.name,
+        "--",
+        "psql",
+        `host=${orders.hostForConsumer} port=${orders.port} user=postgres dbname=postgres password=${PASSWORD} connect_timeout=5`,
+        "-tAc",
+        "select 6 * 7",
+      ]);
+      assert.equal(r.stdout.trim(), "42", r.stderr);
+      // The private keys stay secrets in the stack's state.
+      const state = fs
+        .readdirSync(path.join(work, "state", ".pulumi", "stacks", "wg-pods-e2e"))
+        .map((f) => fs.readFileSync(path.join(work, "state", ".pulumi", "stacks", "wg-pods-e2e", f), "utf8"))
+        .join("\n");
+      assert.doesNotMatch(
+        state,
+        /PrivateKey = [A-Za-z0-9+/]{43}=/,
+        "no wg-quick private key in clear in the state",
+      );
+
+      await stack.destroy({ onOutput: (l) => lines.push(l) });
+      await eventually(
+        "the component's pods to be gone",
+        () =>
+          pods(dataNs, "app.kubernetes.io/component=gateway").length === 0 &&
+          pods(appNs, "app.kubernetes.io/component=client").length === 0,
+        120_000,
+      );
+    } finally {
+      await stack.destroy({ onOutput: () => undefined }).catch(() => undefined);
+      fs.rmSync(work, { recursive: true, force: true });
+    }
   });
 });
