@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { clusterDnsAddress, clusterDnsObjects, corefile } from "./cluster-dns";
+import { clusterDnsAddress, clusterDnsObjects, clusterDnsPaths, corefile } from "./cluster-dns";
 
 type Obj = {
   kind: string;
@@ -89,6 +89,10 @@ describe("local node cluster DNS (CoreDNS as kubeadm deploys it)", () => {
         "/apis/apps/v1/namespaces/kube-system/deployments/coredns",
         "/api/v1/namespaces/kube-system/services/kube-dns",
       ],
+    );
+    assert.deepEqual(
+      clusterDnsPaths("10.96.0.0/16", "cluster.local"),
+      objects.map((o) => o.path),
     );
   });
 });

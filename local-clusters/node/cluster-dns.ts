@@ -74,6 +74,11 @@ export interface AddonObject {
 
 const labels = { "k8s-app": "kube-dns" };
 
+/** The API paths of the cluster DNS's objects, e.g. to delete them with the node. */
+export function clusterDnsPaths(serviceCidr: string, domain: string): string[] {
+  return clusterDnsObjects({ image: "", serviceCidr, domain }).map((o) => o.path);
+}
+
 /** The objects, in the order they are applied (RBAC and config before the pods that use them). */
 export function clusterDnsObjects(s: ClusterDnsSettings): AddonObject[] {
   const ns = CLUSTER_DNS_NAMESPACE;

@@ -28,6 +28,7 @@ import {
   CLUSTER_DNS_NAMESPACE,
   clusterDnsAddress,
   clusterDnsObjects,
+  clusterDnsPaths,
   type AddonObject,
 } from "./cluster-dns";
 import {
@@ -200,7 +201,9 @@ export class LocalNode {
     const gone = (status: number) => status === 200 || status === 202 || status === 404;
     const results = await Promise.all([
       // The cluster DNS (no node runs it now), its pods with its Deployment.
-      ...this.clusterDns("-").map((o) => adminCall(pki, "DELETE", `${base}${o.path}`)),
+      ...clusterDnsPaths(SERVICE_CLUSTER_IP_RANGE, CLUSTER_DOMAIN).map((p) =>
+        adminCall(pki, "DELETE", `${base}${p}`),
+      ),
       adminCall(pki, "DELETE", `${base}/api/v1/nodes/${this.nodeName}`),
       adminCall(pki, "DELETE", `${base}/api/v1/namespaces/default/endpoints/${API_ENDPOINTS_NAME}`),
       adminCall(
