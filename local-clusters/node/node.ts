@@ -264,27 +264,22 @@ export class LocalNode {
         throw new Error(`applying the cluster DNS (${o.path}): HTTP ${r.status} ${r.body}`);
     }
     const url = `${base}/apis/apps/v1/namespaces/${CLUSTER_DNS_NAMESPACE}/deployments/${CLUSTER_DNS_DEPLOYMENT}`;
-    let last = "";
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await adminCall(pki, "GET", url);
-      const d = r.status === 200 ? (JSON.parse(r.body) as DeploymentStatus) : undefined;
-      const status = d?.status;
-      if (
-        d !== undefined &&
-        (status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
-        (status?.updatedReplicas ?? 0) >= 1 &&
-        (status?.readyReplicas ?? 0) >= 1 &&
-        (status?.replicas ?? 0) === (status?.updatedReplicas ?? 0)
-      )
-        return;
-      last = r.status === 200 ? JSON.stringify(status ?? {}) : `HTTP ${r.status} ${r.body}`;
-      if (Date.now() > deadline)
-        throw new Error(
-          `the cluster DNS (Deployment ${CLUSTER_DNS_NAMESPACE}/${CLUSTER_DNS_DEPLOYMENT}) is not Ready after ${timeoutMs / 1000}s: ${last}; see \`kubectl -n ${CLUSTER_DNS_NAMESPACE} describe pods -l k8s-app=kube-dns\``,
-        );
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitForOk(
+      `the cluster DNS (Deployment ${CLUSTER_DNS_NAMESPACE}/${CLUSTER_DNS_DEPLOYMENT}; see \`kubectl -n ${CLUSTER_DNS_NAMESPACE} describe pods -l k8s-app=kube-dns\`)`,
+      async () => {
+        const r = await adminCall(pki, "GET", url);
+        if (r.status !== 200) return `HTTP ${r.status} ${r.body}`;
+        const d = JSON.parse(r.body) as DeploymentStatus;
+        const status = d.status;
+        const rolledOut =
+          (status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+          (status?.updatedReplicas ?? 0) >= 1 &&
+          (status?.readyReplicas ?? 0) >= 1 &&
+          (status?.replicas ?? 0) === (status?.updatedReplicas ?? 0);
+        return rolledOut ? "ok" : JSON.stringify(status ?? {});
+      },
+      { timeoutMs, intervalMs: 500 },
+    );
   }
 
   /** All four processes are ours and alive, the kubelet is healthy and the Node Ready. */
