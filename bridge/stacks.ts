@@ -8,7 +8,7 @@ import { admitConnections, groupNamespace, stackName } from "../lib/bridge/group
 import { groupPorts, parseSlots, placeGroup, type GroupPorts, type Slots } from "../lib/bridge/slots";
 import { listenerKeys } from "../network/proxy/types";
 import { staleLocks, type StackLock } from "../lib/bridge/locks";
-import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
+import { proxySettingsFor, wireguardSettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
 import { upFromEvents } from "./engine-run";
@@ -209,7 +209,14 @@ export class StackRunner implements GroupStacks {
           const ports = this.portsFor(key, live);
           return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
         })()
-      : { ...this.opts.target, ...proxySettingsFor(settings, groupNamespace(key)) };
+      : (() => {
+          const wireguard = wireguardSettingsFor(settings, groupNamespace(key));
+          return {
+            ...this.opts.target,
+            ...proxySettingsFor(settings, groupNamespace(key)),
+            ...(wireguard ? { wireguard } : {}),
+          };
+        })();
   }
 
   /**

@@ -20,7 +20,7 @@ import { boundApis } from "../lib/bind/app-cluster-plan";
 import { releaseImages } from "../lib/bind/release";
 import { AwsCluster } from "./clusters/aws/aws-cluster";
 import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
-import { buildNetworkPaths, type NetworkPaths } from "../network/environments";
+import { buildNetworkPaths, wireguardBridgeSettings, type NetworkPaths } from "../network/environments";
 import { BridgeIdentity } from "./bridge/bridge-identity";
 import { BridgeSettings } from "./bridge/bridge-settings";
 import { BridgeDataPlane } from "./bridge/bridge-data-plane";
@@ -168,7 +168,10 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         namespace: SETTINGS_NAMESPACE,
         configMapName: SETTINGS_CONFIGMAP,
         key: SETTINGS_KEY,
-        settings: renderBridgeSettings(bridgeSettings(config)),
+        // With the WireGuard tunnel's per app cluster settings, once it is planned.
+        settings: wireguardBridgeSettings(this.networkPaths).apply((wireguard) =>
+          renderBridgeSettings(bridgeSettings(config, wireguard)),
+        ),
         labels,
       },
       { parent: this, dependsOn: networkNs ? [networkNs] : [] },

@@ -31,7 +31,8 @@ import { listenerKey, listenerKeys, type PortRange } from "../network/proxy/type
 import { groupPorts, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
 import { isImplementationName } from "../network/registry";
 import { groupNamespace } from "../lib/bridge/grouping";
-import { proxySettingsFor, type BridgeSettings } from "../lib/bridge/settings";
+import { proxySettingsFor, wireguardSettingsFor, type BridgeSettings } from "../lib/bridge/settings";
+import { planWireguardGroup } from "../network/wireguard/group-plan";
 import { PROJECT } from "../bridge/stacks";
 import { KubePathWriter } from "../bridge/client";
 import { StepCollector, toHop, type ResourceStep } from "./engine-events";
@@ -182,7 +183,7 @@ export function isPending(p: NetworkPathObject): boolean {
 const pendingId = (c: ClaimChange) => `${c.name}-pending`;
 const pendingLabel = (c: ClaimChange) => `pending:${c.namespace}/${c.name}`;
 
-interface GroupPlan {
+export interface GroupPlan {
   key: string;
   /** Paths as the group stack would be run with after the change (live, not deleting). */
   after: NetworkPathObject[];
@@ -373,13 +374,14 @@ function groupTarget(bridge: BridgeView, g: GroupPlan, notes: string[]): Target 
     return { ...base, portRange: range, reservedPorts: reserved };
   }
   const own = proxySettingsFor(bridge.settings?.value, groupNamespace(g.key));
+  const wireguard = wireguardSettingsFor(bridge.settings?.value, groupNamespace(g.key));
   notes.push(
     `group ${g.key}: previewed on the kubernetes target (namespace ${base.namespace}), ` +
       (own
         ? `with its ${bridge.settings?.from === "planned" ? "planned" : "current"} proxy settings`
         : "with the bridge's flags (no proxy settings for its namespace)"),
   );
-  return { ...base, ...own };
+  return { ...base, ...own, ...(wireguard ? { wireguard } : {}) };
 }
 
 /**
@@ -410,7 +412,7 @@ function kubernetesHost(
 const UNKNOWN_HOST = "unknown";
 
 /** The report's connections and ports of one previewed group. */
-function assemble(
+export function assemble(
   g: GroupPlan,
   steps: ResourceStep[],
   target: Target,
@@ -424,7 +426,27 @@ function assemble(
   const portsStep = steps.find((s) => s.name === (target.kind === "local" ? "ports" : `${proxy}-ports`));
   const host = target.kind === "local" ? target.bindAddress : kubernetesHost(target, proxy, steps);
   const plan = realisation === "proxy" && g.after.length > 0 ? predictPorts(portsStep) : undefined;
-  const { admitted, rejected } = admitConnections(g.after.map(toConnection));
+  const forwarded =
+    realisation === "forwarded"
+      ? planWireguardGroup(
+          g.key,
+          g.after,
+          target.kind === "local" ? { kind: "local" } : { kind: "kubernetes", settings: target.wireguard },
+        )
+      : undefined;
+  const proxied = admitConnections(g.after.map(toConnection));
+  const admitted = proxied.admitted;
+  // What the bridge refuses: its forwarded implementations' own rules, else the proxy's.
+  const rejected: Record<string, { message: string }> = forwarded
+    ? Object.fromEntries(
+        g.after
+          .map((p) => pathId(p))
+          .flatMap((id) => {
+            const message = forwarded.rejected[id] ?? forwarded.refusal;
+            return message ? [[id, { message }]] : [];
+          }),
+      )
+    : proxied.rejected;
   const after = new Map<string, Endpoint>();
   if (realisation === "proxy" && plan !== undefined) {
     if (plan === "unknown") {
@@ -434,6 +456,10 @@ function assemble(
       const eps = consumerEndpoints(placed, plan.assignments, host);
       for (const [id, e] of Object.entries(eps)) after.set(id, { host: e.hostForConsumer, port: e.port });
     }
+  } else if (forwarded) {
+    // Forwarded: consumers dial the forwarder the group's plan gives each connection.
+    for (const [id, e] of Object.entries(forwarded.endpoints))
+      after.set(id, { host: e.hostForConsumer, port: e.port });
   } else if (realisation !== "proxy") {
     // Routed: consumers dial the instance itself.
     for (const p of g.after) after.set(pathId(p), { host: p.spec.instanceHost, port: p.spec.port });

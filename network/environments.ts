@@ -1,10 +1,11 @@
-import type * as pulumi from "@pulumi/pulumi";
+import * as pulumi from "@pulumi/pulumi";
 import { awsVpcPeeringEnvironment } from "./aws-vpc-peering/environment";
 import type { EnvironmentBuilder, EnvironmentNetworkContext, NetworkUser } from "./environment-context";
 import type { ConnectorOf } from "./implementation";
 import { openstackEnvironment } from "./openstack/environment";
 import { proxyEnvironment } from "./proxy/environment";
 import { wireguardEnvironment } from "./wireguard/environment";
+import { WireguardTunnel, type WireguardBridgeSettings } from "./wireguard/wireguard-tunnel";
 import { IMPLEMENTATIONS, type ImplementationName } from "./registry";
 
 type Spec<K extends ImplementationName> = Extract<(typeof IMPLEMENTATIONS)[number], { name: K }>;
@@ -43,4 +44,16 @@ export function buildNetworkPaths(ctx: EnvironmentNetworkContext): NetworkPaths 
     if (build && users.length > 0) out[impl.name] = build(ctx, users);
   }
   return out;
+}
+
+/**
+ * What the bridge needs per wireguard app cluster (WireguardTunnel.bridgeSettings): the tunnel's
+ * addresses and where to publish flows. Empty when no tunnel runs as pods (none, or a gateway VM).
+ */
+export function wireguardBridgeSettings(
+  paths: NetworkPaths,
+): pulumi.Output<Record<string, WireguardBridgeSettings>> {
+  const tunnel = paths.wireguard?.tunnel;
+  if (tunnel instanceof WireguardTunnel && tunnel.bridgeSettings) return tunnel.bridgeSettings;
+  return pulumi.output<Record<string, WireguardBridgeSettings>>({});
 }

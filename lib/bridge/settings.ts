@@ -36,11 +36,22 @@ const proxySettings = z
   })
   .strict();
 
+/** Where the bridge publishes a wireguard app cluster's flows (network/wireguard/cluster-config.ts). */
+const wireguardSettings = z
+  .object({
+    tunnelCidr: z.string().min(1),
+    clientAddress: z.string().regex(/^\d{1,3}(\.\d{1,3}){3}$/, "must be an IPv4 address"),
+    flows: z.object({ namespace: z.string().min(1), name: z.string().min(1) }).strict(),
+    clientHost: z.string().min(1),
+  })
+  .strict();
+
 const consumerSettings = z
   .object({
     appCluster: z.string().min(1),
     implementation: z.string().min(1),
     proxy: proxySettings.optional(),
+    wireguard: wireguardSettings.optional(),
   })
   .strict();
 
@@ -48,16 +59,25 @@ const settingsSchema = z.object({ version: z.literal(1), consumers: z.record(con
 
 export type BridgeSettings = z.infer<typeof settingsSchema>;
 export type ProxySettings = z.infer<typeof proxySettings>;
+export type WireguardSettings = z.infer<typeof wireguardSettings>;
 
-/** The settings of an environment, keyed by consumer namespace. */
-export function bridgeSettings(config: Pick<EnvironmentConfig, "appClusters" | "bind">): BridgeSettings {
+/**
+ * The settings of an environment, keyed by consumer namespace. `wireguard`: the tunnel's
+ * per app cluster settings (WireguardTunnel.bridgeSettings), known once it is planned.
+ */
+export function bridgeSettings(
+  config: Pick<EnvironmentConfig, "appClusters" | "bind">,
+  wireguard: Readonly<Record<string, WireguardSettings>> = {},
+): BridgeSettings {
   const consumers: BridgeSettings["consumers"] = {};
   for (const app of config.appClusters) {
     const connector = app.networkConnector;
+    const tunnel = wireguard[app.name];
     consumers[consumerNamespace(config.bind.namespacePrefix, app.name)] = {
       appCluster: app.name,
       implementation: connector.implementation,
       ...(connector.implementation === "proxy" ? { proxy: proxySettingsOf(app, connector) } : {}),
+      ...(connector.implementation === "wireguard" && tunnel ? { wireguard: tunnel } : {}),
     };
   }
   return { version: 1, consumers };
@@ -104,4 +124,13 @@ export function proxySettingsFor(
 ): ProxySettings | undefined {
   if (!settings || !namespace) return undefined;
   return settings.consumers[namespace]?.proxy;
+}
+
+/** The WireGuard settings of a consumer namespace, when the stack gave any. */
+export function wireguardSettingsFor(
+  settings: BridgeSettings | undefined,
+  namespace: string | undefined,
+): WireguardSettings | undefined {
+  if (!settings || !namespace) return undefined;
+  return settings.consumers[namespace]?.wireguard;
 }

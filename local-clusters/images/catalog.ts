@@ -116,12 +116,12 @@ exec postgres -c listen_addresses='*' -c unix_socket_directories=/tmp "$@"
 
 /**
  * PostgreSQL from Debian's package, the release's major (debianPostgres; the one the data-plane
- * tests run): the server, initdb, psql and pg_isready with the modules and share files they load,
+ * tests run): the server, initdb, psql, pg_isready and pgbench (benchmarks from a consumer pod) with the modules and share files they load,
  * tz data, and /bin/sh for initdb (it starts the server through the shell). Runs as uid 999 with its data in PGDATA.
  */
 export function postgresSpec(): ImageSpec {
   const { dir: PG, share, pkg } = debianPostgres();
-  const bins = ["postgres", "initdb", "pg_ctl", "pg_isready", "psql"].map((b) => ({
+  const bins = ["postgres", "initdb", "pg_ctl", "pg_isready", "psql", "pgbench"].map((b) => ({
     path: `${PG}/bin/${b}`,
   }));
   const modules = hostTree(`${PG}/lib`, (f) => f.includes("/bitcode") || f.includes("llvmjit"));

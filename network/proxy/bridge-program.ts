@@ -2,6 +2,7 @@ import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import type { WireguardSettings } from "../../lib/bridge/settings";
 import { admitConnections, pathId, portRangeExhausted, proxyName } from "../../lib/bridge/model";
 import type { ProxyExposure } from "./exposure";
 import { localProxyPath } from "./local-proxy-path";
@@ -34,6 +35,8 @@ export type Target =
       skipAwait?: boolean;
       /** The proxy pods' HAProxy image (TcpProxy `image`); its pinned default when unset. */
       proxyImage?: string;
+      /** A wireguard group's tunnel, from the environment's settings (WireguardTunnel.bridgeSettings). */
+      wireguard?: WireguardSettings;
     };
 
 export function toConnection(p: NetworkPathObject): ProxyConnection {

@@ -4,6 +4,8 @@ import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/
 import type { Target } from "../proxy/bridge-program";
 import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 import { wireguardProgram } from "./bridge-program";
+import { parseClientConfig } from "./cluster-config";
+import { CLUSTER_SETTINGS, clusterTarget } from "./fixtures";
 import { LOCAL_DATA_NETNS_ENV, localNames } from "./local-plan";
 
 const LOCAL: Target = {
@@ -123,5 +125,90 @@ describe("WireGuard bridge program, local target (mocks)", function () {
     assert.deepEqual(mocked.resources, []);
     assert.deepEqual(endpoints, {});
     assert.match(problems.orders!.message, new RegExp(LOCAL_DATA_NETNS_ENV));
+  });
+});
+
+describe("WireGuard bridge program, kubernetes target (mocks)", function () {
+  this.timeout(30000);
+
+  const settings = CLUSTER_SETTINGS;
+  const cluster = clusterTarget;
+
+  async function runCluster(paths: NetworkPathObject[], target: Target) {
+    const mocked = mockPulumi({}, "test");
+    const outputs = await wireguardProgram("team-a/wireguard", paths, target)();
+    const endpoints = await valueOf(
+      pulumi.output(outputs.endpoints) as pulumi.Output<Record<string, Endpoint>>,
+    );
+    const problems = await valueOf(
+      pulumi.output(outputs.problems) as pulumi.Output<Record<string, PathProblem>>,
+    );
+    await settle();
+    return { mocked, endpoints, problems };
+  }
+
+  it("publishes the group's flows and forwarder list as one patch of the gateway's flows ConfigMap; endpoints are the client's headless Service", async () => {
+    const { mocked, endpoints, problems } = await runCluster(
+      [
+        networkPath("orders", "10.96.12.7", 5432),
+        networkPath("reports", "10.244.0.9", 5432, 20000),
+        networkPath("by-name", "db.example.test", 5432),
+      ],
+      cluster(settings),
+    );
+    // Nothing in any app cluster, no tunnel of its own: one provider, one patch.
+    assert.deepEqual(mocked.resources.map((r) => r.type).sort(), [
+      "kubernetes:core/v1:ConfigMapPatch",
+      "pulumi:providers:kubernetes",
+    ]);
+    const patch = mocked.ofType("kubernetes:core/v1:ConfigMapPatch")[0]!;
+    assert.equal(patch.inputs.metadata.name, "env-wireguard-gateway-flows");
+    assert.equal(patch.inputs.metadata.namespace, "klutch-network");
+    assert.match(
+      patch.inputs.metadata.annotations["pulumi.com/patchFieldManager"],
+      /^klutch-bridge-[0-9a-f]{16}$/,
+    );
+    assert.deepEqual(Object.keys(patch.inputs.data).sort(), [
+      "client-100.96.0.2.conf",
+      "flows-100.96.0.2.nft",
+    ]);
+    assert.deepEqual(parseClientConfig(patch.inputs.data["client-100.96.0.2.conf"]), [
+      { listenPort: 5432, host: "10.96.12.7", port: 5432 },
+      { listenPort: 20000, host: "10.244.0.9", port: 5432 },
+    ]);
+    assert.match(
+      patch.inputs.data["flows-100.96.0.2.nft"],
+      /flows \{ 100\.96\.0\.2 \. 10\.96\.12\.7 \. 5432, 100\.96\.0\.2 \. 10\.244\.0\.9 \. 5432 \}/,
+    );
+    assert.deepEqual(endpoints, {
+      orders: { hostForConsumer: settings.clientHost, port: 5432 },
+      reports: { hostForConsumer: settings.clientHost, port: 20000 },
+    });
+    assert.deepEqual(Object.keys(problems), ["by-name"]);
+  });
+
+  it("without the environment's tunnel settings every path says what to run, and nothing is built", async () => {
+    const { mocked, endpoints, problems } = await runCluster(
+      [networkPath("orders", "10.96.12.7", 5432)],
+      cluster(),
+    );
+    assert.deepEqual(mocked.resources, []);
+    assert.deepEqual(endpoints, {});
+    assert.match(
+      problems.orders!.message,
+      /name no WireGuard tunnel for team-a\/wireguard: run `pulumi up` of the environment stack/,
+    );
+  });
+
+  it("a client address outside the tunnel is refused on every path, never published", async () => {
+    const { mocked, problems } = await runCluster(
+      [networkPath("orders", "10.96.12.7", 5432)],
+      cluster({ ...settings, clientAddress: "100.97.0.2" }),
+    );
+    assert.deepEqual(mocked.resources, []);
+    assert.match(
+      problems.orders!.message,
+      /100\.97\.0\.2, which is not a client address of 100\.96\.0\.0\/24/,
+    );
   });
 });

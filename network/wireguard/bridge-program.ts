@@ -4,7 +4,7 @@ import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/
 import { forwarderProblems, realisedOnly } from "./forwarder-problems";
 import { pathId } from "../../lib/bridge/model";
 import type { Target } from "../proxy/bridge-program";
-import { routedProgram } from "../routed/bridge-program";
+import { clusterWireguardProgram } from "./cluster-program";
 import { WireguardKeyPair } from "./key-provider";
 import {
   LOCAL_DATA_NETNS_ENV,
@@ -32,16 +32,17 @@ import { NFT_TABLE } from "./render-nftables";
  * state (secret); a connection coming or going changes AllowedIPs, routes, flows and
  * forwarders in place, never the keys.
  *
- * Target `kubernetes`: the tunnel's pods are the environment stack's (WireguardTunnel), and
- * the bridge has no credentials for app clusters, so it still probes the instance through
- * the tunnel and reports it (see the README's WireGuard section for what is left).
+ * Target `kubernetes`: the tunnel's pods are the environment stack's (WireguardTunnel with
+ * bridgeConnections); the bridge publishes the group's flows and forwarder list for them
+ * (cluster-program.ts), with no credentials for any app cluster.
  */
 export function wireguardProgram(
   group: string,
   paths: NetworkPathObject[],
   target: Target,
 ): () => Promise<Record<string, unknown>> {
-  if (target.kind !== "local") return routedProgram(paths);
+  if (target.kind !== "local")
+    return clusterWireguardProgram(group, paths, target.kubeconfig, target.wireguard);
   return () => {
     const names = localNames(group);
     const dataNetns = process.env[LOCAL_DATA_NETNS_ENV] ?? "";

@@ -22,8 +22,10 @@ export const WIREGUARD_CLIENT_NAMESPACE = "klutch-wireguard";
  * floating IP is reserved first so the clients' configs can name it.
  *
  * The tunnel starts with no connections: each connection's forwarder and its flow on the
- * gateway are the bridge's (network/wireguard/bridge-program.ts), so they follow the live
- * XTCPConnections without an environment update. Validation (checks.ts) has made sure the
+ * gateway are the bridge's (network/wireguard/bridge-program.ts, cluster-config.ts), so they
+ * follow the live XTCPConnections without an environment update. With a gateway pod the
+ * bridge publishes them in the gateway's flows ConfigMap (bridgeConnections); a gateway VM
+ * has no such channel yet, so its app clusters' connections are only probed. Validation (checks.ts) has made sure the
  * app clusters agree on one tunnel CIDR.
  */
 export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> = (ctx, users) => {
@@ -144,6 +146,8 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
       gatewayServiceType: "LoadBalancer",
       gatewayExposure: exposure,
+      // The bridge adds each connection's forwarder and flows as they come and go.
+      bridgeConnections: true,
     },
     { ...opts, dependsOn: [...namespaces, gatewayNamespace] },
   );

@@ -80,9 +80,10 @@ function planFor(
   appCluster: string,
   connections: readonly WireguardConnection[],
   tunnelAddress?: string,
+  tunnelCidr = LOCAL_TUNNEL_CIDR,
 ): WireguardPlan {
   return planWireguard({
-    tunnelCidr: LOCAL_TUNNEL_CIDR,
+    tunnelCidr,
     listenPort: LOCAL_LISTEN_PORT,
     endpoint: PLACEHOLDER_ENDPOINT,
     appClusters: [appCluster],
@@ -99,12 +100,13 @@ function planFor(
 export function admitWireguard(
   appCluster: string,
   connections: readonly WireguardConnection[],
+  tunnelCidr = LOCAL_TUNNEL_CIDR,
 ): { admitted: WireguardConnection[]; rejected: Record<string, string> } {
   const admitted: WireguardConnection[] = [];
   const rejected: Record<string, string> = {};
   for (const c of connections) {
     try {
-      planFor(appCluster, [c]);
+      planFor(appCluster, [c], undefined, tunnelCidr);
       admitted.push(c);
     } catch (e) {
       if (!(e instanceof WireguardPlanError)) throw e;
@@ -117,6 +119,8 @@ export function admitWireguard(
 /** What one group's client, forwarders and gateway flows are, once its tunnel address is known. */
 export interface LocalGroupPlan {
   gatewayAddress: string;
+  /** The client's tunnel address, the flows' source (the one asked for, when it was valid). */
+  clientAddress: string;
   /** The client's AllowedIPs for the gateway peer, and its routes into the tunnel. */
   allowedIps: string[];
   /** nftables set elements of the gateway filter: "source . host . port". */
@@ -131,13 +135,15 @@ export function localGroupPlan(
   admitted: readonly WireguardConnection[],
   tunnelAddress?: string,
   previousPorts: Readonly<Record<string, number>> = {},
+  tunnelCidr = LOCAL_TUNNEL_CIDR,
 ): LocalGroupPlan {
-  const plan = planFor(appCluster, admitted, tunnelAddress);
+  const plan = planFor(appCluster, admitted, tunnelAddress, tunnelCidr);
   const client = plan.clients[0];
   if (!client) throw new Error(`the WireGuard plan has no client for ${appCluster}`);
   const ports = keepPorts(client.connections, previousPorts);
   return {
     gatewayAddress: plan.gateway.tunnelAddress,
+    clientAddress: client.tunnelAddress,
     allowedIps: client.routes,
     flows: plan.gateway.allowedFlows.map((f) => `${f.source} . ${f.host} . ${f.port}`),
     services: plan.gateway.services.map((s) => `${s.host} . ${s.port}`),

@@ -3,6 +3,14 @@ import { NFT_TABLE, renderGatewayNftables } from "./render-nftables";
 import { ClientPlan, WireguardPlan } from "./planner";
 import { isDnsLabel } from "../../lib/net/dns";
 import { type Exposure, serviceExposure } from "../exposure";
+import {
+  CLIENT_SHARED_DIR,
+  CLIENT_TUNNEL_SCRIPT,
+  FLOWS_DIR,
+  FLOWS_INCLUDE,
+  clientAgentScript,
+  configServerArgs,
+} from "./cluster-config";
 
 /**
  * Kubernetes objects for both ends of the tunnel, as plain manifests. Secrets carry
@@ -45,6 +53,12 @@ export interface K8sRenderOptions {
   clusterDomain?: string;
   /** The key rotation trigger; part of the client pod template so a rotation restarts the pod. */
   keyRotation?: string;
+  /**
+   * The bridge adds the connections at run time (cluster-config.ts): the gateway gets the
+   * flows ConfigMap and the forwarder-list server on this port, each client an agent that
+   * follows its list and a headless Service every one of its connections is reached through.
+   */
+  bridgeConnections?: { configPort: number };
 }
 
 type Labels = Record<string, string>;
@@ -77,6 +91,7 @@ export interface ServiceManifest {
   metadata: ObjectMeta;
   spec: {
     type: string;
+    clusterIP?: "None";
     loadBalancerSourceRanges?: string[];
     externalTrafficPolicy?: "Local";
     selector: Labels;
@@ -141,6 +156,8 @@ export interface DeploymentManifest {
 export interface GatewayManifests {
   secret: SecretManifest;
   rules: ConfigMapManifest;
+  /** The ConfigMap the bridge publishes each group's flows and forwarder list in (bridgeConnections). */
+  flows?: ConfigMapManifest;
   deployment: DeploymentManifest;
   service: ServiceManifest;
 }
@@ -153,6 +170,8 @@ export interface ConsumerEndpoint {
 export interface ClientManifests {
   secret: SecretManifest;
   deployment: DeploymentManifest;
+  /** Headless, in front of the client pod: the hostForConsumer of bridge-made connections. */
+  headless?: ServiceManifest;
   /** One per connection, in the plan's connection order. */
   services: ServiceManifest[];
   /** What each connection's XTCPConnection status reports. */
@@ -194,7 +213,8 @@ const GATEWAY_SCRIPT = [
   "wg-quick up wg0",
   "nft -f /etc/klutch/rules/rules.nft",
   "trap 'wg-quick down wg0; exit 0' TERM INT",
-  "sum() { cat /etc/klutch/wireguard/wg0.setconf /etc/klutch/rules/rules.nft | sha256sum; }",
+  // The bridge's flow files too (bridgeConnections; none otherwise): the rules include them.
+  `sum() { cat /etc/klutch/wireguard/wg0.setconf /etc/klutch/rules/rules.nft ${FLOWS_INCLUDE} 2>/dev/null | sha256sum; }`,
   'last="$(sum)"',
   "while true; do",
   "  sleep 5 & wait $!",
@@ -264,6 +284,15 @@ function tunnelContainer(
   };
 }
 
+/** Forwarders and the forwarder-list server need nothing but sockets: no capability, no root. */
+const NOBODY: ContainerSecurityContext = {
+  capabilities: { drop: ["ALL"] },
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsUser: FORWARDER_UID,
+  runAsNonRoot: true,
+};
+
 /** Ready once the interface listens and the filter is loaded (the gateway forwards nothing before). */
 const GATEWAY_READY = `wg show wg0 listen-port >/dev/null && nft list table inet ${NFT_TABLE} >/dev/null`;
 /** Ready once the client has shaken hands with the gateway (its one peer's handshake time is set). */
@@ -309,6 +338,31 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
     GATEWAY_READY,
   );
   container.volumeMounts.push({ name: "rules", mountPath: "/etc/klutch/rules", readOnly: true });
+  const bridge = opts.bridgeConnections;
+  const flowsName = `${name}-flows`;
+  if (bridge) container.volumeMounts.push({ name: "flows", mountPath: FLOWS_DIR, readOnly: true });
+  // The forwarder-list server: nobody, no capability, reads the flows ConfigMap only.
+  const configServer: ContainerSpec[] = bridge
+    ? [
+        {
+          name: "forwarder-lists",
+          image: opts.forwarderImage ?? DEFAULT_FORWARDER_IMAGE,
+          command: ["socat"],
+          args: configServerArgs(bridge.configPort),
+          ports: [{ name: "lists", containerPort: bridge.configPort, protocol: "TCP" }],
+          securityContext: NOBODY,
+          // From the pod's loopback: the filter admits the list port from the tunnel and lo only,
+          // and a probe the filter dropped would take the gateway out of its Service.
+          readinessProbe: {
+            exec: {
+              command: ["socat", "-u", "/dev/null", `TCP:127.0.0.1:${bridge.configPort},connect-timeout=2`],
+            },
+            periodSeconds: 3,
+          },
+          volumeMounts: [{ name: "flows", mountPath: FLOWS_DIR, readOnly: true }],
+        },
+      ]
+    : [];
   return {
     secret: {
       apiVersion: "v1",
@@ -322,8 +376,15 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: meta(`${name}-rules`, ns, lbls),
-      data: { "rules.nft": renderGatewayNftables(plan, { interfaceName: "wg0", masquerade: true }) },
+      data: {
+        "rules.nft": renderGatewayNftables(plan, {
+          interfaceName: "wg0",
+          masquerade: true,
+          ...(bridge ? { configPort: bridge.configPort, include: FLOWS_INCLUDE } : {}),
+        }),
+      },
     },
+    ...(bridge ? { flows: renderGatewayFlows(opts) } : {}),
     deployment: {
       apiVersion: "apps/v1",
       kind: "Deployment",
@@ -339,10 +400,11 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
             automountServiceAccountToken: false,
             // ip_forward is not a "safe" sysctl: the kubelet must allow it (--allowed-unsafe-sysctls).
             securityContext: { sysctls: [{ name: "net.ipv4.ip_forward", value: "1" }] },
-            containers: [container],
+            containers: [container, ...configServer],
             volumes: [
               { name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } },
               { name: "rules", configMap: { name: `${name}-rules` } },
+              ...(bridge ? [{ name: "flows", configMap: { name: flowsName } }] : []),
               ...TUNNEL_VOLUMES,
             ],
           },
@@ -386,13 +448,7 @@ export function renderClientManifests(
     ],
     ports: [{ name: "tcp", containerPort: conn.forwarderPort, protocol: "TCP" }],
     // A forwarder needs nothing but a socket: no capability, no root.
-    securityContext: {
-      capabilities: { drop: ["ALL"] },
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      runAsUser: FORWARDER_UID,
-      runAsNonRoot: true,
-    },
+    securityContext: NOBODY,
     readinessProbe: { tcpSocket: { port: conn.forwarderPort }, periodSeconds: 3 },
   }));
   const services: ServiceManifest[] = c.connections.map((conn) => ({
@@ -410,6 +466,36 @@ export function renderClientManifests(
       ports: [{ name: "tcp", protocol: "TCP", port: conn.port, targetPort: conn.forwarderPort }],
     },
   }));
+  const bridge = opts.bridgeConnections;
+  // The agent fetches the list and runs the forwarders; the tunnel container routes its hosts.
+  const agent: ContainerSpec[] = bridge
+    ? [
+        {
+          name: "forwarders",
+          image: opts.forwarderImage ?? DEFAULT_FORWARDER_IMAGE,
+          command: ["/bin/sh", "-c", clientAgentScript(plan.gateway.tunnelAddress, bridge.configPort)],
+          securityContext: NOBODY,
+          // Ready once it has its list from the gateway: the tunnel and the list server work.
+          readinessProbe: {
+            exec: { command: ["/bin/sh", "-c", `test -f ${CLIENT_SHARED_DIR}/hosts`] },
+            periodSeconds: 3,
+          },
+          volumeMounts: [
+            { name: "shared", mountPath: CLIENT_SHARED_DIR, readOnly: false },
+            { name: "agent-tmp", mountPath: "/tmp", readOnly: false },
+          ],
+        },
+      ]
+    : [];
+  const tunnel = tunnelContainer(
+    opts.image ?? DEFAULT_WIREGUARD_IMAGE,
+    bridge ? CLIENT_TUNNEL_SCRIPT : CLIENT_SCRIPT,
+    [],
+    CLIENT_READY,
+  );
+  // Read-write: it answers the agent's hosts with the ones it has routed.
+  if (bridge) tunnel.volumeMounts.push({ name: "shared", mountPath: CLIENT_SHARED_DIR, readOnly: false });
+  const headless = bridge ? renderClientHeadlessService(appCluster, opts) : undefined;
   const endpoints = Object.fromEntries(
     c.connections.map((conn, i) => [
       conn.name,
@@ -446,19 +532,58 @@ export function renderClientManifests(
           spec: {
             automountServiceAccountToken: false,
             securityContext: { sysctls: [{ name: "net.ipv4.ip_unprivileged_port_start", value: "0" }] },
-            containers: [
-              tunnelContainer(opts.image ?? DEFAULT_WIREGUARD_IMAGE, CLIENT_SCRIPT, [], CLIENT_READY),
-              ...forwarders,
-            ],
+            containers: [tunnel, ...forwarders, ...agent],
             volumes: [
               { name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } },
               ...TUNNEL_VOLUMES,
+              ...(bridge
+                ? [
+                    { name: "shared", emptyDir: { medium: "Memory" as const } },
+                    { name: "agent-tmp", emptyDir: { medium: "Memory" as const } },
+                  ]
+                : []),
             ],
           },
         },
       },
     },
     services,
+    ...(headless ? { headless } : {}),
     endpoints,
   };
+}
+
+/**
+ * The gateway's flows ConfigMap (bridgeConnections), empty: every key in it is a bridge
+ * group's, applied with a field manager of its own. Needs no plan, so it exists whatever
+ * the gateway's endpoint is.
+ */
+export function renderGatewayFlows(opts: K8sRenderOptions): ConfigMapManifest {
+  const name = label(`${label(opts.name, "name")}-gateway`, "gateway name");
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: meta(`${name}-flows`, opts.gatewayNamespace, labels(opts, "gateway")),
+    data: {},
+  };
+}
+
+/** A client's headless Service (bridgeConnections); needs no plan. */
+export function renderClientHeadlessService(appCluster: string, opts: K8sRenderOptions): ServiceManifest {
+  const name = label(`${label(opts.name, "name")}-client`, "client name");
+  const lbls = labels(opts, "client", appCluster);
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(name, opts.clientNamespace, lbls),
+    // No ports: the name resolves to the pod itself, whose forwarders listen on theirs.
+    spec: { type: "ClusterIP", clusterIP: "None", selector: lbls, ports: [] },
+  };
+}
+
+/** The DNS name of a client's headless Service: every bridge-made connection's hostForConsumer. */
+export function clientHost(
+  opts: Pick<K8sRenderOptions, "name" | "clientNamespace" | "clusterDomain">,
+): string {
+  return `${opts.name}-client.${opts.clientNamespace}.svc.${opts.clusterDomain ?? "cluster.local"}`;
 }

@@ -19,6 +19,16 @@ export interface NftOptions {
   interfaceName: string;
   /** Masquerade tunnel traffic leaving to the data-service network, so hosts need no route back. */
   masquerade?: boolean;
+  /**
+   * The port of the gateway's forwarder-list server (cluster-config.ts): admitted from the
+   * tunnel to the gateway's own tunnel address only, dropped from anywhere else.
+   */
+  configPort?: number;
+  /**
+   * Files the bridge publishes with each group's flows (`add element` lines), loaded in the
+   * same transaction as the table, so a reload never drops a live group's flows.
+   */
+  include?: string;
 }
 
 export function renderGatewayNftables(plan: WireguardPlan, options: NftOptions): string {
@@ -45,6 +55,12 @@ export function renderGatewayNftables(plan: WireguardPlan, options: NftOptions):
     "    type filter hook input priority filter; policy accept;",
     `    iifname ${wg} ct state established,related accept`,
     `    iifname ${wg} ip saddr . ip daddr . tcp dport @flows accept`,
+    ...(options.configPort !== undefined
+      ? [
+          `    iifname ${wg} ip daddr ${plan.gateway.tunnelAddress} tcp dport ${options.configPort} accept`,
+          `    iifname != { ${wg}, "lo" } tcp dport ${options.configPort} drop`,
+        ]
+      : []),
     `    iifname ${wg} drop`,
     `    iifname != { ${wg}, "lo" } ip daddr . tcp dport @services drop`,
     "  }",
@@ -70,5 +86,6 @@ export function renderGatewayNftables(plan: WireguardPlan, options: NftOptions):
     );
   }
   lines.push("}");
+  if (options.include) lines.push(`include ${JSON.stringify(options.include)}`);
   return `${lines.join("\n")}\n`;
 }

@@ -371,4 +371,46 @@ describe("WireguardTunnel (mocks)", function () {
     // A ClusterIP gateway (clients in the same cluster) and a VM need none.
     assert.doesNotThrow(() => new WireguardTunnel("wg6", { ...noExposure, gatewayServiceType: "ClusterIP" }));
   });
+
+  it("bridgeConnections: the gateway's empty flows ConfigMap, a headless Service per client, and what the bridge needs per app cluster", async () => {
+    const run = mockRun();
+    const p = providers();
+    const tunnel = new WireguardTunnel("wg", tunnelArgs(p, { connections: [], bridgeConnections: true }));
+    await finish(tunnel);
+    const settings = await valueOf(tunnel.bridgeSettings!);
+    assert.deepEqual(settings, {
+      "app-1": {
+        tunnelCidr: "100.96.0.0/24",
+        clientAddress: "100.96.0.2",
+        flows: { namespace: "klutch-ds", name: "wg-gateway-flows" },
+        clientHost: "wg-client.klutch-wireguard.svc.cluster.local",
+      },
+      "app-2": {
+        tunnelCidr: "100.96.0.0/24",
+        clientAddress: "100.96.0.3",
+        flows: { namespace: "klutch-ds", name: "wg-gateway-flows" },
+        clientHost: "wg-client.wg-app-2.svc.cluster.local",
+      },
+    });
+    const flows = run.ofType("kubernetes:core/v1:ConfigMap").find((c) => c.name === "wg-gateway-flows");
+    assert.equal(flows?.inputs.data, undefined, "no data of its own: every key is a bridge group's");
+    const headless = run
+      .ofType("kubernetes:core/v1:Service")
+      .filter((s) => s.inputs.spec?.clusterIP === "None")
+      .map((s) => [s.name, s.provider?.includes("app-2") ? "app-2" : "app-1"]);
+    assert.deepEqual(headless.sort(), [
+      ["wg-app-1-client-service", "app-1"],
+      ["wg-app-2-client-service", "app-2"],
+    ]);
+    assert.deepEqual(registeredOutputs("wg").bridgeSettings, settings);
+  });
+
+  it("bridgeConnections with a gateway VM is refused up front: the VM's filter is cloud-init's", () => {
+    mockRun();
+    const p = providers();
+    assert.throws(
+      () => new WireguardTunnel("wg", tunnelArgs(p, { gatewayVm: true, bridgeConnections: true })),
+      /bridgeConnections needs the gateway as a pod/,
+    );
+  });
 });

@@ -10,10 +10,14 @@ import {
   renderClientManifests,
   renderGatewayManifests,
   renderGatewayService,
+  renderClientHeadlessService,
+  renderGatewayFlows,
+  clientHost,
 } from "./render-k8s";
 import { renderGatewayCloudInit } from "./render-cloud-init";
 import { renderClientWgQuick, renderGatewaySetconf, renderGatewayWgQuick } from "./render-wg-quick";
 import { WireguardKeyPair } from "./key-provider";
+import { DEFAULT_CONFIG_PORT } from "./cluster-config";
 
 export interface WireguardAppClusterArgs {
   /** The app cluster's name in the environment config; names its resources. */
@@ -73,9 +77,29 @@ export interface WireguardTunnelArgs {
   image?: string;
   forwarderImage?: string;
   clusterDomain?: string;
+  /**
+   * The Crossplane bridge adds the connections at run time (network/wireguard/cluster-config.ts):
+   * the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a
+   * headless Service. `bridgeSettings` then says what the bridge needs per app cluster.
+   * Not with gatewayVm (the VM's filter is cloud-init's).
+   */
+  bridgeConnections?: boolean | { configPort?: number };
+}
+
+/** What the bridge needs to realise one app cluster's connections (lib/bridge/settings.ts). */
+export interface WireguardBridgeSettings {
+  tunnelCidr: string;
+  /** The client's tunnel address: its flows' source. */
+  clientAddress: string;
+  /** The gateway's flows ConfigMap on the control plane. */
+  flows: { namespace: string; name: string };
+  /** The client's headless Service: every connection's hostForConsumer. */
+  clientHost: string;
 }
 
 const DEFAULT_NAMESPACE = "klutch-wireguard";
+/** A documentation address (RFC 5737) for planning addresses alone; nothing ever dials it. */
+const ADDRESS_ONLY_ENDPOINT = "192.0.2.1:51820";
 
 /**
  * The WireGuard network path of a set of XTCPConnections: a gateway in the data-service
@@ -94,6 +118,8 @@ export class WireguardTunnel extends pulumi.ComponentResource {
   public readonly clientPublicKeys: pulumi.Output<Record<string, string>>;
   /** cloud-init user data of the gateway VM (secret); only with gatewayVm. */
   public readonly gatewayUserData?: pulumi.Output<string>;
+  /** Per app cluster, what the bridge needs (only with bridgeConnections). */
+  public readonly bridgeSettings?: pulumi.Output<Record<string, WireguardBridgeSettings>>;
 
   constructor(name: string, args: WireguardTunnelArgs, opts?: pulumi.ComponentResourceOptions) {
     // Checked before super(): bad input registers nothing, not even this component.
@@ -110,6 +136,16 @@ export class WireguardTunnel extends pulumi.ComponentResource {
       gatewayExposure: args.gatewayExposure,
       skipAwait: args.skipAwait,
       clusterDomain: args.clusterDomain,
+      ...(args.bridgeConnections
+        ? {
+            bridgeConnections: {
+              configPort:
+                (typeof args.bridgeConnections === "object"
+                  ? args.bridgeConnections.configPort
+                  : undefined) ?? DEFAULT_CONFIG_PORT,
+            },
+          }
+        : {}),
     };
     const listenPort = pulumi.output(args.listenPort ?? 51820);
     const rotation = pulumi.output(args.rotation ?? "initial");
@@ -186,6 +222,42 @@ export class WireguardTunnel extends pulumi.ComponentResource {
         args,
       ),
     );
+    if (render.bridgeConnections) {
+      const flows = { namespace: render.gatewayNamespace, name: `${name}-gateway-flows` };
+      // Addresses never depend on the gateway's endpoint, which may stay unknown (a load
+      // balancer without an address): planned apart from it, so the bridge's settings do not wait.
+      const addresses = pulumi
+        .all([
+          pulumi.output(args.tunnelCidr ?? "100.96.0.0/24"),
+          pulumi.output(args.connections),
+          pulumi.output(args.previousAssignments ?? {}),
+        ])
+        .apply(([tunnelCidr, connections, previous]) =>
+          planWireguard({
+            tunnelCidr,
+            listenPort: 51820,
+            endpoint: ADDRESS_ONLY_ENDPOINT,
+            appClusters,
+            connections,
+            previousAssignments: previous,
+          }),
+        );
+      this.bridgeSettings = pulumi
+        .all([addresses, pulumi.output(args.tunnelCidr ?? "100.96.0.0/24")])
+        .apply(([plan, tunnelCidr]) =>
+          Object.fromEntries(
+            args.appClusters.map((c) => [
+              c.name,
+              {
+                tunnelCidr,
+                clientAddress: plan.assignments[c.name] ?? "",
+                flows,
+                clientHost: clientHost({ ...render, clientNamespace: c.namespace ?? DEFAULT_NAMESPACE }),
+              },
+            ]),
+          ),
+        );
+    }
     this.endpoints = pulumi
       .all(endpoints)
       .apply((all) => Object.assign({}, ...all) as Record<string, ConsumerEndpoint>);
@@ -197,6 +269,7 @@ export class WireguardTunnel extends pulumi.ComponentResource {
       gatewayPublicKey: this.gatewayPublicKey,
       clientPublicKeys: this.clientPublicKeys,
       ...(this.gatewayUserData ? { gatewayUserData: this.gatewayUserData } : {}),
+      ...(this.bridgeSettings ? { bridgeSettings: this.bridgeSettings } : {}),
     });
   }
 
@@ -228,9 +301,20 @@ export class WireguardTunnel extends pulumi.ComponentResource {
       { metadata: manifests.rules.metadata, data: manifests.rules.data },
       opts,
     );
+    // Created empty and never changed here (a changed ConfigMap would be replaced, dropping
+    // the bridge's keys): the bridge's groups own every key in it.
+    const flows = render.bridgeConnections
+      ? [
+          new k8s.core.v1.ConfigMap(
+            `${name}-gateway-flows`,
+            { metadata: renderGatewayFlows(render).metadata },
+            opts,
+          ),
+        ]
+      : [];
     new k8s.apps.v1.Deployment(`${name}-gateway-deployment`, fromDeployment(manifests.deployment), {
       ...opts,
-      dependsOn: [secret, rules],
+      dependsOn: [secret, rules, ...flows],
     });
   }
 
@@ -274,6 +358,17 @@ export class WireguardTunnel extends pulumi.ComponentResource {
         dependsOn: [secret],
       },
     );
+    if (base.bridgeConnections) {
+      const headless = renderClientHeadlessService(cluster.name, {
+        ...base,
+        clientNamespace: cluster.namespace ?? DEFAULT_NAMESPACE,
+      });
+      new k8s.core.v1.Service(
+        `${name}-${cluster.name}-client-service`,
+        { metadata: headless.metadata, spec: headless.spec },
+        opts,
+      );
+    }
     for (const conn of args.connections.filter((c) => c.appCluster === cluster.name)) {
       const svc = manifests.services.apply((all) => {
         const found = all.find((s) => s.metadata.labels["klutch.anynines.com/connection"] === conn.name);
@@ -301,6 +396,11 @@ function checkShape(args: WireguardTunnelArgs): void {
       args.gatewayExposure,
     );
     if (problem) throw new Error(problem);
+  }
+  if (args.gatewayVm && args.bridgeConnections) {
+    throw new Error(
+      "WireguardTunnel: bridgeConnections needs the gateway as a pod (its flows ConfigMap and list server); a gateway VM's filter comes from cloud-init: drop one of them",
+    );
   }
   const clusters = new Set(args.appClusters.map((c) => c.name));
   if (clusters.has("gateway")) {

@@ -10,11 +10,21 @@ import { BridgeDeployment } from "../../components/bridge/bridge-deployment";
 import { BridgeIdentity } from "../../components/bridge/bridge-identity";
 import { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL, NETWORK_PATH_VERSION } from "../../lib/bridge/api";
 import { LEADER_LEASE } from "../../lib/bridge/lease";
-import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
+import {
+  SETTINGS_CONFIGMAP,
+  SETTINGS_KEY,
+  SETTINGS_NAMESPACE,
+  renderBridgeSettings,
+  type WireguardSettings,
+} from "../../lib/bridge/settings";
+import { pulumiBackedComposition, renderResourcesMode } from "../../network/connector-api/compositions";
+import { WIREGUARD_CLIENT_NAMESPACE } from "../../network/wireguard/environment";
+import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
 import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCluster } from "../../local-clusters/cluster";
 import { ensureKubernetesPlugin, pulumiEnv } from "../../tooling/pulumi-runner";
 import { toolchainEnv } from "../../tooling/toolchain";
+import { podPathsBench } from "../bench/pod-paths";
 import { proxyPodsBench } from "../bench/proxy-pods";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
@@ -27,6 +37,11 @@ const NS = "team-a";
 const PROXY_NS = SETTINGS_NAMESPACE;
 /** Inside the NodePort range: TcpProxy gives each Service port the same NodePort. */
 const PORT_RANGE = "30100-30199";
+/** The consumer namespace of an app cluster configured for wireguard (claims land here). */
+const WG_NS = "team-w";
+/** The app side of the tunnel: the client pod's namespace (one cluster plays both sides). */
+const WG_APP_NS = WIREGUARD_CLIENT_NAMESPACE;
+const WG_TUNNEL = "wg";
 
 interface Pod {
   metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string> };
@@ -60,6 +75,7 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
   let node: NodeInfo;
   let crossplane: LocalCrossplane | undefined;
   let stack: Stack | undefined;
+  let tunnelStack: Stack | undefined;
   // The instance's host as a data service reports it (a Service's DNS name, as a8s does):
   // the proxy pods and the bridge's probe resolve it through the node's cluster DNS.
   const pgHost = `pg.${NS}.svc.cluster.local`;
@@ -71,7 +87,8 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
     );
   const bridgePods = () =>
     pods(PROXY_NS, "app.kubernetes.io/name=klutch-bridge,app.kubernetes.io/instance=bridge");
-  const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
+  const claims = (ns = NS) =>
+    kubectlJson<{ items: Claim[] }>(kc(), ["-n", ns, "get", "tcpconnections"]).items;
   const claimReady = (c: Claim | undefined) =>
     Boolean(c?.status?.hostForConsumer && c.status.port) &&
     c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") === true;
@@ -90,29 +107,30 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
       })
       .join("\n");
 
-  async function waitClaimReady(name: string): Promise<Claim> {
+  async function waitClaimReady(name: string, ns = NS): Promise<Claim> {
     let last: Claim | undefined;
     await eventually(
-      `TCPConnection ${name} to be Ready with an endpoint`,
+      `TCPConnection ${ns}/${name} to be Ready with an endpoint`,
       () => {
-        last = claims().find((c) => c.metadata.name === name);
+        last = claims(ns).find((c) => c.metadata.name === name);
         return claimReady(last);
       },
       300_000,
     ).catch((e: Error) => {
       throw new Error(
-        `${e.message}\n${claimDiagnosis(kc(), NS, name, crossplane?.logFile)}\n${bridgeLogs()}`,
+        `${e.message}\n${claimDiagnosis(kc(), ns, name, crossplane?.logFile)}\n${bridgeLogs()}`,
       );
     });
     return last!;
   }
 
   /** psql `select 42` from inside the PostgreSQL pod (a pod on the cluster network). */
-  function psqlFromPod(host: string, port: number): string {
-    const [pg] = pods(NS, "app=pg");
+  /** psql `select 42` from inside a PostgreSQL pod (a pod on the cluster network; team-a's by default). */
+  function psqlFromPod(host: string, port: number, ns = NS, app = "pg"): string {
+    const [pg] = pods(ns, `app=${app}`);
     const r = kubectlTry(kc(), [
       "-n",
-      NS,
+      ns,
       "exec",
       pg?.metadata.name ?? "",
       "--",
@@ -218,12 +236,18 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
   });
 
   after(async () => {
+    if (process.env.KLUTCH_E2E_KEEP_DEBUG) {
+      process.stdout.write(`      kept for debugging: KUBECONFIG=${kc()}\n`);
+      return;
+    }
     try {
       if (stack) {
         // The bridge releases its proxies before it goes.
-        kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
+        for (const ns of [NS, WG_NS])
+          kubectlTry(kc(), ["-n", ns, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
         await stack.destroy({ onOutput: () => undefined }).catch(() => undefined);
       }
+      await tunnelStack?.destroy({ onOutput: () => undefined }).catch(() => undefined);
       await crossplane?.stop();
       await clusters.down();
     } finally {
@@ -553,5 +577,333 @@ const retry = async (call) => {
     kubectl(kc(), ["-n", PROXY_NS, "delete", "pod", leader.metadata.name, "--grace-period=0", "--force"]);
     await takenOver(standby, killed, "leader pod deleted", "payments");
     assert.ok(bridgePods().every((p) => p.metadata.name !== leader.metadata.name));
+  });
+
+  describe("WireGuard: the bridge pod publishes each connection to the environment's tunnel pods", () => {
+    let wg: WireguardSettings;
+    let pgClusterIp = "";
+    let pgPodIp = "";
+    const wgClaim = (name: string, host: string) =>
+      JSON.stringify({
+        apiVersion: "klutch.anynines.com/v1",
+        kind: "TCPConnection",
+        metadata: { name, namespace: WG_NS },
+        spec: {
+          instanceHost: host,
+          port: 5432,
+          enhancements: [{ InstanceType: "PostgreSQL" }],
+          compositionSelector: { matchLabels: { "klutch.anynines.com/implementation": "wireguard" } },
+        },
+      });
+    /**
+     * psql from a consumer pod in the app side's namespace. Not from the instance's own pod: a
+     * consumer at the instance's address would have the forwarder's replies to it routed into
+     * the tunnel (the client routes the instance host there), which no real consumer meets.
+     */
+    const psqlFromConsumer = (host: string, port: number) => psqlFromPod(host, port, WG_NS, "consumer");
+    const tunnelPods = () => [
+      ...pods(PROXY_NS, "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=gateway"),
+      ...pods(WG_APP_NS, "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=client"),
+    ];
+    const podState = () =>
+      tunnelPods().map((p) => ({
+        name: p.metadata.name,
+        restarts: (p.status as { containerStatuses?: { restartCount: number }[] }).containerStatuses?.map(
+          (c) => c.restartCount,
+        ),
+      }));
+    const clientPublicKey = () =>
+      kubectl(kc(), [
+        "-n",
+        WG_APP_NS,
+        "exec",
+        clientPod(),
+        "-c",
+        "wireguard",
+        "--",
+        "wg",
+        "show",
+        "wg0",
+        "public-key",
+      ]);
+    const clientPod = () =>
+      pods(WG_APP_NS, "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=client")[0]!
+        .metadata.name;
+    const gatewayPod = () =>
+      pods(PROXY_NS, "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=gateway")[0]!
+        .metadata.name;
+    const gatewayFlows = () =>
+      kubectlTry(kc(), [
+        "-n",
+        PROXY_NS,
+        "exec",
+        gatewayPod(),
+        "-c",
+        "wireguard",
+        "--",
+        "nft",
+        "list",
+        "set",
+        "inet",
+        "klutch_wireguard",
+        "flows",
+      ]).stdout;
+    /** Both ends as they are: routes, peers, the filter's flows, the agent's and gateway's logs. */
+    const tunnelDiagnosis = () => {
+      const run = (ns: string, pod: string, c: string, cmd: string) =>
+        `$ ${cmd}\n${kubectlTry(kc(), ["-n", ns, "exec", pod, "-c", c, "--", "sh", "-c", cmd]).stdout}`;
+      return [
+        run(WG_APP_NS, clientPod(), "wireguard", "wg show wg0; ip route; cat /run/klutch/hosts"),
+        run(PROXY_NS, gatewayPod(), "wireguard", "wg show wg0; cat /etc/klutch/flows/*"),
+        gatewayFlows(),
+        tunnelLogs(),
+        kubectlTry(kc(), ["-n", PROXY_NS, "logs", gatewayPod(), "-c", "wireguard", "--tail=20"]).stdout,
+        kubectlTry(kc(), ["get", "pods", "-A", "-o", "wide"]).stdout,
+      ].join("\n");
+    };
+    const tunnelLogs = () =>
+      ["wireguard", "forwarders"]
+        .map((c) => kubectlTry(kc(), ["-n", WG_APP_NS, "logs", clientPod(), "-c", c, "--tail=40"]).stdout)
+        .join("\n");
+
+    it("the environment's tunnel with bridgeConnections through the engine: gateway and client Ready, the client has fetched its (empty) list", async () => {
+      for (const ns of [WG_NS, WG_APP_NS]) kubectl(kc(), ["create", "namespace", ns]);
+      assert.equal(
+        kubectlApply(kc(), JSON.stringify(renderResourcesMode(pulumiBackedComposition("wireguard")))).status,
+        0,
+      );
+      // The consumer: a PostgreSQL pod of its own, for its psql.
+      const consumer = postgresDeployment({
+        name: "consumer",
+        namespace: WG_NS,
+        image: node.images.postgres,
+        password: pgPassword,
+        clientPassword: true,
+      });
+      assert.equal(kubectlApply(kc(), JSON.stringify(consumer)).status, 0);
+      const svc = kubectlJson<{ spec: { clusterIP: string } }>(kc(), ["-n", NS, "get", "service", "pg"]);
+      pgClusterIp = svc.spec.clusterIP;
+      pgPodIp = (pods(NS, "app=pg")[0]!.status as { podIP?: string }).podIP ?? "";
+      assert.ok(pgClusterIp && pgPodIp);
+
+      const adminKubeconfig = fs.readFileSync(kc(), "utf8");
+      const tunnelWork = path.join(work, "tunnel");
+      fs.mkdirSync(path.join(tunnelWork, "state"), { recursive: true });
+      const program = () => {
+        const provider = new k8s.Provider("cp", { kubeconfig: adminKubeconfig });
+        const tunnel = new WireguardTunnel(WG_TUNNEL, {
+          gatewayProvider: provider,
+          gatewayNamespace: PROXY_NS,
+          appClusters: [{ name: "app", provider, namespace: WG_APP_NS }],
+          connections: [],
+          endpoint: `${WG_TUNNEL}-gateway.${PROXY_NS}.svc.cluster.local:51820`,
+          gatewayServiceType: "ClusterIP",
+          image: node.images.wireguard,
+          forwarderImage: node.images.wireguard,
+          bridgeConnections: true,
+        });
+        return Promise.resolve({ bridgeSettings: tunnel.bridgeSettings });
+      };
+      const stackEnv = pulumiEnv("bridge-pod-wg-e2e", {
+        ...process.env,
+        PULUMI_BACKEND_URL: `file://${path.join(tunnelWork, "state")}`,
+        PULUMI_CONFIG_PASSPHRASE: "bridge-pod-wg-e2e-only",
+      });
+      const envVars = Object.fromEntries(
+        Object.entries(stackEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
+      );
+      tunnelStack = await LocalWorkspace.createOrSelectStack(
+        { projectName: "bridge-pod-wg-e2e", stackName: "e2e", program },
+        { envVars, workDir: tunnelWork },
+      );
+      const lines: string[] = [];
+      const started = Date.now();
+      const up = await tunnelStack.up({ onOutput: (l) => lines.push(l) }).catch((e: Error) => {
+        throw new Error(`${e.message}\n${lines.slice(-30).join("")}`);
+      });
+      process.stdout.write(
+        `      pulumi up of WireguardTunnel with bridgeConnections (waits for both pods Ready): ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      );
+      // Ready means: the gateway's filter is loaded, the client has shaken hands, and its
+      // agent has fetched its list from the gateway's list server through the tunnel.
+      await eventually(
+        "the consumer pod to be Ready",
+        () => pods(WG_NS, "app=consumer").some(podReady),
+        180_000,
+      );
+      assert.equal(tunnelPods().length, 2);
+      assert.ok(tunnelPods().every(podReady));
+      wg = (up.outputs.bridgeSettings?.value as Record<string, WireguardSettings>).app!;
+      assert.deepEqual(wg, {
+        tunnelCidr: "100.96.0.0/24",
+        clientAddress: "100.96.0.2",
+        flows: { namespace: PROXY_NS, name: `${WG_TUNNEL}-gateway-flows` },
+        clientHost: `${WG_TUNNEL}-client.${WG_APP_NS}.svc.cluster.local`,
+      });
+      // What the environment stack writes for the bridge: team-w uses wireguard, with this tunnel.
+      const settings = renderBridgeSettings({
+        version: 1,
+        consumers: { [WG_NS]: { appCluster: "app", implementation: "wireguard", wireguard: wg } },
+      });
+      const map = {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: SETTINGS_CONFIGMAP, namespace: PROXY_NS },
+        data: { [SETTINGS_KEY]: settings },
+      };
+      assert.equal(kubectlApply(kc(), JSON.stringify(map)).status, 0);
+    });
+
+    it("a claim becomes Ready with the client's headless name; psql from a pod reaches PostgreSQL through the forwarder, the tunnel and the gateway", async () => {
+      const before = podState();
+      const applied = Date.now();
+      assert.equal(kubectlApply(kc(), wgClaim("wg-orders", pgClusterIp)).status, 0);
+      const ready = await waitClaimReady("wg-orders", WG_NS);
+      const readyAt = Date.now();
+      assert.equal(ready.status?.hostForConsumer, wg.clientHost);
+      assert.equal(ready.status?.port, 5432);
+      // The path works once the gateway pod sees the ConfigMap (the kubelet's sync) and the
+      // client's agent its list (every 3 s).
+      await eventually(
+        "psql through the WireGuard path",
+        () => psqlFromConsumer(wg.clientHost, 5432) === "42",
+        120_000,
+      ).catch((e: Error) => {
+        throw new Error(
+          `${e.message}\n${psqlFromConsumer(wg.clientHost, 5432)}\n${tunnelLogs()}\n${gatewayFlows()}`,
+        );
+      });
+      process.stdout.write(
+        `      wireguard claim applied → Ready: ${((readyAt - applied) / 1000).toFixed(1)} s; Ready → psql works: ${((Date.now() - readyAt) / 1000).toFixed(1)} s\n`,
+      );
+      assert.match(
+        gatewayFlows(),
+        new RegExp(
+          `${wg.clientAddress.replace(/\./g, "\\.")} \\. ${pgClusterIp.replace(/\./g, "\\.")} \\. 5432`,
+        ),
+      );
+      assert.deepEqual(podState(), before, "no tunnel pod restarted");
+      // PostgreSQL sees the gateway (masquerade on its way out of the tunnel), not the client.
+      const seen = kubectlTry(kc(), [
+        "-n",
+        WG_NS,
+        "exec",
+        pods(WG_NS, "app=consumer")[0]!.metadata.name,
+        "--",
+        "psql",
+        `host=${wg.clientHost} port=5432 user=postgres dbname=postgres connect_timeout=5 sslmode=disable`,
+        "-tAc",
+        "select inet_client_addr()",
+      ]);
+      const gatewayIp = (
+        pods(PROXY_NS, "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=gateway")[0]!
+          .status as { podIP?: string }
+      ).podIP;
+      assert.equal(seen.stdout.trim(), gatewayIp, seen.stderr);
+    });
+
+    it("a second connection joins the same tunnel without re-keying it (same pods, no restart); it gets the next forwarder port", async () => {
+      const before = podState();
+      const key = clientPublicKey();
+      assert.equal(kubectlApply(kc(), wgClaim("wg-reports", pgPodIp)).status, 0);
+      const ready = await waitClaimReady("wg-reports", WG_NS);
+      assert.equal(ready.status?.hostForConsumer, wg.clientHost);
+      assert.equal(ready.status?.port, 20000, "5432 is wg-orders' forwarder: the planner's fallback port");
+      await eventually(
+        "psql through the second forwarder",
+        () => psqlFromConsumer(wg.clientHost, 20000) === "42",
+        120_000,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\n${tunnelLogs()}\n${gatewayFlows()}`);
+      });
+      assert.equal(psqlFromConsumer(wg.clientHost, 5432), "42");
+      assert.deepEqual(podState(), before, "same pods, no restart");
+      assert.equal(clientPublicKey(), key);
+    });
+
+    it("pgbench from a consumer pod: direct, the proxy pods and the WireGuard pods in one run (figures only; the benchmark is test/bench/pod-paths.ts)", () => {
+      const consumer = pods(WG_NS, "app=consumer")[0]!.metadata.name;
+      const paths = [
+        { name: "direct", host: `pg.${NS}.svc.cluster.local`, port: 5432 },
+        // The proxy claim of the tests above, when they ran (not under --grep).
+        ...(firstReady?.status?.hostForConsumer && firstReady.status.port
+          ? [{ name: "proxy pods", host: firstReady.status.hostForConsumer, port: firstReady.status.port }]
+          : []),
+        { name: "wireguard pods", host: wg.clientHost, port: 5432 },
+      ];
+      const figures = podPathsBench({
+        exec: (argv) => {
+          const r = kubectlTry(kc(), ["-n", WG_NS, "exec", consumer, "--", ...argv]);
+          if (r.status !== 0) throw new Error(`${argv.join(" ")}: ${r.stderr}`);
+          return r.stdout;
+        },
+        paths,
+        seconds: 3,
+        rounds: 2,
+        log: (l) => process.stdout.write(`      ${l}\n`),
+      });
+      const direct = figures.direct!;
+      for (const p of paths) {
+        const f = figures[p.name]!;
+        process.stdout.write(
+          `      ${p.name}: ${f.tps.toFixed(0)} tps (${(f.tps / direct.tps).toFixed(2)} of direct), ${f.connectMs.toFixed(2)} ms per new connection (${(f.connectMs / direct.connectMs).toFixed(2)}× direct)\n`,
+        );
+        assert.ok(f.tps > 0 && f.connectMs > 0);
+      }
+    });
+
+    it("deleting a connection removes its forwarder and its flow; the other keeps working; a host off the list is refused by the gateway", async () => {
+      kubectl(kc(), ["-n", WG_NS, "delete", "tcpconnection", "wg-orders", "--wait=true", "--timeout=180s"]);
+      await eventually(
+        "the deleted connection's flow to leave the gateway's filter",
+        () => !gatewayFlows().includes(pgClusterIp) && gatewayFlows().includes(pgPodIp),
+        120_000,
+      );
+      await eventually(
+        "its forwarder to stop (the agent says so)",
+        () => /forwarder :5432 -> \S+ stopped/.test(tunnelLogs()),
+        60_000,
+      );
+      const refused = psqlFromConsumer(wg.clientHost, 5432);
+      assert.notEqual(refused, "42");
+      const kept = psqlFromConsumer(wg.clientHost, 20000);
+      assert.equal(kept, "42", `${kept}\n${tunnelDiagnosis()}`);
+      // The client's tunnel container (root, NET_ADMIN) routes the removed host into the tunnel
+      // by hand: the gateway's filter drops it, while the listed host still answers.
+      const exec = (cmd: string) =>
+        kubectlTry(kc(), ["-n", WG_APP_NS, "exec", clientPod(), "-c", "wireguard", "--", "sh", "-c", cmd]);
+      const peer = exec("wg show wg0 peers").stdout.trim();
+      const widened = exec(
+        `ips="$(wg show wg0 allowed-ips | { read -r p ips; echo "$ips"; })"; list=""; for a in $ips ${pgClusterIp}/32; do list="\${list:+$list,}$a"; done; wg set wg0 peer ${peer} allowed-ips "$list" && ip route replace ${pgClusterIp}/32 dev wg0`,
+      );
+      assert.equal(widened.status, 0, widened.stderr);
+      const off = exec(`socat -u /dev/null TCP:${pgClusterIp}:5432,connect-timeout=3`);
+      assert.notEqual(off.status, 0, "a host off the list is refused");
+      const on = exec(`socat -u /dev/null TCP:${pgPodIp}:5432,connect-timeout=3`);
+      assert.equal(on.status, 0, `the listed host answers: ${on.stderr}`);
+    });
+
+    it("deleting the group's last connection takes its keys out of the flows ConfigMap (the patch's field manager lets go); the environment's fields stay", async () => {
+      kubectl(kc(), ["-n", WG_NS, "delete", "tcpconnection", "--all", "--wait=true", "--timeout=180s"]);
+      const flows = () =>
+        kubectlJson<{ data?: Record<string, string>; metadata: { labels?: Record<string, string> } }>(kc(), [
+          "-n",
+          PROXY_NS,
+          "get",
+          "configmap",
+          wg.flows.name,
+        ]);
+      await eventually(
+        "the group's keys to leave the flows ConfigMap",
+        () => Object.keys(flows().data ?? {}).length === 0,
+        120_000,
+      );
+      assert.equal(flows().metadata.labels?.["app.kubernetes.io/name"], "klutch-wireguard");
+      await eventually(
+        "the client's last forwarder to stop",
+        () => /forwarder :20000 -> \S+ stopped/.test(tunnelLogs()),
+        60_000,
+      );
+    });
   });
 });

@@ -179,9 +179,34 @@ describe("KlutchEnvironment (mocks)", () => {
             exposure: { sourceRanges: ["127.0.0.0/8"], internal: true, public: false },
           },
         },
-        "cluster-app-2": { appCluster: "app-2", implementation: "wireguard" },
+        // The tunnel's address for app-2's client and where the bridge publishes its flows.
+        "cluster-app-2": {
+          appCluster: "app-2",
+          implementation: "wireguard",
+          wireguard: {
+            tunnelCidr: "100.96.0.0/24",
+            clientAddress: "100.96.0.2",
+            flows: { namespace: "klutch-network", name: "local-wireguard-gateway-flows" },
+            clientHost: "local-wireguard-client.klutch-wireguard.svc.cluster.local",
+          },
+        },
       },
     });
+    // The flows ConfigMap exists, empty (the bridge's groups own its keys), and the client's
+    // headless Service names the host every connection of app-2 is reached through.
+    const flows = run
+      .ofType("kubernetes:core/v1:ConfigMap")
+      .filter((c) => c.inputs.metadata?.name === "local-wireguard-gateway-flows");
+    assert.equal(
+      flows.length,
+      1,
+      JSON.stringify(run.ofType("kubernetes:core/v1:ConfigMap").map((c) => [c.name, c.inputs.metadata])),
+    );
+    assert.equal(flows[0]?.inputs.data, undefined);
+    const headless = run
+      .ofType("kubernetes:core/v1:Service")
+      .filter((c) => c.inputs.metadata?.name === "local-wireguard-client");
+    assert.equal(headless[0]?.inputs.spec.clusterIP, "None");
     assert.equal(run.ofType("klutch:bridge:BridgeIdentity").length, 1);
     const reader = run
       .ofType("kubernetes:rbac.authorization.k8s.io/v1:Role")

@@ -1,0 +1,174 @@
+import { strict as assert } from "node:assert";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import {
+  clientAgentScript,
+  clientConfigKey,
+  configServerArgs,
+  renderClientConfig,
+} from "../../network/wireguard/cluster-config";
+import { freePortRange } from "../helpers/pg-haproxy";
+import { eventually } from "../helpers/kubectl";
+
+/** What a TCP connection to 127.0.0.1:port reads before the server closes it; "" when refused. */
+function readFrom(port: number, source = "127.0.0.1"): Promise<string> {
+  return new Promise((resolve) => {
+    let data = "";
+    const socket = net.connect({ host: "127.0.0.1", port, localAddress: source });
+    socket.setTimeout(3000, () => socket.destroy());
+    socket.on("data", (d) => (data += d.toString()));
+    socket.on("error", () => resolve(""));
+    socket.on("close", () => resolve(data));
+  });
+}
+
+/**
+ * The WireGuard client's agent and the gateway's forwarder-list server
+ * (network/wireguard/cluster-config.ts) as they run in the pods, here on this machine's
+ * loopback: the same shell (dash, the local image's /bin/sh) and socat, with the list
+ * server standing where the gateway's tunnel address would be. The pods themselves run in
+ * test/e2e/bridge-pod.test.ts; this shows the agent's every step quickly and exactly.
+ */
+describe("WireGuard client agent and forwarder-list server (data plane, loopback)", function () {
+  this.timeout(120_000);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-wg-agent-"));
+  const flows = path.join(dir, "flows");
+  const tmp = path.join(dir, "tmp");
+  const shared = path.join(dir, "shared");
+  for (const d of [flows, tmp, shared]) fs.mkdirSync(d);
+  const children: ChildProcess[] = [];
+  const servers: net.Server[] = [];
+  let cfgPort = 0;
+  let fwdA = 0;
+  let fwdB = 0;
+  const backends: number[] = [];
+  let agentLog = "";
+
+  const publish = (lines: { listenPort: number; host: string; port: number }[], extra = "") =>
+    fs.writeFileSync(path.join(flows, clientConfigKey("127.0.0.1")), renderClientConfig("g", lines) + extra);
+  const forwarderPids = () =>
+    fs
+      .readFileSync(path.join(tmp, "forwarders.state"), "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split(" ").slice(0, 2).join(" "));
+
+  before(async () => {
+    const range = await freePortRange(3);
+    [cfgPort, fwdA, fwdB] = [range.from, range.from + 1, range.from + 2];
+    // Two data services, each answering with its own name.
+    for (const name of ["service-a", "service-b"]) {
+      const server = net.createServer((s) => s.end(name));
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      servers.push(server);
+      backends.push((server.address() as net.AddressInfo).port);
+    }
+    const [listen, system] = configServerArgs(cfgPort, flows);
+    const server = spawn("socat", [`${listen},bind=127.0.0.1`, system as string], { stdio: "ignore" });
+    children.push(server);
+    const agent = spawn("/bin/sh", ["-c", clientAgentScript("127.0.0.1", cfgPort, { tmp, shared })], {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    agent.stdout?.on("data", (d) => (agentLog += d.toString()));
+    agent.stderr?.on("data", (d) => (agentLog += d.toString()));
+    children.push(agent);
+  });
+
+  after(() => {
+    for (const c of children) {
+      try {
+        // The agent's group: its forwarders too.
+        if (c.pid) process.kill(-c.pid, "SIGKILL");
+      } catch {
+        c.kill("SIGKILL");
+      }
+    }
+    for (const s of servers) s.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("serves each peer its own list only: the list of 127.0.0.1 to 127.0.0.1, nothing to 127.0.0.2", async () => {
+    publish([{ listenPort: fwdA, host: "127.0.0.1", port: backends[0]! }]);
+    await eventually("the list server to answer", async () => (await readFrom(cfgPort)) !== "", 30_000);
+    assert.match(
+      await readFrom(cfgPort),
+      new RegExp(`^forward ${fwdA} 127\\.0\\.0\\.1 ${backends[0]}$`, "m"),
+    );
+    assert.equal(await readFrom(cfgPort, "127.0.0.2"), "");
+  });
+
+  it("the agent shares the listed host with the tunnel container and starts its forwarder only once that host is routed", async () => {
+    await eventually(
+      "the agent to share the listed host",
+      () => fs.existsSync(path.join(shared, "hosts")),
+      30_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${agentLog}`);
+    });
+    assert.equal(fs.readFileSync(path.join(shared, "hosts"), "utf8"), " 127.0.0.1\nend\n");
+    // Not routed yet (the tunnel container has not answered): no forwarder, so nothing can
+    // leave by the pod's default route.
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.equal(await readFrom(fwdA), "");
+    // What the tunnel container writes once its routes are in (CLIENT_TUNNEL_SCRIPT).
+    fs.writeFileSync(path.join(shared, "routed"), " 127.0.0.1\n");
+    await eventually(
+      "the forwarder to serve service-a",
+      async () => (await readFrom(fwdA)) === "service-a",
+      30_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${agentLog}`);
+    });
+    assert.match(agentLog, new RegExp(`forwarder :${fwdA} -> 127\\.0\\.0\\.1:${backends[0]} started`));
+  });
+
+  it("a second connection adds a forwarder and leaves the first one's process alone", async () => {
+    const before = forwarderPids();
+    publish([
+      { listenPort: fwdA, host: "127.0.0.1", port: backends[0]! },
+      { listenPort: fwdB, host: "127.0.0.1", port: backends[1]! },
+    ]);
+    await eventually("the second forwarder", async () => (await readFrom(fwdB)) === "service-b", 30_000);
+    assert.equal(await readFrom(fwdA), "service-a");
+    assert.deepEqual(forwarderPids().slice(0, 1), before);
+  });
+
+  it("a removed connection's forwarder stops; the other keeps serving", async () => {
+    publish([{ listenPort: fwdB, host: "127.0.0.1", port: backends[1]! }]);
+    await eventually("the first forwarder to stop", async () => (await readFrom(fwdA)) === "", 30_000);
+    assert.equal(await readFrom(fwdB), "service-b");
+    assert.match(agentLog, new RegExp(`forwarder :${fwdA} -> 127\\.0\\.0\\.1:${backends[0]} stopped`));
+  });
+
+  it("a malformed list is ignored whole: nothing of it runs, the last good list keeps serving", async () => {
+    publish(
+      [{ listenPort: fwdA, host: "127.0.0.1", port: backends[0]! }],
+      "forward 1 db.example.test 5432\n",
+    );
+    await eventually(
+      "the agent to say it ignored the list",
+      () => /ignoring a malformed forwarder list/.test(agentLog),
+      30_000,
+    );
+    assert.equal(await readFrom(fwdB), "service-b");
+    assert.equal(await readFrom(fwdA), "");
+  });
+
+  it("a dead forwarder is restarted on the next round", async () => {
+    const [line] = forwarderPids();
+    const pid = Number(line?.split(" ")[1]);
+    assert.ok(pid > 0);
+    spawnSync("kill", ["-9", String(pid)]);
+    await eventually("a new forwarder process", () => !forwarderPids().includes(line!), 30_000);
+    await eventually(
+      "the forwarder to serve again",
+      async () => (await readFrom(fwdB)) === "service-b",
+      30_000,
+    );
+  });
+});
