@@ -27,18 +27,18 @@ export const REASONS = {
   failed: "ConnectionFailed",
 } as const;
 
-export interface Endpoint {
+export interface ProbeTarget {
   host: string;
   port: number;
 }
 
-export interface ConnectivityProbeInputs extends Endpoint {
+export interface ConnectivityProbeInputs extends ProbeTarget {
   /** Per step (connect, backend connect, stats read); default 3000. */
   timeoutMs: number;
   /** How long to watch an accepted connection for an immediate close; 0 turns it off. Default 1500. */
   settleMs: number;
   /** The instance behind the proxy; when set it must accept TCP too. */
-  backend?: Endpoint;
+  backend?: ProbeTarget;
   /** HAProxy's stats CSV (e.g. http://127.0.0.1:8404/stats;csv) and the backend section to look up. */
   stats?: { url: string; backend: string };
 }
@@ -65,7 +65,7 @@ export interface ProbeResult {
 }
 
 /** `host:port`, with brackets for IPv6. */
-export function formatEndpoint(e: Endpoint): string {
+export function formatEndpoint(e: ProbeTarget): string {
   return e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
 }
 
@@ -97,7 +97,7 @@ export interface TcpOutcome {
 }
 
 /** Opens one TCP connection with a timeout and, optionally, watches it for `settleMs`. */
-export function tcpAttempt(target: Endpoint, timeoutMs: number, settleMs: number): Promise<TcpOutcome> {
+export function tcpAttempt(target: ProbeTarget, timeoutMs: number, settleMs: number): Promise<TcpOutcome> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const net = require("node:net") as typeof import("node:net");
   return new Promise((resolve) => {
@@ -387,7 +387,7 @@ export interface ConnectivityProbeArgs {
   port: pulumi.Input<number>;
   timeoutMs?: pulumi.Input<number>;
   settleMs?: pulumi.Input<number>;
-  backend?: pulumi.Input<Endpoint>;
+  backend?: pulumi.Input<ProbeTarget>;
   stats?: pulumi.Input<{ url: string; backend: string }>;
 }
 

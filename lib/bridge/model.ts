@@ -13,6 +13,3 @@ export * from "./rbac";
 export * from "./slots";
 export * from "./realisation";
 export * from "./status";
-import type { PathEndpoint } from "./api";
-/** The old name of PathEndpoint, kept for bridge/program.ts until it moves to network/proxy/. */
-export type Endpoint = PathEndpoint;

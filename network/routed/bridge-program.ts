@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { Endpoint, NetworkPathObject } from "../../lib/bridge/model";
+import type { PathEndpoint, NetworkPathObject } from "../../lib/bridge/model";
 import { pathId } from "../../lib/bridge/model";
 import { ConnectivityProbe } from "../connectivity-probe";
 
@@ -11,7 +11,7 @@ import { ConnectivityProbe } from "../connectivity-probe";
  */
 export function routedProgram(paths: NetworkPathObject[]): () => Promise<Record<string, unknown>> {
   return () => {
-    const endpoints: Record<string, pulumi.Output<Endpoint>> = {};
+    const endpoints: Record<string, pulumi.Output<PathEndpoint>> = {};
     for (const p of paths) {
       const probe = new ConnectivityProbe(`probe-${pathId(p)}`, {
         host: p.spec.instanceHost,

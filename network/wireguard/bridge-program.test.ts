@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
-import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import type { Target } from "../proxy/bridge-program";
 import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 import { wireguardProgram } from "./bridge-program";
@@ -40,7 +40,7 @@ async function run(
   try {
     const mocked = mockPulumi({}, "test", options);
     const outputs = await wireguardProgram("team-a/wireguard", paths, LOCAL)();
-    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, Endpoint>>);
+    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, PathEndpoint>>);
     const problems = await valueOf(
       pulumi.output(outputs.problems) as pulumi.Output<Record<string, PathProblem>>,
     );
@@ -138,7 +138,7 @@ describe("WireGuard bridge program, kubernetes target (mocks)", function () {
     const mocked = mockPulumi({}, "test");
     const outputs = await wireguardProgram("team-a/wireguard", paths, target)();
     const endpoints = await valueOf(
-      pulumi.output(outputs.endpoints) as pulumi.Output<Record<string, Endpoint>>,
+      pulumi.output(outputs.endpoints) as pulumi.Output<Record<string, PathEndpoint>>,
     );
     const problems = await valueOf(
       pulumi.output(outputs.problems) as pulumi.Output<Record<string, PathProblem>>,

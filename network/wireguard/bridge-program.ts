@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { forwarderProblems, realisedOnly } from "./forwarder-problems";
 import { pathId } from "../../lib/bridge/model";
 import type { Target } from "../proxy/bridge-program";
@@ -92,7 +92,7 @@ export function wireguardProgram(
       },
       { dependsOn: [client] },
     );
-    const endpoints: Record<string, pulumi.Output<Endpoint | undefined>> = {};
+    const endpoints: Record<string, pulumi.Output<PathEndpoint | undefined>> = {};
     const failures: Record<string, pulumi.Output<string | undefined>> = {};
     for (const f of planned.forwarders) {
       const fwd = new LocalTcpForwarder(

@@ -234,6 +234,55 @@ describe("the environment deploys the WireGuard tunnel (mocks)", function () {
       assert.ok(assoc.some((a) => a.name.endsWith("-wireguard-gateway-fip-associate")));
     });
 
+    it("gives the VM the bridge's flows: a reader that may get only the flows ConfigMap, its token in the secret cloud-init, egress to the API port only", () => {
+      const maps = run.ofType("kubernetes:core/v1:ConfigMap");
+      const flows = maps.find((c) => c.inputs.metadata?.name?.endsWith("-wireguard-gateway-flows"));
+      assert.ok(flows, maps.map((m) => m.inputs.metadata?.name).join(", "));
+      assert.equal(flows.inputs.metadata.namespace, "klutch-network");
+      assert.equal(flows.inputs.data, undefined);
+      const role = run
+        .ofType("kubernetes:rbac.authorization.k8s.io/v1:Role")
+        .find((r) => r.name.endsWith("-flows-reader-role"));
+      assert.deepEqual(role?.inputs.rules, [
+        {
+          apiGroups: [""],
+          resources: ["configmaps"],
+          resourceNames: [flows.inputs.metadata.name],
+          verbs: ["get"],
+        },
+      ]);
+      const vm = run.ofType("openstack:compute/instance:Instance")[0]!;
+      const userData = (vm.inputs.userData as { value: string }).value;
+      assert.match(userData, /klutch-flows-sync\.service/);
+      assert.match(
+        userData,
+        new RegExp(
+          `--server https://[^ ]+\\.magnum\\.example\\.test:6443 --namespace klutch-network --name ${flows.inputs.metadata.name}`,
+        ),
+      );
+      assert.match(userData, /include "\/etc\/klutch\/flows\/flows-\*\.nft"/);
+      assert.match(userData, /ExecStart=\/usr\/bin\/socat 'TCP-LISTEN:51821,fork,reuseaddr'/);
+      const egress = run
+        .ofType("openstack:networking/secGroupRule:SecGroupRule")
+        .find((r) => r.name.endsWith("-gateway-egress-api"));
+      // The API is named by a host name here, so its port to any address: nothing else.
+      assert.deepEqual(
+        [egress?.inputs.direction, egress?.inputs.portRangeMin, egress?.inputs.remoteIpPrefix],
+        ["egress", 6443, "0.0.0.0/0"],
+      );
+      // The bridge's settings name the same ConfigMap for app-2's consumer namespace.
+      const settings = maps.find((c) => c.inputs.metadata?.name === "klutch-bridge-settings");
+      const consumers = JSON.parse(settings?.inputs.data["settings.json"]).consumers as Record<
+        string,
+        { wireguard?: { flows: unknown } }
+      >;
+      const wg = Object.values(consumers).find((c) => c.wireguard);
+      assert.deepEqual(wg?.wireguard?.flows, {
+        namespace: "klutch-network",
+        name: flows.inputs.metadata.name,
+      });
+    });
+
     it("admits WireGuard's UDP port only from app-2's network and the data ports only from the gateway", () => {
       const rules = run
         .ofType("openstack:networking/secGroupRule:SecGroupRule")

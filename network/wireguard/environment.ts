@@ -9,6 +9,8 @@ import { gatewayExposure } from "./exposure";
 import { WireguardKeyPair } from "./key-provider";
 import { OpenstackWireguardGateway } from "./openstack-gateway";
 import { WireguardTunnel } from "./wireguard-tunnel";
+import { WireguardFlowsReader } from "./flows-reader";
+import { DEFAULT_CONFIG_PORT } from "./cluster-config";
 
 /** The namespace of the tunnel's client on each app cluster that uses wireguard. */
 export const WIREGUARD_CLIENT_NAMESPACE = "klutch-wireguard";
@@ -23,9 +25,10 @@ export const WIREGUARD_CLIENT_NAMESPACE = "klutch-wireguard";
  *
  * The tunnel starts with no connections: each connection's forwarder and its flow on the
  * gateway are the bridge's (network/wireguard/bridge-program.ts, cluster-config.ts), so they
- * follow the live XTCPConnections without an environment update. With a gateway pod the
- * bridge publishes them in the gateway's flows ConfigMap (bridgeConnections); a gateway VM
- * has no such channel yet, so its app clusters' connections are only probed. Validation (checks.ts) has made sure the
+ * follow the live XTCPConnections without an environment update. The bridge
+ * publishes them in the gateway's flows ConfigMap on the control plane (bridgeConnections):
+ * a gateway pod mounts it, a gateway VM reads it with a token that may get only that
+ * ConfigMap (WireguardFlowsReader, flows-sync.ts). Validation (checks.ts) has made sure the
  * app clusters agree on one tunnel CIDR.
  */
 export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> = (ctx, users) => {
@@ -84,6 +87,14 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
   // Who may reach the gateway: every app cluster's clients (checks.ts made sure each is known).
   const exposure = gatewayExposure(users.map(({ app, connector }) => ({ app, connector })));
 
+  // The bridge's namespace on the control plane, which the environment always creates: the
+  // gateway's objects (and a gateway VM's flows) wait for it (a first `up` would otherwise race its creation).
+  const gatewayNamespace = ctx.namespaces[`${ctx.config.controlPlane.name}/${SETTINGS_NAMESPACE}`];
+  if (!gatewayNamespace)
+    throw new Error(
+      `internal: the environment creates no ${SETTINGS_NAMESPACE} namespace for the WireGuard gateway`,
+    );
+
   if (cp instanceof OpenstackCluster) {
     const os = ctx.config.controlPlane.openstack;
     const fip = new openstack.networking.FloatingIp(
@@ -95,11 +106,29 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
       { ...opts, provider: cp.network.provider },
     );
     const gatewayKey = new WireguardKeyPair(`${name}-gateway-key`, { rotation: settings.keyRotation }, opts);
+    // The bridge publishes the connections on the control plane; the VM reads them from there.
+    const flows = { namespace: SETTINGS_NAMESPACE, name: `${name}-gateway-flows` };
+    const reader = new WireguardFlowsReader(
+      `${name}-flows-reader`,
+      {
+        provider: cp.provider,
+        kubeconfig: cp.kubeconfig,
+        ...(ctx.config.controlPlane.kubeconfig?.context
+          ? { context: ctx.config.controlPlane.kubeconfig.context }
+          : {}),
+        namespace: flows.namespace,
+        configMap: flows.name,
+        labels: { "klutch.anynines.com/environment": ctx.config.environment },
+      },
+      { ...opts, dependsOn: [gatewayNamespace] },
+    );
     const tunnel = new WireguardTunnel(
       name,
       {
         ...common,
         gatewayVm: true,
+        bridgeConnections: true,
+        gatewayVmFlows: flows,
         gatewayKey,
         endpoint: settings.endpoint ?? pulumi.interpolate`${fip.address}:${settings.listenPort}`,
       },
@@ -122,21 +151,16 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
         flavor: os?.gatewayFlavor ?? "m1.small",
         ...(os?.keypair ? { keypair: os.keypair } : {}),
         floatingIpAddress: fip.address,
+        flows: reader.access.apply((a) => ({ ...a, configPort: DEFAULT_CONFIG_PORT })),
       },
       opts,
     );
     out.tunnel = tunnel;
     out.gateway = gateway;
+    out.flowsReader = reader;
     return out;
   }
 
-  // The bridge's namespace on the control plane, which the environment always creates: the
-  // gateway's objects wait for it (a first `up` would otherwise race its creation).
-  const gatewayNamespace = ctx.namespaces[`${ctx.config.controlPlane.name}/${SETTINGS_NAMESPACE}`];
-  if (!gatewayNamespace)
-    throw new Error(
-      `internal: the environment creates no ${SETTINGS_NAMESPACE} namespace for the WireGuard gateway`,
-    );
   out.tunnel = new WireguardTunnel(
     name,
     {

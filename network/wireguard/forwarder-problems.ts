@@ -1,4 +1,4 @@
-import type { Endpoint, PathProblem } from "../../lib/bridge/model";
+import type { PathEndpoint, PathProblem } from "../../lib/bridge/model";
 
 /**
  * How the local WireGuard group reports its forwarders (pure, beside its test): a path whose
@@ -7,8 +7,10 @@ import type { Endpoint, PathProblem } from "../../lib/bridge/model";
  */
 
 /** The endpoints of the forwarders that listen. */
-export function realisedOnly(endpoints: Record<string, Endpoint | undefined>): Record<string, Endpoint> {
-  const out: Record<string, Endpoint> = {};
+export function realisedOnly(
+  endpoints: Record<string, PathEndpoint | undefined>,
+): Record<string, PathEndpoint> {
+  const out: Record<string, PathEndpoint> = {};
   for (const [id, e] of Object.entries(endpoints)) if (e) out[id] = e;
   return out;
 }

@@ -2,7 +2,7 @@ import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { planIngressRules } from "../../lib/cloud/ingress-rules";
 import { gatewayVmAddress } from "../../lib/cloud/openstack/network-plan";
-import { renderGatewayCloudInit } from "./render-cloud-init";
+import { renderGatewayCloudInit, type GatewayVmFlows } from "./render-cloud-init";
 import { WireguardPlan } from "./types";
 import { GatewayKeys } from "./render-wg-quick";
 import { OpenstackNetwork } from "../../components/clusters/openstack/openstack-cluster";
@@ -29,6 +29,12 @@ export interface OpenstackWireguardGatewayArgs {
    */
   floatingIpAddress?: pulumi.Input<string>;
   keypair?: string;
+  /**
+   * The bridge's connections (render-cloud-init.ts GatewayVmFlows): the VM reads the flows
+   * ConfigMap from the control plane and serves the clients' forwarder lists. Its token makes
+   * the user data secret (it is anyway: the private key).
+   */
+  flows?: pulumi.Input<GatewayVmFlows>;
 }
 
 /**
@@ -74,6 +80,26 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
         opt,
       );
     }
+    // The flows reader calls the control plane's API: egress to that address and port only
+    // (to any address on that port when the API is named by a host name, unknown here).
+    if (args.flows) {
+      // Public facts out of the secret access (its token stays secret).
+      const api = pulumi.unsecret(pulumi.output(args.flows).apply((f) => apiEndpoint(f.server)));
+      new openstack.networking.SecGroupRule(
+        `${name}-gateway-egress-api`,
+        {
+          securityGroupId: gatewayGroup.id,
+          direction: "egress",
+          ethertype: "IPv4",
+          protocol: "tcp",
+          portRangeMin: api.port,
+          portRangeMax: api.port,
+          remoteIpPrefix: api.cidr,
+          description: "to the control plane's API (the bridge's flows)",
+        },
+        opt,
+      );
+    }
     const port = new openstack.networking.Port(
       `${name}-port`,
       {
@@ -86,10 +112,10 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
       opt,
     );
     this.userData = pulumi.secret(
-      pulumi.all([plan, pulumi.output(args.keys)]).apply(([p, k]) => {
+      pulumi.all([plan, pulumi.output(args.keys), pulumi.output(args.flows)]).apply(([p, k, f]) => {
         if (p.listenPort !== args.listenPort)
           throw new Error(`listenPort ${args.listenPort} differs from the WireGuard plan's ${p.listenPort}`);
-        return renderGatewayCloudInit(p, k);
+        return renderGatewayCloudInit(p, k, f);
       }),
     );
     const vm = new openstack.compute.Instance(
@@ -130,4 +156,12 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
       dataServiceSecurityGroupId: this.dataServiceSecurityGroupId,
     });
   }
+}
+
+/** The API server's port, and its address as a /32 when it is an IPv4 literal (else any). */
+export function apiEndpoint(server: string): { cidr: string; port: number } {
+  const url = new URL(server);
+  const port = url.port ? Number(url.port) : 443;
+  const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(url.hostname);
+  return { cidr: ipv4 ? `${url.hostname}/32` : "0.0.0.0/0", port };
 }

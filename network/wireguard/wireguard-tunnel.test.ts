@@ -405,12 +405,19 @@ describe("WireguardTunnel (mocks)", function () {
     assert.deepEqual(registeredOutputs("wg").bridgeSettings, settings);
   });
 
-  it("bridgeConnections with a gateway VM is refused up front: the VM's filter is cloud-init's", () => {
+  it("bridgeConnections with a gateway VM needs the flows ConfigMap the VM reads, and then names it for the bridge", async () => {
     mockRun();
     const p = providers();
     assert.throws(
       () => new WireguardTunnel("wg", tunnelArgs(p, { gatewayVm: true, bridgeConnections: true })),
-      /bridgeConnections needs the gateway as a pod/,
+      /bridgeConnections with gatewayVm needs gatewayVmFlows/,
     );
+    const flows = { namespace: "klutch-network", name: "env-wireguard-gateway-flows" };
+    const tunnel = new WireguardTunnel(
+      "wg-vm",
+      tunnelArgs(p, { gatewayVm: true, bridgeConnections: true, gatewayVmFlows: flows, connections: [] }),
+    );
+    const settings = await valueOf(tunnel.bridgeSettings!);
+    assert.deepEqual(settings["app-1"]?.flows, flows);
   });
 });

@@ -84,6 +84,11 @@ export interface WireguardTunnelArgs {
    * Not with gatewayVm (the VM's filter is cloud-init's).
    */
   bridgeConnections?: boolean | { configPort?: number };
+  /**
+   * With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM
+   * reads (the environment makes it and the VM's reader; OpenstackWireguardGateway `flows`).
+   */
+  gatewayVmFlows?: { namespace: string; name: string };
 }
 
 /** What the bridge needs to realise one app cluster's connections (lib/bridge/settings.ts). */
@@ -223,7 +228,10 @@ export class WireguardTunnel extends pulumi.ComponentResource {
       ),
     );
     if (render.bridgeConnections) {
-      const flows = { namespace: render.gatewayNamespace, name: `${name}-gateway-flows` };
+      const flows = args.gatewayVmFlows ?? {
+        namespace: render.gatewayNamespace,
+        name: `${name}-gateway-flows`,
+      };
       // Addresses never depend on the gateway's endpoint, which may stay unknown (a load
       // balancer without an address): planned apart from it, so the bridge's settings do not wait.
       const addresses = pulumi
@@ -397,9 +405,9 @@ function checkShape(args: WireguardTunnelArgs): void {
     );
     if (problem) throw new Error(problem);
   }
-  if (args.gatewayVm && args.bridgeConnections) {
+  if (args.gatewayVm && args.bridgeConnections && !args.gatewayVmFlows) {
     throw new Error(
-      "WireguardTunnel: bridgeConnections needs the gateway as a pod (its flows ConfigMap and list server); a gateway VM's filter comes from cloud-init: drop one of them",
+      "WireguardTunnel: bridgeConnections with gatewayVm needs gatewayVmFlows (the flows ConfigMap the VM reads; OpenstackWireguardGateway `flows` gives the VM its reader)",
     );
   }
   const clusters = new Set(args.appClusters.map((c) => c.name));

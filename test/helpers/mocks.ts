@@ -176,7 +176,8 @@ function computedState(args: pulumi.runtime.MockResourceArgs): Record<string, an
     case "openstack:containerinfra/cluster:Cluster":
       return {
         kubeconfig: {
-          rawConfig: `apiVersion: v1\nkind: Config\nclusters: [{name: ${args.name}, cluster: {server: "https://${args.name}.magnum.example.test:6443"}}]\n`,
+          // As Magnum writes it: the cluster, an admin user and the current context naming both.
+          rawConfig: `apiVersion: v1\nkind: Config\nclusters: [{name: ${args.name}, cluster: {server: "https://${args.name}.magnum.example.test:6443"}}]\nusers: [{name: admin, user: {token: fake}}]\ncontexts: [{name: default, context: {cluster: ${args.name}, user: admin}}]\ncurrent-context: default\n`,
         },
       };
     case "openstack:networking/floatingIp:FloatingIp":

@@ -20,7 +20,7 @@ import {
   readyStatus,
   statusEvent,
   failedStatus,
-  type Endpoint,
+  type PathEndpoint,
   type NetworkPathObject,
   type PathProblem,
 } from "../../lib/bridge/model";
@@ -309,7 +309,7 @@ describe("Crossplane bridge: one bad connection never takes its group down", () 
       skipAwait: true,
     };
     const outputs = await groupProgram("team-a/proxy", [path("a"), path("b"), path("c")], target)();
-    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, Endpoint>>);
+    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, PathEndpoint>>);
     const problems = await valueOf(outputs.problems as pulumi.Output<Record<string, PathProblem>>);
     await settle();
     assert.deepEqual(Object.keys(endpoints).sort(), ["a", "b"]);

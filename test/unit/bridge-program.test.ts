@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import * as net from "node:net";
 import * as pulumi from "@pulumi/pulumi";
 import { groupProgram, type Target } from "../../bridge/program";
-import type { Endpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
+import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { connectivityProbeProvider } from "../../network/connectivity-probe";
 import { portAllocationProvider } from "../../network/proxy/port-allocation";
 import { mockPulumi, settle, valueOf } from "../helpers/mocks";
@@ -30,9 +30,11 @@ const LOCAL: Target = {
   portRange: { from: 42000, to: 42049 },
 };
 
-async function outputsOf(program: () => Promise<Record<string, unknown>>): Promise<Record<string, Endpoint>> {
+async function outputsOf(
+  program: () => Promise<Record<string, unknown>>,
+): Promise<Record<string, PathEndpoint>> {
   const outputs = await program();
-  const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, Endpoint>>);
+  const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, PathEndpoint>>);
   await settle();
   return endpoints;
 }
@@ -105,7 +107,7 @@ describe("Crossplane bridge: group programs (mocks, real probes)", function () {
       spec: { ...networkPath("bad", "proxy", 1).spec, instanceHost: "not a host!" },
     });
     const outputs = await groupProgram("team-a/proxy", paths, small)();
-    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, Endpoint>>);
+    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, PathEndpoint>>);
     const problems = await valueOf(outputs.problems as pulumi.Output<Record<string, PathProblem>>);
     await settle();
     assert.deepEqual(Object.keys(endpoints).sort(), ["a", "b", "c", "d"]);
