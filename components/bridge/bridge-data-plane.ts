@@ -2,6 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { renderConsumerKubeconfig } from "../../lib/bind/app-cluster-plan";
 import { dataPlaneRules } from "../../lib/bridge/rbac";
+import { tokenIdentity } from "../rbac/token-identity";
 
 export interface BridgeDataPlaneArgs {
   /** The data-service cluster's Kubernetes provider (where the proxies run). */
@@ -33,43 +34,9 @@ export class BridgeDataPlane extends pulumi.ComponentResource {
     super("klutch:bridge:BridgeDataPlane", name, {}, opts);
     const child = { parent: this, provider: args.provider };
     const labels = { ...args.labels, "app.kubernetes.io/name": "klutch-bridge" };
-    const account = new k8s.core.v1.ServiceAccount(
-      `${name}-account`,
-      { metadata: { name: "klutch-bridge-proxies", namespace: args.namespace, labels } },
-      child,
-    );
-    const role = new k8s.rbac.v1.Role(
-      `${name}-role`,
-      {
-        metadata: { name: "klutch-bridge-proxies", namespace: args.namespace, labels },
-        rules: dataPlaneRules(),
-      },
-      child,
-    );
-    new k8s.rbac.v1.RoleBinding(
-      `${name}-role-binding`,
-      {
-        metadata: { name: "klutch-bridge-proxies", namespace: args.namespace, labels },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role.metadata.name },
-        subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace: args.namespace }],
-      },
-      child,
-    );
-    // A token that lives as long as the Secret (the kubelet's projected tokens belong to a pod
-    // of the account, and the bridge's pods run as BridgeIdentity's). The provider waits until
-    // the token controller has filled it (pulumi-kubernetes v4.25.0 pkg/await/awaiters.go,
-    // service-account-token Secrets).
-    const token = new k8s.core.v1.Secret(
-      `${name}-token`,
-      {
-        metadata: {
-          name: "klutch-bridge-proxies-token",
-          namespace: args.namespace,
-          labels,
-          annotations: { "kubernetes.io/service-account.name": account.metadata.name },
-        },
-        type: "kubernetes.io/service-account-token",
-      },
+    const { account, token } = tokenIdentity(
+      name,
+      { namespace: args.namespace, objectName: "klutch-bridge-proxies", rules: dataPlaneRules(), labels },
       child,
     );
     const server =

@@ -2,6 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
 import { flowsReaderRules, type FlowsReaderAccess } from "./flows-sync";
+import { tokenIdentity } from "../../components/rbac/token-identity";
 
 export interface WireguardFlowsReaderArgs {
   /** The control plane's provider: where the bridge publishes the flows. */
@@ -31,34 +32,13 @@ export class WireguardFlowsReader extends pulumi.ComponentResource {
     // Created empty and never changed here (a changed ConfigMap would be replaced, dropping the
     // bridge's keys).
     const flows = new k8s.core.v1.ConfigMap(`${name}-flows`, { metadata: meta(args.configMap) }, child);
-    const account = new k8s.core.v1.ServiceAccount(
-      `${name}-account`,
-      { metadata: meta("klutch-wireguard-gateway") },
-      child,
-    );
-    const role = new k8s.rbac.v1.Role(
-      `${name}-role`,
-      { metadata: meta("klutch-wireguard-gateway"), rules: flowsReaderRules(args.configMap) },
-      child,
-    );
-    new k8s.rbac.v1.RoleBinding(
-      `${name}-role-binding`,
+    const { token } = tokenIdentity(
+      name,
       {
-        metadata: meta("klutch-wireguard-gateway"),
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role.metadata.name },
-        subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace: args.namespace }],
-      },
-      child,
-    );
-    // The provider waits until the token controller has filled it (as for BridgeDataPlane).
-    const token = new k8s.core.v1.Secret(
-      `${name}-token`,
-      {
-        metadata: {
-          ...meta("klutch-wireguard-gateway-token"),
-          annotations: { "kubernetes.io/service-account.name": account.metadata.name },
-        },
-        type: "kubernetes.io/service-account-token",
+        namespace: args.namespace,
+        objectName: "klutch-wireguard-gateway",
+        rules: flowsReaderRules(args.configMap),
+        labels,
       },
       { ...child, dependsOn: [flows] },
     );
