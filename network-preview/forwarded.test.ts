@@ -3,6 +3,7 @@ import type { NetworkPathObject } from "../lib/bridge/model";
 import type { Target } from "../network/proxy/bridge-program";
 import { CLUSTER_SETTINGS, clusterTarget, wireguardPath } from "../network/wireguard/fixtures";
 import { assemble, type GroupPlan } from "./connections";
+import { toHop } from "./engine-events";
 
 /**
  * The preview of a forwarded implementation's group (WireGuard): consumers dial the
@@ -63,5 +64,18 @@ describe("network preview: forwarded (WireGuard) groups", () => {
     assert.equal(byName.connections[0]?.after, undefined);
     const unset = assemble(group([], [path("orders", "10.96.12.7")]), [], cluster(), "wireguard");
     assert.match(unset.connections[0]?.broken?.[0] ?? "", /name no WireGuard tunnel for team-w\/wireguard/);
+  });
+
+  it("the bridge's flows patch of a cluster group is shown as its WireGuard hop", () => {
+    const step = {
+      urn: "urn:pulumi:team-w-wireguard::klutch-network-paths::kubernetes:core/v1:ConfigMapPatch::wireguard-flows",
+      type: "kubernetes:core/v1:ConfigMapPatch",
+      op: "update" as const,
+      name: "wireguard-flows",
+      diffPaths: ["data"],
+      replaceReasons: [],
+      deleteBeforeReplace: false,
+    };
+    assert.equal(toHop(step).kind, "wireguard-peer");
   });
 });

@@ -39,8 +39,9 @@ export function clusterWireguardProgram(
 
     const provider = new k8s.Provider("data-plane", { kubeconfig: pulumi.secret(kubeconfig) });
     const address = settings.clientAddress;
+    // Named so the network preview shows it as the group's WireGuard hop (engine-events.ts hopKind).
     const patch = new k8s.core.v1.ConfigMapPatch(
-      "flows",
+      "wireguard-flows",
       {
         metadata: {
           name: settings.flows.name,
