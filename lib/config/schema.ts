@@ -117,6 +117,12 @@ const openstackCluster = z
     /** For the wireguard path: image and flavor of the gateway VM. */
     gatewayImage: z.string().min(1).default("debian-12"),
     gatewayFlavor: z.string().min(1).default("m1.small"),
+    /**
+     * Where the gateway VM may fetch its packages (wireguard, nftables, socat, python3) at first
+     * boot: CIDRs opened for egress on 80 and 443 (its security group allows nothing else out).
+     * [] when gatewayImage has them already: nothing is installed and nothing opened.
+     */
+    gatewayPackageMirrors: z.array(cidr).default(["0.0.0.0/0"]),
   })
   .strict();
 

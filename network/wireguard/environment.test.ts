@@ -270,6 +270,16 @@ describe("the environment deploys the WireGuard tunnel (mocks)", function () {
         [egress?.inputs.direction, egress?.inputs.portRangeMin, egress?.inputs.remoteIpPrefix],
         ["egress", 6443, "0.0.0.0/0"],
       );
+      // cloud-init installs the packages at first boot: the web ports out, nothing else.
+      const packages = run
+        .ofType("openstack:networking/secGroupRule:SecGroupRule")
+        .filter((r) => r.name.includes("-gateway-egress-packages-"))
+        .map((r) => [r.inputs.direction, r.inputs.portRangeMin, r.inputs.remoteIpPrefix]);
+      assert.deepEqual(packages.sort(), [
+        ["egress", 443, "0.0.0.0/0"],
+        ["egress", 80, "0.0.0.0/0"],
+      ]);
+      assert.match(userData, /packages:\n\s+- wireguard/);
       // The bridge's settings name the same ConfigMap for app-2's consumer namespace.
       const settings = maps.find((c) => c.inputs.metadata?.name === "klutch-bridge-settings");
       const consumers = JSON.parse(settings?.inputs.data["settings.json"]).consumers as Record<
@@ -281,6 +291,27 @@ describe("the environment deploys the WireGuard tunnel (mocks)", function () {
         namespace: "klutch-network",
         name: flows.inputs.metadata.name,
       });
+    });
+
+    it("an image with the packages already (gatewayPackageMirrors: []): nothing installed, no web egress", async () => {
+      const settings = stackSettings("openstack-example");
+      const apps = settings.appClusters as { name: string; networkConnector?: Record<string, unknown> }[];
+      apps[1]!.networkConnector = { implementation: "wireguard" };
+      const cp = settings.controlPlane as { openstack: Record<string, unknown> };
+      cp.openstack.gatewayPackageMirrors = [];
+      const own = mockPulumi(settings, "openstack-example", {
+        dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider },
+      });
+      klutchProgram();
+      await drain();
+      const vm = own.ofType("openstack:compute/instance:Instance")[0]!;
+      assert.doesNotMatch((vm.inputs.userData as { value: string }).value, /packages:/);
+      assert.deepEqual(
+        own
+          .ofType("openstack:networking/secGroupRule:SecGroupRule")
+          .filter((r) => r.name.includes("-egress-packages-")),
+        [],
+      );
     });
 
     it("admits WireGuard's UDP port only from app-2's network and the data ports only from the gateway", () => {

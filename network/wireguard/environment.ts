@@ -149,6 +149,7 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
         dataServicePorts: settings.dataServicePorts,
         image: os?.gatewayImage ?? "debian-12",
         flavor: os?.gatewayFlavor ?? "m1.small",
+        packageMirrors: os?.gatewayPackageMirrors ?? ["0.0.0.0/0"],
         ...(os?.keypair ? { keypair: os.keypair } : {}),
         floatingIpAddress: fip.address,
         flows: reader.access.apply((a) => ({ ...a, configPort: DEFAULT_CONFIG_PORT })),

@@ -1,6 +1,6 @@
 import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
-import { planIngressRules } from "../../lib/cloud/ingress-rules";
+import { planIngressRules, ruleKey } from "../../lib/cloud/ingress-rules";
 import { gatewayVmAddress } from "../../lib/cloud/openstack/network-plan";
 import { renderGatewayCloudInit, type GatewayVmFlows } from "./render-cloud-init";
 import { WireguardPlan } from "./types";
@@ -35,6 +35,11 @@ export interface OpenstackWireguardGatewayArgs {
    * the user data secret (it is anyway: the private key).
    */
   flows?: pulumi.Input<GatewayVmFlows>;
+  /**
+   * CIDRs of the package mirrors the VM installs from at first boot (egress on 80 and 443);
+   * [] when the image has the packages already. Default: any address.
+   */
+  packageMirrors?: string[];
 }
 
 /**
@@ -100,6 +105,27 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
         opt,
       );
     }
+    // cloud-init installs the packages at first boot: egress to the mirrors, web ports only.
+    const mirrors = args.packageMirrors ?? ["0.0.0.0/0"];
+    // Not planIngressRules: that one refuses world ranges for ingress, and a mirror may be anywhere.
+    for (const rule of [80, 443].flatMap((p) =>
+      mirrors.map((cidr) => ({ port: p, cidr, key: ruleKey("tcp", p, cidr) })),
+    )) {
+      new openstack.networking.SecGroupRule(
+        `${name}-gateway-egress-packages-${rule.key}`,
+        {
+          securityGroupId: gatewayGroup.id,
+          direction: "egress",
+          ethertype: "IPv4",
+          protocol: "tcp",
+          portRangeMin: rule.port,
+          portRangeMax: rule.port,
+          remoteIpPrefix: rule.cidr,
+          description: "package mirrors (cloud-init installs the gateway's packages)",
+        },
+        opt,
+      );
+    }
     const port = new openstack.networking.Port(
       `${name}-port`,
       {
@@ -115,7 +141,7 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
       pulumi.all([plan, pulumi.output(args.keys), pulumi.output(args.flows)]).apply(([p, k, f]) => {
         if (p.listenPort !== args.listenPort)
           throw new Error(`listenPort ${args.listenPort} differs from the WireGuard plan's ${p.listenPort}`);
-        return renderGatewayCloudInit(p, k, f);
+        return renderGatewayCloudInit(p, k, f, mirrors.length > 0);
       }),
     );
     const vm = new openstack.compute.Instance(

@@ -35,6 +35,8 @@ export function renderGatewayCloudInit(
   plan: WireguardPlan,
   keys: GatewayKeys,
   flows?: GatewayVmFlows,
+  /** False when the image has the packages already (no mirror to reach). */
+  installPackages = true,
 ): string {
   const wgConf = renderGatewayWgQuick(plan, keys, {
     postUp: [`nft -f ${NFT_FILE}`],
@@ -77,8 +79,12 @@ export function renderGatewayCloudInit(
       ]
     : [];
   const config = {
-    package_update: true,
-    packages: ["wireguard", "wireguard-tools", "nftables", ...(flows ? ["socat", "python3"] : [])],
+    ...(installPackages
+      ? {
+          package_update: true,
+          packages: ["wireguard", "wireguard-tools", "nftables", ...(flows ? ["socat", "python3"] : [])],
+        }
+      : {}),
     write_files: [
       file(SYSCTL_FILE, "0644", "net.ipv4.ip_forward = 1\n"),
       file(NFT_FILE, "0644", rules),

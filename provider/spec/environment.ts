@@ -96,6 +96,10 @@ export const environmentTypes: Record<string, ObjectType> = {
       existingNetwork: ref("klutch:index:OpenstackExistingNetwork", "Adopt this network."),
       gatewayImage: s("WireGuard gateway VM image. Default debian-12."),
       gatewayFlavor: s("WireGuard gateway VM flavor. Default m1.small."),
+      gatewayPackageMirrors: list(
+        str("CIDR"),
+        "CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.",
+      ),
     },
     required: ["externalNetworkId"],
   },

@@ -182,6 +182,9 @@ describe("OpenstackWireguardGateway (mocks)", function () {
       .sort();
     assert.deepEqual(rules, [
       ["wg-data-services-tcp-5432-10-40-0-248-32", "ingress", "tcp", 5432, 5432, "10.40.0.248/32"],
+      // cloud-init installs the gateway's packages at first boot (packageMirrors, default any).
+      ["wg-gateway-egress-packages-tcp-443-0-0-0-0-0", "egress", "tcp", 443, 443, "0.0.0.0/0"],
+      ["wg-gateway-egress-packages-tcp-80-0-0-0-0-0", "egress", "tcp", 80, 80, "0.0.0.0/0"],
       ["wg-gateway-egress-tcp-5432-10-40-0-0-24", "egress", "tcp", 5432, 5432, "10.40.0.0/24"],
       ["wg-gateway-udp-51820-198-51-100-7-32", "ingress", "udp", 51820, 51820, "198.51.100.7/32"],
     ]);

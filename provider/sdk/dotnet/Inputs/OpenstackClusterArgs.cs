@@ -58,6 +58,18 @@ namespace Anynines.Klutch.Inputs
         [Input("gatewayImage")]
         public Input<string>? GatewayImage { get; set; }
 
+        [Input("gatewayPackageMirrors")]
+        private InputList<string>? _gatewayPackageMirrors;
+
+        /// <summary>
+        /// CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+        /// </summary>
+        public InputList<string> GatewayPackageMirrors
+        {
+            get => _gatewayPackageMirrors ?? (_gatewayPackageMirrors = new InputList<string>());
+            set => _gatewayPackageMirrors = value;
+        }
+
         /// <summary>
         /// Default fedora-coreos-40.
         /// </summary>

@@ -3243,6 +3243,8 @@ type OpenstackCluster struct {
 	GatewayFlavor *string `pulumi:"gatewayFlavor"`
 	// WireGuard gateway VM image. Default debian-12.
 	GatewayImage *string `pulumi:"gatewayImage"`
+	// CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+	GatewayPackageMirrors []string `pulumi:"gatewayPackageMirrors"`
 	// Default fedora-coreos-40.
 	Image *string `pulumi:"image"`
 	// Nova keypair.
@@ -3282,6 +3284,8 @@ type OpenstackClusterArgs struct {
 	GatewayFlavor pulumi.StringPtrInput `pulumi:"gatewayFlavor"`
 	// WireGuard gateway VM image. Default debian-12.
 	GatewayImage pulumi.StringPtrInput `pulumi:"gatewayImage"`
+	// CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+	GatewayPackageMirrors pulumi.StringArrayInput `pulumi:"gatewayPackageMirrors"`
 	// Default fedora-coreos-40.
 	Image pulumi.StringPtrInput `pulumi:"image"`
 	// Nova keypair.
@@ -3404,6 +3408,11 @@ func (o OpenstackClusterOutput) GatewayImage() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v OpenstackCluster) *string { return v.GatewayImage }).(pulumi.StringPtrOutput)
 }
 
+// CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+func (o OpenstackClusterOutput) GatewayPackageMirrors() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v OpenstackCluster) []string { return v.GatewayPackageMirrors }).(pulumi.StringArrayOutput)
+}
+
 // Default fedora-coreos-40.
 func (o OpenstackClusterOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v OpenstackCluster) *string { return v.Image }).(pulumi.StringPtrOutput)
@@ -3516,6 +3525,16 @@ func (o OpenstackClusterPtrOutput) GatewayImage() pulumi.StringPtrOutput {
 		}
 		return v.GatewayImage
 	}).(pulumi.StringPtrOutput)
+}
+
+// CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+func (o OpenstackClusterPtrOutput) GatewayPackageMirrors() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *OpenstackCluster) []string {
+		if v == nil {
+			return nil
+		}
+		return v.GatewayPackageMirrors
+	}).(pulumi.StringArrayOutput)
 }
 
 // Default fedora-coreos-40.

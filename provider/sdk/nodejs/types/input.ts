@@ -494,6 +494,10 @@ export interface OpenstackClusterArgs {
      */
     gatewayImage?: pulumi.Input<string | undefined>;
     /**
+     * CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+     */
+    gatewayPackageMirrors?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
      * Default fedora-coreos-40.
      */
     image?: pulumi.Input<string | undefined>;

@@ -2149,6 +2149,10 @@ class OpenstackClusterArgsDict(TypedDict):
     """
     WireGuard gateway VM image. Default debian-12.
     """
+    gateway_package_mirrors: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+    """
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Default fedora-coreos-40.
@@ -2183,6 +2187,7 @@ class OpenstackClusterArgs:
                  flavor: pulumi.Input[Optional[_builtins.str]] = None,
                  gateway_flavor: pulumi.Input[Optional[_builtins.str]] = None,
                  gateway_image: pulumi.Input[Optional[_builtins.str]] = None,
+                 gateway_package_mirrors: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  image: pulumi.Input[Optional[_builtins.str]] = None,
                  keypair: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -2198,6 +2203,7 @@ class OpenstackClusterArgs:
         :param pulumi.Input[_builtins.str] flavor: Default m1.large.
         :param pulumi.Input[_builtins.str] gateway_flavor: WireGuard gateway VM flavor. Default m1.small.
         :param pulumi.Input[_builtins.str] gateway_image: WireGuard gateway VM image. Default debian-12.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] gateway_package_mirrors: CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
         :param pulumi.Input[_builtins.str] image: Default fedora-coreos-40.
         :param pulumi.Input[_builtins.str] keypair: Nova keypair.
         :param pulumi.Input[_builtins.str] kubernetes_version: kube_tag of the Magnum template, e.g. v1.30.4.
@@ -2216,6 +2222,8 @@ class OpenstackClusterArgs:
             pulumi.set(__self__, "gateway_flavor", gateway_flavor)
         if gateway_image is not None:
             pulumi.set(__self__, "gateway_image", gateway_image)
+        if gateway_package_mirrors is not None:
+            pulumi.set(__self__, "gateway_package_mirrors", gateway_package_mirrors)
         if image is not None:
             pulumi.set(__self__, "image", image)
         if keypair is not None:
@@ -2300,6 +2308,18 @@ class OpenstackClusterArgs:
     @gateway_image.setter
     def gateway_image(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "gateway_image", value)
+
+    @_builtins.property
+    @pulumi.getter(name="gatewayPackageMirrors")
+    def gateway_package_mirrors(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
+        """
+        return pulumi.get(self, "gateway_package_mirrors")
+
+    @gateway_package_mirrors.setter
+    def gateway_package_mirrors(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "gateway_package_mirrors", value)
 
     @_builtins.property
     @pulumi.getter
