@@ -23,6 +23,8 @@ export function wireguardProblems(values: Args): string[] {
     problems.push(
       "gatewayKubeconfig is required (the cluster in the data-service network, where the gateway runs); or set gatewayVm: true to get cloud-init user data for a gateway VM",
     );
+  if (values.gatewayVm && values.bridgeConnections && values.gatewayVmFlows === undefined)
+    problems.push("bridgeConnections with gatewayVm needs gatewayVmFlows (the flows ConfigMap the VM reads)");
   if (!values.gatewayVm && allKnown(values.gatewayExposure)) {
     const exposure = exposureArgProblem(
       "WireguardTunnel",
@@ -119,6 +121,8 @@ export const wireguardConstructors: Record<string, Constructor> = {
         image: args.image,
         forwarderImage: args.forwarderImage,
         clusterDomain: args.clusterDomain,
+        bridgeConnections: args.bridgeConnections,
+        gatewayVmFlows: args.gatewayVmFlows,
       },
       opts,
     );
@@ -130,6 +134,7 @@ export const wireguardConstructors: Record<string, Constructor> = {
         gatewayPublicKey: tunnel.gatewayPublicKey,
         clientPublicKeys: tunnel.clientPublicKeys,
         ...(tunnel.gatewayUserData ? { gatewayUserData: tunnel.gatewayUserData } : {}),
+        ...(tunnel.bridgeSettings ? { bridgeSettings: tunnel.bridgeSettings } : {}),
       },
     };
   },

@@ -29,6 +29,22 @@ export const wireguardTypes: Record<string, ObjectType> = {
     },
     required: ["name", "appCluster", "instanceHost", "port"],
   },
+  "klutch:network:ConfigMapRef": {
+    description: "A ConfigMap by namespace and name.",
+    properties: { namespace: str("Its namespace."), name: str("Its name.") },
+    required: ["namespace", "name"],
+  },
+  "klutch:network:WireguardBridgeSettings": {
+    description:
+      "What the Crossplane bridge needs to realise one app cluster's WireGuard connections (its settings ConfigMap's `wireguard`).",
+    properties: {
+      tunnelCidr: str("The tunnel's block."),
+      clientAddress: str("The client's tunnel address: its flows' source."),
+      flows: ref("klutch:network:ConfigMapRef", "The gateway's flows ConfigMap the bridge publishes in."),
+      clientHost: str("The client's headless Service: every connection's hostForConsumer."),
+    },
+    required: ["tunnelCidr", "clientAddress", "flows", "clientHost"],
+  },
   "klutch:network:NamedCidr": {
     description: "A CIDR with the name problems use for it, e.g. `app-1 podCidr`.",
     properties: { name: str("What the CIDR is."), cidr: str("The CIDR, e.g. 10.0.0.0/16.") },
@@ -96,6 +112,15 @@ export const wireguardComponents: ComponentSpec[] = [
         "Who may reach the gateway's UDP port: the app clusters' clients. Required unless the Service is ClusterIP or the gateway is a VM, so it is never world-open by omission.",
         true,
       ),
+      bridgeConnections: bool(
+        "The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.",
+        true,
+      ),
+      gatewayVmFlows: ref(
+        "klutch:network:ConfigMapRef",
+        "With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.",
+        true,
+      ),
       image: str("WireGuard image.", { plain: true }),
       forwarderImage: str("Image of the clients' TCP forwarders.", { plain: true }),
       clusterDomain: str("Default cluster.local.", { plain: true }),
@@ -109,6 +134,10 @@ export const wireguardComponents: ComponentSpec[] = [
       ),
       gatewayPublicKey: str("The gateway's WireGuard public key."),
       clientPublicKeys: map(str("public key"), "App cluster → its client's public key."),
+      bridgeSettings: map(
+        ref("klutch:network:WireguardBridgeSettings", "settings"),
+        "Per app cluster, what the bridge needs (only with bridgeConnections).",
+      ),
       gatewayUserData: secret(
         str("cloud-init user data of the gateway VM (only with gatewayVm); holds the private key."),
       ),

@@ -23,6 +23,12 @@ namespace Anynines.Klutch.Network
         public Output<ImmutableDictionary<string, string>> Assignments { get; private set; } = null!;
 
         /// <summary>
+        /// Per app cluster, what the bridge needs (only with bridgeConnections).
+        /// </summary>
+        [Output("bridgeSettings")]
+        public Output<ImmutableDictionary<string, Outputs.WireguardBridgeSettings>?> BridgeSettings { get; private set; } = null!;
+
+        /// <summary>
         /// App cluster → its client's public key.
         /// </summary>
         [Output("clientPublicKeys")]
@@ -89,6 +95,12 @@ namespace Anynines.Klutch.Network
             get => _appClusters ?? (_appClusters = new InputList<Inputs.WireguardAppClusterArgs>());
             set => _appClusters = value;
         }
+
+        /// <summary>
+        /// The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.
+        /// </summary>
+        [Input("bridgeConnections")]
+        public bool? BridgeConnections { get; set; }
 
         [Input("clusterCidrs")]
         private List<Input<Inputs.NamedCidrArgs>>? _clusterCidrs;
@@ -183,6 +195,12 @@ namespace Anynines.Klutch.Network
         /// </summary>
         [Input("gatewayVm")]
         public bool? GatewayVm { get; set; }
+
+        /// <summary>
+        /// With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
+        /// </summary>
+        [Input("gatewayVmFlows")]
+        public Inputs.ConfigMapRefArgs? GatewayVmFlows { get; set; }
 
         /// <summary>
         /// WireGuard image.

@@ -29,6 +29,10 @@ export class WireguardTunnel extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly assignments: pulumi.Output<{[key: string]: string}>;
     /**
+     * Per app cluster, what the bridge needs (only with bridgeConnections).
+     */
+    declare public /*out*/ readonly bridgeSettings: pulumi.Output<{[key: string]: outputs.network.WireguardBridgeSettings} | undefined>;
+    /**
      * App cluster → its client's public key.
      */
     declare public /*out*/ readonly clientPublicKeys: pulumi.Output<{[key: string]: string}>;
@@ -63,6 +67,7 @@ export class WireguardTunnel extends pulumi.ComponentResource {
                 throw new Error("Missing required property 'connections'");
             }
             resourceInputs["appClusters"] = args?.appClusters;
+            resourceInputs["bridgeConnections"] = args?.bridgeConnections;
             resourceInputs["clusterCidrs"] = args?.clusterCidrs;
             resourceInputs["clusterDomain"] = args?.clusterDomain;
             resourceInputs["connections"] = args?.connections;
@@ -74,6 +79,7 @@ export class WireguardTunnel extends pulumi.ComponentResource {
             resourceInputs["gatewayNamespace"] = args?.gatewayNamespace;
             resourceInputs["gatewayServiceType"] = args?.gatewayServiceType;
             resourceInputs["gatewayVm"] = args?.gatewayVm;
+            resourceInputs["gatewayVmFlows"] = args?.gatewayVmFlows;
             resourceInputs["image"] = args?.image;
             resourceInputs["listenPort"] = args?.listenPort;
             resourceInputs["persistentKeepalive"] = args?.persistentKeepalive;
@@ -82,12 +88,14 @@ export class WireguardTunnel extends pulumi.ComponentResource {
             resourceInputs["skipAwait"] = args?.skipAwait;
             resourceInputs["tunnelCidr"] = args?.tunnelCidr;
             resourceInputs["assignments"] = undefined /*out*/;
+            resourceInputs["bridgeSettings"] = undefined /*out*/;
             resourceInputs["clientPublicKeys"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
             resourceInputs["gatewayPublicKey"] = undefined /*out*/;
             resourceInputs["gatewayUserData"] = undefined /*out*/;
         } else {
             resourceInputs["assignments"] = undefined /*out*/;
+            resourceInputs["bridgeSettings"] = undefined /*out*/;
             resourceInputs["clientPublicKeys"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
             resourceInputs["gatewayPublicKey"] = undefined /*out*/;
@@ -108,6 +116,10 @@ export interface WireguardTunnelArgs {
      * The app clusters, one client each; their names must be known before the component is created.
      */
     appClusters: pulumi.Input<pulumi.Input<inputs.network.WireguardAppClusterArgs>[]>;
+    /**
+     * The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.
+     */
+    bridgeConnections?: boolean;
     /**
      * Node, pod and service networks of the clusters; the tunnel must not overlap them.
      */
@@ -152,6 +164,10 @@ export interface WireguardTunnelArgs {
      * The gateway runs on a VM: output its cloud-init user data (gatewayUserData, a secret) instead of gateway objects.
      */
     gatewayVm?: boolean;
+    /**
+     * With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
+     */
+    gatewayVmFlows?: inputs.network.ConfigMapRefArgs;
     /**
      * WireGuard image.
      */

@@ -672,6 +672,20 @@ export namespace crossplane {
 
 export namespace network {
     /**
+     * A ConfigMap by namespace and name.
+     */
+    export interface ConfigMapRefArgs {
+        /**
+         * Its name.
+         */
+        name: pulumi.Input<string>;
+        /**
+         * Its namespace.
+         */
+        namespace: pulumi.Input<string>;
+    }
+
+    /**
      * Who may reach a NodePort or LoadBalancer Service in front of the data-service network (a proxy, a WireGuard gateway).
      */
     export interface ExposureArgs {

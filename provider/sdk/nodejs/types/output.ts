@@ -27,6 +27,20 @@ export namespace crossplane {
 
 export namespace network {
     /**
+     * A ConfigMap by namespace and name.
+     */
+    export interface ConfigMapRef {
+        /**
+         * Its name.
+         */
+        name: string;
+        /**
+         * Its namespace.
+         */
+        namespace: string;
+    }
+
+    /**
      * Where a consumer dials a connection (its XTCPConnection status).
      */
     export interface ConsumerEndpoint {
@@ -48,6 +62,28 @@ export namespace network {
          * Port consumers dial (the instance's own).
          */
         port: number;
+    }
+
+    /**
+     * What the Crossplane bridge needs to realise one app cluster's WireGuard connections (its settings ConfigMap's `wireguard`).
+     */
+    export interface WireguardBridgeSettings {
+        /**
+         * The client's tunnel address: its flows' source.
+         */
+        clientAddress: string;
+        /**
+         * The client's headless Service: every connection's hostForConsumer.
+         */
+        clientHost: string;
+        /**
+         * The gateway's flows ConfigMap the bridge publishes in.
+         */
+        flows: outputs.network.ConfigMapRef;
+        /**
+         * The tunnel's block.
+         */
+        tunnelCidr: string;
     }
 
 }

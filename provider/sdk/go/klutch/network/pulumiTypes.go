@@ -13,6 +13,165 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// A ConfigMap by namespace and name.
+type ConfigMapRef struct {
+	// Its name.
+	Name string `pulumi:"name"`
+	// Its namespace.
+	Namespace string `pulumi:"namespace"`
+}
+
+// ConfigMapRefInput is an input type that accepts ConfigMapRefArgs and ConfigMapRefOutput values.
+// You can construct a concrete instance of `ConfigMapRefInput` via:
+//
+//	ConfigMapRefArgs{...}
+type ConfigMapRefInput interface {
+	pulumi.Input
+
+	ToConfigMapRefOutput() ConfigMapRefOutput
+	ToConfigMapRefOutputWithContext(context.Context) ConfigMapRefOutput
+}
+
+// A ConfigMap by namespace and name.
+type ConfigMapRefArgs struct {
+	// Its name.
+	Name pulumi.StringInput `pulumi:"name"`
+	// Its namespace.
+	Namespace pulumi.StringInput `pulumi:"namespace"`
+}
+
+func (ConfigMapRefArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ConfigMapRef)(nil)).Elem()
+}
+
+func (i ConfigMapRefArgs) ToConfigMapRefOutput() ConfigMapRefOutput {
+	return i.ToConfigMapRefOutputWithContext(context.Background())
+}
+
+func (i ConfigMapRefArgs) ToConfigMapRefOutputWithContext(ctx context.Context) ConfigMapRefOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConfigMapRefOutput)
+}
+
+func (i ConfigMapRefArgs) ToConfigMapRefPtrOutput() ConfigMapRefPtrOutput {
+	return i.ToConfigMapRefPtrOutputWithContext(context.Background())
+}
+
+func (i ConfigMapRefArgs) ToConfigMapRefPtrOutputWithContext(ctx context.Context) ConfigMapRefPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConfigMapRefOutput).ToConfigMapRefPtrOutputWithContext(ctx)
+}
+
+// ConfigMapRefPtrInput is an input type that accepts ConfigMapRefArgs, ConfigMapRefPtr and ConfigMapRefPtrOutput values.
+// You can construct a concrete instance of `ConfigMapRefPtrInput` via:
+//
+//	        ConfigMapRefArgs{...}
+//
+//	or:
+//
+//	        nil
+type ConfigMapRefPtrInput interface {
+	pulumi.Input
+
+	ToConfigMapRefPtrOutput() ConfigMapRefPtrOutput
+	ToConfigMapRefPtrOutputWithContext(context.Context) ConfigMapRefPtrOutput
+}
+
+type configMapRefPtrType ConfigMapRefArgs
+
+func ConfigMapRefPtr(v *ConfigMapRefArgs) ConfigMapRefPtrInput {
+	return (*configMapRefPtrType)(v)
+}
+
+func (*configMapRefPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ConfigMapRef)(nil)).Elem()
+}
+
+func (i *configMapRefPtrType) ToConfigMapRefPtrOutput() ConfigMapRefPtrOutput {
+	return i.ToConfigMapRefPtrOutputWithContext(context.Background())
+}
+
+func (i *configMapRefPtrType) ToConfigMapRefPtrOutputWithContext(ctx context.Context) ConfigMapRefPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ConfigMapRefPtrOutput)
+}
+
+// A ConfigMap by namespace and name.
+type ConfigMapRefOutput struct{ *pulumi.OutputState }
+
+func (ConfigMapRefOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ConfigMapRef)(nil)).Elem()
+}
+
+func (o ConfigMapRefOutput) ToConfigMapRefOutput() ConfigMapRefOutput {
+	return o
+}
+
+func (o ConfigMapRefOutput) ToConfigMapRefOutputWithContext(ctx context.Context) ConfigMapRefOutput {
+	return o
+}
+
+func (o ConfigMapRefOutput) ToConfigMapRefPtrOutput() ConfigMapRefPtrOutput {
+	return o.ToConfigMapRefPtrOutputWithContext(context.Background())
+}
+
+func (o ConfigMapRefOutput) ToConfigMapRefPtrOutputWithContext(ctx context.Context) ConfigMapRefPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ConfigMapRef) *ConfigMapRef {
+		return &v
+	}).(ConfigMapRefPtrOutput)
+}
+
+// Its name.
+func (o ConfigMapRefOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v ConfigMapRef) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// Its namespace.
+func (o ConfigMapRefOutput) Namespace() pulumi.StringOutput {
+	return o.ApplyT(func(v ConfigMapRef) string { return v.Namespace }).(pulumi.StringOutput)
+}
+
+type ConfigMapRefPtrOutput struct{ *pulumi.OutputState }
+
+func (ConfigMapRefPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ConfigMapRef)(nil)).Elem()
+}
+
+func (o ConfigMapRefPtrOutput) ToConfigMapRefPtrOutput() ConfigMapRefPtrOutput {
+	return o
+}
+
+func (o ConfigMapRefPtrOutput) ToConfigMapRefPtrOutputWithContext(ctx context.Context) ConfigMapRefPtrOutput {
+	return o
+}
+
+func (o ConfigMapRefPtrOutput) Elem() ConfigMapRefOutput {
+	return o.ApplyT(func(v *ConfigMapRef) ConfigMapRef {
+		if v != nil {
+			return *v
+		}
+		var ret ConfigMapRef
+		return ret
+	}).(ConfigMapRefOutput)
+}
+
+// Its name.
+func (o ConfigMapRefPtrOutput) Name() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ConfigMapRef) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Name
+	}).(pulumi.StringPtrOutput)
+}
+
+// Its namespace.
+func (o ConfigMapRefPtrOutput) Namespace() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ConfigMapRef) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Namespace
+	}).(pulumi.StringPtrOutput)
+}
+
 // Where a consumer dials a connection (its XTCPConnection status).
 type ConsumerEndpoint struct {
 	// Host consumers dial.
@@ -1140,6 +1299,73 @@ func (o WireguardAppClusterArrayOutput) Index(i pulumi.IntInput) WireguardAppClu
 	}).(WireguardAppClusterOutput)
 }
 
+// What the Crossplane bridge needs to realise one app cluster's WireGuard connections (its settings ConfigMap's `wireguard`).
+type WireguardBridgeSettings struct {
+	// The client's tunnel address: its flows' source.
+	ClientAddress string `pulumi:"clientAddress"`
+	// The client's headless Service: every connection's hostForConsumer.
+	ClientHost string `pulumi:"clientHost"`
+	// The gateway's flows ConfigMap the bridge publishes in.
+	Flows ConfigMapRef `pulumi:"flows"`
+	// The tunnel's block.
+	TunnelCidr string `pulumi:"tunnelCidr"`
+}
+
+// What the Crossplane bridge needs to realise one app cluster's WireGuard connections (its settings ConfigMap's `wireguard`).
+type WireguardBridgeSettingsOutput struct{ *pulumi.OutputState }
+
+func (WireguardBridgeSettingsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*WireguardBridgeSettings)(nil)).Elem()
+}
+
+func (o WireguardBridgeSettingsOutput) ToWireguardBridgeSettingsOutput() WireguardBridgeSettingsOutput {
+	return o
+}
+
+func (o WireguardBridgeSettingsOutput) ToWireguardBridgeSettingsOutputWithContext(ctx context.Context) WireguardBridgeSettingsOutput {
+	return o
+}
+
+// The client's tunnel address: its flows' source.
+func (o WireguardBridgeSettingsOutput) ClientAddress() pulumi.StringOutput {
+	return o.ApplyT(func(v WireguardBridgeSettings) string { return v.ClientAddress }).(pulumi.StringOutput)
+}
+
+// The client's headless Service: every connection's hostForConsumer.
+func (o WireguardBridgeSettingsOutput) ClientHost() pulumi.StringOutput {
+	return o.ApplyT(func(v WireguardBridgeSettings) string { return v.ClientHost }).(pulumi.StringOutput)
+}
+
+// The gateway's flows ConfigMap the bridge publishes in.
+func (o WireguardBridgeSettingsOutput) Flows() ConfigMapRefOutput {
+	return o.ApplyT(func(v WireguardBridgeSettings) ConfigMapRef { return v.Flows }).(ConfigMapRefOutput)
+}
+
+// The tunnel's block.
+func (o WireguardBridgeSettingsOutput) TunnelCidr() pulumi.StringOutput {
+	return o.ApplyT(func(v WireguardBridgeSettings) string { return v.TunnelCidr }).(pulumi.StringOutput)
+}
+
+type WireguardBridgeSettingsMapOutput struct{ *pulumi.OutputState }
+
+func (WireguardBridgeSettingsMapOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*map[string]WireguardBridgeSettings)(nil)).Elem()
+}
+
+func (o WireguardBridgeSettingsMapOutput) ToWireguardBridgeSettingsMapOutput() WireguardBridgeSettingsMapOutput {
+	return o
+}
+
+func (o WireguardBridgeSettingsMapOutput) ToWireguardBridgeSettingsMapOutputWithContext(ctx context.Context) WireguardBridgeSettingsMapOutput {
+	return o
+}
+
+func (o WireguardBridgeSettingsMapOutput) MapIndex(k pulumi.StringInput) WireguardBridgeSettingsOutput {
+	return pulumi.All(o, k).ApplyT(func(vs []interface{}) WireguardBridgeSettings {
+		return vs[0].(map[string]WireguardBridgeSettings)[vs[1].(string)]
+	}).(WireguardBridgeSettingsOutput)
+}
+
 // One XTCPConnection served through the tunnel.
 type WireguardConnection struct {
 	// The app cluster (one of appClusters[].name) that consumes it.
@@ -1232,6 +1458,8 @@ func (o WireguardConnectionOutput) Port() pulumi.IntOutput {
 }
 
 func init() {
+	pulumi.RegisterInputType(reflect.TypeOf((*ConfigMapRefInput)(nil)).Elem(), ConfigMapRefArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ConfigMapRefPtrInput)(nil)).Elem(), ConfigMapRefArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ExposureInput)(nil)).Elem(), ExposureArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ExposurePtrInput)(nil)).Elem(), ExposureArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*NamedCidrInput)(nil)).Elem(), NamedCidrArgs{})
@@ -1247,6 +1475,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*WireguardAppClusterInput)(nil)).Elem(), WireguardAppClusterArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WireguardAppClusterArrayInput)(nil)).Elem(), WireguardAppClusterArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*WireguardConnectionInput)(nil)).Elem(), WireguardConnectionArgs{})
+	pulumi.RegisterOutputType(ConfigMapRefOutput{})
+	pulumi.RegisterOutputType(ConfigMapRefPtrOutput{})
 	pulumi.RegisterOutputType(ConsumerEndpointOutput{})
 	pulumi.RegisterOutputType(ConsumerEndpointMapOutput{})
 	pulumi.RegisterOutputType(ExposureOutput{})
@@ -1265,5 +1495,7 @@ func init() {
 	pulumi.RegisterOutputType(TcpConnectionArrayOutput{})
 	pulumi.RegisterOutputType(WireguardAppClusterOutput{})
 	pulumi.RegisterOutputType(WireguardAppClusterArrayOutput{})
+	pulumi.RegisterOutputType(WireguardBridgeSettingsOutput{})
+	pulumi.RegisterOutputType(WireguardBridgeSettingsMapOutput{})
 	pulumi.RegisterOutputType(WireguardConnectionOutput{})
 }

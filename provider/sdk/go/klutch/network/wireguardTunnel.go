@@ -18,6 +18,8 @@ type WireguardTunnel struct {
 
 	// App cluster → tunnel address; pass back as previousAssignments.
 	Assignments pulumi.StringMapOutput `pulumi:"assignments"`
+	// Per app cluster, what the bridge needs (only with bridgeConnections).
+	BridgeSettings WireguardBridgeSettingsMapOutput `pulumi:"bridgeSettings"`
 	// App cluster → its client's public key.
 	ClientPublicKeys pulumi.StringMapOutput `pulumi:"clientPublicKeys"`
 	// Per connection: what its XTCPConnection status reports.
@@ -60,6 +62,8 @@ func NewWireguardTunnel(ctx *pulumi.Context,
 type wireguardTunnelArgs struct {
 	// The app clusters, one client each; their names must be known before the component is created.
 	AppClusters []WireguardAppCluster `pulumi:"appClusters"`
+	// The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.
+	BridgeConnections *bool `pulumi:"bridgeConnections"`
 	// Node, pod and service networks of the clusters; the tunnel must not overlap them.
 	ClusterCidrs []NamedCidr `pulumi:"clusterCidrs"`
 	// Default cluster.local.
@@ -82,6 +86,8 @@ type wireguardTunnelArgs struct {
 	GatewayServiceType *string `pulumi:"gatewayServiceType"`
 	// The gateway runs on a VM: output its cloud-init user data (gatewayUserData, a secret) instead of gateway objects.
 	GatewayVm *bool `pulumi:"gatewayVm"`
+	// With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
+	GatewayVmFlows *ConfigMapRef `pulumi:"gatewayVmFlows"`
 	// WireGuard image.
 	Image *string `pulumi:"image"`
 	// UDP port the gateway listens on. Default 51820.
@@ -102,6 +108,8 @@ type wireguardTunnelArgs struct {
 type WireguardTunnelArgs struct {
 	// The app clusters, one client each; their names must be known before the component is created.
 	AppClusters WireguardAppClusterArrayInput
+	// The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.
+	BridgeConnections *bool
 	// Node, pod and service networks of the clusters; the tunnel must not overlap them.
 	ClusterCidrs []NamedCidrInput
 	// Default cluster.local.
@@ -124,6 +132,8 @@ type WireguardTunnelArgs struct {
 	GatewayServiceType *string
 	// The gateway runs on a VM: output its cloud-init user data (gatewayUserData, a secret) instead of gateway objects.
 	GatewayVm *bool
+	// With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
+	GatewayVmFlows *ConfigMapRefArgs
 	// WireGuard image.
 	Image *string
 	// UDP port the gateway listens on. Default 51820.
@@ -230,6 +240,11 @@ func (o WireguardTunnelOutput) ToWireguardTunnelOutputWithContext(ctx context.Co
 // App cluster → tunnel address; pass back as previousAssignments.
 func (o WireguardTunnelOutput) Assignments() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *WireguardTunnel) pulumi.StringMapOutput { return v.Assignments }).(pulumi.StringMapOutput)
+}
+
+// Per app cluster, what the bridge needs (only with bridgeConnections).
+func (o WireguardTunnelOutput) BridgeSettings() WireguardBridgeSettingsMapOutput {
+	return o.ApplyT(func(v *WireguardTunnel) WireguardBridgeSettingsMapOutput { return v.BridgeSettings }).(WireguardBridgeSettingsMapOutput)
 }
 
 // App cluster → its client's public key.

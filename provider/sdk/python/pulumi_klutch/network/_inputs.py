@@ -15,6 +15,8 @@ else:
 from .. import _utilities
 
 __all__ = [
+    'ConfigMapRefArgs',
+    'ConfigMapRefArgsDict',
     'ExposureArgs',
     'ExposureArgsDict',
     'NamedCidrArgs',
@@ -36,6 +38,58 @@ __all__ = [
     'WireguardConnectionArgs',
     'WireguardConnectionArgsDict',
 ]
+
+class ConfigMapRefArgsDict(TypedDict):
+    """
+    A ConfigMap by namespace and name.
+    """
+    name: pulumi.Input[_builtins.str]
+    """
+    Its name.
+    """
+    namespace: pulumi.Input[_builtins.str]
+    """
+    Its namespace.
+    """
+
+@pulumi.input_type
+class ConfigMapRefArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 namespace: pulumi.Input[_builtins.str]):
+        """
+        A ConfigMap by namespace and name.
+
+        :param pulumi.Input[_builtins.str] name: Its name.
+        :param pulumi.Input[_builtins.str] namespace: Its namespace.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "namespace", namespace)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        Its name.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> pulumi.Input[_builtins.str]:
+        """
+        Its namespace.
+        """
+        return pulumi.get(self, "namespace")
+
+    @namespace.setter
+    def namespace(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "namespace", value)
+
 
 class ExposureArgsDict(TypedDict):
     """

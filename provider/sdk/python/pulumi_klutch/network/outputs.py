@@ -13,11 +13,48 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
+from . import outputs
 
 __all__ = [
+    'ConfigMapRef',
     'ConsumerEndpoint',
     'PeeringEndpoint',
+    'WireguardBridgeSettings',
 ]
+
+@pulumi.output_type
+class ConfigMapRef(dict):
+    """
+    A ConfigMap by namespace and name.
+    """
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 namespace: _builtins.str):
+        """
+        A ConfigMap by namespace and name.
+
+        :param _builtins.str name: Its name.
+        :param _builtins.str namespace: Its namespace.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "namespace", namespace)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Its name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> _builtins.str:
+        """
+        Its namespace.
+        """
+        return pulumi.get(self, "namespace")
+
 
 @pulumi.output_type
 class ConsumerEndpoint(dict):
@@ -91,5 +128,82 @@ class PeeringEndpoint(dict):
         Port consumers dial (the instance's own).
         """
         return pulumi.get(self, "port")
+
+
+@pulumi.output_type
+class WireguardBridgeSettings(dict):
+    """
+    What the Crossplane bridge needs to realise one app cluster's WireGuard connections (its settings ConfigMap's `wireguard`).
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "clientAddress":
+            suggest = "client_address"
+        elif key == "clientHost":
+            suggest = "client_host"
+        elif key == "tunnelCidr":
+            suggest = "tunnel_cidr"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WireguardBridgeSettings. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WireguardBridgeSettings.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WireguardBridgeSettings.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 client_address: _builtins.str,
+                 client_host: _builtins.str,
+                 flows: 'outputs.ConfigMapRef',
+                 tunnel_cidr: _builtins.str):
+        """
+        What the Crossplane bridge needs to realise one app cluster's WireGuard connections (its settings ConfigMap's `wireguard`).
+
+        :param _builtins.str client_address: The client's tunnel address: its flows' source.
+        :param _builtins.str client_host: The client's headless Service: every connection's hostForConsumer.
+        :param 'ConfigMapRef' flows: The gateway's flows ConfigMap the bridge publishes in.
+        :param _builtins.str tunnel_cidr: The tunnel's block.
+        """
+        pulumi.set(__self__, "client_address", client_address)
+        pulumi.set(__self__, "client_host", client_host)
+        pulumi.set(__self__, "flows", flows)
+        pulumi.set(__self__, "tunnel_cidr", tunnel_cidr)
+
+    @_builtins.property
+    @pulumi.getter(name="clientAddress")
+    def client_address(self) -> _builtins.str:
+        """
+        The client's tunnel address: its flows' source.
+        """
+        return pulumi.get(self, "client_address")
+
+    @_builtins.property
+    @pulumi.getter(name="clientHost")
+    def client_host(self) -> _builtins.str:
+        """
+        The client's headless Service: every connection's hostForConsumer.
+        """
+        return pulumi.get(self, "client_host")
+
+    @_builtins.property
+    @pulumi.getter
+    def flows(self) -> 'outputs.ConfigMapRef':
+        """
+        The gateway's flows ConfigMap the bridge publishes in.
+        """
+        return pulumi.get(self, "flows")
+
+    @_builtins.property
+    @pulumi.getter(name="tunnelCidr")
+    def tunnel_cidr(self) -> _builtins.str:
+        """
+        The tunnel's block.
+        """
+        return pulumi.get(self, "tunnel_cidr")
 
 

@@ -23,6 +23,7 @@ class WireguardTunnelArgs:
     def __init__(__self__, *,
                  app_clusters: pulumi.Input[Sequence[pulumi.Input['WireguardAppClusterArgs']]],
                  connections: Sequence[pulumi.Input['WireguardConnectionArgs']],
+                 bridge_connections: Optional[_builtins.bool] = None,
                  cluster_cidrs: Optional[Sequence[pulumi.Input['NamedCidrArgs']]] = None,
                  cluster_domain: Optional[_builtins.str] = None,
                  data_service_cidrs: Optional[Sequence[pulumi.Input['NamedCidrArgs']]] = None,
@@ -33,6 +34,7 @@ class WireguardTunnelArgs:
                  gateway_namespace: Optional[_builtins.str] = None,
                  gateway_service_type: Optional[_builtins.str] = None,
                  gateway_vm: Optional[_builtins.bool] = None,
+                 gateway_vm_flows: Optional['ConfigMapRefArgs'] = None,
                  image: Optional[_builtins.str] = None,
                  listen_port: Optional[_builtins.int] = None,
                  persistent_keepalive: Optional[_builtins.int] = None,
@@ -45,6 +47,7 @@ class WireguardTunnelArgs:
 
         :param pulumi.Input[Sequence[pulumi.Input['WireguardAppClusterArgs']]] app_clusters: The app clusters, one client each; their names must be known before the component is created.
         :param Sequence[pulumi.Input['WireguardConnectionArgs']] connections: The connections to serve (may be empty: the bridge adds them later).
+        :param _builtins.bool bridge_connections: The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.
         :param Sequence[pulumi.Input['NamedCidrArgs']] cluster_cidrs: Node, pod and service networks of the clusters; the tunnel must not overlap them.
         :param _builtins.str cluster_domain: Default cluster.local.
         :param Sequence[pulumi.Input['NamedCidrArgs']] data_service_cidrs: Data-service networks; instance hosts must lie in them.
@@ -55,6 +58,7 @@ class WireguardTunnelArgs:
         :param _builtins.str gateway_namespace: Namespace of the gateway; must exist. Default klutch-wireguard.
         :param _builtins.str gateway_service_type: Type of the gateway's Service. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
         :param _builtins.bool gateway_vm: The gateway runs on a VM: output its cloud-init user data (gatewayUserData, a secret) instead of gateway objects.
+        :param 'ConfigMapRefArgs' gateway_vm_flows: With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
         :param _builtins.str image: WireGuard image.
         :param _builtins.int listen_port: UDP port the gateway listens on. Default 51820.
         :param _builtins.int persistent_keepalive: Seconds between client keepalives, 0 for none. Default 25.
@@ -65,6 +69,8 @@ class WireguardTunnelArgs:
         """
         pulumi.set(__self__, "app_clusters", app_clusters)
         pulumi.set(__self__, "connections", connections)
+        if bridge_connections is not None:
+            pulumi.set(__self__, "bridge_connections", bridge_connections)
         if cluster_cidrs is not None:
             pulumi.set(__self__, "cluster_cidrs", cluster_cidrs)
         if cluster_domain is not None:
@@ -85,6 +91,8 @@ class WireguardTunnelArgs:
             pulumi.set(__self__, "gateway_service_type", gateway_service_type)
         if gateway_vm is not None:
             pulumi.set(__self__, "gateway_vm", gateway_vm)
+        if gateway_vm_flows is not None:
+            pulumi.set(__self__, "gateway_vm_flows", gateway_vm_flows)
         if image is not None:
             pulumi.set(__self__, "image", image)
         if listen_port is not None:
@@ -123,6 +131,18 @@ class WireguardTunnelArgs:
     @connections.setter
     def connections(self, value: Sequence[pulumi.Input['WireguardConnectionArgs']]):
         pulumi.set(self, "connections", value)
+
+    @_builtins.property
+    @pulumi.getter(name="bridgeConnections")
+    def bridge_connections(self) -> Optional[_builtins.bool]:
+        """
+        The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.
+        """
+        return pulumi.get(self, "bridge_connections")
+
+    @bridge_connections.setter
+    def bridge_connections(self, value: Optional[_builtins.bool]):
+        pulumi.set(self, "bridge_connections", value)
 
     @_builtins.property
     @pulumi.getter(name="clusterCidrs")
@@ -245,6 +265,18 @@ class WireguardTunnelArgs:
         pulumi.set(self, "gateway_vm", value)
 
     @_builtins.property
+    @pulumi.getter(name="gatewayVmFlows")
+    def gateway_vm_flows(self) -> Optional['ConfigMapRefArgs']:
+        """
+        With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
+        """
+        return pulumi.get(self, "gateway_vm_flows")
+
+    @gateway_vm_flows.setter
+    def gateway_vm_flows(self, value: Optional['ConfigMapRefArgs']):
+        pulumi.set(self, "gateway_vm_flows", value)
+
+    @_builtins.property
     @pulumi.getter
     def image(self) -> Optional[_builtins.str]:
         """
@@ -336,6 +368,7 @@ class WireguardTunnel(pulumi.ComponentResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  app_clusters: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WireguardAppClusterArgs', 'WireguardAppClusterArgsDict']]]]] = None,
+                 bridge_connections: Optional[_builtins.bool] = None,
                  cluster_cidrs: Optional[Sequence[pulumi.Input[Union['NamedCidrArgs', 'NamedCidrArgsDict']]]] = None,
                  cluster_domain: Optional[_builtins.str] = None,
                  connections: Optional[Sequence[pulumi.Input[Union['WireguardConnectionArgs', 'WireguardConnectionArgsDict']]]] = None,
@@ -347,6 +380,7 @@ class WireguardTunnel(pulumi.ComponentResource):
                  gateway_namespace: Optional[_builtins.str] = None,
                  gateway_service_type: Optional[_builtins.str] = None,
                  gateway_vm: Optional[_builtins.bool] = None,
+                 gateway_vm_flows: Optional[Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict']] = None,
                  image: Optional[_builtins.str] = None,
                  listen_port: Optional[_builtins.int] = None,
                  persistent_keepalive: Optional[_builtins.int] = None,
@@ -361,6 +395,7 @@ class WireguardTunnel(pulumi.ComponentResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[Sequence[pulumi.Input[Union['WireguardAppClusterArgs', 'WireguardAppClusterArgsDict']]]] app_clusters: The app clusters, one client each; their names must be known before the component is created.
+        :param _builtins.bool bridge_connections: The Crossplane bridge adds the connections at run time: the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a headless Service; bridgeSettings says what the bridge needs.
         :param Sequence[pulumi.Input[Union['NamedCidrArgs', 'NamedCidrArgsDict']]] cluster_cidrs: Node, pod and service networks of the clusters; the tunnel must not overlap them.
         :param _builtins.str cluster_domain: Default cluster.local.
         :param Sequence[pulumi.Input[Union['WireguardConnectionArgs', 'WireguardConnectionArgsDict']]] connections: The connections to serve (may be empty: the bridge adds them later).
@@ -372,6 +407,7 @@ class WireguardTunnel(pulumi.ComponentResource):
         :param _builtins.str gateway_namespace: Namespace of the gateway; must exist. Default klutch-wireguard.
         :param _builtins.str gateway_service_type: Type of the gateway's Service. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
         :param _builtins.bool gateway_vm: The gateway runs on a VM: output its cloud-init user data (gatewayUserData, a secret) instead of gateway objects.
+        :param Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict'] gateway_vm_flows: With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
         :param _builtins.str image: WireGuard image.
         :param _builtins.int listen_port: UDP port the gateway listens on. Default 51820.
         :param _builtins.int persistent_keepalive: Seconds between client keepalives, 0 for none. Default 25.
@@ -405,6 +441,7 @@ class WireguardTunnel(pulumi.ComponentResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  app_clusters: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WireguardAppClusterArgs', 'WireguardAppClusterArgsDict']]]]] = None,
+                 bridge_connections: Optional[_builtins.bool] = None,
                  cluster_cidrs: Optional[Sequence[pulumi.Input[Union['NamedCidrArgs', 'NamedCidrArgsDict']]]] = None,
                  cluster_domain: Optional[_builtins.str] = None,
                  connections: Optional[Sequence[pulumi.Input[Union['WireguardConnectionArgs', 'WireguardConnectionArgsDict']]]] = None,
@@ -416,6 +453,7 @@ class WireguardTunnel(pulumi.ComponentResource):
                  gateway_namespace: Optional[_builtins.str] = None,
                  gateway_service_type: Optional[_builtins.str] = None,
                  gateway_vm: Optional[_builtins.bool] = None,
+                 gateway_vm_flows: Optional[Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict']] = None,
                  image: Optional[_builtins.str] = None,
                  listen_port: Optional[_builtins.int] = None,
                  persistent_keepalive: Optional[_builtins.int] = None,
@@ -437,6 +475,7 @@ class WireguardTunnel(pulumi.ComponentResource):
             if app_clusters is None and not opts.urn:
                 raise TypeError("Missing required property 'app_clusters'")
             __props__.__dict__["app_clusters"] = app_clusters
+            __props__.__dict__["bridge_connections"] = bridge_connections
             __props__.__dict__["cluster_cidrs"] = cluster_cidrs
             __props__.__dict__["cluster_domain"] = cluster_domain
             if connections is None and not opts.urn:
@@ -450,6 +489,7 @@ class WireguardTunnel(pulumi.ComponentResource):
             __props__.__dict__["gateway_namespace"] = gateway_namespace
             __props__.__dict__["gateway_service_type"] = gateway_service_type
             __props__.__dict__["gateway_vm"] = gateway_vm
+            __props__.__dict__["gateway_vm_flows"] = gateway_vm_flows
             __props__.__dict__["image"] = image
             __props__.__dict__["listen_port"] = listen_port
             __props__.__dict__["persistent_keepalive"] = persistent_keepalive
@@ -458,6 +498,7 @@ class WireguardTunnel(pulumi.ComponentResource):
             __props__.__dict__["skip_await"] = skip_await
             __props__.__dict__["tunnel_cidr"] = tunnel_cidr
             __props__.__dict__["assignments"] = None
+            __props__.__dict__["bridge_settings"] = None
             __props__.__dict__["client_public_keys"] = None
             __props__.__dict__["endpoints"] = None
             __props__.__dict__["gateway_public_key"] = None
@@ -478,6 +519,14 @@ class WireguardTunnel(pulumi.ComponentResource):
         App cluster → tunnel address; pass back as previousAssignments.
         """
         return pulumi.get(self, "assignments")
+
+    @_builtins.property
+    @pulumi.getter(name="bridgeSettings")
+    def bridge_settings(self) -> pulumi.Output[Optional[Mapping[str, 'outputs.WireguardBridgeSettings']]]:
+        """
+        Per app cluster, what the bridge needs (only with bridgeConnections).
+        """
+        return pulumi.get(self, "bridge_settings")
 
     @_builtins.property
     @pulumi.getter(name="clientPublicKeys")
