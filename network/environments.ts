@@ -48,7 +48,7 @@ export function buildNetworkPaths(ctx: EnvironmentNetworkContext): NetworkPaths 
 
 /**
  * What the bridge needs per wireguard app cluster (WireguardTunnel.bridgeSettings): the tunnel's
- * addresses and where to publish flows. Empty when no tunnel runs as pods (none, or a gateway VM).
+ * addresses and where to publish flows (a gateway pod's or VM's). Empty without a tunnel.
  */
 export function wireguardBridgeSettings(
   paths: NetworkPaths,

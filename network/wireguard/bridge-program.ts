@@ -5,13 +5,12 @@ import { forwarderProblems, realisedOnly } from "./forwarder-problems";
 import { pathId } from "../../lib/bridge/model";
 import type { Target } from "../proxy/bridge-program";
 import { clusterWireguardProgram } from "./cluster-program";
+import { planWireguardGroup } from "./group-plan";
 import { WireguardKeyPair } from "./key-provider";
 import {
   LOCAL_DATA_NETNS_ENV,
   LOCAL_FORWARDER_ADDRESS,
-  admitWireguard,
   localClientSettings,
-  localConnection,
   localGatewayNames,
   localGroupPlan,
   localNames,
@@ -56,18 +55,15 @@ export function wireguardProgram(
         };
       return Promise.resolve({ endpoints: pulumi.output({}), problems });
     }
-    const connections = paths.map((p) =>
-      localConnection(pathId(p), names.appCluster, p.spec.instanceHost, p.spec.port),
-    );
-    const { admitted, rejected } = admitWireguard(names.appCluster, connections);
-    for (const [id, message] of Object.entries(rejected))
+    // The same group plan the network preview predicts from (group-plan.ts).
+    const groupPlan = planWireguardGroup(group, paths, { kind: "local" });
+    const { admitted, previousPorts } = groupPlan;
+    for (const [id, message] of Object.entries(groupPlan.rejected))
       problems[id] = { reason: "InvalidConnection", message };
 
     const gateway = localGatewayNames(target.stateDir, dataNetns);
-    // Ports the paths report now: kept, so a new connection never moves an existing one.
-    const previousPorts: Record<string, number> = {};
-    for (const p of paths) if (typeof p.status?.port === "number") previousPorts[pathId(p)] = p.status.port;
-    const planned = localGroupPlan(names.appCluster, admitted, undefined, previousPorts);
+    const planned = groupPlan.plan;
+    if (!planned) throw new Error(`internal: no local WireGuard plan for ${group}`);
     const key = new WireguardKeyPair("client-key", { rotation: "initial" });
     const client = new LocalWireguardClient(
       "client",

@@ -9,6 +9,7 @@ import { gatewayExposure } from "./exposure";
 import { WireguardKeyPair } from "./key-provider";
 import { OpenstackWireguardGateway } from "./openstack-gateway";
 import { WireguardTunnel } from "./wireguard-tunnel";
+import { gatewayFlowsName } from "./render-k8s";
 import { WireguardFlowsReader } from "./flows-reader";
 import { DEFAULT_CONFIG_PORT } from "./cluster-config";
 
@@ -107,7 +108,7 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
     );
     const gatewayKey = new WireguardKeyPair(`${name}-gateway-key`, { rotation: settings.keyRotation }, opts);
     // The bridge publishes the connections on the control plane; the VM reads them from there.
-    const flows = { namespace: SETTINGS_NAMESPACE, name: `${name}-gateway-flows` };
+    const flows = { namespace: SETTINGS_NAMESPACE, name: gatewayFlowsName(name) };
     const reader = new WireguardFlowsReader(
       `${name}-flows-reader`,
       {

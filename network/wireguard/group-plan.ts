@@ -9,6 +9,7 @@ import {
   localNames,
   type LocalGroupPlan,
 } from "./local-plan";
+import type { WireguardConnection } from "./types";
 
 /**
  * One WireGuard group (a consumer namespace) as the bridge plans it on either target, pure:
@@ -19,6 +20,10 @@ import {
 export type GroupWhere = { kind: "local" } | { kind: "kubernetes"; settings?: WireguardSettings };
 
 export interface WireguardGroupPlan {
+  /** The connections the tunnel serves (the local program plans them again once its address is known). */
+  admitted: WireguardConnection[];
+  /** The ports the paths report now, kept (a new connection never moves an existing one). */
+  previousPorts: Record<string, number>;
   /** Why each path the tunnel cannot serve is refused (on that path alone). */
   rejected: Record<string, string>;
   /** Set when the group as a whole cannot be served (every path gets it). */
@@ -47,13 +52,15 @@ export function planWireguardGroup(
       paths.map((p) => localConnection(pathId(p), appCluster, p.spec.instanceHost, p.spec.port)),
     );
     const plan = localGroupPlan(appCluster, admitted, undefined, previousPorts);
-    return { rejected, plan, endpoints: endpointsOf(plan, LOCAL_FORWARDER_ADDRESS) };
+    return { admitted, previousPorts, rejected, plan, endpoints: endpointsOf(plan, LOCAL_FORWARDER_ADDRESS) };
   }
   const settings = where.settings;
   if (!settings)
     return {
+      admitted: [],
+      previousPorts,
       rejected: {},
-      refusal: `the environment's bridge settings name no WireGuard tunnel for ${group}: run \`pulumi up\` of the environment stack (its gateway pod publishes them; a gateway VM has no forwarder list yet)`,
+      refusal: `the environment's bridge settings name no WireGuard tunnel for ${group}: run \`pulumi up\` of the environment stack (its WireguardTunnel publishes them)`,
       endpoints: {},
     };
   const { admitted, rejected } = admitWireguard(
@@ -70,11 +77,13 @@ export function planWireguardGroup(
   );
   if (plan.clientAddress !== settings.clientAddress)
     return {
+      admitted,
+      previousPorts,
       rejected,
       refusal: `the environment's bridge settings give ${group}'s client the tunnel address ${settings.clientAddress}, which is not a client address of ${settings.tunnelCidr}: run \`pulumi up\` of the environment stack`,
       endpoints: {},
     };
-  return { rejected, plan, endpoints: endpointsOf(plan, settings.clientHost) };
+  return { admitted, previousPorts, rejected, plan, endpoints: endpointsOf(plan, settings.clientHost) };
 }
 
 function endpointsOf(plan: LocalGroupPlan, host: string): WireguardGroupPlan["endpoints"] {

@@ -68,64 +68,48 @@ export class OpenstackWireguardGateway extends pulumi.ComponentResource {
       planIngressRules([args.listenPort], args.clientCidrs, "udp"),
       opt,
     );
-    // Forwarded traffic leaves the gateway towards the data services, so it needs egress there.
-    for (const rule of planIngressRules(args.dataServicePorts, [net.cidr])) {
+    // The gateway's group lets nothing out but these TCP destinations (replies are stateful).
+    const egress = (
+      key: string,
+      port: pulumi.Input<number>,
+      cidr: pulumi.Input<string>,
+      description: string,
+    ) =>
       new openstack.networking.SecGroupRule(
-        `${name}-gateway-egress-${rule.key}`,
+        `${name}-gateway-egress-${key}`,
         {
           securityGroupId: gatewayGroup.id,
           direction: "egress",
           ethertype: "IPv4",
           protocol: "tcp",
-          portRangeMin: rule.port,
-          portRangeMax: rule.port,
-          remoteIpPrefix: rule.cidr,
-          description: "to the data services",
+          portRangeMin: port,
+          portRangeMax: port,
+          remoteIpPrefix: cidr,
+          description,
         },
         opt,
       );
-    }
+    // Forwarded traffic leaves the gateway towards the data services.
+    for (const rule of planIngressRules(args.dataServicePorts, [net.cidr]))
+      egress(rule.key, rule.port, rule.cidr, "to the data services");
     // The flows reader calls the control plane's API: egress to that address and port only
     // (to any address on that port when the API is named by a host name, unknown here).
     if (args.flows) {
       // Public facts out of the secret access (its token stays secret).
       const api = pulumi.unsecret(pulumi.output(args.flows).apply((f) => apiEndpoint(f.server)));
-      new openstack.networking.SecGroupRule(
-        `${name}-gateway-egress-api`,
-        {
-          securityGroupId: gatewayGroup.id,
-          direction: "egress",
-          ethertype: "IPv4",
-          protocol: "tcp",
-          portRangeMin: api.port,
-          portRangeMax: api.port,
-          remoteIpPrefix: api.cidr,
-          description: "to the control plane's API (the bridge's flows)",
-        },
-        opt,
-      );
+      egress("api", api.port, api.cidr, "to the control plane's API (the bridge's flows)");
     }
     // cloud-init installs the packages at first boot: egress to the mirrors, web ports only.
-    const mirrors = args.packageMirrors ?? ["0.0.0.0/0"];
     // Not planIngressRules: that one refuses world ranges for ingress, and a mirror may be anywhere.
-    for (const rule of [80, 443].flatMap((p) =>
-      mirrors.map((cidr) => ({ port: p, cidr, key: ruleKey("tcp", p, cidr) })),
-    )) {
-      new openstack.networking.SecGroupRule(
-        `${name}-gateway-egress-packages-${rule.key}`,
-        {
-          securityGroupId: gatewayGroup.id,
-          direction: "egress",
-          ethertype: "IPv4",
-          protocol: "tcp",
-          portRangeMin: rule.port,
-          portRangeMax: rule.port,
-          remoteIpPrefix: rule.cidr,
-          description: "package mirrors (cloud-init installs the gateway's packages)",
-        },
-        opt,
-      );
-    }
+    const mirrors = args.packageMirrors ?? ["0.0.0.0/0"];
+    for (const port of [80, 443])
+      for (const cidr of mirrors)
+        egress(
+          `packages-${ruleKey("tcp", port, cidr)}`,
+          port,
+          cidr,
+          "package mirrors (cloud-init installs the gateway's packages)",
+        );
     const port = new openstack.networking.Port(
       `${name}-port`,
       {

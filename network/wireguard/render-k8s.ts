@@ -187,6 +187,21 @@ function label(value: string, field: string): string {
   return value;
 }
 
+/** The gateway's objects' base name; its flows ConfigMap is `<this>-flows` (gatewayFlowsName). */
+function gatewayName(opts: Pick<K8sRenderOptions, "name">): string {
+  return label(`${label(opts.name, "name")}-gateway`, "gateway name");
+}
+
+/** The flows ConfigMap of a tunnel named `tunnel` (bridgeConnections; a gateway VM's too). */
+export function gatewayFlowsName(tunnel: string): string {
+  return `${gatewayName({ name: tunnel })}-flows`;
+}
+
+/** Each client's objects' name: its Secret, Deployment and headless Service. */
+function clientName(opts: Pick<K8sRenderOptions, "name">): string {
+  return label(`${label(opts.name, "name")}-client`, "client name");
+}
+
 function labels(opts: K8sRenderOptions, component: string, appCluster?: string): Labels {
   return {
     "app.kubernetes.io/name": "klutch-wireguard",
@@ -303,7 +318,7 @@ const CLIENT_READY = 'wg show wg0 latest-handshakes | { read -r peer at && [ "$a
  * plan may need the Service's load balancer address as the endpoint clients dial.
  */
 export function renderGatewayService(listenPort: number, opts: K8sRenderOptions): ServiceManifest {
-  const name = label(`${label(opts.name, "name")}-gateway`, "gateway name");
+  const name = gatewayName(opts);
   const lbls = labels(opts, "gateway");
   const type = opts.gatewayServiceType ?? "LoadBalancer";
   const { annotations, ...fields } = opts.gatewayExposure
@@ -327,7 +342,7 @@ export function renderGatewayService(listenPort: number, opts: K8sRenderOptions)
 }
 
 export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptions): GatewayManifests {
-  const name = label(`${label(opts.name, "name")}-gateway`, "gateway name");
+  const name = gatewayName(opts);
   const lbls = labels(opts, "gateway");
   const image = opts.image ?? DEFAULT_WIREGUARD_IMAGE;
   const ns = opts.gatewayNamespace;
@@ -339,7 +354,6 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
   );
   container.volumeMounts.push({ name: "rules", mountPath: "/etc/klutch/rules", readOnly: true });
   const bridge = opts.bridgeConnections;
-  const flowsName = `${name}-flows`;
   if (bridge) container.volumeMounts.push({ name: "flows", mountPath: FLOWS_DIR, readOnly: true });
   // The forwarder-list server: nobody, no capability, reads the flows ConfigMap only.
   const configServer: ContainerSpec[] = bridge
@@ -404,7 +418,7 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
             volumes: [
               { name: "wireguard", secret: { secretName: name, defaultMode: 0o400 } },
               { name: "rules", configMap: { name: `${name}-rules` } },
-              ...(bridge ? [{ name: "flows", configMap: { name: flowsName } }] : []),
+              ...(bridge ? [{ name: "flows", configMap: { name: gatewayFlowsName(opts.name) } }] : []),
               ...TUNNEL_VOLUMES,
             ],
           },
@@ -432,7 +446,7 @@ export function renderClientManifests(
   opts: K8sRenderOptions,
 ): ClientManifests {
   const c = clientPlan(plan, appCluster);
-  const name = label(`${label(opts.name, "name")}-client`, "client name");
+  const name = clientName(opts);
   const lbls = labels(opts, "client", appCluster);
   const ns = opts.clientNamespace;
   const domain = opts.clusterDomain ?? "cluster.local";
@@ -559,23 +573,21 @@ export function renderClientManifests(
  * the gateway's endpoint is.
  */
 export function renderGatewayFlows(opts: K8sRenderOptions): ConfigMapManifest {
-  const name = label(`${label(opts.name, "name")}-gateway`, "gateway name");
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: meta(`${name}-flows`, opts.gatewayNamespace, labels(opts, "gateway")),
+    metadata: meta(gatewayFlowsName(opts.name), opts.gatewayNamespace, labels(opts, "gateway")),
     data: {},
   };
 }
 
 /** A client's headless Service (bridgeConnections); needs no plan. */
 export function renderClientHeadlessService(appCluster: string, opts: K8sRenderOptions): ServiceManifest {
-  const name = label(`${label(opts.name, "name")}-client`, "client name");
   const lbls = labels(opts, "client", appCluster);
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: meta(name, opts.clientNamespace, lbls),
+    metadata: meta(clientName(opts), opts.clientNamespace, lbls),
     // No ports: the name resolves to the pod itself, whose forwarders listen on theirs.
     spec: { type: "ClusterIP", clusterIP: "None", selector: lbls, ports: [] },
   };
@@ -585,5 +597,5 @@ export function renderClientHeadlessService(appCluster: string, opts: K8sRenderO
 export function clientHost(
   opts: Pick<K8sRenderOptions, "name" | "clientNamespace" | "clusterDomain">,
 ): string {
-  return `${opts.name}-client.${opts.clientNamespace}.svc.${opts.clusterDomain ?? "cluster.local"}`;
+  return `${clientName(opts)}.${opts.clientNamespace}.svc.${opts.clusterDomain ?? "cluster.local"}`;
 }

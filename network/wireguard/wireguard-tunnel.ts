@@ -13,11 +13,13 @@ import {
   renderClientHeadlessService,
   renderGatewayFlows,
   clientHost,
+  gatewayFlowsName,
 } from "./render-k8s";
 import { renderGatewayCloudInit } from "./render-cloud-init";
 import { renderClientWgQuick, renderGatewaySetconf, renderGatewayWgQuick } from "./render-wg-quick";
 import { WireguardKeyPair } from "./key-provider";
 import { DEFAULT_CONFIG_PORT } from "./cluster-config";
+import type { WireguardSettings } from "../../lib/bridge/settings";
 
 export interface WireguardAppClusterArgs {
   /** The app cluster's name in the environment config; names its resources. */
@@ -81,7 +83,7 @@ export interface WireguardTunnelArgs {
    * The Crossplane bridge adds the connections at run time (network/wireguard/cluster-config.ts):
    * the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a
    * headless Service. `bridgeSettings` then says what the bridge needs per app cluster.
-   * Not with gatewayVm (the VM's filter is cloud-init's).
+   * With gatewayVm, the VM reads the flows ConfigMap named by gatewayVmFlows instead.
    */
   bridgeConnections?: boolean | { configPort?: number };
   /**
@@ -91,16 +93,8 @@ export interface WireguardTunnelArgs {
   gatewayVmFlows?: { namespace: string; name: string };
 }
 
-/** What the bridge needs to realise one app cluster's connections (lib/bridge/settings.ts). */
-export interface WireguardBridgeSettings {
-  tunnelCidr: string;
-  /** The client's tunnel address: its flows' source. */
-  clientAddress: string;
-  /** The gateway's flows ConfigMap on the control plane. */
-  flows: { namespace: string; name: string };
-  /** The client's headless Service: every connection's hostForConsumer. */
-  clientHost: string;
-}
+/** What the bridge needs to realise one app cluster's connections: its settings' schema type. */
+export type WireguardBridgeSettings = WireguardSettings;
 
 const DEFAULT_NAMESPACE = "klutch-wireguard";
 /** A documentation address (RFC 5737) for planning addresses alone; nothing ever dials it. */
@@ -177,9 +171,10 @@ export class WireguardTunnel extends pulumi.ComponentResource {
     }
 
     const appClusters = args.appClusters.map((c) => c.name);
+    const tunnelCidr = pulumi.output(args.tunnelCidr ?? "100.96.0.0/24");
     this.plan = pulumi
       .all([
-        pulumi.output(args.tunnelCidr ?? "100.96.0.0/24"),
+        tunnelCidr,
         listenPort,
         gatewayEndpoint(args, listenPort, gatewayService),
         pulumi.output(args.persistentKeepalive),
@@ -230,41 +225,33 @@ export class WireguardTunnel extends pulumi.ComponentResource {
     if (render.bridgeConnections) {
       const flows = args.gatewayVmFlows ?? {
         namespace: render.gatewayNamespace,
-        name: `${name}-gateway-flows`,
+        name: gatewayFlowsName(name),
       };
       // Addresses never depend on the gateway's endpoint, which may stay unknown (a load
       // balancer without an address): planned apart from it, so the bridge's settings do not wait.
-      const addresses = pulumi
-        .all([
-          pulumi.output(args.tunnelCidr ?? "100.96.0.0/24"),
-          pulumi.output(args.connections),
-          pulumi.output(args.previousAssignments ?? {}),
-        ])
-        .apply(([tunnelCidr, connections, previous]) =>
-          planWireguard({
-            tunnelCidr,
+      this.bridgeSettings = pulumi
+        .all([tunnelCidr, pulumi.output(args.connections), pulumi.output(args.previousAssignments ?? {})])
+        .apply(([cidr, connections, previous]) => {
+          const { assignments } = planWireguard({
+            tunnelCidr: cidr,
             listenPort: 51820,
             endpoint: ADDRESS_ONLY_ENDPOINT,
             appClusters,
             connections,
             previousAssignments: previous,
-          }),
-        );
-      this.bridgeSettings = pulumi
-        .all([addresses, pulumi.output(args.tunnelCidr ?? "100.96.0.0/24")])
-        .apply(([plan, tunnelCidr]) =>
-          Object.fromEntries(
+          });
+          return Object.fromEntries(
             args.appClusters.map((c) => [
               c.name,
               {
-                tunnelCidr,
-                clientAddress: plan.assignments[c.name] ?? "",
+                tunnelCidr: cidr,
+                clientAddress: assignments[c.name] ?? "",
                 flows,
                 clientHost: clientHost({ ...render, clientNamespace: c.namespace ?? DEFAULT_NAMESPACE }),
               },
             ]),
-          ),
-        );
+          );
+        });
     }
     this.endpoints = pulumi
       .all(endpoints)
