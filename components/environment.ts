@@ -26,6 +26,8 @@ import { BridgeSettings } from "./bridge/bridge-settings";
 import { BridgeDataPlane } from "./bridge/bridge-data-plane";
 import { BridgeDeployment } from "./bridge/bridge-deployment";
 import type { BridgePlan } from "../lib/bridge/environment-plan";
+import { LOCAL_CORE_FLAGS, type CrossplanePlan } from "../lib/crossplane/environment-plan";
+import type { CrossplaneSource } from "../tooling/crossplane-source";
 import {
   LEADER_LEASE,
   SETTINGS_CONFIGMAP,
@@ -41,7 +43,9 @@ export interface KlutchEnvironmentArgs {
   /** Secret settings, already Pulumi secrets. */
   secrets?: LoadedEnvironment["secrets"];
   /** Where Crossplane's chart (and, for local clusters, its CRDs) come from; resolved by the caller. */
-  crossplaneSource: { chart: { repository: string } | { path: string }; crdsPath?: string };
+  crossplaneSource: CrossplaneSource;
+  /** How Crossplane core runs (lib/crossplane/environment-plan.ts). */
+  crossplanePlan: CrossplanePlan;
   /** Directory that relative paths in the config are resolved against. */
   projectDir: string;
   /** The bridge Deployment to deploy (lib/bridge/environment-plan.ts); none when undefined. */
@@ -110,6 +114,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     );
 
     const xp = config.crossplane;
+    const xpPlan = args.crossplanePlan;
     const crossplaneNs = namespaceResources[`${config.controlPlane.name}/crossplane-system`];
     this.crossplane = new Crossplane(
       `${name}-crossplane`,
@@ -127,14 +132,25 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         },
         anyninesServices: xp.anyninesServices,
         anyninesCredentials: args.secrets?.anyninesCredentials,
-        // A Crossplane that cannot pull packages never gets the providers' CRDs.
-        installProviderConfigs: !xp.runLocally,
-        // Applied only on local clusters, node or not: Crossplane's own images (core, RBAC
-        // manager, packages) come from registries a local node cannot pull from, so its pods
-        // would never be Ready; Crossplane runs as a local process there (runLocally).
-        skipAwait: config.controlPlane.infrastructure === "local",
+        // A Crossplane that cannot pull packages never gets the providers' CRDs; its packages
+        // are applied only.
+        installProviderConfigs: xpPlan.packagesPullable,
+        // Awaited where the chart's pods run (a node's image, or the published one); with core
+        // as a local process they are at zero replicas, and the chart's webhook Service would
+        // wait for endpoints forever.
+        skipAwait: xpPlan.run.kind === "process",
         // The local process is the core: the chart's pods would be a second one on a node.
-        runLocally: xp.runLocally,
+        runLocally: xpPlan.run.kind === "process",
+        ...(xpPlan.run.kind === "node"
+          ? {
+              image: { ...xpPlan.run.image, pullPolicy: "Never" as const },
+              coreArgs: LOCAL_CORE_FLAGS,
+              // A local API server runs on the host, outside the pod network; it calls
+              // Crossplane's webhooks at their endpoints (--enable-aggregator-routing), which
+              // in the node's network namespace is the node's own address.
+              hostNetwork: true,
+            }
+          : {}),
         labels,
       },
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },
@@ -150,7 +166,9 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         provider: this.controlPlane.provider,
         implementations,
         defaultImplementation: "proxy",
-        compositionMode: xp.runLocally ? "Resources" : "Pipeline",
+        // Pipeline mode needs function-patch-and-transform, a package: where none can be pulled,
+        // the same compositions in Crossplane's function-less form.
+        compositionMode: xpPlan.packagesPullable ? "Pipeline" : "Resources",
         labels,
         dependsOn: [this.crossplane],
       },

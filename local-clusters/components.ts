@@ -73,6 +73,11 @@ export function apiServerArgs(layout: ClusterLayout, ports: ClusterPorts, pki: P
     `--kubelet-client-certificate=${pki.apiServerKubeletClientCert}`,
     `--kubelet-client-key=${pki.apiServerKubeletClientKey}`,
     "--kubelet-preferred-address-types=InternalIP",
+    // Webhooks and aggregated APIs are called at their Service's endpoints, not its ClusterIP:
+    // this API server runs on the host, outside every node's Service and pod network, and a
+    // node's hostNetwork pod (Crossplane core) is at the node's own address, which the host
+    // reaches over the node's link (cmd/kube-apiserver/app/server.go buildServiceResolver).
+    "--enable-aggregator-routing=true",
     "--allow-privileged=true",
     "--profiling=false",
     // Never write self-signed serving certs to the default /var/run/kubernetes.

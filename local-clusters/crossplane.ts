@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
+import { LOCAL_CORE_FLAGS } from "../lib/crossplane/environment-plan";
 import { which } from "./binaries";
 import { probe } from "./health";
 import { clusterLayout } from "./layout";
@@ -66,12 +67,8 @@ export class LocalCrossplane {
         "--namespace=crossplane-system",
         "--webhook-enabled=false",
         "--enable-ssa-claims",
-        // Realtime compositions (beta, on by default in 1.20) rely on watches of composed
-        // kinds, and 1.20 can miss a composed resource's change and leave its XR unready for
-        // good (crossplane/crossplane#6455; seen here with NetworkPaths). Polling every few
-        // seconds is cheap for a local control plane and always converges.
-        "--enable-realtime-compositions=false",
-        "--poll-interval=5s",
+        // The same flags as the chart's pods on a local node.
+        ...LOCAL_CORE_FLAGS,
         `--xpkg-cache-dir=${path.join(this.dir, "xpkg")}`,
         // Every reconcile's decisions (e.g. "Composed resource is not yet ready"), for a hunt.
         ...(this.env.KLUTCH_CROSSPLANE_DEBUG === "1" ? ["--debug"] : []),

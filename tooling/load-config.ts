@@ -4,6 +4,7 @@ import { repoRoot } from "./toolchain";
 import * as path from "node:path";
 import { formatPath, renderIssues } from "../lib/config/messages";
 import { planBridge, type BridgePlan } from "../lib/bridge/environment-plan";
+import { planCrossplane, type CrossplanePlan } from "../lib/crossplane/environment-plan";
 import { EnvironmentConfig } from "../lib/config/schema";
 import type { AnyninesCredentials } from "../components/crossplane/crossplane";
 import { validateEnvironment } from "../lib/config/validate";
@@ -22,6 +23,8 @@ export interface LoadedEnvironment {
   };
   /** The bridge Deployment the stack deploys (lib/bridge/environment-plan.ts), if any. */
   bridge?: BridgePlan;
+  /** How Crossplane core runs (lib/crossplane/environment-plan.ts). */
+  crossplane: CrossplanePlan;
   projectDir: string;
 }
 
@@ -67,6 +70,7 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
   const { raw, result } = validateStackConfig(pulumi.runtime.allConfig(), projectDir);
   if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
   const bridge = bridgePlanOf(result.config, projectDir);
+  const crossplane = crossplanePlanOf(result.config, projectDir);
   const creds = raw.anyninesCredentials;
   const text = (key: string) => {
     const value = raw[key];
@@ -86,6 +90,7 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
         : {}),
     },
     ...(bridge ? { bridge } : {}),
+    crossplane,
     projectDir,
   };
 }
@@ -105,5 +110,22 @@ export function bridgePlanOf(config: EnvironmentConfig, projectDir: string): Bri
   );
   // Only if a file changed between validation and here (a node restarted meanwhile).
   if (problems.length > 0) throw new pulumi.RunError(problems.join("\n"));
+  return plan;
+}
+
+/** The Crossplane plan of a validated config (validation reported every problem of it already). */
+export function crossplanePlanOf(config: EnvironmentConfig, projectDir: string): CrossplanePlan {
+  const problems: string[] = [];
+  const plan = planCrossplane(
+    {
+      controlPlane: { value: config.controlPlane, at: ["controlPlane"] },
+      crossplane: config.crossplane,
+      localStateDir: path.resolve(projectDir, config.localClusters.stateDir),
+      readFile: (file) => fs.readFileSync(file, "utf8"),
+    },
+    (at, message) => problems.push(`${formatPath(at)}: ${message}`),
+  );
+  // Only if a file changed between validation and here (a node restarted meanwhile).
+  if (!plan || problems.length > 0) throw new pulumi.RunError(problems.join("\n"));
   return plan;
 }

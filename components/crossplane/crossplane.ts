@@ -39,8 +39,24 @@ export interface CrossplaneArgs {
    * the packages; clusters that cannot pull (local clusters) skip them.
    */
   installProviderConfigs: boolean;
-  /** Do not wait for workloads to become ready (local clusters have no kubelet). */
+  /**
+   * Do not wait for the chart's workloads and the packages to become ready. Packages are never
+   * awaited where they cannot be pulled (`installProviderConfigs: false`).
+   */
   skipAwait: boolean;
+  /**
+   * The image of the chart's core and RBAC manager when it is not the published one: a local
+   * node's imported `klutch.local/crossplane` (pull policy `Never`, as nothing can be pulled there).
+   */
+  image?: { repository: string; tag: string; pullPolicy?: "Never" | "IfNotPresent" | "Always" };
+  /** Flags added to `crossplane core start` after `--enable-ssa-claims`. */
+  coreArgs?: string[];
+  /**
+   * Crossplane core in the node's network namespace (`hostNetwork`, with cluster DNS): for an
+   * API server that cannot reach the pod network, so that it can call Crossplane's webhooks
+   * at the node's address (upstream's advice for such clusters, crossplane/crossplane#5520).
+   */
+  hostNetwork?: boolean;
   /**
    * Crossplane core runs as a process against this cluster (`crossplane.runLocally`, the local
    * clusters' way), not as the chart's pods: the chart's core and RBAC manager Deployments are
@@ -63,6 +79,9 @@ export class Crossplane extends pulumi.ComponentResource {
     super("klutch:crossplane:Crossplane", name, {}, opts);
     const child = { parent: this, provider: args.provider };
     const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
+    // A package that cannot be pulled never becomes healthy: applied only.
+    const packagesSkipAwait =
+      args.skipAwait || !args.installProviderConfigs ? { "pulumi.com/skipAwait": "true" } : undefined;
 
     const chartSource =
       "path" in args.chart
@@ -75,8 +94,19 @@ export class Crossplane extends pulumi.ComponentResource {
         namespace: args.namespace,
         skipAwait: args.skipAwait,
         values: {
-          image: { tag: `v${args.version}` },
-          args: ["--enable-ssa-claims"],
+          image: args.image
+            ? {
+                repository: args.image.repository,
+                tag: args.image.tag,
+                ...(args.image.pullPolicy ? { pullPolicy: args.image.pullPolicy } : {}),
+              }
+            : { tag: `v${args.version}` },
+          args: ["--enable-ssa-claims", ...(args.coreArgs ?? [])],
+          // On the node's network a new pod cannot start beside the old one (same ports):
+          // replace it instead of rolling.
+          ...(args.hostNetwork
+            ? { hostNetwork: true, dnsPolicy: "ClusterFirstWithHostNet", deploymentStrategy: "Recreate" }
+            : {}),
           customLabels: args.labels,
           // The chart renders `replicas: {{ .Values.replicas }}` and
           // `{{ .Values.rbacManager.replicas }}` (templates/deployment.yaml,
@@ -102,7 +132,7 @@ export class Crossplane extends pulumi.ComponentResource {
     // installs them on a real cluster) or for the CRDs applied above.
     const afterCore = { ...child, dependsOn: [chart, ...crds] };
     this.packages = packageManifests(args.packages, args.labels).map((m) =>
-      this.customResource(name, m, skipAwait, afterCore),
+      this.customResource(name, m, packagesSkipAwait, afterCore),
     );
 
     this.providerKubernetesRbac(name, args, child);

@@ -2,7 +2,7 @@ import * as path from "node:path";
 import type { AddIssue, Located } from "../config/located";
 import { formatPath } from "../config/messages";
 import type { AppClusterConfig, BridgeConfig, ControlPlaneConfig } from "../config/schema";
-import { nodeStatePath, parseNodeState } from "../local/node-state";
+import { readNodeImages } from "../local/node-state";
 import { bridgeDeploymentProblem, type BridgeState } from "./deployment";
 
 /**
@@ -114,24 +114,18 @@ function localPlan(input: BridgePlanInput, problem: AddIssue): BridgePlan | unde
   const { bridge } = input;
   const cp = input.controlPlane.value;
   const clusterDir = path.join(input.localStateDir, cp.name);
-  const file = nodeStatePath(clusterDir);
   const start = "start it with `npm run clusters -- up` (it reads the stack's `nodes`), then run again";
-  let text: string;
-  try {
-    text = input.readFile(file);
-  } catch {
+  const read = readNodeImages(clusterDir, input.readFile);
+  if (!read.ok) {
     problem(
       [...input.controlPlane.at, "nodes"],
-      `is ${cp.nodes}, but the node of "${cp.name}" has not been started (no ${file}), so the bridge has no image to run: ${start}`,
+      read.missing
+        ? `is ${cp.nodes}, but the node of "${cp.name}" has not been started (${read.problem}), so the bridge has no image to run: ${start}`
+        : `${read.problem}: ${start}`,
     );
     return undefined;
   }
-  const parsed = parseNodeState(text);
-  if (!parsed.ok) {
-    problem([...input.controlPlane.at, "nodes"], `${file} ${parsed.problem}: ${start}`);
-    return undefined;
-  }
-  const images = parsed.state.images;
+  const { images, file } = read;
   const held = Object.values(images);
   // A local node pulls nothing (no registry): only what it imported can run.
   const pick = (field: "image" | "proxyImage", name: string): string | undefined => {

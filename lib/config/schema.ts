@@ -274,8 +274,12 @@ export const crossplane = z
           .strict(),
       )
       .default([]),
-    /** Run Crossplane core as a local process against the control plane (local clusters have no kubelet). */
-    runLocally: z.boolean().default(false),
+    /**
+     * Run Crossplane core as a process on this machine against the control plane, not as the
+     * chart's pods. Unset: true on a local control plane without a node (no pod can start
+     * there), else false (lib/crossplane/environment-plan.ts).
+     */
+    runLocally: z.boolean().optional(),
   })
   .strict();
 

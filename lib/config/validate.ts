@@ -21,8 +21,10 @@ import {
   environmentSchema,
   exportedApi as exportedApiSchema,
   bridge as bridgeSchema,
+  crossplane as crossplaneSchema,
 } from "./schema";
 import { planBridge } from "../bridge/environment-plan";
+import { planCrossplane } from "../crossplane/environment-plan";
 
 /** What validation may look at outside the config itself; injected so tests need no real files. */
 export interface ValidationContext {
@@ -148,6 +150,7 @@ function crossChecks(
   checkConsumerNamespaces(raw.bind, apps, add);
   checkBindBackend(raw.bind, add);
   checkBridge(raw.bridge, withSecrets.bridgePassphrase, controlPlane, apps, stateDir, ctx, add);
+  checkCrossplane(raw.crossplane, controlPlane, stateDir, ctx, add);
   return issues;
 }
 
@@ -193,6 +196,28 @@ function checkBridge(
     );
   else if (text.length < 16)
     add(["bridgePassphrase"], `must be at least 16 characters (the value given has ${text.length}): ${set}`);
+}
+
+/** How Crossplane core can run on this control plane (lib/crossplane/environment-plan.ts). */
+function checkCrossplane(
+  rawCrossplane: unknown,
+  controlPlane: Located<ControlPlaneConfig> | undefined,
+  stateDir: string,
+  ctx: ValidationContext,
+  add: Add,
+): void {
+  const parsed = crossplaneSchema.default({}).safeParse(rawCrossplane);
+  // A malformed entry is reported by the schema already.
+  if (!parsed.success || !controlPlane) return;
+  planCrossplane(
+    {
+      controlPlane,
+      crossplane: parsed.data,
+      localStateDir: path.resolve(ctx.projectDir, stateDir),
+      readFile: ctx.readFile,
+    },
+    add,
+  );
 }
 
 const isPrefix = (prefix: (string | number)[], of: (string | number)[]) =>

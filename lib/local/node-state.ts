@@ -41,3 +41,25 @@ export function parseNodeState(
     return { ok: false, problem: "lists no images" };
   return { ok: true, state: s as NodeState };
 }
+
+/**
+ * The images the node of a local cluster imported, read from its node.json, or why they cannot
+ * be: the node was never started (`missing`) or its file is not a node state.
+ */
+export function readNodeImages(
+  clusterDir: string,
+  readFile: (file: string) => string,
+):
+  | { ok: true; file: string; images: Record<string, string> }
+  | { ok: false; file: string; missing: boolean; problem: string } {
+  const file = nodeStatePath(clusterDir);
+  let text: string;
+  try {
+    text = readFile(file);
+  } catch {
+    return { ok: false, file, missing: true, problem: `no ${file}` };
+  }
+  const parsed = parseNodeState(text);
+  if (!parsed.ok) return { ok: false, file, missing: false, problem: `${file} ${parsed.problem}` };
+  return { ok: true, file, images: parsed.state.images };
+}

@@ -8,6 +8,7 @@ import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
 import { bridgeSpec } from "./bridge-image";
 import { repoRoot } from "../../tooling/toolchain";
 import { wireguardSpec } from "./wireguard-image";
+import { crossplaneSpec } from "./crossplane-image";
 import { COREDNS_UID } from "../node/cluster-dns";
 
 /**
@@ -156,7 +157,15 @@ export function postgresSpec(): ImageSpec {
   };
 }
 
-export const IMAGE_NAMES = ["pause", "coredns", "haproxy", "postgres", "wireguard", "bridge"] as const;
+export const IMAGE_NAMES = [
+  "pause",
+  "coredns",
+  "haproxy",
+  "postgres",
+  "wireguard",
+  "bridge",
+  "crossplane",
+] as const;
 export type ImageName = (typeof IMAGE_NAMES)[number];
 
 export type BuiltImages = Record<ImageName, BuiltImage>;
@@ -173,5 +182,6 @@ export async function buildNodeImages(
   const postgres = await buildImage(postgresSpec(), cacheDir);
   const wireguard = await buildImage(wireguardSpec(`${IMAGE_REPOSITORY}/wireguard`), cacheDir);
   const bridge = await buildImage(bridgeSpec(env, repoRoot, cacheDir), cacheDir);
-  return { pause, coredns, haproxy, postgres, wireguard, bridge };
+  const crossplane = await buildImage(crossplaneSpec(`${IMAGE_REPOSITORY}/crossplane`, env), cacheDir);
+  return { pause, coredns, haproxy, postgres, wireguard, bridge, crossplane };
 }

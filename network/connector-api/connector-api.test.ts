@@ -117,6 +117,29 @@ describe("NetworkConnectorApi (mocks)", () => {
         .sort(),
       ["xtcpconnections-noop", "xtcpconnections-proxy", "xtcpconnections-wireguard"],
     );
+    // Crossplane core (a pod, with its own ServiceAccount) may compose NetworkPaths and
+    // nothing more: the one ClusterRole the chart's `crossplane` role aggregates.
+    const roles = run.ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole");
+    assert.deepEqual(
+      roles.map((r) => r.inputs),
+      [
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: {
+            name: "klutch:crossplane:networkpaths",
+            labels: { "rbac.crossplane.io/aggregate-to-crossplane": "true" },
+          },
+          rules: [
+            {
+              apiGroups: ["klutch.anynines.com"],
+              resources: ["networkpaths"],
+              verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+            },
+          ],
+        },
+      ],
+    );
   });
 
   it("refuses a default implementation it does not install, before registering anything", async () => {

@@ -9,7 +9,7 @@ import {
   renderPipeline,
   renderResourcesMode,
 } from "./compositions";
-import { networkPathCrd } from "./network-path-crd";
+import { crossplaneNetworkPathRole, networkPathCrd } from "./network-path-crd";
 import { IMPLEMENTATIONS, IMPLEMENTATION_NAMES, isImplementationName } from "../registry";
 
 export interface NetworkConnectorApiArgs {
@@ -62,6 +62,11 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
       networkPathCrd(args.labels),
       child,
     );
+    // Crossplane core composes NetworkPaths with its own ServiceAccount when it runs as a pod.
+    new k8s.rbac.v1.ClusterRole(`${name}-crossplane-networkpaths`, crossplaneNetworkPathRole(args.labels), {
+      parent: this,
+      provider: args.provider,
+    });
     const xrd = new k8s.apiextensions.CustomResource(
       `${name}-xrd`,
       connectorXrd(compositionName(args.defaultImplementation), args.labels),

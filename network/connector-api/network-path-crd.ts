@@ -1,6 +1,9 @@
 import { CONNECTOR_GROUP, connectorSchema } from "./xrd";
 import { NETWORK_PATH_KIND } from "./compositions";
 
+/** The resource name of NetworkPaths (the bridge's lib/bridge/api.ts NETWORK_PATH_PLURAL). */
+const NETWORK_PATH_PLURAL = "networkpaths";
+
 /**
  * NetworkPath: what a Pulumi-backed composition composes for each XTCPConnection. The bridge
  * reconciles it by running that implementation's Pulumi program and writes the result into
@@ -48,7 +51,7 @@ export function networkPathCrd(labels: Record<string, string> = {}) {
       scope: "Cluster",
       names: {
         kind: NETWORK_PATH_KIND,
-        plural: "networkpaths",
+        plural: NETWORK_PATH_PLURAL,
         singular: "networkpath",
         listKind: "NetworkPathList",
       },
@@ -68,5 +71,33 @@ export function networkPathCrd(labels: Record<string, string> = {}) {
         },
       ],
     },
+  };
+}
+
+/** The label the Crossplane chart's ClusterRole aggregates (templates/clusterrole.yaml, 1.20). */
+export const AGGREGATE_TO_CROSSPLANE = "rbac.crossplane.io/aggregate-to-crossplane";
+
+/**
+ * What Crossplane core needs to compose NetworkPaths: the composite reconciler gets, creates,
+ * patches and deletes the resources it composes and watches them through its cache (list,
+ * watch). Crossplane's RBAC manager grants core such rights only for the CRDs of providers it
+ * installed (internal/controller/rbac/provider/roles of crossplane 1.20); for a CRD of our own
+ * the chart's `crossplane` ClusterRole aggregates every ClusterRole with this label. Without it,
+ * Crossplane as a pod logs "networkpaths.klutch.anynines.com is forbidden" and never composes
+ * (a local Crossplane process with an admin kubeconfig hid it).
+ */
+export function crossplaneNetworkPathRole(labels: Record<string, string> = {}) {
+  return {
+    metadata: {
+      name: "klutch:crossplane:networkpaths",
+      labels: { ...labels, [AGGREGATE_TO_CROSSPLANE]: "true" },
+    },
+    rules: [
+      {
+        apiGroups: [CONNECTOR_GROUP],
+        resources: [NETWORK_PATH_PLURAL],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
+    ],
   };
 }

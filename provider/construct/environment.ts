@@ -3,10 +3,11 @@ import * as path from "node:path";
 import { KlutchEnvironment } from "../../components/environment";
 import { type EnvironmentConfig, SECRET_SETTINGS } from "../../lib/config/schema";
 import { validateEnvironment } from "../../lib/config/validate";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import type { CrossplanePlan } from "../../lib/crossplane/environment-plan";
+import { crossplaneSource, type CrossplaneSource } from "../../tooling/crossplane-source";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
 import type { BridgePlan } from "../../lib/bridge/environment-plan";
-import { bridgePlanOf } from "../../tooling/load-config";
+import { bridgePlanOf, crossplanePlanOf } from "../../tooling/load-config";
 import { toolchainEnv } from "../../tooling/toolchain";
 import { UNKNOWN } from "../schema-model";
 import { type Args, type Constructor, given, refuse } from "./common";
@@ -17,8 +18,6 @@ import { apiRaw } from "./bind";
 
 /** The secret settings: separate secret inputs of the Environment. */
 const SECRETS = SECRET_SETTINGS;
-
-type CrossplaneSource = { chart: { repository: string } | { path: string }; crdsPath?: string };
 
 /**
  * The environment's inputs are the config model's settings, one for one (the exported APIs'
@@ -33,7 +32,7 @@ export function environmentConfig(
 ): {
   problems: string[];
   config?: EnvironmentConfig;
-  crossplaneSource?: CrossplaneSource;
+  crossplane?: { source: CrossplaneSource; plan: CrossplanePlan };
   bridge?: BridgePlan;
 } {
   const raw: Args = given({
@@ -61,22 +60,16 @@ export function environmentConfig(
   const problems = unsupportedInfrastructure(config).map(
     (i) => `${i.path.replace(/^klutch:/, "")}: ${i.message}`,
   );
-  // Where Crossplane's chart comes from, as this repository's program decides it (program.ts).
-  const xp = config.crossplane;
-  let crossplaneSource: CrossplaneSource | undefined;
-  if (xp.runLocally) {
-    try {
-      const local = localCrossplaneSource(toolchainDir(), xp.version);
-      crossplaneSource = { chart: { path: local.chartPath }, crdsPath: local.crdsPath };
-    } catch (e) {
-      problems.push(`crossplane.runLocally: ${(e as Error).message.replace(/klutch:/g, "")}`);
-    }
-  } else {
-    crossplaneSource = {
-      chart: xp.chartPath
-        ? { path: path.resolve(projectDir, xp.chartPath) }
-        : { repository: xp.chartRepository },
-    };
+  // How Crossplane runs and where its chart comes from, as this repository's program decides it.
+  let crossplanePlan: CrossplanePlan | undefined;
+  let crossplane: CrossplaneSource | undefined;
+  try {
+    crossplanePlan = crossplanePlanOf(config, projectDir);
+    const source = crossplaneSource(config, crossplanePlan, projectDir, toolchainDir());
+    if (source.ok) crossplane = source.source;
+    else problems.push(`${source.setting}: ${source.message.replace(/klutch:/g, "")}`);
+  } catch (e) {
+    problems.push((e as Error).message);
   }
   // The bridge Deployment, as this repository's program plans it (tooling/load-config.ts).
   let bridge: BridgePlan | undefined;
@@ -85,7 +78,12 @@ export function environmentConfig(
   } catch (e) {
     problems.push((e as Error).message);
   }
-  return { problems, config, crossplaneSource, ...(bridge ? { bridge } : {}) };
+  return {
+    problems,
+    config,
+    ...(crossplane && crossplanePlan ? { crossplane: { source: crossplane, plan: crossplanePlan } } : {}),
+    ...(bridge ? { bridge } : {}),
+  };
 }
 
 export const environmentConstructors: Record<string, Constructor> = {
@@ -100,7 +98,8 @@ export const environmentConstructors: Record<string, Constructor> = {
       {
         config,
         projectDir,
-        crossplaneSource: checked.crossplaneSource!,
+        crossplaneSource: checked.crossplane!.source,
+        crossplanePlan: checked.crossplane!.plan,
         ...(checked.bridge ? { bridge: checked.bridge } : {}),
         secrets: given({
           oidcClientSecret: args.oidcClientSecret,

@@ -185,7 +185,9 @@ export const environmentTypes: Record<string, ObjectType> = {
         ref("klutch:crossplane:AnyninesService", "service"),
         "anynines service brokers.",
       ),
-      runLocally: bool("Run Crossplane core as a local process (clusters without a node)."),
+      runLocally: bool(
+        "Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).",
+      ),
     },
     required: [],
   },

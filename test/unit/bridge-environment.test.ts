@@ -14,6 +14,7 @@ import {
   fakeValidationContext,
 } from "../helpers/kubeconfig";
 import { mockPulumi, plainStrings, settle } from "../helpers/mocks";
+import { LOCAL_CORE_FLAGS } from "../../lib/crossplane/environment-plan";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -21,9 +22,16 @@ const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
 
 const BRIDGE_IMAGE = "klutch.local/bridge:0.1.0-node24-pulumi3.259.0-0123456789ab";
 const HAPROXY_IMAGE = "klutch.local/haproxy:2.6.12-1-ba9876543210";
+const CROSSPLANE_IMAGE = "klutch.local/crossplane:1.20.11-0a1b2c3d4e5f";
 const PASSPHRASE = "a-passphrase-for-the-bridge-only";
 
-const nodeJson = (images: Record<string, string> = { bridge: BRIDGE_IMAGE, haproxy: HAPROXY_IMAGE }) =>
+const nodeJson = (
+  images: Record<string, string> = {
+    bridge: BRIDGE_IMAGE,
+    haproxy: HAPROXY_IMAGE,
+    crossplane: CROSSPLANE_IMAGE,
+  },
+) =>
   JSON.stringify({
     slot: 3,
     nodeName: "control-plane-node",
@@ -193,14 +201,33 @@ describe("the environment's bridge Deployment: config rules", () => {
 describe("the environment's bridge Deployment (mocks)", () => {
   it("on a local control plane with a node: BridgeDeployment from the node's images, BridgeIdentity's account, a data-plane identity, the passphrase as a secret; awaited (no skipAwait)", async () => {
     const stateDir = fakeLocalStateDir(["control-plane", "app-1"]);
-    fakeNodeState(stateDir, "control-plane", { bridge: BRIDGE_IMAGE, haproxy: HAPROXY_IMAGE });
-    const run = mockPulumi({
-      ...localWithNode({ localClusters: { stateDir } }),
-      crossplane: { runLocally: false },
+    fakeNodeState(stateDir, "control-plane", {
+      bridge: BRIDGE_IMAGE,
+      haproxy: HAPROXY_IMAGE,
+      crossplane: CROSSPLANE_IMAGE,
     });
+    const run = mockPulumi(localWithNode({ localClusters: { stateDir } }));
     const outputs = klutchProgram();
     await settle();
     assert.ok("bridgeDeployment" in outputs);
+
+    // Crossplane as the chart deploys it, from the node's image, awaited; in the node's network
+    // namespace, so the API server on the host reaches its webhooks; the local core flags.
+    const [chart] = run.ofType("kubernetes:helm.sh/v4:Chart");
+    assert.ok(chart, "the Crossplane chart");
+    assert.deepEqual(chart.inputs.values.image, {
+      repository: "klutch.local/crossplane",
+      tag: "1.20.11-0a1b2c3d4e5f",
+      pullPolicy: "Never",
+    });
+    assert.equal(chart.inputs.values.webhooks, undefined, "the chart's webhooks, on");
+    assert.equal(chart.inputs.values.hostNetwork, true);
+    assert.equal(chart.inputs.values.dnsPolicy, "ClusterFirstWithHostNet");
+    assert.equal(chart.inputs.values.deploymentStrategy, "Recreate", "no second pod on the same ports");
+    assert.deepEqual(chart.inputs.values.args, ["--enable-ssa-claims", ...LOCAL_CORE_FLAGS]);
+    assert.equal(chart.inputs.values.replicas, undefined, "the chart's own replica count");
+    assert.notEqual(chart.inputs.skipAwait, true, "Pulumi waits for Crossplane's pods");
+    assert.equal(run.ofType("kubernetes:yaml/v2:ConfigGroup").length, 0, "core init installs the CRDs");
 
     assert.equal(run.ofType("klutch:bridge:BridgeDeployment").length, 1);
     const [deployment] = run

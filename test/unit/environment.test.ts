@@ -88,6 +88,8 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:core/v1:Namespace",
       "klutch:crossplane:Crossplane",
       "kubernetes:helm.sh/v4:Chart",
+      // Crossplane's CRDs, applied by Pulumi for the local process (no init container runs).
+      "kubernetes:yaml/v2:ConfigGroup",
       "kubernetes:pkg.crossplane.io/v1beta1:DeploymentRuntimeConfig",
       "kubernetes:pkg.crossplane.io/v1:Provider",
       "kubernetes:pkg.crossplane.io/v1:Function",
@@ -122,7 +124,8 @@ describe("KlutchEnvironment (mocks)", () => {
       "klutch:bridge:BridgeSettings",
       "kubernetes:core/v1:ConfigMap",
     ]);
-    // One XRD; NOOP and the proxy (Klutch's default) as Pipeline compositions on a real cluster.
+    // One XRD; NOOP and the proxy (Klutch's default), function-less: a local cluster pulls no
+    // package, function-patch-and-transform included.
     assert.equal(
       run.ofType("kubernetes:apiextensions.crossplane.io/v1:CompositeResourceDefinition").length,
       1,
@@ -132,7 +135,7 @@ describe("KlutchEnvironment (mocks)", () => {
       "xtcpconnections-noop",
       "xtcpconnections-proxy",
     ]);
-    for (const c of compositions) assert.equal(c.inputs.spec.mode, "Pipeline");
+    for (const c of compositions) assert.equal(c.inputs.spec.mode, "Resources");
     assert.deepEqual(
       run.resources.filter((r) => !expectedTypes.has(r.type)).map((r) => r.type),
       [],

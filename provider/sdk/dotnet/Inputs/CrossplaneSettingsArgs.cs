@@ -65,7 +65,7 @@ namespace Anynines.Klutch.Inputs
         public Input<string>? ProviderKubernetes { get; set; }
 
         /// <summary>
-        /// Run Crossplane core as a local process (clusters without a node).
+        /// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
         /// </summary>
         [Input("runLocally")]
         public Input<bool>? RunLocally { get; set; }

@@ -2032,7 +2032,7 @@ type CrossplaneSettings struct {
 	ProviderAnynines *string `pulumi:"providerAnynines"`
 	// Pinned package.
 	ProviderKubernetes *string `pulumi:"providerKubernetes"`
-	// Run Crossplane core as a local process (clusters without a node).
+	// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 	RunLocally *bool `pulumi:"runLocally"`
 	// 1.17.x to 1.20.x. Default 1.20.11.
 	Version *string `pulumi:"version"`
@@ -2065,7 +2065,7 @@ type CrossplaneSettingsArgs struct {
 	ProviderAnynines pulumi.StringPtrInput `pulumi:"providerAnynines"`
 	// Pinned package.
 	ProviderKubernetes pulumi.StringPtrInput `pulumi:"providerKubernetes"`
-	// Run Crossplane core as a local process (clusters without a node).
+	// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 	RunLocally pulumi.BoolPtrInput `pulumi:"runLocally"`
 	// 1.17.x to 1.20.x. Default 1.20.11.
 	Version pulumi.StringPtrInput `pulumi:"version"`
@@ -2184,7 +2184,7 @@ func (o CrossplaneSettingsOutput) ProviderKubernetes() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *string { return v.ProviderKubernetes }).(pulumi.StringPtrOutput)
 }
 
-// Run Crossplane core as a local process (clusters without a node).
+// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 func (o CrossplaneSettingsOutput) RunLocally() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *bool { return v.RunLocally }).(pulumi.BoolPtrOutput)
 }
@@ -2288,7 +2288,7 @@ func (o CrossplaneSettingsPtrOutput) ProviderKubernetes() pulumi.StringPtrOutput
 	}).(pulumi.StringPtrOutput)
 }
 
-// Run Crossplane core as a local process (clusters without a node).
+// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 func (o CrossplaneSettingsPtrOutput) RunLocally() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *CrossplaneSettings) *bool {
 		if v == nil {

@@ -340,7 +340,7 @@ export interface CrossplaneSettingsArgs {
      */
     providerKubernetes?: pulumi.Input<string | undefined>;
     /**
-     * Run Crossplane core as a local process (clusters without a node).
+     * Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
      */
     runLocally?: pulumi.Input<boolean | undefined>;
     /**

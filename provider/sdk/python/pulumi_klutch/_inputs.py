@@ -1446,7 +1446,7 @@ class CrossplaneSettingsArgsDict(TypedDict):
     """
     run_locally: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    Run Crossplane core as a local process (clusters without a node).
+    Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
     """
     version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1475,7 +1475,7 @@ class CrossplaneSettingsArgs:
         :param pulumi.Input[_builtins.str] function_patch_and_transform: Pinned package.
         :param pulumi.Input[_builtins.str] provider_anynines: Pinned package.
         :param pulumi.Input[_builtins.str] provider_kubernetes: Pinned package.
-        :param pulumi.Input[_builtins.bool] run_locally: Run Crossplane core as a local process (clusters without a node).
+        :param pulumi.Input[_builtins.bool] run_locally: Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
         :param pulumi.Input[_builtins.str] version: 1.17.x to 1.20.x. Default 1.20.11.
         """
         if anynines_services is not None:
@@ -1585,7 +1585,7 @@ class CrossplaneSettingsArgs:
     @pulumi.getter(name="runLocally")
     def run_locally(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Run Crossplane core as a local process (clusters without a node).
+        Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
         """
         return pulumi.get(self, "run_locally")
 

@@ -1,0 +1,107 @@
+import * as path from "node:path";
+import type { AddIssue, Located } from "../config/located";
+import { formatPath } from "../config/messages";
+import type { ControlPlaneConfig, CrossplaneConfig } from "../config/schema";
+import { readNodeImages } from "../local/node-state";
+
+/**
+ * How the environment stack runs Crossplane core, from `klutch:crossplane` and the control
+ * plane. Pure: the caller passes the file reader (validation and the program read the same
+ * node state).
+ *
+ * - `process`: `crossplane.runLocally`; core runs as a process on this machine
+ *   (`npm run clusters -- crossplane start`), the chart's core and RBAC manager at zero replicas.
+ * - `node`: a local control plane with a node; the chart's pods run as the chart deploys them,
+ *   from the `klutch.local/crossplane` image that node imported (nothing can be pulled here),
+ *   and Pulumi waits for them like on any cluster.
+ * - `cluster`: any other control plane; the published image from the chart's repository.
+ *
+ * On local clusters the chart and CRDs come from the toolchain (no chart repository is
+ * reachable) and no package can be pulled, so compositions are rendered without functions and
+ * no ProviderConfig is installed.
+ */
+export type CrossplaneRun = { kind: "process" } | { kind: "node"; image: ImageRef } | { kind: "cluster" };
+
+/**
+ * Flags Crossplane core runs with on local clusters, as a process or as the node's pod.
+ * Realtime compositions (beta, on by default in 1.20) rely on watches of composed kinds, and
+ * 1.20 can miss a composed resource's change and leave its XR unready for good
+ * (crossplane/crossplane#6455; seen here with NetworkPaths). Polling every few seconds is cheap
+ * for a local control plane and always converges.
+ */
+export const LOCAL_CORE_FLAGS = ["--enable-realtime-compositions=false", "--poll-interval=5s"];
+
+export interface ImageRef {
+  repository: string;
+  tag: string;
+}
+
+export interface CrossplanePlan {
+  run: CrossplaneRun;
+  /** Chart and CRDs from the toolchain's Crossplane module rather than a chart repository. */
+  toolchainChart: boolean;
+  /** Whether the package manager can pull packages (functions, providers). */
+  packagesPullable: boolean;
+}
+
+export interface CrossplanePlanInput {
+  controlPlane: Located<ControlPlaneConfig>;
+  crossplane: CrossplaneConfig;
+  /** The local clusters' directory, absolute (klutch:localClusters.stateDir resolved). */
+  localStateDir: string;
+  readFile: (file: string) => string;
+}
+
+/** Splits `repository:tag` at the tag's colon (a registry host may carry a port). */
+export function splitImageReference(reference: string): ImageRef | undefined {
+  const m = /^([^@\s]+\/[^:@/\s]+|[^:@/\s]+):([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$/.exec(reference);
+  return m ? { repository: m[1]!, tag: m[2]! } : undefined;
+}
+
+/** The plan, or undefined when the config cannot run Crossplane (each problem goes to `add`). */
+export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): CrossplanePlan | undefined {
+  const cp = input.controlPlane.value;
+  const local = cp.infrastructure === "local";
+  const hasNode = local && (cp.nodes ?? 0) > 0;
+  const runLocally = input.crossplane.runLocally ?? (local && !hasNode);
+  const common = { toolchainChart: local || runLocally, packagesPullable: !local };
+  if (runLocally) return { run: { kind: "process" }, ...common };
+  if (!local) return { run: { kind: "cluster" }, ...common };
+
+  const nodesAt = [...input.controlPlane.at, "nodes"];
+  if (!hasNode) {
+    add(
+      ["crossplane", "runLocally"],
+      `is false, but the local control plane "${cp.name}" has no node (${formatPath(nodesAt)} is ${cp.nodes ?? 0}), so no Crossplane pod can start and no chart repository is reachable: set crossplane.runLocally to true (core as a process, \`npm run clusters -- crossplane start\`) or ${formatPath(nodesAt)} to 1 (the chart's pods, from the node's klutch.local/crossplane image)`,
+    );
+    return undefined;
+  }
+  const start = "start it with `npm run clusters -- up` (it reads the stack's `nodes`), then run again";
+  const read = readNodeImages(path.join(input.localStateDir, cp.name), input.readFile);
+  if (!read.ok) {
+    add(
+      nodesAt,
+      read.missing
+        ? `is ${cp.nodes}, but the node of "${cp.name}" has not been started (${read.problem}), so Crossplane has no image to run: ${start}`
+        : `${read.problem}: ${start}`,
+    );
+    return undefined;
+  }
+  const reference = read.images.crossplane;
+  const image = reference ? splitImageReference(reference) : undefined;
+  if (!image) {
+    add(
+      nodesAt,
+      `the node of "${cp.name}" holds no crossplane image (${read.file} lists ${Object.keys(read.images).join(", ") || "none"}): restart it with \`npm run clusters -- up\` so that it imports klutch.local/crossplane`,
+    );
+    return undefined;
+  }
+  if (!image.tag.startsWith(`${input.crossplane.version}-`)) {
+    add(
+      ["crossplane", "version"],
+      `is ${input.crossplane.version}, but the node of "${cp.name}" holds Crossplane ${reference} (the toolchain's build): set crossplane.version to the toolchain's version, or rebuild the toolchain and restart the node with \`npm run clusters -- up\``,
+    );
+    return undefined;
+  }
+  return { run: { kind: "node", image }, ...common };
+}
