@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { AppsV1Api, KubeConfig } from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -55,6 +56,11 @@ export class LocalCrossplane {
     if (!binary) throw new Error("crossplane not found: run `bash scripts/toolchain.sh build`");
     if (!fs.existsSync(this.kubeconfig))
       throw new Error(`no kubeconfig at ${this.kubeconfig}: run \`npm run clusters -- up\``);
+    const pods = await this.chartReplicas();
+    if (pods > 0)
+      throw new Error(
+        `Crossplane already runs on ${this.cluster} as the chart's pods (Deployment crossplane-system/crossplane, ${pods} replica(s)); a process would be a second core reconciling the same objects. The process is for a control plane without a node (crossplane.runLocally)`,
+      );
     const tlsDir = path.join(this.dir, "tls-client");
     await ensureClientTls(tlsDir);
     const metricsPort = await allocatePort(new Set());
@@ -97,6 +103,22 @@ export class LocalCrossplane {
       if (Date.now() > deadline)
         throw new Error(`crossplane not healthy after ${timeoutMs} ms; see ${this.logFile}`);
       await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+
+  /** Replicas of the chart's core Deployment on this cluster (0 when it is absent). */
+  private async chartReplicas(): Promise<number> {
+    const config = new KubeConfig();
+    config.loadFromFile(this.kubeconfig);
+    try {
+      const d = await config.makeApiClient(AppsV1Api).readNamespacedDeployment({
+        name: "crossplane",
+        namespace: "crossplane-system",
+      });
+      return d.spec?.replicas ?? 1;
+    } catch (e) {
+      if ((e as { code?: number }).code === 404) return 0;
+      throw e;
     }
   }
 

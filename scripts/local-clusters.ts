@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import { Command } from "commander";
 import { LocalCrossplane } from "../local-clusters/crossplane";
-import { readLocalClusters } from "../tooling/stack-file";
+import { localClusterRequests } from "../tooling/stack-file";
 import {
   LocalClusters,
   type ClusterRequest,
@@ -101,11 +101,7 @@ async function main(): Promise<void> {
       } else {
         if (opts.nodes)
           throw new Error("--nodes needs --clusters (the stack file says which clusters have nodes)");
-        requests = readLocalClusters(opts.stack).map((c) => ({
-          name: c.name,
-          nodes: c.nodes,
-          node: c.podCidr ? { podCidr: c.podCidr } : {},
-        }));
+        requests = localClusterRequests(opts.stack);
       }
       if (requests.length === 0)
         throw new Error(`stack "${opts.stack}" has no clusters on local infrastructure`);

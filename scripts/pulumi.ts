@@ -117,7 +117,11 @@ async function main(): Promise<void> {
       policyPacks: packs,
     };
     const preview = await stack.preview({ ...common, onOutput: out });
-    const changes = Object.entries(preview.changeSummary).filter(([op, n]) => op !== "same" && (n ?? 0) > 0);
+    // A read (`Service.get` of an object Pulumi does not manage) looks the object up on every
+    // run and changes nothing.
+    const changes = Object.entries(preview.changeSummary).filter(
+      ([op, n]) => op !== "same" && op !== "read" && (n ?? 0) > 0,
+    );
     if (changes.length === 0) {
       out("\nNo changes: nothing to apply.\n");
       return;
@@ -210,11 +214,15 @@ async function main(): Promise<void> {
       out(`${(await stack.getConfig(key, flags.path)).value}\n`);
     });
   config
-    .command("set <key> <value>")
-    .description("set one setting in stacks/Pulumi.<stack>.yaml")
+    .command("set <key> [value]")
+    .description(
+      "set one setting in stacks/Pulumi.<stack>.yaml; without a value it is read from stdin, so a secret never shows in npm's echo of the command or in the shell history",
+    )
     .option("--secret", "encrypt the value with the stack's secrets provider")
     .option("--path", "the key is a path into a structured value")
-    .action(async (key: string, value: string, flags: { secret?: boolean; path?: boolean }) => {
+    .action(async (key: string, given: string | undefined, flags: { secret?: boolean; path?: boolean }) => {
+      const value = given ?? (await readStdin()).replace(/\r?\n$/, "");
+      if (value === "") throw new Error(`no value for ${key}: give it after the key or on stdin`);
       const stack = await stackFor(program);
       await stack.setConfig(key, { value, secret: !!flags.secret }, flags.path);
     });
@@ -239,6 +247,14 @@ async function main(): Promise<void> {
     });
 
   await program.parseAsync(process.argv);
+}
+
+/** Everything on stdin (nothing when it is a terminal: the value must then be given). */
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return "";
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 main().catch((err: unknown) => {

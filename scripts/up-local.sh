@@ -6,8 +6,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash scripts/setup.sh
 bash scripts/node.sh tsx scripts/local-clusters.ts up --stack local
-# `npm run up` is the explicit request to bring the local stack up: no question asked.
+# `npm run up` is the explicit request to bring the local stack up: no question asked. Each
+# cluster has a node: Crossplane and the bridge run as pods on the control plane's, and
+# `pulumi up` waits until they are Ready.
 bash scripts/node.sh tsx scripts/pulumi.ts --stack local up --yes
-# Local clusters run no pods: Crossplane core runs as a process against the control plane,
-# now that `pulumi up` has applied its CRDs.
-bash scripts/node.sh tsx scripts/local-clusters.ts crossplane start

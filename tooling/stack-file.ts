@@ -48,3 +48,14 @@ export function readLocalClusters(stack: string): LocalClusterEntry[] {
       ...(typeof c.network?.podCidr === "string" ? { podCidr: c.network.podCidr } : {}),
     }));
 }
+
+/** What `LocalClusters.up` is asked for a stack: each local cluster, with a node where it has one. */
+export function localClusterRequests(
+  stack: string,
+): { name: string; nodes: number; node: { podCidr?: string } }[] {
+  return readLocalClusters(stack).map((c) => ({
+    name: c.name,
+    nodes: c.nodes,
+    node: c.podCidr ? { podCidr: c.podCidr } : {},
+  }));
+}

@@ -59,6 +59,9 @@ describe("network change preview of the environment stack (e2e)", function () {
   /** The committed stack file with these app clusters (the committed ones, by name, or new). */
   function setAppClusters(apps: Record<string, unknown>[]): void {
     const doc = parse(stackFileBefore) as { config: Record<string, unknown> };
+    // API servers without nodes: this file runs the bridge and Crossplane as processes (the
+    // committed stack gives each cluster a node; the previews here need none).
+    doc.config["klutch:controlPlane"] = { name: CP, infrastructure: "local" };
     doc.config["klutch:appClusters"] = apps;
     fs.writeFileSync(stackFile, stringify(doc));
   }
