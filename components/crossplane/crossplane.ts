@@ -26,8 +26,9 @@ export interface CrossplaneArgs {
   /** Chart source: a Helm repository, or a local chart folder. */
   chart: { repository: string } | { path: string };
   /**
-   * CRD folder to apply before the packages. Crossplane's init container does this on a real
-   * cluster; local clusters run no pods, so the toolchain's copy is applied instead.
+   * CRD folder to apply before the packages. Crossplane's init container does this wherever the
+   * chart's pods run; with core as a local process (`runLocally`) the toolchain's copy is
+   * applied instead.
    */
   crdsPath?: string;
   packages: PackageRefs;

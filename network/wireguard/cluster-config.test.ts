@@ -55,6 +55,8 @@ describe("WireGuard on clusters: what the bridge publishes for the tunnel's pods
     const command = (system ?? "").replace(/^SYSTEM:/, "");
     assert.doesNotMatch(command, /[,:]/);
     assert.match(command, /client-\$SOCAT_PEERADDR\.conf/);
+    // Its answer always ends with `end`, list or none: the agent tells a cut-short one by that.
+    assert.match(command, /; echo end$/);
   });
 
   describe("the rendered pods with bridgeConnections", () => {

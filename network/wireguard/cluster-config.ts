@@ -66,9 +66,11 @@ const PORT = /^\d{1,5}$/;
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
 /**
- * Reads a forwarder list the way the client's agent does (CLIENT_AGENT_SCRIPT checks the same
- * shape in shell): comments and blank lines skipped, anything else malformed rejects the whole
- * list, so a client never acts on half of one.
+ * Reads a forwarder list (a ConfigMap key's content) the way the client's agent does
+ * (clientAgentScript checks the same shape in shell): comments and blank lines skipped,
+ * anything else malformed rejects the whole list, so a client never acts on half of one. On
+ * the wire the list server appends a closing `end` line (configServerArgs), which the agent
+ * requires and this content does not hold.
  */
 export function parseClientConfig(text: string): PublishedForwarder[] {
   const out: PublishedForwarder[] = [];
@@ -94,7 +96,8 @@ export function parseClientConfig(text: string): PublishedForwarder[] {
 /**
  * The client's agent (the forwarder container, as nobody, no capability): every 3 s it
  * fetches its list from the gateway through the tunnel, checks every line (a malformed list is
- * ignored whole), stops the forwarders no longer listed, shares the listed hosts with the
+ * ignored whole, and so is an answer without the server's closing `end`: a connection cut short
+ * must not stop every forwarder), stops the forwarders no longer listed, shares the listed hosts with the
  * tunnel container, and starts the missing forwarders whose hosts that container has routed
  * into the tunnel (its `routed` file). Only shell built-ins, cat, socat and sleep, so
  * the same script runs on the local image (dash) and on alpine/socat (busybox sh).
@@ -113,19 +116,29 @@ export function clientAgentScript(
     `fetcherr=${dirs.tmp}/fetch.err`,
     ': > "$state"',
     'lasterr=""',
+    // 0: a complete, well-formed list; 1: malformed; 2: cut short (no `end`, which the list
+    // server sends last), so the connection ended early and the last good list stays.
     "valid() {",
+    '  ended=""',
     "  while read -r kind lport host port rest; do",
-    '    case "$kind" in "" | "#"*) continue ;; forward) ;; *) return 1 ;; esac',
+    '    [ -z "$ended" ] || return 1',
+    '    case "$kind" in "" | "#"*) continue ;; end) ended=1; continue ;; forward) ;; *) return 1 ;; esac',
     '    [ -z "$rest" ] || return 1',
     '    case "$lport" in "" | *[!0-9]*) return 1 ;; esac',
     '    case "$port" in "" | *[!0-9]*) return 1 ;; esac',
     '    case "$host" in "" | *[!0-9.]*) return 1 ;; esac',
     '  done < "$1"',
+    '  [ -n "$ended" ] || return 2',
     "}",
     "while true; do",
     '  if socat -u "TCP:$gw:$cfgport,connect-timeout=3" - > "$conf.new" 2> "$fetcherr"; then',
     '    lasterr=""',
-    '    if valid "$conf.new"; then cat "$conf.new" > "$conf"; else echo "ignoring a malformed forwarder list from $gw:$cfgport" >&2; fi',
+    '    valid "$conf.new"',
+    "    case $? in",
+    '      0) cat "$conf.new" > "$conf" ;;',
+    '      2) echo "an incomplete forwarder list from $gw:$cfgport (the connection ended early): keeping the last one" >&2 ;;',
+    '      *) echo "ignoring a malformed forwarder list from $gw:$cfgport" >&2 ;;',
+    "    esac",
     "  else",
     '    err="$(cat "$fetcherr")"',
     '    [ "$err" = "$lasterr" ] || echo "cannot fetch the forwarder list from $gw:$cfgport (the tunnel is not up yet?): $err" >&2',
@@ -217,7 +230,9 @@ export const CLIENT_TUNNEL_SCRIPT = [
 export function configServerArgs(configPort: number, dir = FLOWS_DIR): string[] {
   return [
     `TCP-LISTEN:${configPort},fork,reuseaddr`,
-    // No comma or colon in the command: socat's address syntax would split it there.
-    `SYSTEM:cat ${dir}/client-$SOCAT_PEERADDR.conf 2>/dev/null`,
+    // No comma or colon in the command: socat's address syntax would split it there. `end`
+    // comes last whether or not the peer has a list (none: no forwarders), so a client tells a
+    // complete answer from a connection cut short, which must not stop its forwarders.
+    `SYSTEM:cat ${dir}/client-$SOCAT_PEERADDR.conf 2>/dev/null; echo end`,
   ];
 }

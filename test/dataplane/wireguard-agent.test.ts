@@ -46,9 +46,21 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
   let fwdB = 0;
   const backends: number[] = [];
   let agentLog = "";
+  let listServer: ChildProcess | undefined;
 
-  const publish = (lines: { listenPort: number; host: string; port: number }[], extra = "") =>
-    fs.writeFileSync(path.join(flows, clientConfigKey("127.0.0.1")), renderClientConfig("g", lines) + extra);
+  // Atomically, as the kubelet updates a ConfigMap volume and the gateway VM's loop writes its
+  // files (tmp + rename): the list server never reads half a file.
+  const listFile = path.join(flows, clientConfigKey("127.0.0.1"));
+  const publish = (lines: { listenPort: number; host: string; port: number }[], extra = "") => {
+    fs.writeFileSync(`${listFile}.tmp`, renderClientConfig("g", lines) + extra);
+    fs.renameSync(`${listFile}.tmp`, listFile);
+  };
+  const startListServer = () => {
+    const [listen, system] = configServerArgs(cfgPort, flows);
+    const server = spawn("socat", [`${listen},bind=127.0.0.1`, system as string], { stdio: "ignore" });
+    children.push(server);
+    return server;
+  };
   const forwarderPids = () =>
     fs
       .readFileSync(path.join(tmp, "forwarders.state"), "utf8")
@@ -67,9 +79,7 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
       servers.push(server);
       backends.push((server.address() as net.AddressInfo).port);
     }
-    const [listen, system] = configServerArgs(cfgPort, flows);
-    const server = spawn("socat", [`${listen},bind=127.0.0.1`, system as string], { stdio: "ignore" });
-    children.push(server);
+    listServer = startListServer();
     const agent = spawn("/bin/sh", ["-c", clientAgentScript("127.0.0.1", cfgPort, { tmp, shared })], {
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -92,14 +102,15 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("serves each peer its own list only: the list of 127.0.0.1 to 127.0.0.1, nothing to 127.0.0.2", async () => {
+  it("serves each peer its own list only, closed by `end`: the list of 127.0.0.1 to 127.0.0.1, none to 127.0.0.2", async () => {
     publish([{ listenPort: fwdA, host: "127.0.0.1", port: backends[0]! }]);
     await eventually("the list server to answer", async () => (await readFrom(cfgPort)) !== "", 30_000);
     assert.match(
       await readFrom(cfgPort),
-      new RegExp(`^forward ${fwdA} 127\\.0\\.0\\.1 ${backends[0]}$`, "m"),
+      new RegExp(`^forward ${fwdA} 127\\.0\\.0\\.1 ${backends[0]}\nend\n$`, "m"),
     );
-    assert.equal(await readFrom(cfgPort, "127.0.0.2"), "");
+    // Another peer has no list here: a complete, empty answer (just the closing `end`).
+    assert.equal(await readFrom(cfgPort, "127.0.0.2"), "end\n");
   });
 
   it("the agent shares the listed host with the tunnel container and starts its forwarder only once that host is routed", async () => {
@@ -159,6 +170,30 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
     assert.equal(await readFrom(fwdA), "");
   });
 
+  it("an answer cut short (no closing `end`) is ignored: the forwarders keep serving", async () => {
+    // A list server whose answer ends early, as a connection cut in the middle would.
+    listServer?.kill("SIGKILL");
+    await new Promise((r) => setTimeout(r, 200));
+    const short = spawn(
+      "socat",
+      [`TCP-LISTEN:${cfgPort},fork,reuseaddr,bind=127.0.0.1`, "SYSTEM:echo '# klutch bridge, group g'"],
+      { stdio: "ignore" },
+    );
+    children.push(short);
+    try {
+      await eventually(
+        "the agent to say the list was cut short",
+        () => /an incomplete forwarder list .*keeping the last one/.test(agentLog),
+        30_000,
+      );
+      assert.equal(await readFrom(fwdB), "service-b");
+    } finally {
+      short.kill("SIGKILL");
+      await new Promise((r) => setTimeout(r, 200));
+      listServer = startListServer();
+    }
+  });
+
   it("a dead forwarder is restarted on the next round", async () => {
     const [line] = forwarderPids();
     const pid = Number(line?.split(" ")[1]);
@@ -170,5 +205,11 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
       async () => (await readFrom(fwdB)) === "service-b",
       30_000,
     );
+  });
+
+  it("no list for this peer any more (its last connection gone): every forwarder stops", async () => {
+    fs.rmSync(listFile);
+    await eventually("every forwarder to stop", async () => (await readFrom(fwdB)) === "", 30_000);
+    assert.deepEqual(forwarderPids(), []);
   });
 });
