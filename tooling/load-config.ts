@@ -5,7 +5,8 @@ import * as path from "node:path";
 import { formatPath, renderIssues } from "../lib/config/messages";
 import { planBridge, type BridgePlan } from "../lib/bridge/environment-plan";
 import { planCrossplane, type CrossplanePlan } from "../lib/crossplane/environment-plan";
-import { EnvironmentConfig } from "../lib/config/schema";
+import type { ControlPlaneConfig, EnvironmentConfig } from "../lib/config/schema";
+import type { Located } from "../lib/config/located";
 import type { AnyninesCredentials } from "../components/crossplane/crossplane";
 import { validateEnvironment } from "../lib/config/validate";
 
@@ -45,6 +46,7 @@ function decode(value: string): unknown {
 export function validateStackConfig(
   values: Record<string, string>,
   projectDir: string = repoRoot,
+  readFile: (file: string) => string = readOnce(),
 ): { raw: Record<string, unknown>; result: ReturnType<typeof validateEnvironment> } {
   const raw: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
@@ -54,10 +56,7 @@ export function validateStackConfig(
   // clusters command honours the same variable, so both sides agree on the kubeconfigs.
   const localDir = process.env.KLUTCH_LOCAL_DIR;
   if (localDir) raw.localClusters = { ...(raw.localClusters as object | undefined), stateDir: localDir };
-  const result = validateEnvironment(raw, {
-    projectDir,
-    readFile: (file) => fs.readFileSync(file, "utf8"),
-  });
+  const result = validateEnvironment(raw, { projectDir, readFile });
   return { raw, result };
 }
 
@@ -67,10 +66,11 @@ export function validateStackConfig(
  * the program registers a single resource.
  */
 export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironment {
-  const { raw, result } = validateStackConfig(pulumi.runtime.allConfig(), projectDir);
+  const readFile = readOnce();
+  const { raw, result } = validateStackConfig(pulumi.runtime.allConfig(), projectDir, readFile);
   if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
-  const bridge = bridgePlanOf(result.config, projectDir);
-  const crossplane = crossplanePlanOf(result.config, projectDir);
+  const bridge = bridgePlanOf(result.config, projectDir, readFile);
+  const crossplane = crossplanePlanOf(result.config, projectDir, readFile);
   const creds = raw.anyninesCredentials;
   const text = (key: string) => {
     const value = raw[key];
@@ -95,37 +95,77 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
   };
 }
 
-/** The bridge plan of a validated config (validation reported every problem of it already). */
-export function bridgePlanOf(config: EnvironmentConfig, projectDir: string): BridgePlan | undefined {
-  const problems: string[] = [];
-  const plan = planBridge(
-    {
-      controlPlane: { value: config.controlPlane, at: ["controlPlane"] },
-      appClusters: config.appClusters.map((value, i) => ({ value, at: ["appClusters", i] })),
-      bridge: config.bridge,
-      localStateDir: path.resolve(projectDir, config.localClusters.stateDir),
-      readFile: (file) => fs.readFileSync(file, "utf8"),
-    },
-    (at, message) => problems.push(`${formatPath(at)}: ${message}`),
-  );
-  // Only if a file changed between validation and here (a node restarted meanwhile).
-  if (problems.length > 0) throw new pulumi.RunError(problems.join("\n"));
-  return plan;
+/**
+ * Reads each file once per run: validation and both planners look at the control plane's
+ * node.json, and they must see the same text (a node restarting between two reads would
+ * otherwise give validation and the program two different images).
+ */
+export function readOnce(): (file: string) => string {
+  const seen = new Map<string, string>();
+  return (file) => {
+    const known = seen.get(file);
+    if (known !== undefined) return known;
+    const text = fs.readFileSync(file, "utf8");
+    seen.set(file, text);
+    return text;
+  };
 }
 
-/** The Crossplane plan of a validated config (validation reported every problem of it already). */
-export function crossplanePlanOf(config: EnvironmentConfig, projectDir: string): CrossplanePlan {
+/** What every planner of a validated config is given, and its problems as one RunError. */
+function planOf<T>(
+  config: EnvironmentConfig,
+  projectDir: string,
+  readFile: (file: string) => string,
+  plan: (
+    context: {
+      controlPlane: Located<ControlPlaneConfig>;
+      localStateDir: string;
+      readFile: (file: string) => string;
+    },
+    add: (at: (string | number)[], message: string) => void,
+  ) => T | undefined,
+): T | undefined {
   const problems: string[] = [];
-  const plan = planCrossplane(
+  const planned = plan(
     {
       controlPlane: { value: config.controlPlane, at: ["controlPlane"] },
-      crossplane: config.crossplane,
       localStateDir: path.resolve(projectDir, config.localClusters.stateDir),
-      readFile: (file) => fs.readFileSync(file, "utf8"),
+      readFile,
     },
     (at, message) => problems.push(`${formatPath(at)}: ${message}`),
   );
-  // Only if a file changed between validation and here (a node restarted meanwhile).
-  if (!plan || problems.length > 0) throw new pulumi.RunError(problems.join("\n"));
+  // Validation reported every problem already; these come only from a reader other than its own.
+  if (problems.length > 0) throw new pulumi.RunError(problems.join("\n"));
+  return planned;
+}
+
+/** The bridge plan of a validated config. */
+export function bridgePlanOf(
+  config: EnvironmentConfig,
+  projectDir: string,
+  readFile: (file: string) => string = readOnce(),
+): BridgePlan | undefined {
+  return planOf(config, projectDir, readFile, (context, add) =>
+    planBridge(
+      {
+        ...context,
+        appClusters: config.appClusters.map((value, i) => ({ value, at: ["appClusters", i] })),
+        bridge: config.bridge,
+      },
+      add,
+    ),
+  );
+}
+
+/** The Crossplane plan of a validated config. */
+export function crossplanePlanOf(
+  config: EnvironmentConfig,
+  projectDir: string,
+  readFile: (file: string) => string = readOnce(),
+): CrossplanePlan {
+  const plan = planOf(config, projectDir, readFile, (context, add) =>
+    planCrossplane({ ...context, crossplane: config.crossplane }, add),
+  );
+  if (!plan) throw new pulumi.RunError("crossplane: no plan for how Crossplane core runs");
   return plan;
 }

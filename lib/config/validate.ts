@@ -171,13 +171,7 @@ function checkBridge(
   const parsed = bridgeSchema.default({}).safeParse(rawBridge);
   if (!parsed.success || !controlPlane) return;
   const plan = planBridge(
-    {
-      controlPlane,
-      appClusters: apps,
-      bridge: parsed.data,
-      localStateDir: path.resolve(ctx.projectDir, stateDir),
-      readFile: ctx.readFile,
-    },
+    { ...plannerContext(controlPlane, stateDir, ctx), appClusters: apps, bridge: parsed.data },
     add,
   );
   const cp = controlPlane.value;
@@ -209,15 +203,16 @@ function checkCrossplane(
   const parsed = crossplaneSchema.default({}).safeParse(rawCrossplane);
   // A malformed entry is reported by the schema already.
   if (!parsed.success || !controlPlane) return;
-  planCrossplane(
-    {
-      controlPlane,
-      crossplane: parsed.data,
-      localStateDir: path.resolve(ctx.projectDir, stateDir),
-      readFile: ctx.readFile,
-    },
-    add,
-  );
+  planCrossplane({ ...plannerContext(controlPlane, stateDir, ctx), crossplane: parsed.data }, add);
+}
+
+/** What the runtime planners (bridge, Crossplane) read: the control plane and its node's state. */
+function plannerContext(
+  controlPlane: Located<ControlPlaneConfig>,
+  stateDir: string,
+  ctx: ValidationContext,
+): { controlPlane: Located<ControlPlaneConfig>; localStateDir: string; readFile: (file: string) => string } {
+  return { controlPlane, localStateDir: path.resolve(ctx.projectDir, stateDir), readFile: ctx.readFile };
 }
 
 const isPrefix = (prefix: (string | number)[], of: (string | number)[]) =>

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as ts from "typescript";
@@ -125,8 +125,7 @@ function transpiled(root: string, modules: string[], cacheDir: string): string {
   hash.update(ts.version);
   const out = path.join(cacheDir, ".bridge-app", hash.digest("hex").slice(0, 16));
   if (fs.existsSync(path.join(out, ".complete"))) return out;
-  const tmp = `${out}.tmp-${process.pid}`;
-  fs.rmSync(tmp, { recursive: true, force: true });
+  const tmp = `${out}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   const compilerOptions: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.CommonJS,
@@ -140,8 +139,14 @@ function transpiled(root: string, modules: string[], cacheDir: string): string {
     fs.writeFileSync(file, js);
   }
   fs.writeFileSync(path.join(tmp, ".complete"), "");
-  fs.rmSync(out, { recursive: true, force: true });
-  fs.renameSync(tmp, out);
+  try {
+    fs.renameSync(tmp, out);
+  } catch (err) {
+    // Another build of the same sources got there first (a directory is not renamed over a
+    // full one): its output is the same, and callers may be reading it, so keep it.
+    fs.rmSync(tmp, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(out, ".complete"))) throw err;
+  }
   return out;
 }
 

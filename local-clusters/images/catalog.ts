@@ -170,11 +170,24 @@ export type ImageName = (typeof IMAGE_NAMES)[number];
 
 export type BuiltImages = Record<ImageName, BuiltImage>;
 
+/**
+ * Builds running now, by cache dir. `npm run clusters -- up` starts every cluster's node at
+ * once, and each asks for the same images: they share one build rather than race three writers
+ * of the same archive (found when the bridge image's sources changed between two `up`s).
+ */
+const building = new Map<string, Promise<BuiltImages>>();
+
 /** Builds (or finds in the cache) every image a node imports. */
-export async function buildNodeImages(
-  env: NodeJS.ProcessEnv,
-  cacheDir = imageCacheDir(env),
-): Promise<BuiltImages> {
+export function buildNodeImages(env: NodeJS.ProcessEnv, cacheDir = imageCacheDir(env)): Promise<BuiltImages> {
+  const running = building.get(cacheDir);
+  if (running) return running;
+  // Forgotten once settled: a later call hashes the sources again (they may have changed).
+  const build = buildEach(env, cacheDir).finally(() => building.delete(cacheDir));
+  building.set(cacheDir, build);
+  return build;
+}
+
+async function buildEach(env: NodeJS.ProcessEnv, cacheDir: string): Promise<BuiltImages> {
   // One after another: they read the same disk, and a failure leaves no other build half-written.
   const pause = await buildImage(pauseSpec(env), cacheDir);
   const coredns = await buildImage(corednsSpec(env), cacheDir);

@@ -97,6 +97,25 @@ describe("OCI image writer (pure parts and a real archive)", () => {
     assert.notEqual(changed.reference, first.reference, "new content, new tag");
   });
 
+  it("builds of the same image at once in one process all succeed with one archive (up starts every node at once)", async () => {
+    const spec: ImageSpec = {
+      repository: "klutch.local/same",
+      version: "1",
+      config: {},
+      entries: [{ type: "content", path: "/etc/motd", mode: 0o644, content: "same\n" }],
+    };
+    const cache = path.join(tmp, "concurrent");
+    const results = await Promise.all([1, 2, 3].map(() => buildImage(spec, cache)));
+    assert.equal(new Set(results.map((r) => r.archive)).size, 1);
+    assert.equal(new Set(results.map((r) => r.reference)).size, 1);
+    assert.deepEqual(
+      fs.readdirSync(cache).filter((f) => f.includes(".tmp-")),
+      [],
+      "no scratch file left behind",
+    );
+    execFileSync("tar", ["-tf", results[0]!.archive]);
+  });
+
   it("reads the libraries out of ldd's output, loader included", () => {
     const out = [
       "\tlinux-vdso.so.1 (0x00007ffd)",

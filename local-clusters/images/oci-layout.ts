@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -257,7 +257,8 @@ async function packImage(spec: ImageSpec, cacheDir: string): Promise<BuiltImage>
     };
     if (fs.existsSync(archive)) return { ...result, built: false };
 
-    const tmp = `${archive}.tmp-${process.pid}`;
+    // Unique per build, even within one process: two writers never share a scratch file.
+    const tmp = `${archive}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
     const out = pack();
     const written = pipeline(out, fs.createWriteStream(tmp));
     const add = (name: string, body: string | Buffer) =>

@@ -1,4 +1,3 @@
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { KlutchEnvironment } from "../../components/environment";
 import { type EnvironmentConfig, SECRET_SETTINGS } from "../../lib/config/schema";
@@ -7,7 +6,7 @@ import type { CrossplanePlan } from "../../lib/crossplane/environment-plan";
 import { crossplaneSource, type CrossplaneSource } from "../../tooling/crossplane-source";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
 import type { BridgePlan } from "../../lib/bridge/environment-plan";
-import { bridgePlanOf, crossplanePlanOf } from "../../tooling/load-config";
+import { bridgePlanOf, crossplanePlanOf, readOnce } from "../../tooling/load-config";
 import { toolchainEnv } from "../../tooling/toolchain";
 import { UNKNOWN } from "../schema-model";
 import { type Args, type Constructor, given, refuse } from "./common";
@@ -49,7 +48,9 @@ export function environmentConfig(
   // A secret not known yet (a preview) is left to the component: only its presence is checked here.
   const unknownSecrets = SECRETS.filter((k) => values[k] === UNKNOWN);
   for (const key of SECRETS) if (values[key] !== undefined && values[key] !== UNKNOWN) raw[key] = values[key];
-  const result = validateEnvironment(raw, { projectDir, readFile: (f) => fs.readFileSync(f, "utf8") });
+  // One read of each file (the control plane's node.json) for validation and both plans.
+  const readFile = readOnce();
+  const result = validateEnvironment(raw, { projectDir, readFile });
   if (!result.ok)
     return {
       problems: result.issues
@@ -64,7 +65,7 @@ export function environmentConfig(
   let crossplanePlan: CrossplanePlan | undefined;
   let crossplane: CrossplaneSource | undefined;
   try {
-    crossplanePlan = crossplanePlanOf(config, projectDir);
+    crossplanePlan = crossplanePlanOf(config, projectDir, readFile);
     const source = crossplaneSource(config, crossplanePlan, projectDir, toolchainDir());
     if (source.ok) crossplane = source.source;
     else problems.push(`${source.setting}: ${source.message.replace(/klutch:/g, "")}`);
@@ -74,7 +75,7 @@ export function environmentConfig(
   // The bridge Deployment, as this repository's program plans it (tooling/load-config.ts).
   let bridge: BridgePlan | undefined;
   try {
-    bridge = bridgePlanOf(config, projectDir);
+    bridge = bridgePlanOf(config, projectDir, readFile);
   } catch (e) {
     problems.push((e as Error).message);
   }

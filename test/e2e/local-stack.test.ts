@@ -346,6 +346,14 @@ describe("local stack on real clusters (e2e)", function () {
       (p.metadata.namespace === "klutch-bind" && p.metadata.name.startsWith("konnector"));
     const ready = (p: Pod) =>
       p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+    // A ReplicaSet names its pods `<deployment>-<pod-template-hash>-<5 chars>`; the hash's
+    // length varies (it is a safe-encoded FNV hash), so strip the label's own value.
+    const workloadName = (p: Pod) => {
+      const hash = p.metadata.labels?.["pod-template-hash"];
+      return hash === undefined
+        ? p.metadata.name
+        : p.metadata.name.replace(new RegExp(`-${hash}-[a-z0-9]{5}$`), "");
+    };
     const ours: Record<string, string[]> = {};
     for (const cluster of names) {
       const pods = kubectlJson<{ items: Pod[] }>(kubeconfig(cluster), ["get", "pods", "-A"]).items;
@@ -365,9 +373,7 @@ describe("local stack on real clusters (e2e)", function () {
       }
       ours[cluster] = pods
         .filter((p) => !upstream(p))
-        .map(
-          (p) => `${p.metadata.namespace}/${p.metadata.name.replace(/-[a-z0-9]{8,10}(-[a-z0-9]{5})?$/, "")}`,
-        )
+        .map((p) => `${p.metadata.namespace}/${workloadName(p)}`)
         .sort();
     }
     assert.deepEqual(ours["control-plane"], [
