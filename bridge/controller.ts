@@ -1,6 +1,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { BridgeMetrics } from "../lib/bridge/metrics";
 import { PathCache, networkPathInformer, type PathInformer } from "./cache";
+import { dataPlaneNodes } from "./data-plane-nodes";
 import { KubePathWriter } from "./client";
 import { EventRecorder } from "./events";
 import { loadKubeConfig } from "./kubeconfig";
@@ -68,6 +69,7 @@ export class Bridge {
       slotSize: opts.slotSize,
       ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
       settings: () => writer.readSettings(),
+      ...(opts.target.kind === "kubernetes" ? { nodes: dataPlaneNodes(opts.target.kubeconfig) } : {}),
     });
     const reconciler = new GroupReconciler({
       paths: (key) => this.cache.group(key),

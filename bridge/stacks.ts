@@ -8,6 +8,7 @@ import { admitConnections, groupNamespace, stackName } from "../lib/bridge/group
 import { groupPorts, parseSlots, placeGroup, type GroupPorts, type Slots } from "../lib/bridge/slots";
 import { listenerKeys } from "../network/proxy/types";
 import { staleLocks, type StackLock } from "../lib/bridge/locks";
+import { nodePortHost, type NodeLike } from "../lib/bridge/node-host";
 import { proxySettingsFor, wireguardSettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
@@ -54,6 +55,11 @@ export interface StackRunnerOptions {
   maxPortsPerGroup?: number;
   /** The environment's settings (kubernetes target). */
   settings: () => Promise<BridgeSettings | undefined>;
+  /**
+   * The data-service cluster's nodes (kubernetes target), for the host a NodePort proxy
+   * reports when `--node-host` gives none (lib/bridge/node-host.ts).
+   */
+  nodes?: () => Promise<NodeLike[]>;
 }
 
 /**
@@ -105,13 +111,14 @@ export class StackRunner implements GroupStacks {
 
   async up(key: string, live: NetworkPathObject[], run: RunOptions): Promise<GroupOutputs> {
     const { stack, recovered } = await this.prepare(key, run);
+    const target = await this.targetFor(key, live, this.lastSettings, run);
     const result = await this.withSignal((signal) =>
       upFromEvents(stack, {
         onEvent: run.onEvent,
         color: "never",
         signal,
         refresh: run.refresh || recovered,
-        program: groupProgram(key, live, this.targetFor(key, live, this.lastSettings)),
+        program: groupProgram(key, live, target),
       }),
     );
     return {
@@ -203,20 +210,43 @@ export class StackRunner implements GroupStacks {
     }
   }
 
-  private targetFor(key: string, live: NetworkPathObject[], settings: BridgeSettings | undefined): Target {
-    return this.opts.target.kind === "local"
-      ? (() => {
-          const ports = this.portsFor(key, live);
-          return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
-        })()
-      : (() => {
-          const wireguard = wireguardSettingsFor(settings, groupNamespace(key));
-          return {
-            ...this.opts.target,
-            ...proxySettingsFor(settings, groupNamespace(key)),
-            ...(wireguard ? { wireguard } : {}),
-          };
-        })();
+  private async targetFor(
+    key: string,
+    live: NetworkPathObject[],
+    settings: BridgeSettings | undefined,
+    run: RunOptions,
+  ): Promise<Target> {
+    if (this.opts.target.kind === "local") {
+      const ports = this.portsFor(key, live);
+      return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
+    }
+    const wireguard = wireguardSettingsFor(settings, groupNamespace(key));
+    const target = {
+      ...this.opts.target,
+      ...proxySettingsFor(settings, groupNamespace(key)),
+      ...(wireguard ? { wireguard } : {}),
+    };
+    if (target.serviceType !== "NodePort" || target.nodeHost || !this.opts.nodes) return target;
+    const nodeHost = await this.nodePortHost(target.exposure?.internal ?? true, run);
+    return nodeHost ? { ...target, nodeHost } : target;
+  }
+
+  /**
+   * A node address for a NodePort group's consumers, read on each run (nodes come and go).
+   * Without one (no Ready node, or the nodes cannot be listed) the proxy reports its Service's
+   * cluster DNS name, as before, and the log says why.
+   */
+  private async nodePortHost(internal: boolean, run: RunOptions): Promise<string | undefined> {
+    try {
+      const host = nodePortHost(await this.opts.nodes!(), internal);
+      if (!host) run.log("warn", "no Ready node with an address for the NodePort proxy's consumers");
+      return host;
+    } catch (e) {
+      run.log("warn", "cannot list the data plane's nodes for the NodePort proxy's consumers", {
+        error: (e as Error).message,
+      });
+      return undefined;
+    }
   }
 
   /**

@@ -27,6 +27,10 @@ export function addTargetOptions(cmd: Command): Command {
     )
     .option("--public-endpoint", "open the proxies to every address on purpose (target kubernetes)")
     .option(
+      "--node-host <host>",
+      "host NodePort proxies report to consumers (target kubernetes; default: a Ready node's address)",
+    )
+    .option(
       "--dedicated-cpus <n>",
       "whole CPUs of each proxy pod, pinned with busy polling (target kubernetes; default: shared CPUs)",
     )
@@ -78,6 +82,7 @@ export function targetFromOptions(o: TargetOptions, stateDir: string): Target {
       ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: dedicatedCpus(String(o.dedicatedCpus)) } : {}),
       ...(o.skipAwait ? { skipAwait: true } : {}),
       ...(o.proxyImage ? { proxyImage: String(o.proxyImage) } : {}),
+      ...(o.nodeHost ? { nodeHost: String(o.nodeHost) } : {}),
     };
   }
   throw new Error(`--target "${String(o.target)}" is not one of local, kubernetes`);

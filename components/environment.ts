@@ -214,7 +214,15 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       // builds them there as an identity of their namespace only.
       const dataPlane = new BridgeDataPlane(
         `${name}-bridge-data-plane`,
-        { provider: this.controlPlane.provider, namespace: SETTINGS_NAMESPACE, labels },
+        {
+          provider: this.controlPlane.provider,
+          namespace: SETTINGS_NAMESPACE,
+          labels,
+          listNodes: config.appClusters.some(
+            (a) =>
+              a.networkConnector.implementation === "proxy" && a.networkConnector.serviceType === "NodePort",
+          ),
+        },
         { parent: this, dependsOn: networkNs ? [networkNs] : [] },
       );
       this.bridge = new BridgeDeployment(

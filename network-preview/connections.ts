@@ -387,8 +387,9 @@ function groupTarget(bridge: BridgeView, g: GroupPlan, notes: string[]): Target 
 /**
  * Where consumers will dial a kubernetes-target group's proxy (TcpProxy's host, from
  * network/proxy/haproxy-config.ts proxyHost): the Service's DNS name for ClusterIP; for a
- * LoadBalancer the address its status holds now, unknown for a new one; unknown for NodePort,
- * whose node address the bridge does not pass.
+ * LoadBalancer the address its status holds now, unknown for a new one; for NodePort the
+ * `--node-host` given, else unknown: the bridge picks a Ready node's address on each run
+ * (lib/bridge/node-host.ts), and nodes come and go.
  */
 function kubernetesHost(
   target: Extract<Target, { kind: "kubernetes" }>,
@@ -405,7 +406,7 @@ function kubernetesHost(
     )?.loadBalancer?.ingress?.[0];
     return ingress?.ip || ingress?.hostname || UNKNOWN_HOST;
   }
-  return UNKNOWN_HOST;
+  return target.nodeHost ?? UNKNOWN_HOST;
 }
 
 /** A host the preview cannot know before `up` (a load balancer's address not yet assigned). */

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { renderConsumerKubeconfig } from "../../lib/bind/app-cluster-plan";
-import { dataPlaneRules } from "../../lib/bridge/rbac";
+import { dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
 import { tokenIdentity } from "../rbac/token-identity";
 
 export interface BridgeDataPlaneArgs {
@@ -16,6 +16,11 @@ export interface BridgeDataPlaneArgs {
    */
   server?: pulumi.Input<string>;
   labels?: Record<string, string>;
+  /**
+   * Some app cluster's proxy is a NodePort Service: the identity may list nodes, for the node
+   * address the bridge reports to its consumers (lib/bridge/rbac.ts dataPlaneNodeRules).
+   */
+  listNodes?: boolean;
 }
 
 /**
@@ -39,6 +44,24 @@ export class BridgeDataPlane extends pulumi.ComponentResource {
       { namespace: args.namespace, objectName: "klutch-bridge-proxies", rules: dataPlaneRules(), labels },
       child,
     );
+    if (args.listNodes) {
+      // Cluster-scoped, so named after the proxies' namespace: one per environment's data plane.
+      const nodeReader = pulumi.interpolate`klutch-bridge-proxies:${args.namespace}:nodes`;
+      const role = new k8s.rbac.v1.ClusterRole(
+        `${name}-node-reader`,
+        { metadata: { name: nodeReader, labels }, rules: dataPlaneNodeRules() },
+        child,
+      );
+      new k8s.rbac.v1.ClusterRoleBinding(
+        `${name}-node-reader`,
+        {
+          metadata: { name: nodeReader, labels },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
+          subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace: args.namespace }],
+        },
+        child,
+      );
+    }
     const server =
       args.server ??
       k8s.core.v1.Service.get(`${name}-api-service`, "default/kubernetes", child).spec.apply(

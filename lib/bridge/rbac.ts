@@ -69,3 +69,12 @@ export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; ve
     { apiGroups: [""], resources: ["pods", "endpoints", "persistentvolumeclaims", "events"], verbs: read },
   ];
 }
+
+/**
+ * The data-plane identity's one cluster-wide right, given only where some app cluster's proxy
+ * is a NodePort Service: listing nodes, for the node address such a proxy reports to its
+ * consumers (lib/bridge/node-host.ts; bridge/data-plane-nodes.ts lists them once per run).
+ */
+export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
+  return [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }];
+}

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { slotOf, type NodeLink } from "./addresses";
-import type { NodeNames } from "./layout";
+import { NODE_LINK_RANGE, slotOf, type NodeLink } from "./addresses";
+import { HOST_INTERFACE_PREFIX, type NodeNames } from "./layout";
 
 /**
  * What a node changes on the host, and how it is undone: a network namespace with a veth link
@@ -81,6 +81,13 @@ export async function createNodeNetwork(
   // pod) to a ClusterIP needs some route before kube-proxy's DNAT applies: loopback, so a
   // ClusterIP no Service holds goes nowhere (pods' traffic is DNATed before routing anyway).
   await cmd("ip", ["-n", ns, "route", "add", serviceCidr, "dev", "lo"]);
+  // Nodes reach each other through the host, as a real cluster's nodes reach another
+  // cluster's over their network: an app cluster's pod (masqueraded to its node's address by
+  // the bridge CNI's ipMasq) dials the control plane's node at a NodePort. A route to the node
+  // links' range only, forwarding on this link only (the host's own ip_forward stays off), and
+  // the forward chain below keeps what arrives here from going anywhere but another node.
+  await cmd("ip", ["-n", ns, "route", "add", NODE_LINK_RANGE, "via", link.hostAddress]);
+  await cmd("sysctl", ["-q", "-w", `net.ipv4.conf.${names.hostInterface}.forwarding=1`]);
   await cmd("sysctl", ["-q", "-w", `net.ipv4.conf.${names.hostInterface}.route_localnet=1`]);
   // Pods reach Services and each other through the node's bridge: forwarding in the node's
   // namespace only (the host's own setting is untouched), and bridged traffic through nftables
@@ -96,6 +103,11 @@ export async function createNodeNetwork(
   chain prerouting {
     type nat hook prerouting priority dstnat; policy accept;
     iifname "${names.hostInterface}" ip daddr ${link.hostAddress} tcp dport ${apiServerPort} dnat to 127.0.0.1:${apiServerPort}
+  }
+  chain forward {
+    type filter hook forward priority filter; policy accept;
+    iifname "${names.hostInterface}" ip daddr != ${NODE_LINK_RANGE} drop
+    iifname "${names.hostInterface}" oifname != "${HOST_INTERFACE_PREFIX}*" drop
   }
 }
 `,

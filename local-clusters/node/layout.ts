@@ -70,20 +70,26 @@ export function nodeId(clusterDir: string): string {
   return createHash("sha256").update(path.resolve(clusterDir)).digest("hex").slice(0, 8);
 }
 
+/** The host end of every node's link: `kn<id>`; the host forwards only between these. */
+export const HOST_INTERFACE_PREFIX = "kn";
+
 /** Machine-wide names of one node (interface names have at most 15 characters). */
 export interface NodeNames {
   netns: string;
   hostInterface: string;
   /** The cgroup (in every hierarchy) that holds the node's pods: the kubelet's cgroupRoot. */
   cgroupRoot: string;
-  /** The host's nft table that forwards the node's API server traffic to loopback. */
+  /**
+   * The host's nft table: the node's API server traffic to loopback, and what the host
+   * forwards from the node (to other nodes only).
+   */
   nftTable: string;
 }
 
 export function nodeNames(id: string): NodeNames {
   return {
     netns: `klutch-${id}`,
-    hostInterface: `kn${id}`,
+    hostInterface: `${HOST_INTERFACE_PREFIX}${id}`,
     cgroupRoot: `/klutch-${id}`,
     nftTable: `klutch-node-${id}`,
   };

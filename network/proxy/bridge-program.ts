@@ -35,6 +35,8 @@ export type Target =
       skipAwait?: boolean;
       /** The proxy pods' HAProxy image (TcpProxy `image`); its pinned default when unset. */
       proxyImage?: string;
+      /** For NodePort: the node address consumers dial (`--node-host`, else a Ready node's). */
+      nodeHost?: string;
       /** A wireguard group's tunnel, from the environment's settings (WireguardTunnel.bridgeSettings). */
       wireguard?: WireguardSettings;
     };
@@ -93,6 +95,7 @@ export function proxyProgram(
         dedicatedCpus: target.dedicatedCpus,
         skipAwait: target.skipAwait,
         ...(target.proxyImage ? { image: target.proxyImage } : {}),
+        ...(target.nodeHost ? { nodeHost: target.nodeHost } : {}),
         overflow: "leave-out",
       });
       // The pod's stats and health ports lie outside the range (TcpProxy reserves them).

@@ -37,8 +37,10 @@ const podReady = (p: Pod) =>
  * RBAC manager from the node's klutch.local/crossplane image, webhooks live) and
  * BridgeDeployment from the node's own images (klutch:bridge defaults), and waits for all their
  * pods to be Ready. A TCPConnection in the app cluster's consumer namespace is then composed by
- * the Crossplane pod and realised by the bridge pod: a TcpProxy of the node's HAProxy image that
- * psql reaches PostgreSQL through, from the host via the NodePort.
+ * the Crossplane pod and realised by the bridge pod: a TcpProxy of the node's HAProxy image
+ * whose status names the control plane's node. psql reaches PostgreSQL through it from the host
+ * and from a consumer pod on the app cluster's own node: the app cluster's pod, masqueraded to
+ * its node's address, crosses the host to the control plane's node and its NodePort.
  */
 describe("the environment stack deploys the bridge on a node-backed control plane (e2e)", function () {
   this.timeout(30 * 60_000);
@@ -51,6 +53,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
   const clusters = new LocalClusters(stateDir);
   const kc = () => clusters.kubeconfigPath(CP);
   let node: NodeInfo;
+  let appNode: NodeInfo;
   let stack: Stack | undefined;
 
   const pods = (ns: string, selector: string) =>
@@ -86,14 +89,21 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       {
         name: APP,
         infrastructure: "local",
+        // Its consumer pod dials the proxy from another node, like an app cluster would.
+        nodes: 1,
         networkConnector: { implementation: "proxy", serviceType: "NodePort" },
       },
     ];
     fs.writeFileSync(stackFile, stringify(doc));
 
-    const [cp] = await clusters.up([{ name: CP, nodes: 1 }, APP]);
+    const [cp, app] = await clusters.up([
+      { name: CP, nodes: 1 },
+      { name: APP, nodes: 1 },
+    ]);
     assert.ok(cp?.node?.images.bridge, "the control plane's node imported the bridge image");
+    assert.ok(app?.node, "the app cluster's node started");
     node = cp.node;
+    appNode = app.node;
     stack = await selectStack({ stack: STACK });
     await stack.setConfig("klutch:bridgePassphrase", {
       value: crypto.randomBytes(18).toString("base64"),
@@ -225,7 +235,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     );
   });
 
-  it("a TCPConnection in the app cluster's consumer namespace is composed by the Crossplane pod and realised by the bridge pod; psql reaches PostgreSQL through its proxy's NodePort", async () => {
+  it("a TCPConnection in the app cluster's consumer namespace is composed by the Crossplane pod and realised by the bridge pod at a node's address; psql reaches PostgreSQL through its proxy's NodePort from the host and from a pod on the app cluster's node", async () => {
     await eventually(
       "the XRD to be established",
       () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
@@ -291,16 +301,82 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     const proxies = pods(SETTINGS_NAMESPACE, "app.kubernetes.io/component=tcp-proxy");
     assert.ok(proxies.length > 0 && proxies.every(podReady), "the proxy pods are Ready");
     const port = last!.status!.port!;
+    // A NodePort proxy reports a node's address (its InternalIP: the consumers are internal),
+    // which the bridge lists as the data-plane identity, not the Service's cluster DNS name.
+    const host = last!.status!.hostForConsumer!;
+    assert.equal(host, node.nodeAddress);
     const psql = spawnSync(
       "psql",
       [
-        `host=${node.nodeAddress} port=${port} user=postgres dbname=postgres connect_timeout=5 sslmode=disable`,
+        `host=${host} port=${port} user=postgres dbname=postgres connect_timeout=5 sslmode=disable`,
         "-tAc",
         "select 42",
       ],
       { encoding: "utf8", env: { ...process.env, PGPASSWORD: pgPassword }, timeout: 30_000 },
     );
     assert.equal(psql.stdout.trim(), "42", psql.stderr);
+
+    // From the app cluster: a consumer pod on its node dials hostForConsumer:port as written.
+    const appKc = clusters.kubeconfigPath(APP);
+    kubectlTry(appKc, ["create", "namespace", "consumer"]);
+    kubectlTry(appKc, [
+      "-n",
+      "consumer",
+      "create",
+      "secret",
+      "generic",
+      "pg",
+      `--from-literal=password=${pgPassword}`,
+    ]);
+    const consumer = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "psql", namespace: "consumer" },
+      spec: {
+        restartPolicy: "Never",
+        containers: [
+          {
+            name: "psql",
+            image: appNode.images.postgres,
+            imagePullPolicy: "Never",
+            command: [
+              "psql",
+              `host=${host} port=${port} user=postgres dbname=postgres connect_timeout=10 sslmode=disable`,
+              "-tAc",
+              "select 42",
+            ],
+            env: [{ name: "PGPASSWORD", valueFrom: { secretKeyRef: { name: "pg", key: "password" } } }],
+          },
+        ],
+      },
+    };
+    assert.equal(kubectlApply(appKc, JSON.stringify(consumer)).status, 0);
+    const phase = () =>
+      kubectlJson<{ status: { phase?: string } }>(appKc, ["-n", "consumer", "get", "pod", "psql"]).status
+        .phase;
+    await eventually(
+      "the app cluster's consumer pod to finish",
+      () => ["Succeeded", "Failed"].includes(phase() ?? ""),
+      120_000,
+    );
+    const logs = kubectlTry(appKc, ["-n", "consumer", "logs", "psql"]);
+    assert.equal(`${phase()} ${logs.stdout.trim()}`, "Succeeded 42", logs.stdout + logs.stderr);
+  });
+
+  it("the data-plane identity may list nodes (a NodePort proxy's host) and nothing else cluster-wide", () => {
+    const as = `--as=system:serviceaccount:${SETTINGS_NAMESPACE}:klutch-bridge-proxies`;
+    const can = (...args: string[]) => kubectlTry(kc(), ["auth", "can-i", as, ...args]).stdout.trim();
+    assert.equal(can("list", "nodes"), "yes");
+    for (const denied of [
+      ["get", "nodes"],
+      ["patch", "nodes"],
+      ["list", "secrets", "-A"],
+      ["list", "services", "-A"],
+      ["create", "deployments", "-n", "default"],
+    ])
+      assert.equal(can(...denied), "no", denied.join(" "));
+    // Its own namespace: what a TcpProxy is made of.
+    assert.equal(can("create", "deployments", "-n", SETTINGS_NAMESPACE), "yes");
   });
 
   it("deleting the TCPConnection: the bridge pod releases its path and removes the proxy", async () => {

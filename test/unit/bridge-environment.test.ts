@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse } from "yaml";
 import { PUBLISHED_BRIDGE_IMAGE } from "../../lib/bridge/environment-plan";
-import { dataPlaneRules } from "../../lib/bridge/rbac";
+import { dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
 import { renderIssues } from "../../lib/config/messages";
 import { validateEnvironment } from "../../lib/config/validate";
 import { klutchProgram } from "../../program";
@@ -284,6 +284,18 @@ describe("the environment's bridge Deployment (mocks)", () => {
       .filter((r) => r.inputs.metadata.name === "klutch-bridge-proxies");
     assert.equal(role?.inputs.metadata.namespace, "klutch-network");
     assert.deepEqual(role?.inputs.rules, dataPlaneRules());
+    // Its one cluster-wide right, since app-1's proxy is a NodePort Service: listing nodes.
+    const nodeReader = "klutch-bridge-proxies:klutch-network:nodes";
+    const [clusterRole] = run
+      .ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
+      .filter((r) => r.inputs.metadata.name === nodeReader);
+    assert.deepEqual(clusterRole?.inputs.rules, dataPlaneNodeRules());
+    const [clusterBinding] = run
+      .ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")
+      .filter((r) => r.inputs.metadata.name === nodeReader);
+    assert.deepEqual(clusterBinding?.inputs.subjects, [
+      { kind: "ServiceAccount", name: "klutch-bridge-proxies", namespace: "klutch-network" },
+    ]);
     const [token] = run
       .ofType("kubernetes:core/v1:Secret")
       .filter((s) => s.inputs.metadata?.name === "klutch-bridge-proxies-token");
@@ -319,6 +331,13 @@ describe("the environment's bridge Deployment (mocks)", () => {
     const at = container.args.indexOf("--backend");
     assert.deepEqual(container.args.slice(at, at + 2), ["--backend", "s3://klutch-bridge/prod"]);
     assert.ok(!container.args.includes("--proxy-image"), "TcpProxy's own image");
+    // No NodePort proxy: the data-plane identity has no cluster-wide right at all.
+    assert.deepEqual(
+      run
+        .ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
+        .filter((r) => String(r.inputs.metadata.name).startsWith("klutch-bridge-proxies")),
+      [],
+    );
     assert.equal(deployment.inputs.metadata.annotations?.["pulumi.com/skipAwait"], undefined);
   });
 
