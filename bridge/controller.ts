@@ -7,6 +7,7 @@ import { EventRecorder } from "./events";
 import { loadKubeConfig } from "./kubeconfig";
 import type { Logger } from "./log";
 import type { Target } from "./program";
+import { NodeHostWatch } from "./node-watch";
 import { GroupReconciler } from "./reconciler";
 import { StackRunner } from "./stacks";
 import { WorkQueue } from "./workqueue";
@@ -34,6 +35,8 @@ export interface BridgeOptions {
   metrics: BridgeMetrics;
   /** The NetworkPath informer; client-node's by default. */
   informer?: PathInformer;
+  /** How often the data plane's nodes are listed while a NodePort proxy reports one (ms). */
+  nodePollMs?: number;
 }
 
 /**
@@ -56,11 +59,14 @@ export class Bridge {
   private readonly cache: PathCache;
   private readonly queue: WorkQueue;
   private readonly stacks: StackRunner;
+  /** Re-runs NodePort groups whose node moved (kubernetes target). */
+  private readonly nodeWatch: NodeHostWatch | undefined;
   private stopped = false;
 
   constructor(private readonly opts: BridgeOptions) {
     this.kc = loadKubeConfig(opts.kubeconfig);
     const writer = new KubePathWriter(this.kc, opts.settings);
+    const nodes = opts.target.kind === "kubernetes" ? dataPlaneNodes(opts.target.kubeconfig) : undefined;
     this.stacks = new StackRunner({
       target: opts.target,
       stateDir: opts.stateDir,
@@ -69,7 +75,7 @@ export class Bridge {
       slotSize: opts.slotSize,
       ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
       settings: () => writer.readSettings(),
-      ...(opts.target.kind === "kubernetes" ? { nodes: dataPlaneNodes(opts.target.kubeconfig) } : {}),
+      ...(nodes ? { nodes } : {}),
     });
     const reconciler = new GroupReconciler({
       paths: (key) => this.cache.group(key),
@@ -96,6 +102,24 @@ export class Bridge {
       enqueue: (key) => this.queue.add(key),
       log: opts.log,
     });
+    const nodeGroups = () => this.cache.groups().filter((key) => this.stacks.picksNodeHostFor(key));
+    this.nodeWatch = nodes
+      ? new NodeHostWatch({
+          list: nodes,
+          wanted: () => nodeGroups().length > 0,
+          onHosts: (hosts) => {
+            const moved = nodeGroups().filter((key) => this.stacks.nodeHostMoved(key, hosts));
+            if (moved.length === 0) return;
+            opts.log("info", "the node a NodePort proxy reports moved; running its groups again", {
+              groups: moved,
+              hosts,
+            });
+            for (const key of moved) this.queue.add(key);
+          },
+          intervalMs: opts.nodePollMs ?? 30_000,
+          log: opts.log,
+        })
+      : undefined;
   }
 
   healthy(): boolean {
@@ -111,6 +135,7 @@ export class Bridge {
     await this.cache.start();
     // Workers start once the cache holds the whole list (controller-runtime's WaitForCacheSync).
     this.queue.start();
+    this.nodeWatch?.start();
     // Groups that have a stack but no paths any more (deleted while the bridge was down); a
     // group with paths is queued by the list already (again would cost a second engine run).
     const listed = new Set(this.cache.groups());
@@ -127,6 +152,7 @@ export class Bridge {
    */
   async stop(timeoutMs = 20_000): Promise<void> {
     this.stopped = true;
+    this.nodeWatch?.stop();
     const running = this.queue.active();
     this.stacks.cancel();
     const ended = await this.queue.shutDown(timeoutMs);

@@ -53,6 +53,11 @@ const program = addTargetOptions(new Command())
   .option("--backend <url>", "Pulumi backend URL (default: file backend in the state dir)")
   .option("--secrets-provider <url>", "secrets provider of the bridge's stacks (default: passphrase)")
   .option("--concurrency <n>", "groups reconciled at once", "2")
+  .option(
+    "--node-poll <seconds>",
+    "how often the data plane's nodes are listed while a NodePort proxy reports one (target kubernetes)",
+    "30",
+  )
   .option("--ops-port <port>", "port of /healthz, /readyz and /metrics", "9464")
   .option(
     "--ops-address <ip>",
@@ -105,6 +110,9 @@ async function main(): Promise<void> {
       throw new Error(`${flag} must be a whole number >= 3 (the proxy's two own listeners and a connection)`);
   }
   const target = targetFromOptions(o, stateDir);
+  const nodePoll = Number(o.nodePoll);
+  if (!(Number.isFinite(nodePoll) && nodePoll >= 1))
+    throw new Error(`--node-poll "${String(o.nodePoll)}" must be a number of seconds >= 1`);
 
   // Secrets in the bridge's stacks (kubeconfigs) need a passphrase; without one given, a
   // random one is made once and kept next to the state, readable by this user only.
@@ -136,6 +144,7 @@ async function main(): Promise<void> {
     ...(o.secretsProvider ? { secretsProvider: String(o.secretsProvider) } : {}),
     ...settingsRef(String(o.settings ?? "")),
     concurrency,
+    nodePollMs: nodePoll * 1000,
     slotSize: Number(o.slotSize),
     ...(o.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: Number(o.maxPortsPerGroup) } : {}),
     log,

@@ -8,7 +8,7 @@ import { admitConnections, groupNamespace, stackName } from "../lib/bridge/group
 import { groupPorts, parseSlots, placeGroup, type GroupPorts, type Slots } from "../lib/bridge/slots";
 import { listenerKeys } from "../network/proxy/types";
 import { staleLocks, type StackLock } from "../lib/bridge/locks";
-import { nodePortHost, type NodeLike } from "../lib/bridge/node-host";
+import { nodeHostMoved, nodePortHost, type NodeLike, type NodePortHosts } from "../lib/bridge/node-host";
 import { proxySettingsFor, wireguardSettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
@@ -16,6 +16,8 @@ import { upFromEvents } from "./engine-run";
 import { reapOrphans } from "./orphans";
 import { bridgeStatePaths } from "./state-dir";
 import { groupProgram, type Target } from "./program";
+
+type KubernetesTarget = Extract<Target, { kind: "kubernetes" }>;
 import { toConnection } from "../network/proxy/bridge-program";
 
 export const PROJECT = "klutch-network-paths";
@@ -133,6 +135,7 @@ export class StackRunner implements GroupStacks {
     await this.withSignal((signal) => stack.destroy({ onEvent: run.onEvent, color: "never", signal }));
     await stack.workspace.removeStack(stack.name);
     this.stacks.delete(key);
+    this.realisedNodeHosts.delete(key);
     this.releaseSlot(key);
   }
 
@@ -220,15 +223,49 @@ export class StackRunner implements GroupStacks {
       const ports = this.portsFor(key, live);
       return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
     }
+    const target = this.kubernetesTarget(key, settings)!;
+    if (!this.picksNodeHost(target)) return target;
+    const nodeHost = await this.nodePortHost(target.exposure?.internal ?? true, run);
+    this.realisedNodeHosts.set(key, nodeHost);
+    return nodeHost ? { ...target, nodeHost } : target;
+  }
+
+  /** The node host each NodePort group was last run with (bridge/node-watch.ts compares). */
+  private readonly realisedNodeHosts = new Map<string, string | undefined>();
+
+  /**
+   * Whether a group's proxy would report another node now than the one it was last run with.
+   * A group not run yet is queued by the cache anyway.
+   */
+  nodeHostMoved(key: string, hosts: NodePortHosts): boolean {
+    const target = this.kubernetesTarget(key, this.lastSettings);
+    if (!target || !this.picksNodeHost(target) || !this.realisedNodeHosts.has(key)) return false;
+    return nodeHostMoved(this.realisedNodeHosts.get(key), hosts, target.exposure?.internal ?? true);
+  }
+
+  /** The kubernetes target of a group: the command line's, overlaid with its namespace's settings. */
+  private kubernetesTarget(key: string, settings: BridgeSettings | undefined): KubernetesTarget | undefined {
+    if (this.opts.target.kind !== "kubernetes") return undefined;
     const wireguard = wireguardSettingsFor(settings, groupNamespace(key));
-    const target = {
+    return {
       ...this.opts.target,
       ...proxySettingsFor(settings, groupNamespace(key)),
       ...(wireguard ? { wireguard } : {}),
     };
-    if (target.serviceType !== "NodePort" || target.nodeHost || !this.opts.nodes) return target;
-    const nodeHost = await this.nodePortHost(target.exposure?.internal ?? true, run);
-    return nodeHost ? { ...target, nodeHost } : target;
+  }
+
+  /** A NodePort proxy whose host the bridge picks from the nodes (no --node-host). */
+  private picksNodeHost(target: KubernetesTarget): boolean {
+    return target.serviceType === "NodePort" && !target.nodeHost && this.opts.nodes !== undefined;
+  }
+
+  /**
+   * Whether the group's proxy reports a node the bridge picked, as of the settings last read:
+   * such groups run again when the nodes change (bridge/node-watch.ts).
+   */
+  picksNodeHostFor(key: string): boolean {
+    const target = this.kubernetesTarget(key, this.lastSettings);
+    return target !== undefined && this.picksNodeHost(target);
   }
 
   /**

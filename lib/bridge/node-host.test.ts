@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { nodePortHost, type NodeLike } from "./node-host";
+import { nodeHostMoved, nodePortHost, nodePortHosts, type NodeLike } from "./node-host";
 
 const node = (
   name: string,
@@ -51,5 +51,20 @@ describe("nodePortHost: the node address a NodePort proxy's consumers dial", () 
   it("has no host without a Ready node", () => {
     assert.equal(nodePortHost([], true), undefined);
     assert.equal(nodePortHost([{}], true), undefined);
+  });
+});
+
+describe("nodeHostMoved: whether a NodePort group runs again", () => {
+  const hosts = nodePortHosts([node("a", { InternalIP: "10.0.1.5", ExternalIP: "203.0.113.5" })]);
+
+  it("compares the host the group was run with against the one for its consumers now", () => {
+    assert.equal(nodeHostMoved("10.0.1.5", hosts, true), false);
+    assert.equal(nodeHostMoved("10.0.1.9", hosts, true), true, "its node went");
+    assert.equal(nodeHostMoved("10.0.1.5", hosts, false), true, "external consumers get the ExternalIP");
+    assert.equal(nodeHostMoved(undefined, hosts, true), true, "run when no node was Ready: now one is");
+  });
+
+  it("no Ready node now is no move: the group keeps the host it has", () => {
+    assert.equal(nodeHostMoved("10.0.1.5", nodePortHosts([]), true), false);
   });
 });

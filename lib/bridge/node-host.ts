@@ -52,3 +52,28 @@ export function nodePortHost(nodes: readonly NodeLike[], internal: boolean): str
   }
   return undefined;
 }
+
+/** The host for internal and for external consumers: what a node change may move. */
+export interface NodePortHosts {
+  internal?: string;
+  external?: string;
+}
+
+export function nodePortHosts(nodes: readonly NodeLike[]): NodePortHosts {
+  const internal = nodePortHost(nodes, true);
+  const external = nodePortHost(nodes, false);
+  return { ...(internal ? { internal } : {}), ...(external ? { external } : {}) };
+}
+
+/**
+ * Whether a NodePort group realised with `realised` would report another host now. No Ready
+ * node at all is no better host than the one it has, so that is no move.
+ */
+export function nodeHostMoved(
+  realised: string | undefined,
+  hosts: NodePortHosts,
+  internal: boolean,
+): boolean {
+  const now = internal ? hosts.internal : hosts.external;
+  return now !== undefined && now !== realised;
+}

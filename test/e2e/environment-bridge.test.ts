@@ -379,6 +379,72 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     assert.equal(can("create", "deployments", "-n", SETTINGS_NAMESPACE), "yes");
   });
 
+  it("when the nodes change, the NodePort path's hostForConsumer follows: a new first node, then back once it is gone", async () => {
+    // A Node object with no kubelet behind it: the bridge only reads nodes, and nothing dials
+    // its address (TEST-NET-1). Tainted, so nothing is scheduled onto it; its name sorts first.
+    const FAKE = "a-fake-node";
+    const FAKE_IP = "192.0.2.10";
+    const fake = {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: FAKE },
+      spec: { taints: [{ key: "klutch.test/no-kubelet", effect: "NoSchedule" }] },
+    };
+    assert.equal(kubectlApply(kc(), JSON.stringify(fake)).status, 0);
+    // Ready as a kubelet would report it, refreshed like its heartbeat.
+    const heartbeat = () => {
+      const now = new Date().toISOString();
+      const status = {
+        status: {
+          addresses: [{ type: "InternalIP", address: FAKE_IP }],
+          conditions: [
+            {
+              type: "Ready",
+              status: "True",
+              reason: "KubeletReady",
+              message: "a test's Node object",
+              lastHeartbeatTime: now,
+              lastTransitionTime: now,
+            },
+          ],
+        },
+      };
+      const r = kubectlTry(kc(), [
+        "patch",
+        "node",
+        FAKE,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify(status),
+      ]);
+      assert.equal(r.status, 0, r.stderr);
+    };
+    heartbeat();
+    const timer = setInterval(heartbeat, 10_000);
+    const host = () =>
+      kubectlJson<Claim>(kc(), ["-n", CONSUMER_NS, "get", "tcpconnection", "orders"]).status?.hostForConsumer;
+    const started = Date.now();
+    try {
+      await eventually("hostForConsumer to name the new first node", () => host() === FAKE_IP, 120_000).catch(
+        (e: Error) => {
+          throw new Error(`${e.message} (it is ${host()})\n${bridgeLogs()}`);
+        },
+      );
+      console.log(
+        `      (the path followed the new node in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      );
+    } finally {
+      clearInterval(timer);
+      kubectlTry(kc(), ["delete", "node", FAKE, "--wait=false"]);
+    }
+    await eventually(
+      "hostForConsumer to name the real node again",
+      () => host() === node.nodeAddress,
+      120_000,
+    );
+  });
+
   it("deleting the TCPConnection: the bridge pod releases its path and removes the proxy", async () => {
     kubectlTry(kc(), ["-n", CONSUMER_NS, "delete", "tcpconnection", "orders", "--wait=false"]);
     await eventually(
