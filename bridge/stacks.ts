@@ -8,7 +8,14 @@ import { admitConnections, groupNamespace, stackName } from "../lib/bridge/group
 import { groupPorts, parseSlots, placeGroup, type GroupPorts, type Slots } from "../lib/bridge/slots";
 import { listenerKeys } from "../network/proxy/types";
 import { staleLocks, type StackLock } from "../lib/bridge/locks";
-import { nodeHostMoved, nodePortHost, type NodeLike, type NodePortHosts } from "../lib/bridge/node-host";
+import {
+  internalConsumers,
+  nodeHostMoved,
+  nodePortHost,
+  picksNodeHost,
+  type NodeLike,
+  type NodePortHosts,
+} from "../lib/bridge/node-host";
 import { proxySettingsFor, wireguardSettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { checkpointPaths, recoverCheckpoint } from "./checkpoint";
@@ -225,7 +232,7 @@ export class StackRunner implements GroupStacks {
     }
     const target = this.kubernetesTarget(key, settings)!;
     if (!this.picksNodeHost(target)) return target;
-    const nodeHost = await this.nodePortHost(target.exposure?.internal ?? true, run);
+    const nodeHost = await this.nodePortHost(internalConsumers(target), run);
     this.realisedNodeHosts.set(key, nodeHost);
     return nodeHost ? { ...target, nodeHost } : target;
   }
@@ -240,7 +247,7 @@ export class StackRunner implements GroupStacks {
   nodeHostMoved(key: string, hosts: NodePortHosts): boolean {
     const target = this.kubernetesTarget(key, this.lastSettings);
     if (!target || !this.picksNodeHost(target) || !this.realisedNodeHosts.has(key)) return false;
-    return nodeHostMoved(this.realisedNodeHosts.get(key), hosts, target.exposure?.internal ?? true);
+    return nodeHostMoved(this.realisedNodeHosts.get(key), hosts, internalConsumers(target));
   }
 
   /** The kubernetes target of a group: the command line's, overlaid with its namespace's settings. */
@@ -256,7 +263,7 @@ export class StackRunner implements GroupStacks {
 
   /** A NodePort proxy whose host the bridge picks from the nodes (no --node-host). */
   private picksNodeHost(target: KubernetesTarget): boolean {
-    return target.serviceType === "NodePort" && !target.nodeHost && this.opts.nodes !== undefined;
+    return picksNodeHost(target) && this.opts.nodes !== undefined;
   }
 
   /**

@@ -16,6 +16,7 @@ export function bridgeView(o: {
   bindAddress: string;
   target: BridgeView["target"];
   settings?: BridgeView["settings"];
+  nodes?: BridgeView["nodes"];
 }): BridgeView {
   const base = bridgeStackEnv({
     base: process.env,
@@ -40,5 +41,6 @@ export function bridgeView(o: {
     bindAddress: o.bindAddress,
     target: o.target,
     ...(o.settings ? { settings: o.settings } : {}),
+    ...(o.nodes ? { nodes: o.nodes } : {}),
   };
 }

@@ -31,6 +31,7 @@ import { listenerKey, listenerKeys, type PortRange } from "../network/proxy/type
 import { groupPorts, parseSlots, placeGroup, type Slots } from "../lib/bridge/slots";
 import { isImplementationName } from "../network/registry";
 import { groupNamespace } from "../lib/bridge/grouping";
+import { internalConsumers, nodePortHost, picksNodeHost, type NodeLike } from "../lib/bridge/node-host";
 import { proxySettingsFor, wireguardSettingsFor, type BridgeSettings } from "../lib/bridge/settings";
 import { planWireguardGroup } from "../network/wireguard/group-plan";
 import { PROJECT } from "../bridge/stacks";
@@ -53,6 +54,11 @@ export interface BridgeView {
    * the environment change plans, else what the settings ConfigMap holds now; none without either.
    */
   settings?: { value: BridgeSettings; from: "planned" | "live" };
+  /**
+   * The data plane's nodes as the preview listed them (kubernetes target), for the host a
+   * NodePort proxy reports: the bridge picks it from the nodes on each run the same way.
+   */
+  nodes?: NodeLike[];
   /** Environment for the Pulumi CLI: backend, passphrase, PATH (see pulumiEnv). */
   pulumiEnv: Record<string, string>;
   portRange: PortRange;
@@ -363,7 +369,7 @@ export async function previewGroup(
  * block placed as the bridge places it; on a cluster its flags overlaid with the consumer
  * namespace's proxy settings.
  */
-function groupTarget(bridge: BridgeView, g: GroupPlan, notes: string[]): Target {
+export function groupTarget(bridge: BridgeView, g: GroupPlan, notes: string[]): Target {
   const base = bridge.target;
   if (base.kind === "local") {
     const { range, reserved, predictedSlot } = localGroupRange(bridge, g.key, g.after);
@@ -381,15 +387,20 @@ function groupTarget(bridge: BridgeView, g: GroupPlan, notes: string[]): Target 
         ? `with its ${bridge.settings?.from === "planned" ? "planned" : "current"} proxy settings`
         : "with the bridge's flags (no proxy settings for its namespace)"),
   );
-  return { ...base, ...own, ...(wireguard ? { wireguard } : {}) };
+  const target = { ...base, ...own, ...(wireguard ? { wireguard } : {}) };
+  if (!picksNodeHost(target) || !bridge.nodes) return target;
+  const nodeHost = nodePortHost(bridge.nodes, internalConsumers(target));
+  if (!nodeHost) return target;
+  notes.push(`group ${g.key}: its NodePort proxy reports ${nodeHost}, the node the bridge would pick now`);
+  return { ...target, nodeHost };
 }
 
 /**
  * Where consumers will dial a kubernetes-target group's proxy (TcpProxy's host, from
  * network/proxy/haproxy-config.ts proxyHost): the Service's DNS name for ClusterIP; for a
  * LoadBalancer the address its status holds now, unknown for a new one; for NodePort the
- * `--node-host` given, else unknown: the bridge picks a Ready node's address on each run
- * (lib/bridge/node-host.ts), and nodes come and go.
+ * `--node-host` given or the node groupTarget picked as the bridge would now
+ * (lib/bridge/node-host.ts), else unknown.
  */
 function kubernetesHost(
   target: Extract<Target, { kind: "kubernetes" }>,

@@ -2,7 +2,8 @@ import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../lib/bridge/model";
 import type { Target } from "../network/proxy/bridge-program";
 import { clusterTarget } from "../network/wireguard/fixtures";
-import { assemble, type GroupPlan } from "./connections";
+import type { NodeLike } from "../lib/bridge/node-host";
+import { assemble, groupTarget, type BridgeView, type GroupPlan } from "./connections";
 
 /** The host a previewed proxy group's new connection shows: what the bridge will report. */
 const orders: NetworkPathObject = {
@@ -39,5 +40,38 @@ describe("network preview: a kubernetes-target proxy's host", () => {
     };
     assert.match(JSON.stringify(hostOf({ ...nodePort, nodeHost: "192.0.2.20" })), /"host":"192\.0\.2\.20"/);
     assert.match(JSON.stringify(hostOf(nodePort)), /"host":"unknown"/);
+  });
+});
+
+describe("network preview: a NodePort group's target, as the bridge builds it", () => {
+  const ready = (name: string, ip: string): NodeLike => ({
+    metadata: { name },
+    status: {
+      addresses: [{ type: "InternalIP", address: ip }],
+      conditions: [{ type: "Ready", status: "True" }],
+    },
+  });
+  const view = (nodes?: NodeLike[]): BridgeView => ({
+    stateDir: "/nonexistent",
+    target: { ...(clusterTarget() as Extract<Target, { kind: "kubernetes" }>), serviceType: "NodePort" },
+    pulumiEnv: {},
+    portRange: { from: 30000, to: 30099 },
+    slotSize: 50,
+    bindAddress: "127.0.0.1",
+    ...(nodes ? { nodes } : {}),
+  });
+
+  it("takes the node the bridge would pick from the nodes listed, and says so", () => {
+    const notes: string[] = [];
+    const target = groupTarget(view([ready("b", "10.0.0.2"), ready("a", "10.0.0.1")]), group, notes);
+    assert.equal(target.kind === "kubernetes" ? target.nodeHost : undefined, "10.0.0.1");
+    assert.match(notes.join("\n"), /reports 10\.0\.0\.1, the node the bridge would pick now/);
+  });
+
+  it("without nodes listed (or none Ready), no host is made up", () => {
+    for (const nodes of [undefined, []]) {
+      const target = groupTarget(view(nodes), group, []);
+      assert.equal(target.kind === "kubernetes" ? target.nodeHost : "local", undefined);
+    }
   });
 });

@@ -149,6 +149,8 @@ async function main(): Promise<number> {
     require("../network-preview/connections") as typeof import("../network-preview/connections");
   const { affectedNamespaces, markUnreachable, previewEnvironment, removedNamespaces } =
     require("../network-preview/environment") as typeof import("../network-preview/environment");
+  const { dataPlaneNodes } =
+    require("../bridge/data-plane-nodes") as typeof import("../bridge/data-plane-nodes");
   /* eslint-enable @typescript-eslint/no-require-imports */
   try {
     const inputs: PreviewInput[] = [];
@@ -176,6 +178,12 @@ async function main(): Promise<number> {
         : live
           ? { value: live, from: "live" as const }
           : undefined;
+      // A NodePort proxy reports a node the bridge picks from the nodes on each run: list them
+      // as it does (read only), so the preview shows that host rather than "unknown".
+      const nodes =
+        target.kind === "kubernetes" && !target.nodeHost
+          ? await dataPlaneNodes(target.kubeconfig)().catch(() => undefined)
+          : undefined;
       const bridge = bridgeView({
         stateDir: path.resolve(o.bridgeStateDir),
         ...(o.backend ? { backend: o.backend } : {}),
@@ -185,6 +193,7 @@ async function main(): Promise<number> {
         bindAddress: o.bindAddress,
         target,
         ...(settings && target.kind === "kubernetes" ? { settings } : {}),
+        ...(nodes ? { nodes } : {}),
       });
       const sources = [
         ...(o.connections ? [{ kind: "connections" as const, ref: path.basename(o.connections) }] : []),

@@ -77,3 +77,13 @@ export function nodeHostMoved(
   const now = internal ? hosts.internal : hosts.external;
   return now !== undefined && now !== realised;
 }
+
+/** Whether a group's proxy reports a node the bridge picks: a NodePort Service, no `--node-host`. */
+export function picksNodeHost(target: { serviceType: string; nodeHost?: string }): boolean {
+  return target.serviceType === "NodePort" && !target.nodeHost;
+}
+
+/** A group's consumers are internal (InternalIP) unless its exposure says they are not. */
+export function internalConsumers(target: { exposure?: { internal: boolean } }): boolean {
+  return target.exposure?.internal ?? true;
+}
