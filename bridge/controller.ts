@@ -102,13 +102,13 @@ export class Bridge {
       enqueue: (key) => this.queue.add(key),
       log: opts.log,
     });
-    const nodeGroups = () => this.cache.groups().filter((key) => this.stacks.picksNodeHostFor(key));
     this.nodeWatch = nodes
       ? new NodeHostWatch({
           list: nodes,
-          wanted: () => nodeGroups().length > 0,
+          wanted: () => this.cache.groups().some((key) => this.stacks.picksNodeHostFor(key)),
           onHosts: (hosts) => {
-            const moved = nodeGroups().filter((key) => this.stacks.nodeHostMoved(key, hosts));
+            // nodeHostMoved is false for a group whose proxy reports no picked node.
+            const moved = this.cache.groups().filter((key) => this.stacks.nodeHostMoved(key, hosts));
             if (moved.length === 0) return;
             opts.log("info", "the node a NodePort proxy reports moved; running its groups again", {
               groups: moved,

@@ -23,9 +23,9 @@ import { upFromEvents } from "./engine-run";
 import { reapOrphans } from "./orphans";
 import { bridgeStatePaths } from "./state-dir";
 import { groupProgram, type Target } from "./program";
+import { toConnection } from "../network/proxy/bridge-program";
 
 type KubernetesTarget = Extract<Target, { kind: "kubernetes" }>;
-import { toConnection } from "../network/proxy/bridge-program";
 
 export const PROJECT = "klutch-network-paths";
 
@@ -232,7 +232,7 @@ export class StackRunner implements GroupStacks {
     }
     const target = this.kubernetesTarget(key, settings)!;
     if (!this.picksNodeHost(target)) return target;
-    const nodeHost = await this.nodePortHost(internalConsumers(target), run);
+    const nodeHost = await this.pickNodeHost(internalConsumers(target), run);
     this.realisedNodeHosts.set(key, nodeHost);
     return nodeHost ? { ...target, nodeHost } : target;
   }
@@ -280,7 +280,7 @@ export class StackRunner implements GroupStacks {
    * Without one (no Ready node, or the nodes cannot be listed) the proxy reports its Service's
    * cluster DNS name, as before, and the log says why.
    */
-  private async nodePortHost(internal: boolean, run: RunOptions): Promise<string | undefined> {
+  private async pickNodeHost(internal: boolean, run: RunOptions): Promise<string | undefined> {
     try {
       const host = nodePortHost(await this.opts.nodes!(), internal);
       if (!host) run.log("warn", "no Ready node with an address for the NodePort proxy's consumers");

@@ -73,7 +73,8 @@ export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; ve
 /**
  * The data-plane identity's one cluster-wide right, given only where some app cluster's proxy
  * is a NodePort Service: listing nodes, for the node address such a proxy reports to its
- * consumers (lib/bridge/node-host.ts; bridge/data-plane-nodes.ts lists them once per run).
+ * consumers (lib/bridge/node-host.ts): bridge/data-plane-nodes.ts lists them on each of such a
+ * group's runs, and bridge/node-watch.ts every --node-poll seconds while there is one.
  */
 export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   return [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }];
