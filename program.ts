@@ -1,10 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { KlutchEnvironment } from "./components/environment";
-import { loadEnvironment } from "./tooling/load-config";
+import { loadEnvironment } from "./stack-config";
 import { renderIssues } from "./lib/config/messages";
 import { unsupportedInfrastructure } from "./lib/environment-plan";
-import { crossplaneSource } from "./tooling/crossplane-source";
-import { toolchainEnv } from "./tooling/toolchain";
+import { crossplaneSource } from "./automation/crossplane-source";
+import { toolchainEnv } from "./automation/toolchain";
 
 /**
  * The Pulumi program: validate the whole stack config first, then register the

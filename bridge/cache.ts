@@ -1,7 +1,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL, NETWORK_PATH_VERSION } from "../lib/bridge/api";
 import { backoffDelay } from "../lib/bridge/backoff";
-import { groupKey, isManaged, needsReconcile, pathId } from "../lib/bridge/grouping";
+import { groupKey, needsReconcile, pathId } from "../lib/bridge/grouping";
+import { isManaged } from "../network/registry";
 import type { NetworkPathObject } from "../lib/bridge/api";
 import type { Logger } from "./log";
 import { realClock, type Clock } from "./workqueue";

@@ -6,7 +6,8 @@ import {
   NETWORK_PATH_VERSION,
   type NetworkPathObject,
 } from "../lib/bridge/api";
-import { COMPOSITE_PLURAL, compositeNudge } from "../lib/bridge/grouping";
+import { compositeNudge } from "../lib/bridge/grouping";
+import { COMPOSITE_PLURAL } from "../lib/connector-api/names";
 import { SETTINGS_KEY, parseBridgeSettings, type BridgeSettings } from "../lib/bridge/settings";
 
 export type PathStatus = NonNullable<NetworkPathObject["status"]>;

@@ -1,5 +1,5 @@
 import * as k8s from "@kubernetes/client-node";
-import type { BridgeMetrics } from "../lib/bridge/metrics";
+import type { BridgeMetrics } from "./metrics";
 import { PathCache, networkPathInformer, type PathInformer } from "./cache";
 import { dataPlaneNodes } from "./data-plane-nodes";
 import { KubePathWriter } from "./client";
@@ -9,7 +9,7 @@ import type { Logger } from "./log";
 import type { Target } from "./program";
 import { NodeHostWatch } from "./node-watch";
 import { GroupReconciler } from "./reconciler";
-import { StackRunner } from "./stacks";
+import { StackRunner } from "./stack-runner";
 import { WorkQueue } from "./workqueue";
 
 export { engineError } from "./reconciler";
@@ -50,7 +50,7 @@ export interface BridgeOptions {
  *   limit, per-key backoff, requeue-after;
  * - the reconciler (bridge/reconciler.ts): one group from the cache to its stack and its
  *   paths' status, returning when to run again or a (terminal) error;
- * - the stack runner (bridge/stacks.ts): workspaces, locks, pending operations, checkpoints,
+ * - the stack runner (bridge/stack-runner.ts): workspaces, locks, pending operations, checkpoints,
  *   orphans, port slots, cancellation;
  * - the writer (bridge/client.ts): finalizers, status, the nudge to Crossplane.
  */

@@ -11,11 +11,11 @@ import { INSTANCE_ENV, instanceMarker } from "./orphans";
 import { startOpsServer } from "./server";
 import { addTargetOptions, targetFromOptions } from "./target-options";
 import { bridgeStackEnv } from "./state-dir";
-import { BridgeMetrics } from "../lib/bridge/metrics";
+import { BridgeMetrics } from "./metrics";
 import { LEADER_LEASE } from "../lib/bridge/lease";
 import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
-import { ensureKubernetesPlugin, pulumiEnv } from "../tooling/pulumi-runner";
-import { repoRoot } from "../tooling/toolchain";
+import { ensureKubernetesPlugin, pulumiEnv } from "../automation/pulumi-runner";
+import { repoRoot } from "../automation/toolchain";
 
 const program = addTargetOptions(new Command())
   .name("bridge")

@@ -1,14 +1,14 @@
 import type { NetworkPathObject } from "../lib/bridge/model";
-import { BRIDGE_PROGRAMS } from "../network/bridge-programs";
+import { BRIDGE_PROGRAMS } from "../network/plugins/bridge-programs";
 import { isImplementationName, unsupportedImplementation } from "../network/registry";
-import type { Target } from "../network/proxy/bridge-program";
+import type { Target } from "../network/proxy/model/target";
 
-export type { Target } from "../network/proxy/bridge-program";
+export type { Target } from "../network/proxy/model/target";
 
 /**
  * The Pulumi program of one group (a consumer namespace and implementation), from the
  * implementation's own folder (network/<implementation>/bridge-program.ts, listed in
- * network/bridge-programs.ts). An implementation no bridge realises fails the group's
+ * network/plugins/bridge-programs.ts). An implementation no bridge realises fails the group's
  * update with a message naming the ones it does.
  */
 export function groupProgram(

@@ -4,13 +4,13 @@ import type { NetworkPathObject, PathEndpoint, PathProblem } from "../lib/bridge
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
 import { EngineDiagnostics } from "../lib/bridge/diagnostics";
 import { hasFinalizer, pathId, planGroup } from "../lib/bridge/grouping";
-import type { BridgeMetrics } from "../lib/bridge/metrics";
-import { realisationOf, unsupportedImplementation } from "../lib/bridge/realisation";
+import type { BridgeMetrics } from "./metrics";
+import { realisationOf, unsupportedImplementation } from "../network/registry";
 import { failedStatus, problemStatus, readyStatus, sameStatus, statusEvent } from "../lib/bridge/status";
 import type { PathWriter } from "./client";
 import type { PathEventReason } from "./events";
 import type { Logger } from "./log";
-import type { GroupStacks } from "./stacks";
+import type { GroupStacks } from "./group-stacks";
 import { TerminalError, type Result } from "./workqueue";
 
 /**

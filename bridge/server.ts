@@ -1,5 +1,5 @@
 import * as http from "node:http";
-import type { BridgeMetrics } from "../lib/bridge/metrics";
+import type { BridgeMetrics } from "./metrics";
 
 /**
  * /healthz and /readyz (200 while the bridge can do its part: a standby always, the leader

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import type { Command } from "commander";
 import { cidrProblem } from "../lib/net/cidr";
-import { isPrivateCidr } from "../network/exposure";
-import type { ProxyExposure } from "../network/proxy/exposure";
-import { profileProblem } from "../network/proxy/profile";
+import { isPrivateCidr } from "../network/contract/exposure";
+import type { ProxyExposure } from "../network/proxy/model/exposure";
+import { profileProblem } from "../network/proxy/model/profile";
 import type { Target } from "./program";
 
 /**

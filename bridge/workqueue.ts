@@ -17,7 +17,7 @@ import { backoffDelay } from "../lib/bridge/backoff";
  *   (seen: a group whose first listed path was being deleted looked empty, and its stack,
  *   HAProxy included, was destroyed under a live connection).
  *
- * Time comes from a Clock, so every rule is tested without waiting (test/unit/bridge-queue.test.ts).
+ * Time comes from a Clock, so every rule is tested without waiting (bridge/seams.test.ts).
  */
 
 export interface Clock {

@@ -1,15 +1,16 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { EnvironmentConfig, ClusterConfig } from "../lib/config/schema";
-import { localKubeconfigPath } from "../lib/config/validate";
+import type { ClusterConfig } from "../lib/config/schema";
+import type { EnvironmentConfig } from "../config/schema";
+import { localKubeconfigPath } from "../config/validate";
 import { environmentLabels, plannedNamespaces } from "../lib/environment-plan";
 import { ExistingCluster } from "./clusters/existing-cluster";
 import { LocalCluster } from "./clusters/local-cluster";
 import { ClusterAccess } from "./clusters/types";
 import * as path from "node:path";
-import { LoadedEnvironment } from "../tooling/load-config";
+import type { AnyninesCredentials } from "../lib/crossplane/credentials";
 import { Crossplane } from "./crossplane/crossplane";
-import { NetworkConnectorApi } from "../network/connector-api/connector-api";
+import { NetworkConnectorApi } from "./connector-api/connector-api";
 import { backendUrls } from "../lib/bind/backend-plan";
 import { clusterEndpoint } from "../lib/bind/cluster-endpoint";
 import { KlutchBindBackend } from "./bind/bind-backend";
@@ -17,38 +18,54 @@ import { ExportedApi } from "./bind/exported-api";
 import { OidcProvider } from "./bind/oidc-provider";
 import { AppClusterBinding } from "./bind/app-cluster-binding";
 import { boundApis } from "../lib/bind/app-cluster-plan";
-import { releaseImages } from "../lib/bind/release";
+import { releaseImages } from "../lib/bind/upstream/release";
 import { AwsCluster } from "./clusters/aws/aws-cluster";
 import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
-import { buildNetworkPaths, wireguardBridgeSettings, type NetworkPaths } from "../network/environments";
+import {
+  buildNetworkPaths,
+  wireguardBridgeSettings,
+  type NetworkPaths,
+} from "../network/plugins/environments";
 import { BridgeIdentity } from "./bridge/bridge-identity";
 import { BridgeSettings } from "./bridge/bridge-settings";
 import { BridgeDataPlane } from "./bridge/bridge-data-plane";
 import { BridgeDeployment } from "./bridge/bridge-deployment";
-import type { BridgePlan } from "../lib/bridge/environment-plan";
-import { LOCAL_CORE_FLAGS, type CrossplanePlan } from "../lib/crossplane/environment-plan";
-import type { CrossplaneSource } from "../tooling/crossplane-source";
+import type { BridgePlan } from "../lib/bridge/bridge-plan";
+import { LOCAL_CORE_FLAGS, type CrossplanePlan } from "../lib/crossplane/crossplane-plan";
+import type { CrossplaneSource } from "../automation/crossplane-source";
 import {
   LEADER_LEASE,
   SETTINGS_CONFIGMAP,
   SETTINGS_KEY,
   SETTINGS_NAMESPACE,
-  bridgeSettings,
   renderBridgeSettings,
 } from "../lib/bridge/settings";
+import { DEFAULT_IMPLEMENTATION, realisationOf } from "../network/registry";
+import { bridgeSettings } from "../network/plugins/bridge-settings";
+
+/** The secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
+export interface EnvironmentSecrets {
+  oidcClientSecret?: pulumi.Output<string>;
+  bindCookieSigningKey?: pulumi.Output<string>;
+  bindCookieEncryptionKey?: pulumi.Output<string>;
+  bindTlsCertificate?: pulumi.Output<string>;
+  bindTlsKey?: pulumi.Output<string>;
+  anyninesCredentials?: pulumi.Output<Record<string, AnyninesCredentials>>;
+  bridgePassphrase?: pulumi.Output<string>;
+}
 
 export interface KlutchEnvironmentArgs {
-  /** The validated environment config (see lib/config). */
+  /** The validated environment config (config/validate.ts). */
   config: EnvironmentConfig;
   /** Secret settings, already Pulumi secrets. */
-  secrets?: LoadedEnvironment["secrets"];
+  secrets?: EnvironmentSecrets;
   /** Where Crossplane's chart (and, for local clusters, its CRDs) come from; resolved by the caller. */
   crossplaneSource: CrossplaneSource;
-  /** How Crossplane core runs (lib/crossplane/environment-plan.ts). */
+  /** How Crossplane core runs (lib/crossplane/crossplane-plan.ts). */
   crossplanePlan: CrossplanePlan;
   /** Directory that relative paths in the config are resolved against. */
   projectDir: string;
-  /** The bridge Deployment to deploy (lib/bridge/environment-plan.ts); none when undefined. */
+  /** The bridge Deployment to deploy (lib/bridge/bridge-plan.ts); none when undefined. */
   bridge?: BridgePlan;
 }
 
@@ -156,16 +173,20 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },
     );
 
-    // Every implementation an app cluster uses, plus the proxy: Klutch's default.
+    // Every implementation an app cluster uses, plus the registry's default (Klutch's: the
+    // proxy); one nobody realises (NOOP) gets its marker composition from the API anyway.
     const implementations = [
-      ...new Set(["proxy", ...config.appClusters.map((a) => a.networkConnector.implementation)]),
-    ].filter((i) => i !== "noop");
+      ...new Set([
+        DEFAULT_IMPLEMENTATION,
+        ...config.appClusters.map((a) => a.networkConnector.implementation),
+      ]),
+    ].filter((i) => realisationOf(i) !== "ignored");
     this.connectorApi = new NetworkConnectorApi(
       `${name}-connector-api`,
       {
         provider: this.controlPlane.provider,
         implementations,
-        defaultImplementation: "proxy",
+        defaultImplementation: DEFAULT_IMPLEMENTATION,
         // Pipeline mode needs function-patch-and-transform, a package: where none can be pulled,
         // the same compositions in Crossplane's function-less form.
         compositionMode: xpPlan.packagesPullable ? "Pipeline" : "Resources",

@@ -1,12 +1,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Binaries } from "./binaries";
-import { apiServerArgs, controllerManagerArgs, etcdArgs } from "./components";
-import { probe, probeEtcd, waitForOk } from "./health";
-import { renderKubeconfig, writeSecretFile } from "./kubeconfig";
-import { clusterLayout, type ClusterLayout } from "./layout";
-import { ensurePki, pkiFiles, type PkiFiles } from "./pki";
-import { ensurePorts, readPorts, writePorts } from "./ports";
+import type { Binaries } from "./host/binaries";
+import { apiServerArgs, controllerManagerArgs, etcdArgs } from "./host/components";
+import { probe, probeEtcd, waitForOk } from "./host/health";
+import { renderKubeconfig, writeSecretFile } from "./host/kubeconfig";
+import { clusterLayout, type ClusterLayout } from "./host/layout";
+import { ensurePki, pkiFiles, type PkiFiles } from "./host/pki";
+import { ensurePorts, readPorts, writePorts } from "./host/ports";
 import {
   commandLine,
   isAlive,
@@ -15,15 +15,9 @@ import {
   readPidFile,
   spawnDetached,
   stopProcess,
-} from "./processes";
-import {
-  COMPONENTS,
-  type ClusterInfo,
-  type ClusterPorts,
-  type ClusterStatus,
-  type Component,
-  type ProgressLog,
-} from "./types";
+} from "./host/processes";
+import { COMPONENTS, type ClusterPorts, type Component, type ProgressLog } from "./host/types";
+import type { ClusterInfo, ClusterStatus } from "./reports";
 
 /** What starting a cluster needs besides its own directory. */
 export interface StartContext {

@@ -3,12 +3,12 @@ import { AppsV1Api, KubeConfig } from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { LOCAL_CORE_FLAGS } from "../lib/crossplane/environment-plan";
-import { which } from "./binaries";
-import { probe } from "./health";
-import { clusterLayout } from "./layout";
-import { allocatePort } from "./ports";
-import { commandLine, isAlive, ownedPid, spawnDetached, stopProcess } from "./processes";
+import { LOCAL_CORE_FLAGS } from "../lib/crossplane/crossplane-plan";
+import { which } from "./host/binaries";
+import { probe } from "./host/health";
+import { clusterLayout } from "./host/layout";
+import { allocatePort } from "./host/ports";
+import { commandLine, isAlive, ownedPid, spawnDetached, stopProcess } from "./host/processes";
 
 const execFileAsync = promisify(execFile);
 

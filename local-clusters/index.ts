@@ -1,15 +1,16 @@
 import * as fs from "node:fs";
 import { LocalCrossplane, isCrossplaneProcess } from "./crossplane";
 import * as path from "node:path";
-import { toolchainEnv } from "../tooling/toolchain";
-import { resolveBinaries } from "./binaries";
+import { toolchainEnv } from "../automation/toolchain";
+import { resolveBinaries } from "./host/binaries";
 import { isComponentProcess, LocalCluster } from "./cluster";
-import { isValidClusterName, validateClusterName } from "./layout";
-import { LOCK_FILE, withStateLock } from "./lock";
-import { allPorts } from "./ports";
+import { isValidClusterName, validateClusterName } from "./host/layout";
+import { LOCK_FILE, withStateLock } from "./host/lock";
+import { allPorts } from "./host/ports";
 import { isNodeProcess, LocalNode, type NodeRequest, type NodeStatus } from "./node/node";
-import { isAlive, processesReferencing, stopProcess } from "./processes";
-import type { ClusterInfo, ClusterStatus, ProgressLog } from "./types";
+import { isAlive, processesReferencing, stopProcess } from "./host/processes";
+import type { ProgressLog } from "./host/types";
+import type { ClusterInfo, ClusterStatus } from "./reports";
 
 export type { NodeInfo, NodeRequest, NodeStatus } from "./node/node";
 
@@ -21,15 +22,9 @@ export interface ClusterRequest {
   node?: NodeRequest;
 }
 
-export type {
-  ClusterInfo,
-  ClusterPorts,
-  ClusterStatus,
-  Component,
-  ComponentStatus,
-  ProgressLog,
-} from "./types";
-export { COMPONENTS } from "./types";
+export type { ClusterPorts, Component, ComponentStatus, ProgressLog } from "./host/types";
+export type { ClusterInfo, ClusterStatus } from "./reports";
+export { COMPONENTS } from "./host/types";
 
 export interface LocalClustersOptions {
   /** Environment for the cluster processes, with the binaries on PATH; default toolchainEnv(). */

@@ -1,6 +1,6 @@
 import { bridgeStackEnv } from "../bridge/state-dir";
-import { ensureKubernetesPlugin, pulumiEnv } from "../tooling/pulumi-runner";
-import type { BridgeView } from "./connections";
+import { ensureKubernetesPlugin, pulumiEnv } from "../automation/pulumi-runner";
+import type { BridgeView } from "./group-preview";
 
 /**
  * The Pulumi environment of the bridge's stacks, as bridge/main.ts makes it (bridge/state-dir.ts:

@@ -7,8 +7,9 @@ import { withTraffic } from "../lib/network-preview/cost";
 import { reportSchema } from "../lib/network-preview/schema";
 import { renderBridgeSettings } from "../lib/bridge/settings";
 import { renderMarkdown as renderMarkdownOf } from "../lib/network-preview/render";
-import { changedInputs, StepCollector, type ResourceStep } from "./engine-events";
-import { planGroups } from "./connections";
+import { StepCollector } from "./engine-events";
+import { changedInputs, type ResourceStep } from "./plan/steps";
+import { planGroups } from "./plan/groups";
 import {
   consumerNamespaces,
   environmentInput,

@@ -11,8 +11,9 @@ import {
   type BridgeSettings,
 } from "../lib/bridge/settings";
 import { addressInCidr } from "../lib/net/cidr";
-import { realisationOf } from "../lib/bridge/realisation";
-import { StepCollector, toHop, type ResourceStep } from "./engine-events";
+import { realisationOf } from "../network/registry";
+import { StepCollector } from "./engine-events";
+import { toHop, type ResourceStep } from "./plan/steps";
 
 /**
  * Source 1: the environment stack. A real engine preview (`preview` with `onEvent`, detailed
@@ -315,9 +316,9 @@ export async function previewEnvironment(
 ): Promise<PreviewInput & { plannedSettings?: BridgeSettings; reach: RoutedReach[] }> {
   // Loaded here: the program pulls in every cloud SDK.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const runner = require("../tooling/pulumi-runner") as typeof import("../tooling/pulumi-runner");
+  const runner = require("../program-stack") as typeof import("../program-stack");
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { repoRoot } = require("../tooling/toolchain") as typeof import("../tooling/toolchain");
+  const { repoRoot } = require("../automation/toolchain") as typeof import("../automation/toolchain");
   const packs = opts.policyPacks ?? [`${repoRoot}/${POLICY_PACK_DIR}`];
   const s = opts.stack ?? (await runner.selectStack({ stack, policyPacks: packs.length > 0 }));
   const collector = new StepCollector(progress);

@@ -1,12 +1,17 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CONNECTOR_IMPLEMENTATIONS, appCluster } from "../lib/config/schema";
-import { bridgeSettings } from "../lib/bridge/settings";
-import { isManaged } from "../lib/bridge/model";
-import { BRIDGE_PROGRAMS } from "./bridge-programs";
-import { ENVIRONMENT_BUILDERS } from "./environments";
-import { IMPLEMENTATIONS, networkConnector, realisationOf } from "./registry";
+import { appCluster } from "../config/schema";
+import { bridgeSettings } from "./plugins/bridge-settings";
+import { BRIDGE_PROGRAMS } from "./plugins/bridge-programs";
+import { ENVIRONMENT_BUILDERS } from "./plugins/environments";
+import {
+  IMPLEMENTATIONS,
+  IMPLEMENTATION_NAMES as CONNECTOR_IMPLEMENTATIONS,
+  isManaged,
+  networkConnector,
+  realisationOf,
+} from "./registry";
 
 /**
  * Every consumer of the registry knows every implementation, so a half-wired implementation
@@ -15,12 +20,20 @@ import { IMPLEMENTATIONS, networkConnector, realisationOf } from "./registry";
 describe("network implementation registry", () => {
   const names = IMPLEMENTATIONS.map((i) => i.name);
 
-  it("has unique names, each with a folder of its own holding its config", () => {
+  it("has unique names, each with a folder of its own holding its spec and config", () => {
     assert.equal(new Set(names).size, names.length);
     for (const i of IMPLEMENTATIONS) {
       const folder = i.name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-      assert.ok(fs.existsSync(path.join(__dirname, folder, "config.ts")), `network/${folder}/config.ts`);
+      for (const file of ["spec.ts", "config.ts"])
+        assert.ok(
+          fs.existsSync(path.join(__dirname, folder, "model", file)),
+          `network/${folder}/model/${file}`,
+        );
     }
+  });
+
+  it("lets the default implementation be chosen by its name alone (config/schema.ts's default)", () => {
+    assert.ok(networkConnector.safeParse({ implementation: IMPLEMENTATIONS[0].name }).success);
   });
 
   it("the config schema accepts each implementation with its defaults, and nothing else", () => {

@@ -1,16 +1,18 @@
 import { z } from "zod";
-import { awsVpcPeering } from "./aws-vpc-peering/config";
-import type { ImplementationSpec, Realisation } from "./implementation";
-import { noop } from "./noop/config";
-import { openstack } from "./openstack/config";
-import { proxy } from "./proxy/config";
-import { wireguard } from "./wireguard/config";
+import type { NetworkPathObject } from "../lib/bridge/api";
+import { awsVpcPeering } from "./aws-vpc-peering/model/spec";
+import type { ImplementationSpec, Realisation } from "./contract/implementation";
+import { noop } from "./noop/model/spec";
+import { openstack } from "./openstack/model/spec";
+import { proxy } from "./proxy/model/spec";
+import { wireguard } from "./wireguard/model/spec";
 
 /**
- * The network implementations, once. The config schema, validation, the environment, the
- * compositions and the bridge all read this list (and plugins.ts, its Pulumi side, is typed
- * to need an entry for each name), so adding an implementation means adding its folder and
- * one line here. The first is the default.
+ * The network implementations, once, each its folder's spec. The config schema, validation,
+ * the environment, the compositions and the bridge all read this list. Its Pulumi side is
+ * gathered in network/plugins/ (environments.ts, bridge-programs.ts), typed to need an entry
+ * for each name here, so the compiler names what a new implementation still lacks. The first
+ * is the default.
  */
 export const IMPLEMENTATIONS = [proxy, wireguard, awsVpcPeering, openstack, noop] as const;
 
@@ -42,6 +44,11 @@ export function isImplementationName(name: string): name is ImplementationName {
 /** How the bridge realises an implementation's paths, or undefined for one it does not know. */
 export function realisationOf(name: string): Realisation | undefined {
   return implementationSpec(name)?.realisation;
+}
+
+/** Whether the bridge reconciles a path at all (NOOP markers are left alone: no finalizer, no status). */
+export function isManaged(p: Pick<NetworkPathObject, "spec">): boolean {
+  return realisationOf(p.spec.implementation) !== "ignored";
 }
 
 /** Error for a path whose implementation no bridge realises. */

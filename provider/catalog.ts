@@ -1,4 +1,4 @@
-import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./schema-model";
+import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./spec/schema-model";
 import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
 import { bindComponents, bindTypes } from "./spec/bind";
 import { cloudComponents, cloudTypes } from "./spec/cloud";

@@ -4,7 +4,7 @@ import { LocalCluster } from "../components/clusters/local-cluster";
 import { ExportedApi } from "../components/bind/exported-api";
 import { LocalTcpProxy } from "../network/proxy/local-tcp-proxy";
 import { TcpProxy } from "../network/proxy/tcp-proxy";
-import type { ProxyConnection } from "../network/proxy/types";
+import type { ProxyConnection } from "../network/proxy/model/types";
 import { type Constructor, clusterProvider, refuse } from "./construct/common";
 import { apiConfig, bindConstructors } from "./construct/bind";
 import { cloudConstructors } from "./construct/cloud";

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { repoRoot, toolchainEnv } from "../tooling/toolchain";
+import { repoRoot, toolchainEnv } from "../automation/toolchain";
 import { SCHEMA_FILE } from "./schema-file";
 
 /** Where the generated SDKs are committed, one folder per language; `npm run provider:sdks` writes them. */

@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import { Command } from "commander";
 import { LocalCrossplane } from "../local-clusters/crossplane";
-import { localClusterRequests } from "../tooling/stack-file";
+import { localClusterRequests } from "../automation/stack-file";
 import {
   LocalClusters,
   type ClusterRequest,
@@ -14,7 +14,7 @@ import {
   type ClusterStatus,
   type ComponentStatus,
 } from "../local-clusters";
-import { repoRoot, toolchainEnv } from "../tooling/toolchain";
+import { repoRoot, toolchainEnv } from "../automation/toolchain";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 

@@ -14,7 +14,7 @@ import { renderJson, renderMarkdown } from "../lib/network-preview/render";
 import { withTraffic } from "../lib/network-preview/cost";
 import { reportJsonSchema } from "../lib/network-preview/schema";
 import { renderSvg } from "../lib/network-preview/svg";
-import { repoRoot } from "../tooling/toolchain";
+import { repoRoot } from "../automation/toolchain";
 import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { addTargetOptions, targetFromOptions, type TargetOptions } from "../bridge/target-options";
 import type { Target } from "../bridge/program";
@@ -145,7 +145,11 @@ async function main(): Promise<number> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { bridgeView } =
     require("../network-preview/bridge-env") as typeof import("../network-preview/bridge-env");
-  const { previewConnections, readClaims, readControlPlane, readLiveSettings } =
+  const { readClaims } =
+    require("../network-preview/claims-file") as typeof import("../network-preview/claims-file");
+  const { readControlPlane, readLiveSettings } =
+    require("../network-preview/control-plane") as typeof import("../network-preview/control-plane");
+  const { previewConnections } =
     require("../network-preview/connections") as typeof import("../network-preview/connections");
   const { affectedNamespaces, markUnreachable, previewEnvironment, removedNamespaces } =
     require("../network-preview/environment") as typeof import("../network-preview/environment");

@@ -1,7 +1,7 @@
 // `npm run pulumi -- [--stack local] <up|preview|destroy|refresh|outputs|config> [flags]`
 //
 // Runs this project's program on the real Pulumi CLI built by the toolchain, with the
-// project's file backend and plugin home. See tooling/pulumi-runner.ts for why the program
+// project's file backend and plugin home. See program-stack.ts for why the program
 // runs through the Automation API. It behaves like the `pulumi` command operators know:
 // `up` and `destroy` show what they will do and ask first (`--yes` skips the question; without
 // a terminal to ask on, they refuse), and the common flags mean what they mean there.
@@ -10,9 +10,9 @@ import * as path from "node:path";
 import * as readline from "node:readline/promises";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { Command, Option } from "commander";
-import { selectStack } from "../tooling/pulumi-runner";
-import { failureText } from "../tooling/command-failure";
-import { validateStackConfig } from "../tooling/load-config";
+import { selectStack } from "../program-stack";
+import { failureText } from "../automation/command-failure";
+import { validateStackConfig } from "../stack-config";
 import { renderIssues } from "../lib/config/messages";
 
 const out = (text: string) => process.stdout.write(text);

@@ -14,8 +14,10 @@ PATH="$(bash scripts/node.sh --ensure):$ROOT/node_modules/.bin:$PATH"
 step() { printf '\033[1m[test]\033[0m %s\n' "$*" >&2; }
 step "type check"
 npx tsc -p tsconfig.json --noEmit
-step "lint and format"
+step "lint, layers and format"
 npx eslint .
+# Which folder may import which, and which folders are pure (architecture/layers.cjs).
+npx depcruise --config .dependency-cruiser.cjs --output-type err .
 npx prettier --check . >/dev/null
 
 step "unit and end-to-end tests"
@@ -26,15 +28,16 @@ set +e
 if (($# > 0)); then
   run "$@" || status=$?
 else
-  # Unit tests live beside their code (network/proxy/port-planner.test.ts) or in test/unit.
-  run 'test/unit/**/*.test.ts' 'network/**/*.test.ts' 'local-clusters/**/*.test.ts' 'lib/**/*.test.ts' 'network-preview/**/*.test.ts' || status=$?
+  # Unit tests live beside their code (network/proxy/model/port-planner.test.ts); test/ holds only the
+  # slow groups below, their helpers and the benchmarks.
+  run '**/*.test.ts' --ignore 'node_modules/**' --ignore 'test/**' --ignore 'provider/sdk/**' || status=$?
   if [[ -z "${KLUTCH_SKIP_E2E:-}" ]]; then
     # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 2):
     # each file brings up its own clusters, state dirs, network namespaces and port ranges, so two
     # at once share only the CPUs. A file's output is printed when it ends.
     jobs="${KLUTCH_E2E_JOBS:-2}"
     step "end-to-end and data-plane tests, ${jobs} files at a time"
-    run --parallel --jobs "$jobs" 'test/dataplane/**/*.test.ts' 'test/e2e/**/*.test.ts' || status=$?
+    run --parallel --jobs "$jobs" --require test/helpers/file-timing.ts 'test/dataplane/**/*.test.ts' 'test/e2e/**/*.test.ts' || status=$?
   fi
 fi
 set -e

@@ -132,7 +132,7 @@ exec node "$script" "$@"'
 # directory with the arguments `<engine address> .` (plus `-<option>=<value>` per runtime option of
 # PulumiPolicy.yaml) and PULUMI_CONFIG/PULUMI_STACK/... in its environment. Analyzers are not among
 # the plugins found next to the CLI (workspace.IsPluginBundled), so the runner installs this script
-# into PULUMI_HOME (tooling/pulumi-runner.ts, ensurePolicyAnalyzer). What it runs is what upstream's
+# into PULUMI_HOME (automation/pulumi-runner.ts, ensurePolicyAnalyzer). What it runs is what upstream's
 # sdk/nodejs/dist/pulumi-analyzer-policy runs: `@pulumi/pulumi/cmd/run-policy-pack` of the
 # @pulumi/pulumi the pack's directory resolves, with the same arguments.
 policy_analyzer_script() {
@@ -598,7 +598,7 @@ check_versions() {
 
 # --- Plain `pulumi` and `kubectl` on the local stack -----------------------------------------
 # `env --local-stack` adds to the toolchain's exports what the real CLI needs to work on the
-# project's `local` stack the way `npm run pulumi` does (tooling/pulumi-runner.ts, pulumiEnv): the
+# project's `local` stack the way `npm run pulumi` does (automation/pulumi-runner.ts, pulumiEnv): the
 # file backend and plugin home inside the project, no update checks or plugin downloads, the
 # local stack's passphrase, and KUBECONFIG listing the local clusters' kubeconfigs (the control
 # plane's context first, so it is current). PULUMI_BACKEND_URL, PULUMI_HOME and KLUTCH_LOCAL_DIR
@@ -609,8 +609,8 @@ local_passphrase_file() { echo "$ROOT/.pulumi/local-stack.passphrase"; }
 
 print_local_stack_env() {
   local passphrase file dir cp kubeconfigs=() k
-  passphrase=$(sed -n 's/^export const LOCAL_STACK_PASSPHRASE = "\(.*\)";$/\1/p' "$ROOT/tooling/pulumi-runner.ts")
-  [[ -n "$passphrase" ]] || die "no LOCAL_STACK_PASSPHRASE in tooling/pulumi-runner.ts"
+  passphrase=$(sed -n 's/^export const LOCAL_STACK_PASSPHRASE = "\(.*\)";$/\1/p' "$ROOT/automation/pulumi-runner.ts")
+  [[ -n "$passphrase" ]] || die "no LOCAL_STACK_PASSPHRASE in automation/pulumi-runner.ts"
   file=$(local_passphrase_file)
   mkdir -p "$(dirname "$file")"
   if [[ ! -f "$file" || "$(cat "$file")" != "$passphrase" ]]; then

@@ -17,8 +17,8 @@ import {
 } from "../../lib/bind/app-cluster-plan";
 import { bindingCrdFor } from "../../lib/bind/crds";
 import { konnectorClusterRoleRules, konnectorRoleRules } from "../../lib/bind/rbac";
-import type { BindRelease } from "../../lib/bind/release";
-import { ExportRequest } from "../../providers/export-request";
+import type { BindRelease } from "../../lib/bind/upstream/release";
+import { ExportRequest } from "../../dynamic-providers/export-request";
 
 export interface AppClusterBindingArgs {
   /** The app cluster's name in the environment config. */

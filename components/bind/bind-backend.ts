@@ -13,8 +13,8 @@ import {
 } from "../../lib/bind/backend-plan";
 import { bindCrds } from "../../lib/bind/crds";
 import { backendClusterRoleRules } from "../../lib/bind/rbac";
-import { releaseImages } from "../../lib/bind/release";
-import { RandomKey } from "../../providers/random-key";
+import { releaseImages } from "../../lib/bind/upstream/release";
+import { RandomKey } from "../../dynamic-providers/random-key";
 
 export interface KlutchBindBackendArgs {
   /** The control plane's Kubernetes provider. */

@@ -10,11 +10,7 @@ import {
   packageManifests,
   providerConfigManifests,
 } from "../../lib/crossplane/packages";
-
-export interface AnyninesCredentials {
-  serviceBroker: { username: string; password: string };
-  backupManager?: { username: string; password: string };
-}
+import type { AnyninesCredentials } from "../../lib/crossplane/credentials";
 
 export interface CrossplaneArgs {
   /** Provider of the control plane cluster. */

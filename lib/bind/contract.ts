@@ -1,6 +1,6 @@
 import type { ExportedApiConfig } from "../config/schema";
-import type { PolicyRule } from "./rbac";
-import { BIND_RELEASES, type BindRelease } from "./release";
+import type { PolicyRule } from "../kube/policy-rule";
+import { BIND_RELEASES, type BindRelease } from "./upstream/release";
 
 /**
  * The Kubernetes API calls the klutch-bind konnector and example backend make, as data: one

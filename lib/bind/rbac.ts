@@ -1,4 +1,5 @@
 import type { ExportedApiConfig } from "../config/schema";
+import type { PolicyRule } from "../kube/policy-rule";
 import {
   CONTRACT,
   binderNamespaceRules,
@@ -15,12 +16,7 @@ import {
  * to show a real request then fails.
  */
 
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
+export type { PolicyRule } from "../kube/policy-rule";
 
 /** One call of a row made concrete for a binding: placeholders resolved. */
 export interface ConcreteCall {

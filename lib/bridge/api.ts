@@ -3,9 +3,7 @@
  * and writes, and what a path's realisation reports (an endpoint, or why not).
  */
 
-export const NETWORK_PATH_GROUP = "klutch.anynines.com";
-export const NETWORK_PATH_VERSION = "v1alpha1";
-export const NETWORK_PATH_PLURAL = "networkpaths";
+export { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL, NETWORK_PATH_VERSION } from "../connector-api/names";
 /** Held on every NetworkPath the bridge realised, until its path is gone. */
 export const BRIDGE_FINALIZER = "klutch.anynines.com/network-path";
 
@@ -57,7 +55,7 @@ export interface PathProblem {
   message: string;
 }
 
-/** What a group's program reports for one realised path (not the probe's target, network/connectivity-probe.ts). */
+/** What a group's program reports for one realised path (not the probe's target, network/shared/connectivity-probe.ts). */
 export interface PathEndpoint {
   hostForConsumer: string;
   port: number;

@@ -4,16 +4,9 @@
  */
 
 import { createHash } from "node:crypto";
-import { connectionProblems } from "../../network/proxy/haproxy-config";
-import { sniServerName, type PortRange, type ProxyConnection } from "../../network/proxy/types";
+import type { PortRange } from "../net/port-range";
 import { BRIDGE_FINALIZER, type NetworkPathObject, type PathProblem } from "./api";
-import { realisationOf } from "./realisation";
-import { XR_KIND } from "../../network/connector-api/xrd";
-
-/** Whether the bridge reconciles a path at all (NOOP markers are left alone: no finalizer, no status). */
-export function isManaged(p: Pick<NetworkPathObject, "spec">): boolean {
-  return realisationOf(p.spec.implementation) !== "ignored";
-}
+import { XR_KIND } from "../connector-api/names";
 
 /** The path's identity in stacks and in the proxy's port assignments (NetworkPaths are cluster-scoped). */
 export function pathId(p: Pick<NetworkPathObject, "metadata">): string {
@@ -83,38 +76,6 @@ export function planGroup(paths: NetworkPathObject[]): {
 }
 
 /**
- * Splits a group's connections into those the proxy can serve and those it cannot (an
- * instanceHost that is no host name, a bad port, a TLS server name another connection
- * already uses), so one bad connection never fails the whole group's proxy. A host name
- * that does not resolve is admitted: HAProxy starts that server without an address (see
- * renderHaproxyConfig) and only that connection is down.
- */
-export function admitConnections(connections: readonly ProxyConnection[]): {
-  admitted: ProxyConnection[];
-  rejected: Record<string, PathProblem>;
-} {
-  const admitted: ProxyConnection[] = [];
-  const rejected: Record<string, PathProblem> = {};
-  const serverNames = new Map<string, string>();
-  for (const c of connections) {
-    const own = connectionProblems([c]).map((m) => m.replace(/^connections\[0\]\.?/, "spec."));
-    const sni = sniServerName(c);
-    const holder = sni === undefined ? undefined : serverNames.get(sni);
-    if (holder !== undefined)
-      own.push(
-        `spec.enhancements: tlsSNI serverName "${sni}" is already used by ${holder}; names must be unique`,
-      );
-    if (own.length > 0) {
-      rejected[c.id] = { reason: "InvalidConnection", message: own.join("; ") };
-      continue;
-    }
-    if (sni !== undefined) serverNames.set(sni, c.id);
-    admitted.push(c);
-  }
-  return { admitted, rejected };
-}
-
-/**
  * What a path left without a port is told: the range, how many it holds, and what to change
  * (the local target slices its --port-range by --slot-size; the kubernetes target takes the
  * app cluster's networkConnector.portRange, or the bridge's --port-range).
@@ -158,8 +119,6 @@ export function needsReconcile(previous: NetworkPathObject | undefined, next: Ne
   );
 }
 
-/** The plural of the composite kind that owns NetworkPaths (network/connector-api/xrd.ts). */
-export const COMPOSITE_PLURAL = "xtcpconnections";
 /** The annotation the bridge sets on a path's composite after writing the path's status. */
 export const PATH_STATUS_ANNOTATION = "klutch.anynines.com/network-path-status-at";
 

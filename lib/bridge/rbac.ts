@@ -1,8 +1,11 @@
 /** The bridge's permissions, as RBAC rules. Pure. */
 
-import { CONNECTOR_GROUP } from "../../network/connector-api/xrd";
-import { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL } from "./api";
-import { COMPOSITE_PLURAL } from "./grouping";
+import {
+  COMPOSITE_PLURAL,
+  CONNECTOR_GROUP,
+  NETWORK_PATH_GROUP,
+  NETWORK_PATH_PLURAL,
+} from "../connector-api/names";
 
 /**
  * The bridge's own permissions on the control plane: NetworkPaths (read, finalizers) and

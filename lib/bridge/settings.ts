@@ -1,14 +1,11 @@
 import { z } from "zod";
-import { consumerNamespace } from "../bind/app-cluster-plan";
-import type { AppClusterConfig, EnvironmentConfig } from "../config/schema";
-import type { ProxyConnectorConfig } from "../../network/proxy/config";
-import { proxyExposure } from "../../network/proxy/exposure";
 
 /**
  * What the environment stack tells the Crossplane bridge: per consumer namespace on the
  * control plane (one per app cluster), the app cluster's network connector settings, so a
  * connection's path is built as that app cluster's `networkConnector` says. The stack
- * writes it into a ConfigMap; the bridge reads it on every reconcile. Pure.
+ * writes it into a ConfigMap (network/plugins/bridge-settings.ts builds it from the config); the
+ * bridge reads it on every reconcile. Pure.
  */
 
 export const SETTINGS_NAMESPACE = "klutch-network";
@@ -31,12 +28,12 @@ const proxySettings = z
     serviceType: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]),
     portRange,
     dedicatedCpus: z.number().int().min(1).max(64).optional(),
-    /** Who may connect to the group's proxy (network/proxy/exposure.ts). */
+    /** Who may connect to the group's proxy (network/proxy/model/exposure.ts). */
     exposure: exposure.optional(),
   })
   .strict();
 
-/** Where the bridge publishes a wireguard app cluster's flows (network/wireguard/cluster-config.ts). */
+/** Where the bridge publishes a wireguard app cluster's flows (network/wireguard/model/cluster-config.ts). */
 const wireguardSettings = z
   .object({
     tunnelCidr: z.string().min(1),
@@ -60,40 +57,6 @@ const settingsSchema = z.object({ version: z.literal(1), consumers: z.record(con
 export type BridgeSettings = z.infer<typeof settingsSchema>;
 export type ProxySettings = z.infer<typeof proxySettings>;
 export type WireguardSettings = z.infer<typeof wireguardSettings>;
-
-/**
- * The settings of an environment, keyed by consumer namespace. `wireguard`: the tunnel's
- * per app cluster settings (WireguardTunnel.bridgeSettings), known once it is planned.
- */
-export function bridgeSettings(
-  config: Pick<EnvironmentConfig, "appClusters" | "bind">,
-  wireguard: Readonly<Record<string, WireguardSettings>> = {},
-): BridgeSettings {
-  const consumers: BridgeSettings["consumers"] = {};
-  for (const app of config.appClusters) {
-    const connector = app.networkConnector;
-    const tunnel = wireguard[app.name];
-    consumers[consumerNamespace(config.bind.namespacePrefix, app.name)] = {
-      appCluster: app.name,
-      implementation: connector.implementation,
-      ...(connector.implementation === "proxy" ? { proxy: proxySettingsOf(app, connector) } : {}),
-      ...(connector.implementation === "wireguard" && tunnel ? { wireguard: tunnel } : {}),
-    };
-  }
-  return { version: 1, consumers };
-}
-
-function proxySettingsOf(app: AppClusterConfig, connector: ProxyConnectorConfig): ProxySettings {
-  const exposed = proxyExposure(app, connector);
-  return {
-    serviceType: connector.serviceType,
-    portRange: connector.portRange,
-    ...(connector.dedicatedCpus !== undefined ? { dedicatedCpus: connector.dedicatedCpus } : {}),
-    // Validation refused an app cluster without one, so this is only absent for configs
-    // built around validation (tests); the bridge then refuses a non-ClusterIP proxy.
-    ...(exposed.ok ? { exposure: exposed.exposure } : {}),
-  };
-}
 
 /** The ConfigMap's text: sorted keys, so equal settings give equal bytes. */
 export function renderBridgeSettings(settings: BridgeSettings): string {

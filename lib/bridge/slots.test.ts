@@ -30,7 +30,7 @@ describe("local port slots (lib/bridge/slots.ts)", () => {
     ]);
   });
 
-  it("issue 16's case: a late 500-claim group after 13 others gets the slots it needs, not only the largest run", () => {
+  it("gives a late 500-claim group after 13 others the slots it needs, not only the largest run", () => {
     const big = { slotSize: 50, maxSlots: 104, maxSlotsPerGroup: 104 };
     let slots: Slots = {};
     for (let g = 0; g < 13; g++) slots = { ...slots, [`g${g}`]: placeGroup(slots, `g${g}`, 102, big) };

@@ -7,16 +7,14 @@
  * nobody's port moves.
  *
  * A group grows in place first (the slots after each of its blocks, while free), and then
- * into any free slot of the range, as a further block: blocks need not touch. Before, a group
- * that could not grow in place stopped there, so with many groups a late big one found no run
- * wide enough although most of the range was free (issue 16: a 500-claim group after 13 others
- * stopped at 7 of 104 slots). A group's ports are the hull of its blocks with the slots
+ * into any free slot of the range, as a further block: blocks need not touch, so with many
+ * groups a late big one still finds room while most of the range is free. A group's ports are the hull of its blocks with the slots
  * between them (other groups') reserved, which the ports planner already honours. A new group
  * starts in the middle of the largest free run, so the group before it can still grow in
  * place. Pure.
  */
 
-import type { PortRange } from "../../network/proxy/types";
+import type { PortRange } from "../net/port-range";
 
 export interface SlotBlock {
   /** First slot. */

@@ -1,23 +1,19 @@
-import { BIND_RELEASES, DEFAULT_BIND_RELEASE } from "../bind/release";
+import { BIND_RELEASES, DEFAULT_BIND_RELEASE } from "../bind/upstream/release";
 import { z } from "zod";
 import { cidr, port } from "./fields";
-import { IMPLEMENTATION_NAMES, type ImplementationName, networkConnector } from "../../network/registry";
 import { DNS_LABEL, DNS_LABEL_RULE } from "../net/dns";
 
 /**
  * The environment config model: one object per stack, read from the `klutch:` config
- * namespace. This file holds the shape of each setting; rules that relate several
- * settings (unique names, CIDR overlaps) live in validate.ts, and each network
- * implementation's own schema and rules in its folder (network/<implementation>/config.ts),
- * listed once in network/registry.ts. Every problem is reported in one pass.
+ * namespace. This file holds the shape of each setting. It knows no network implementation:
+ * an app cluster's `networkConnector` is any object with an `implementation` here, and
+ * config/schema.ts puts the registry's union of the implementations' schemas in its place
+ * (each in network/<implementation>/model/config.ts). Rules that relate several settings
+ * (unique names, CIDR overlaps) live in config/validate.ts. Every problem is reported in one pass.
  */
 
 export const INFRASTRUCTURES = ["local", "existing", "aws", "openstack"] as const;
 export type Infrastructure = (typeof INFRASTRUCTURES)[number];
-
-/** The network implementations' names, from their registry (network/registry.ts). */
-export const CONNECTOR_IMPLEMENTATIONS = IMPLEMENTATION_NAMES;
-export type ConnectorImplementation = ImplementationName;
 
 const dnsLabel = z.string().regex(DNS_LABEL, DNS_LABEL_RULE);
 
@@ -153,14 +149,23 @@ export const controlPlaneCluster = z
   })
   .strict();
 
-export const appCluster = z
-  .object({
-    ...clusterFields,
-    networkConnector: networkConnector.default({ implementation: "proxy" }),
-    /** Exported APIs this app cluster binds (by resource name); all exported APIs when omitted. */
-    apis: z.array(z.string().min(1)).optional(),
-  })
-  .strict();
+/**
+ * What every implementation's settings share. Code here sees an app cluster's connector as
+ * this; config/schema.ts gives the precise union, and an implementation reads its own
+ * settings through its schema.
+ */
+export const anyNetworkConnector = z.object({ implementation: z.string().min(1) }).passthrough();
+
+function appClusterWith<C extends z.ZodTypeAny>(networkConnector: C) {
+  return z
+    .object({
+      ...clusterFields,
+      networkConnector,
+      /** Exported APIs this app cluster binds (by resource name); all exported APIs when omitted. */
+      apis: z.array(z.string().min(1)).optional(),
+    })
+    .strict();
+}
 
 const permissionClaim = z
   .object({
@@ -277,7 +282,7 @@ export const crossplane = z
     /**
      * Run Crossplane core as a process on this machine against the control plane, not as the
      * chart's pods. Unset: true on a local control plane without a node (no pod can start
-     * there), else false (lib/crossplane/environment-plan.ts).
+     * there), else false (lib/crossplane/crossplane-plan.ts).
      */
     runLocally: z.boolean().optional(),
   })
@@ -288,7 +293,7 @@ export const bind = z
     /** Where app clusters reach the klutch-bind backend (https). */
     externalAddress: httpsUrl.default("https://bind.klutch.localhost"),
     /**
-     * The klutch-bind release: its images, CRDs and flags (lib/bind/release.ts). v1.4.0 is the
+     * The klutch-bind release: its images, CRDs and flags (lib/bind/upstream/release.ts). v1.4.0 is the
      * newest with published images; v1.5.0 ships the same konnector and backend code.
      */
     version: z.enum(BIND_RELEASES).default(DEFAULT_BIND_RELEASE),
@@ -357,7 +362,7 @@ const imageReference = z
 /**
  * The Crossplane bridge as a Deployment on the control plane (components/bridge/bridge-deployment.ts).
  * Which rules relate it to the clusters (a node to run on, the node's images, a shared state)
- * is lib/bridge/environment-plan.ts.
+ * is lib/bridge/bridge-plan.ts.
  */
 export const bridge = z
   .object({
@@ -402,27 +407,38 @@ export const DEFAULT_EXPORTED_APIS: z.input<typeof exportedApi>[] = [
   { group: "anynines.com", version: "v1", resource: "restores", kind: "Restore" },
 ];
 
-/** Every setting of the `klutch:` namespace. Keys are the config keys without the namespace. */
-export const environmentSchema = z
-  .object({
-    environment: dnsLabel,
-    controlPlane: controlPlaneCluster,
-    appClusters: z.array(appCluster).default([]),
-    oidc: oidc.default({ provider: "dex" }),
-    exportedApis: z.array(exportedApi).min(1).default(DEFAULT_EXPORTED_APIS),
-    localClusters: localClusters.default({}),
-    crossplane: crossplane.default({}),
-    bind: bind.default({}),
-    bridge: bridge.default({}),
-  })
-  .strict();
+/**
+ * Every setting of the `klutch:` namespace (keys without the namespace), with the app
+ * clusters' `networkConnector` as the given schema: config/schema.ts passes the registry's
+ * union, with the registry's default implementation.
+ */
+export function environmentSchemaWith<C extends z.ZodTypeAny>(networkConnector: C) {
+  const appCluster = appClusterWith(networkConnector);
+  const environmentSchema = z
+    .object({
+      environment: dnsLabel,
+      controlPlane: controlPlaneCluster,
+      appClusters: z.array(appCluster).default([]),
+      oidc: oidc.default({ provider: "dex" }),
+      exportedApis: z.array(exportedApi).min(1).default(DEFAULT_EXPORTED_APIS),
+      localClusters: localClusters.default({}),
+      crossplane: crossplane.default({}),
+      bind: bind.default({}),
+      bridge: bridge.default({}),
+    })
+    .strict();
+  return { appCluster, environmentSchema };
+}
 
-export type EnvironmentConfig = z.output<typeof environmentSchema>;
-export type EnvironmentConfigInput = z.input<typeof environmentSchema>;
-export type ClusterConfig = z.output<typeof controlPlaneCluster> | z.output<typeof appCluster>;
+const anyImplementation = environmentSchemaWith(anyNetworkConnector);
+
+/** An environment whatever its app clusters' implementations; what the pure core plans with. */
+export type EnvironmentConfig = z.output<typeof anyImplementation.environmentSchema>;
+export type EnvironmentConfigInput = z.input<typeof anyImplementation.environmentSchema>;
 export type ControlPlaneConfig = z.output<typeof controlPlaneCluster>;
-export type AppClusterConfig = z.output<typeof appCluster>;
-export type NetworkConnectorConfig = z.output<typeof networkConnector>;
+export type AppClusterConfig = z.output<typeof anyImplementation.appCluster>;
+export type ClusterConfig = ControlPlaneConfig | AppClusterConfig;
+export type NetworkConnectorConfig = z.output<typeof anyNetworkConnector>;
 export type ExportedApiConfig = z.output<typeof exportedApi>;
 export type OidcConfig = z.output<typeof oidc>;
 export type CrossplaneConfig = z.output<typeof crossplane>;
@@ -447,4 +463,4 @@ export const SECRET_SETTINGS = [
   "bridgePassphrase",
 ] as const;
 
-export const SETTING_KEYS = [...Object.keys(environmentSchema.shape), ...SECRET_SETTINGS];
+export const SETTING_KEYS = [...Object.keys(anyImplementation.environmentSchema.shape), ...SECRET_SETTINGS];

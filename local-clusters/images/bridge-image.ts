@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as ts from "typescript";
-import { which } from "../binaries";
+import { which } from "../host/binaries";
 import { BRIDGE_UID } from "../../lib/bridge/deployment";
 import { hostFiles, userEntries } from "./host-rootfs";
 import type { ImageSpec, LayerEntry } from "./oci-layout";
@@ -25,7 +25,7 @@ import type { ImageSpec, LayerEntry } from "./oci-layout";
  *   `pulumi plugin install` puts it (plugins/resource-kubernetes-v<version>/): the engine loads
  *   it from there (ambient plugins are ignored, downloads are off) and ensureKubernetesPlugin
  *   finds it installed.
- * - KLUTCH_TOOLCHAIN=image: the toolchain is on PATH already, so tooling/toolchain.ts does not
+ * - KLUTCH_TOOLCHAIN=image: the toolchain is on PATH already, so automation/toolchain.ts does not
  *   ask scripts/toolchain.sh (there is no bash nor checkout in the image).
  */
 

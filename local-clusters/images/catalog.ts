@@ -2,14 +2,13 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { which } from "../binaries";
+import { which } from "../host/binaries";
 import { debianPostgres, debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
 import { buildImage, type BuiltImage, type ImageSpec } from "./oci-layout";
 import { bridgeSpec } from "./bridge-image";
-import { repoRoot } from "../../tooling/toolchain";
+import { repoRoot } from "../../automation/toolchain";
 import { wireguardSpec } from "./wireguard-image";
 import { crossplaneSpec } from "./crossplane-image";
-import { COREDNS_UID } from "../node/cluster-dns";
 
 /**
  * The images local nodes run, built on this machine (see host-rootfs.ts for why from host
@@ -21,6 +20,8 @@ export const IMAGE_REPOSITORY = "klutch.local";
 
 /** The uid of the official HAProxy image's `haproxy` user, which the TcpProxy pods run as. */
 export const HAPROXY_UID = 99;
+/** The uid of upstream CoreDNS images' `nonroot` user, which the cluster DNS runs as. */
+export const COREDNS_UID = 65532;
 
 const PATH_ENV = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { which } from "../binaries";
+import { which } from "../host/binaries";
 import { userEntries } from "./host-rootfs";
 import type { ImageSpec } from "./oci-layout";
 

@@ -2,7 +2,7 @@ import { debianVersion, hostFiles, userEntries } from "./host-rootfs";
 import type { ImageSpec } from "./oci-layout";
 
 /**
- * `klutch.local/wireguard`: what the rendered WireGuard pods (network/wireguard/render-k8s.ts)
+ * `klutch.local/wireguard`: what the rendered WireGuard pods (network/wireguard/model/render-k8s.ts)
  * execute, from this machine's Debian packages (scripts/setup.sh installs them):
  *
  * - the tunnel: `wireguard-go` (the userspace implementation wg-quick falls back to when the

@@ -1,4 +1,5 @@
 import { addressToString, parseCidr } from "../../lib/net/cidr";
+import { COREDNS_UID } from "../images/catalog";
 
 /**
  * The cluster DNS of a local node: CoreDNS as kubeadm deploys it for Kubernetes 1.33
@@ -19,8 +20,6 @@ import { addressToString, parseCidr } from "../../lib/net/cidr";
 export const CLUSTER_DNS_NAMESPACE = "kube-system";
 export const CLUSTER_DNS_SERVICE = "kube-dns";
 export const CLUSTER_DNS_DEPLOYMENT = "coredns";
-/** The uid of upstream CoreDNS images' `nonroot` user. */
-export const COREDNS_UID = 65532;
 /** CoreDNS's `ready` plugin's port (kubeadm's readiness probe). */
 export const COREDNS_READY_PORT = 8181;
 /** CoreDNS's `health` plugin's port (kubeadm's liveness probe). */

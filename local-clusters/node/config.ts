@@ -168,7 +168,7 @@ export function kubeletConfig(layout: NodeLayout, names: NodeNames, s: NodeSetti
     // A dev machine's disk is shared with everything else; only a full disk should stop pods.
     evictionPressureTransitionPeriod: "10s",
     serializeImagePulls: false,
-    // The WireGuard gateway pod forwards tunnel traffic (network/wireguard/render-k8s.ts);
+    // The WireGuard gateway pod forwards tunnel traffic (network/wireguard/model/render-k8s.ts);
     // ip_forward is per network namespace but not on the kubelet's "safe" list.
     allowedUnsafeSysctls: ["net.ipv4.ip_forward"],
     registerNode: true,

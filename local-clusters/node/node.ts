@@ -6,11 +6,11 @@ import * as https from "node:https";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { buildNodeImages, type BuiltImages } from "../images/catalog";
-import { which } from "../binaries";
-import { SERVICE_CLUSTER_IP_RANGE } from "../components";
-import { probe, waitForOk, type TlsFiles } from "../health";
-import { renderKubeconfig, writeSecretFile } from "../kubeconfig";
-import { issueClientCert, type PkiFiles } from "../pki";
+import { which } from "../host/binaries";
+import { SERVICE_CLUSTER_IP_RANGE } from "../host/components";
+import { probe, waitForOk, type TlsFiles } from "../host/health";
+import { renderKubeconfig, writeSecretFile } from "../host/kubeconfig";
+import { issueClientCert, type PkiFiles } from "../host/pki";
 import {
   commandLine,
   isAlive,
@@ -19,8 +19,8 @@ import {
   readPidFile,
   spawnDetached,
   stopProcess,
-} from "../processes";
-import type { ProgressLog } from "../types";
+} from "../host/processes";
+import type { ProgressLog } from "../host/types";
 import type { NodeState } from "../../lib/local/node-state";
 import { chooseSlot, DEFAULT_POD_CIDR, nodeLink, type NodeLink } from "./addresses";
 import {

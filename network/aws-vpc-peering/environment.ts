@@ -1,7 +1,7 @@
 import { formatPath } from "../../lib/config/messages";
 import { AwsCluster } from "../../components/clusters/aws/aws-cluster";
-import type { EnvironmentBuilder } from "../environment-context";
-import type { AwsVpcPeeringConnectorConfig } from "./config";
+import type { EnvironmentBuilder } from "../contract/environment-context";
+import type { AwsVpcPeeringConnectorConfig } from "./model/config";
 import { VpcPeering } from "./vpc-peering";
 
 /** A VPC peering from each app cluster's VPC to the control plane's (data-service) VPC. */

@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { PeeringConnectionInput, planPeering } from "./peering-plan";
+import { PeeringConnectionInput, planPeering } from "./model/peering-plan";
 import { RouteTableRef } from "../../components/clusters/aws/vpc";
 
 export interface VpcPeeringSide {

@@ -1,7 +1,7 @@
 import { formatPath } from "../../lib/config/messages";
 import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
-import type { EnvironmentBuilder } from "../environment-context";
-import type { OpenstackConnectorConfig } from "./config";
+import type { EnvironmentBuilder } from "../contract/environment-context";
+import type { OpenstackConnectorConfig } from "./model/config";
 import { OpenstackRoutedPath } from "./routed-path";
 
 /** A routed path from each app cluster's subnet to the data-service subnet. */

@@ -1,6 +1,6 @@
 import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
-import type { EnvironmentBuilder } from "../environment-context";
-import type { ProxyConnectorConfig } from "./config";
+import type { EnvironmentBuilder } from "../contract/environment-context";
+import type { ProxyConnectorConfig } from "./model/config";
 import { OpenstackProxyAddress } from "./openstack-address";
 
 /**

@@ -1,9 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
-import { consumerEndpoints, renderHaproxyConfig } from "./haproxy-config";
+import { consumerEndpoints, renderHaproxyConfig } from "./model/haproxy-config";
 import { LocalHaproxy } from "./local-haproxy";
 import { PortAllocation } from "./port-allocation";
-import type { ConsumerEndpoint, PortRange, ProxyConnection } from "./types";
-import { listenerKey, listenerKeys } from "./types";
+import type { ConsumerEndpoint, PortRange, ProxyConnection } from "./model/types";
+import { listenerKey, listenerKeys } from "./model/types";
 
 const STATS = "~stats";
 const HEALTH = "~health";

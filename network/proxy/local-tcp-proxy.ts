@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
-import { connectionProblems } from "./haproxy-config";
+import { connectionProblems } from "./model/haproxy-config";
 import { localProxyPath } from "./local-proxy-path";
-import { portRangeProblem } from "./port-planner";
-import type { ConsumerEndpoint, PortRange, ProxyConnection } from "./types";
+import { portRangeProblem } from "./model/port-planner";
+import type { ConsumerEndpoint, PortRange, ProxyConnection } from "./model/types";
 
 export interface LocalTcpProxyArgs {
   connections: ProxyConnection[];

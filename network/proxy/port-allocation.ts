@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { PortRange } from "./types";
-import { ReleasedPort, idsProblem, planPorts, portRangeProblem } from "./port-planner";
+import type { PortRange } from "./model/types";
+import { ReleasedPort, idsProblem, planPorts, portRangeProblem } from "./model/port-planner";
 
 /**
  * Proxy port assignments as a Pulumi resource. The assignments live in the resource's
  * state, so a connection keeps its port across runs without anyone feeding the last run's
- * result back in; the planner (network/proxy/port-planner.ts) decides everything.
+ * result back in; the planner (network/proxy/model/port-planner.ts) decides everything.
  *
  * Serialization: Pulumi stores a dynamic provider as the text of its closure and runs that
  * text in a separate plain-Node process (no ts-node, cwd not necessarily the project), so a

@@ -8,7 +8,7 @@ import {
   connectivityProbeProvider as probeProvider,
   parseHaproxyStats,
   reasonForError,
-} from "../connectivity-probe";
+} from "../shared/connectivity-probe";
 import { runSerialized } from "../../test/helpers/dynamic-provider";
 import { PortAllocationInputs, UNKNOWN, portAllocationProvider as ports } from "./port-allocation";
 

@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { TcpProxy, TcpProxyArgs } from "./tcp-proxy";
-import { renderHaproxyConfig } from "./haproxy-config";
-import { ProxyConnection } from "./types";
+import { renderHaproxyConfig } from "./model/haproxy-config";
+import { ProxyConnection } from "./model/types";
 import { PortAllocationInputs, portAllocationProvider } from "./port-allocation";
 import { MockedRun, mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 

@@ -11,9 +11,9 @@ import {
   consumerEndpoints,
   proxyHost,
   renderHaproxyConfig,
-} from "./haproxy-config";
-import { portRangeProblem } from "./port-planner";
-import { haproxyOptionsFor, profileProblem, proxyResources } from "./profile";
+} from "./model/haproxy-config";
+import { portRangeProblem } from "./model/port-planner";
+import { haproxyOptionsFor, profileProblem, proxyResources } from "./model/profile";
 import {
   ConnectionEnhancement,
   ConsumerEndpoint,
@@ -21,10 +21,10 @@ import {
   ProxyConnection,
   listenerKey,
   listenerKeys,
-} from "./types";
+} from "./model/types";
 import { PortAllocation } from "./port-allocation";
-import { exposureArgProblem, serviceExposure } from "../exposure";
-import { type ProxyExposure, ingressRule } from "./exposure";
+import { exposureArgProblem, serviceExposure } from "../contract/exposure";
+import { type ProxyExposure, ingressRule } from "./model/exposure";
 
 /** A ClusterIP proxy's exposure: reachable from the data-service cluster's own pods only. */
 const CLUSTER_ONLY: ProxyExposure = { sourceRanges: [], internal: true, public: false };

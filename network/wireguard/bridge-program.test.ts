@@ -1,12 +1,12 @@
 import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
 import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
-import type { Target } from "../proxy/bridge-program";
+import type { Target } from "../proxy/model/target";
 import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 import { wireguardProgram } from "./bridge-program";
-import { parseClientConfig } from "./cluster-config";
+import { parseClientConfig } from "./model/cluster-config";
 import { CLUSTER_SETTINGS, clusterTarget } from "./fixtures";
-import { LOCAL_DATA_NETNS_ENV, localNames } from "./local-plan";
+import { LOCAL_DATA_NETNS_ENV, localNames } from "./model/local-plan";
 
 const LOCAL: Target = {
   kind: "local",

@@ -1,11 +1,11 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
-import { forwarderProblems, realisedOnly } from "./forwarder-problems";
+import { forwarderProblems, realisedOnly } from "./model/forwarder-problems";
 import { pathId } from "../../lib/bridge/model";
-import type { Target } from "../proxy/bridge-program";
+import type { Target } from "../proxy/model/target";
 import { clusterWireguardProgram } from "./cluster-program";
-import { planWireguardGroup } from "./group-plan";
+import { planWireguardGroup } from "./model/group-plan";
 import { WireguardKeyPair } from "./key-provider";
 import {
   LOCAL_DATA_NETNS_ENV,
@@ -14,9 +14,9 @@ import {
   localGatewayNames,
   localGroupPlan,
   localNames,
-} from "./local-plan";
-import { LocalTcpForwarder, LocalWireguardAllowedHosts, LocalWireguardClient } from "./local-wireguard";
-import { NFT_TABLE } from "./render-nftables";
+} from "./model/local-plan";
+import { LocalTcpForwarder, LocalWireguardAllowedHosts, LocalWireguardClient } from "./local/resources";
+import { NFT_TABLE } from "./model/render-nftables";
 
 /**
  * The bridge's Pulumi program for one WireGuard group (a consumer namespace, i.e. one app

@@ -4,8 +4,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { pathId } from "../../lib/bridge/model";
 import type { WireguardSettings } from "../../lib/bridge/settings";
-import { clientConfigKey, flowsKey, renderClientConfig, renderFlowsNft } from "./cluster-config";
-import { planWireguardGroup } from "./group-plan";
+import { clientConfigKey, flowsKey, renderClientConfig, renderFlowsNft } from "./model/cluster-config";
+import { planWireguardGroup } from "./model/group-plan";
 
 /**
  * A WireGuard group on clusters (the bridge's `kubernetes` target): the tunnel's pods are the

@@ -3,15 +3,15 @@ import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
-import type { EnvironmentBuilder } from "../environment-context";
-import type { WireguardConnectorConfig } from "./config";
-import { gatewayExposure } from "./exposure";
+import type { EnvironmentBuilder } from "../contract/environment-context";
+import type { WireguardConnectorConfig } from "./model/config";
+import { gatewayExposure } from "./model/exposure";
 import { WireguardKeyPair } from "./key-provider";
 import { OpenstackWireguardGateway } from "./openstack-gateway";
 import { WireguardTunnel } from "./wireguard-tunnel";
-import { gatewayFlowsName } from "./render-k8s";
+import { gatewayFlowsName } from "./model/render-k8s";
 import { WireguardFlowsReader } from "./flows-reader";
-import { DEFAULT_CONFIG_PORT } from "./cluster-config";
+import { DEFAULT_CONFIG_PORT } from "./model/cluster-config";
 
 /** The namespace of the tunnel's client on each app cluster that uses wireguard. */
 export const WIREGUARD_CLIENT_NAMESPACE = "klutch-wireguard";

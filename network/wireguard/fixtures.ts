@@ -1,6 +1,6 @@
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { WireguardSettings } from "../../lib/bridge/settings";
-import type { Target } from "../proxy/bridge-program";
+import type { Target } from "../proxy/model/target";
 
 /** Test fixtures of a WireGuard group on clusters (the bridge's kubernetes target). */
 export const CLUSTER_SETTINGS: WireguardSettings = {

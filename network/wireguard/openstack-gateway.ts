@@ -2,9 +2,9 @@ import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { planIngressRules, ruleKey } from "../../lib/cloud/ingress-rules";
 import { gatewayVmAddress } from "../../lib/cloud/openstack/network-plan";
-import { renderGatewayCloudInit, type GatewayVmFlows } from "./render-cloud-init";
-import { WireguardPlan } from "./types";
-import { GatewayKeys } from "./render-wg-quick";
+import { renderGatewayCloudInit, type GatewayVmFlows } from "./model/render-cloud-init";
+import { WireguardPlan } from "./model/types";
+import { GatewayKeys } from "./model/render-wg-quick";
 import { OpenstackNetwork } from "../../components/clusters/openstack/openstack-cluster";
 import { ingressSecurityGroup } from "../openstack/security-group";
 

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { WireguardTunnel, WireguardTunnelArgs } from "./wireguard-tunnel";
-import { publicKeyFromPrivate } from "./keys";
+import { publicKeyFromPrivate } from "./model/keys";
 import { wireguardKeyProvider } from "./key-provider";
 import { MockedRun, mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 import { violations } from "../../policy/rules";

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { type Exposure, exposureArgProblem } from "../exposure";
-import { ConnectionEnhancement, NamedCidr, WireguardPlan, planWireguard } from "./planner";
+import { type Exposure, exposureArgProblem } from "../contract/exposure";
+import { ConnectionEnhancement, NamedCidr, WireguardPlan, planWireguard } from "./model/planner";
 import {
   ConsumerEndpoint,
   DeploymentManifest,
@@ -14,11 +14,11 @@ import {
   renderGatewayFlows,
   clientHost,
   gatewayFlowsName,
-} from "./render-k8s";
-import { renderGatewayCloudInit } from "./render-cloud-init";
-import { renderClientWgQuick, renderGatewaySetconf, renderGatewayWgQuick } from "./render-wg-quick";
+} from "./model/render-k8s";
+import { renderGatewayCloudInit } from "./model/render-cloud-init";
+import { renderClientWgQuick, renderGatewaySetconf, renderGatewayWgQuick } from "./model/render-wg-quick";
 import { WireguardKeyPair } from "./key-provider";
-import { DEFAULT_CONFIG_PORT } from "./cluster-config";
+import { DEFAULT_CONFIG_PORT } from "./model/cluster-config";
 import type { WireguardSettings } from "../../lib/bridge/settings";
 
 export interface WireguardAppClusterArgs {
@@ -71,7 +71,7 @@ export interface WireguardTunnelArgs {
   /** Default LoadBalancer. */
   gatewayServiceType?: "ClusterIP" | "NodePort" | "LoadBalancer";
   /**
-   * Who may reach the gateway's UDP port (network/exposure.ts; wireguard/exposure.ts derives
+   * Who may reach the gateway's UDP port (network/contract/exposure.ts; wireguard/exposure.ts derives
    * it from the app clusters): the Service's source ranges and scheme. Required unless the
    * Service is ClusterIP or the gateway is a VM, so the gateway is never world-open by omission.
    */
@@ -80,7 +80,7 @@ export interface WireguardTunnelArgs {
   forwarderImage?: string;
   clusterDomain?: string;
   /**
-   * The Crossplane bridge adds the connections at run time (network/wireguard/cluster-config.ts):
+   * The Crossplane bridge adds the connections at run time (network/wireguard/model/cluster-config.ts):
    * the gateway gets a flows ConfigMap and a forwarder-list server, each client an agent and a
    * headless Service. `bridgeSettings` then says what the bridge needs per app cluster.
    * With gatewayVm, the VM reads the flows ConfigMap named by gatewayVmFlows instead.

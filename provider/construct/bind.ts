@@ -6,11 +6,11 @@ import { OidcProvider } from "../../components/bind/oidc-provider";
 import { apiObjectName, consumerNamespace } from "../../lib/bind/app-cluster-plan";
 import { backendUrls } from "../../lib/bind/backend-plan";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
-import { type BindRelease, DEFAULT_BIND_RELEASE, releaseImages } from "../../lib/bind/release";
+import { type BindRelease, DEFAULT_BIND_RELEASE, releaseImages } from "../../lib/bind/upstream/release";
 import { type ExportedApiConfig, bind, exportedApi, oidc } from "../../lib/config/schema";
-import { checkBindBackend, cookieKeyProblem } from "../../lib/config/validate";
+import { checkBindBackend, cookieKeyProblem } from "../../config/validate";
 import { DNS_LABEL, DNS_LABEL_RULE } from "../../lib/net/dns";
-import { UNKNOWN } from "../schema-model";
+import { UNKNOWN } from "../spec/schema-model";
 import { type Args, type Constructor, clusterProvider, given, refuse, zodProblems } from "./common";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */

@@ -5,11 +5,11 @@ import { z } from "zod";
 import { dataServicePorts } from "../../lib/config/fields";
 import { planRoutedPath } from "../../lib/cloud/openstack/network-plan";
 import { planIngressRules } from "../../lib/cloud/ingress-rules";
-import { awsVpcPeeringConnector } from "../../network/aws-vpc-peering/config";
-import { checkPeering } from "../../network/aws-vpc-peering/peering-plan";
+import { awsVpcPeeringConnector } from "../../network/aws-vpc-peering/model/config";
+import { checkPeering } from "../../network/aws-vpc-peering/model/peering-plan";
 import { VpcPeering, type VpcPeeringSide } from "../../network/aws-vpc-peering/vpc-peering";
 import { OpenstackRoutedPath } from "../../network/openstack/routed-path";
-import { UNKNOWN, isKnown } from "../schema-model";
+import { UNKNOWN, isKnown } from "../spec/schema-model";
 import { type Args, type Constructor, given, itemField, refuse, zodProblems } from "./common";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { kubeconfigProvider } from "../../components/clusters/kubeconfig-provider";
 import { errorMap, zodIssues } from "../../lib/config/messages";
-import { isKnown } from "../schema-model";
+import { isKnown } from "../spec/schema-model";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 // Inputs arrive as the engine sends them, checked against provider/catalog.ts first

@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import { Crossplane } from "../../components/crossplane/crossplane";
 import { crossplane } from "../../lib/config/schema";
 import { packageManifests } from "../../lib/crossplane/packages";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
-import { toolchainEnv } from "../../tooling/toolchain";
-import { isKnown } from "../schema-model";
+import { localCrossplaneSource } from "../../automation/local-crossplane-source";
+import { toolchainEnv } from "../../automation/toolchain";
+import { isKnown } from "../spec/schema-model";
 import { type Args, type Constructor, clusterProvider, given, refuse, zodProblems } from "./common";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */

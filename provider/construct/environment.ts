@@ -1,14 +1,15 @@
 import * as path from "node:path";
 import { KlutchEnvironment } from "../../components/environment";
-import { type EnvironmentConfig, SECRET_SETTINGS } from "../../lib/config/schema";
-import { validateEnvironment } from "../../lib/config/validate";
-import type { CrossplanePlan } from "../../lib/crossplane/environment-plan";
-import { crossplaneSource, type CrossplaneSource } from "../../tooling/crossplane-source";
+import { SECRET_SETTINGS } from "../../lib/config/schema";
+import type { EnvironmentConfig } from "../../config/schema";
+import { validateEnvironment } from "../../config/validate";
+import type { CrossplanePlan } from "../../lib/crossplane/crossplane-plan";
+import { crossplaneSource, type CrossplaneSource } from "../../automation/crossplane-source";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
-import type { BridgePlan } from "../../lib/bridge/environment-plan";
-import { bridgePlanOf, crossplanePlanOf, readOnce } from "../../tooling/load-config";
-import { toolchainEnv } from "../../tooling/toolchain";
-import { UNKNOWN } from "../schema-model";
+import type { BridgePlan } from "../../lib/bridge/bridge-plan";
+import { bridgePlanOf, crossplanePlanOf, readOnce } from "../../stack-config";
+import { toolchainEnv } from "../../automation/toolchain";
+import { UNKNOWN } from "../spec/schema-model";
 import { type Args, type Constructor, given, refuse } from "./common";
 import { apiRaw } from "./bind";
 
@@ -21,7 +22,7 @@ const SECRETS = SECRET_SETTINGS;
 /**
  * The environment's inputs are the config model's settings, one for one (the exported APIs'
  * claims aside): they go through the same validation as the stack config of this repository's
- * program (lib/config/validate.ts), secrets included where their values are known, and the
+ * program (config/validate.ts), secrets included where their values are known, and the
  * problems come back named by the input's path (`controlPlane.network.nodeCidr: ...`).
  */
 export function environmentConfig(
@@ -72,7 +73,7 @@ export function environmentConfig(
   } catch (e) {
     problems.push((e as Error).message);
   }
-  // The bridge Deployment, as this repository's program plans it (tooling/load-config.ts).
+  // The bridge Deployment, as this repository's program plans it (stack-config.ts).
   let bridge: BridgePlan | undefined;
   try {
     bridge = bridgePlanOf(config, projectDir, readFile);

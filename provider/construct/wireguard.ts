@@ -1,9 +1,9 @@
 import { DNS_LABEL, DNS_LABEL_RULE } from "../../lib/net/dns";
-import { type Exposure, exposureArgProblem } from "../../network/exposure";
-import { planWireguard } from "../../network/wireguard/planner";
-import { GATEWAY, WireguardPlanError } from "../../network/wireguard/types";
+import { type Exposure, exposureArgProblem } from "../../network/contract/exposure";
+import { planWireguard } from "../../network/wireguard/model/planner";
+import { GATEWAY, WireguardPlanError } from "../../network/wireguard/model/types";
 import { type WireguardConnectionArgs, WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
-import { UNKNOWN } from "../schema-model";
+import { UNKNOWN } from "../spec/schema-model";
 import { type Args, type Constructor, allKnown, clusterProvider, itemField, refuse } from "./common";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */

@@ -1,5 +1,5 @@
-import { BIND_RELEASES } from "../../lib/bind/release";
-import type { ComponentSpec, ObjectType } from "../schema-model";
+import { BIND_RELEASES } from "../../lib/bind/upstream/release";
+import type { ComponentSpec, ObjectType } from "./schema-model";
 import { KUBECONFIG, LABELS, SKIP_AWAIT, bool, int, list, ref, secret, str } from "./props";
 
 /**

@@ -1,4 +1,4 @@
-import type { ComponentSpec, ObjectType } from "../schema-model";
+import type { ComponentSpec, ObjectType } from "./schema-model";
 import { bool, int, list, map, ref, str } from "./props";
 
 /**

@@ -1,4 +1,4 @@
-import type { ComponentSpec, ObjectType } from "../schema-model";
+import type { ComponentSpec, ObjectType } from "./schema-model";
 import { KUBECONFIG, LABELS, SKIP_AWAIT, bool, list, map, ref, secret, str } from "./props";
 
 /** components/crossplane/crossplane.ts as the provider serves it (the config model's `crossplane`). */

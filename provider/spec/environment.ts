@@ -1,14 +1,14 @@
-import { BIND_RELEASES } from "../../lib/bind/release";
+import { BIND_RELEASES } from "../../lib/bind/upstream/release";
 import { INFRASTRUCTURES } from "../../lib/config/schema";
 import { IMPLEMENTATION_NAMES } from "../../network/registry";
-import type { ComponentSpec, ObjectType } from "../schema-model";
+import type { ComponentSpec, ObjectType } from "./schema-model";
 import { bool, int, list, map, ref, secret, str } from "./props";
 
 /**
  * The whole Klutch environment from one typed args object: the config model (lib/config/
  * schema.ts, the stack's `klutch:` settings) as schema types, one for one, its unions (a
  * network connector, the OIDC provider, bind TLS) as one object whose discriminator says which
- * fields apply. The secret settings are separate secret inputs. test/unit/provider-environment
+ * fields apply. The secret settings are separate secret inputs. provider/construct/environment.test.ts
  * fails when a setting of the config model has no property here, or the other way round.
  */
 

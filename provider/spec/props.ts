@@ -1,4 +1,4 @@
-import type { Prop } from "../schema-model";
+import type { Prop } from "./schema-model";
 
 /** Shorthands for the catalog's property descriptions (provider/catalog.ts and provider/spec/). */
 

@@ -1,4 +1,4 @@
-import type { ComponentSpec, ObjectType } from "../schema-model";
+import type { ComponentSpec, ObjectType } from "./schema-model";
 import { KUBECONFIG, SKIP_AWAIT, bool, int, list, map, ref, secret, str } from "./props";
 
 /** network/wireguard/wireguard-tunnel.ts as the provider serves it. */

@@ -16,7 +16,7 @@
  *
  *   npm run bench:bridge -- --singles 10 --sizes 10,100,100x10,500
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -25,8 +25,10 @@ import { Command } from "commander";
 import { reapOrphans } from "../../bridge/orphans";
 import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { toolchainEnv } from "../../automation/toolchain";
+import { startBridgeProcess, stopBridgeProcess } from "../helpers/bridge-process";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
+import { portsFor, type FilePorts } from "../helpers/ports";
 import { Postgres } from "../helpers/pg-haproxy";
 
 const GROUP = "klutch.anynines.com";
@@ -95,27 +97,20 @@ function tracesOf(logFile: string, group: string): Record<string, number>[] {
     .filter((t) => t.group === group && (t.waiting ?? 0) > 0);
 }
 
-/** Linux hands out ephemeral ports from here (net.ipv4.ip_local_port_range): the proxies stay below. */
-const EPHEMERAL_FROM = 32768;
-
 /**
  * The bridge's ports for one run: one slot per group the run makes (the singles' one, and each
  * size's namespaces), each slot big enough for the largest group plus HAProxy's two own
  * listeners, and two spare. So the figures are the bridge's and the engine's, not slot growth
- * (lib/bridge/slots.ts; the bridge e2e covers growth, in place and into further blocks). At a
- * random offset (two runs at once do not meet), below the ephemeral ports.
+ * (lib/bridge/slots.ts; the bridge e2e covers growth, in place and into further blocks). From
+ * this file's own band (test/helpers/ports.ts), after its ops port.
  */
-function benchPorts(sizes: { n: number; spread: number }[]): { from: number; to: number; slotSize: number } {
+function benchPorts(
+  ports: FilePorts,
+  sizes: { n: number; spread: number }[],
+): { from: number; to: number; slotSize: number } {
   const groups = 1 + sizes.reduce((sum, s) => sum + s.spread, 0);
   const slotSize = Math.max(50, ...sizes.map((s) => Math.ceil(s.n / s.spread) + 2));
-  const ports = (groups + 2) * slotSize;
-  const room = EPHEMERAL_FROM - 20000 - ports;
-  if (room < 0)
-    throw new Error(
-      `the sizes need ${ports} ports, more than 20000-${EPHEMERAL_FROM - 1} holds; run fewer or smaller sizes`,
-    );
-  const from = 20000 + Math.floor(Math.random() * room);
-  return { from, to: from + ports - 1, slotSize };
+  return { ...ports.block((groups + 2) * slotSize), slotSize };
 }
 
 async function main(): Promise<void> {
@@ -130,7 +125,9 @@ async function main(): Promise<void> {
     const [n, m] = s.split("x").map(Number);
     return { n: n as number, spread: m ?? 1 };
   });
-  const range = benchPorts(sizes);
+  const hostPorts = portsFor(__filename);
+  const opsPort = hostPorts.one();
+  const range = benchPorts(hostPorts, sizes);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-bridge-bench-"));
   const env = toolchainEnv();
   const clusters = new LocalClusters(path.join(work, "clusters"));
@@ -212,23 +209,15 @@ async function main(): Promise<void> {
     }
 
     const logFile = path.join(work, "bridge.log");
-    bridge = spawn(
-      process.execPath,
-      [
-        "-r",
-        "tsx/cjs",
-        "bridge/main.ts",
-        ...["--kubeconfig", kubeconfig, "--state-dir", bridgeDir, "--settings", ""],
-        // Below the proxies' ports, which may reach up to the ephemeral ones.
-        ...["--ops-port", String(19000 + Math.floor(Math.random() * 1000))],
-        ...["--port-range", `${range.from}-${range.to}`, "--slot-size", String(range.slotSize)],
-        ...["--concurrency", o.concurrency],
-      ],
-      { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    const out = fs.createWriteStream(logFile);
-    bridge.stdout?.pipe(out);
-    bridge.stderr?.pipe(out);
+    bridge = startBridgeProcess({
+      work,
+      kubeconfig,
+      stateDir: bridgeDir,
+      opsPort,
+      portRange: range,
+      PATH: env.PATH,
+      extra: ["--settings", "", "--slot-size", String(range.slotSize), "--concurrency", o.concurrency],
+    });
     const pid = bridge.pid as number;
     let peakKiB = 0;
     const sampler = setInterval(() => (peakKiB = Math.max(peakKiB, rssKiB(pid))), 500);
@@ -331,13 +320,7 @@ async function main(): Promise<void> {
     for (const l of traceLines.slice(-5)) say(l);
     for (const w of watches.splice(0)) w.abort();
   } finally {
-    if (bridge && bridge.exitCode === null) {
-      const b = bridge;
-      await new Promise<void>((r) => {
-        b.once("exit", () => r());
-        b.kill("SIGTERM");
-      });
-    }
+    await stopBridgeProcess(bridge);
     await crossplane?.stop();
     await clusters.down().catch(() => undefined);
     stopProxies(path.join(bridgeDir, "proxies"));

@@ -13,7 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { Command } from "commander";
 import { upFromEvents } from "../../bridge/engine-run";
-import { toolchainEnv } from "../../tooling/toolchain";
+import { toolchainEnv } from "../../automation/toolchain";
 
 const provider: pulumi.dynamic.ResourceProvider = {
   create: (inputs: { v: number }) => Promise.resolve({ id: "r", outs: inputs }),

@@ -28,9 +28,9 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { HaproxyOptions } from "../../network/proxy/haproxy-config";
-import { haproxyOptionsFor } from "../../network/proxy/profile";
-import { ProxyConnection } from "../../network/proxy/types";
+import { HaproxyOptions } from "../../network/proxy/model/haproxy-config";
+import { haproxyOptionsFor } from "../../network/proxy/model/profile";
+import { ProxyConnection } from "../../network/proxy/model/types";
 import {
   Haproxy,
   Postgres,
@@ -43,6 +43,10 @@ import {
   renderLocal,
   run,
 } from "../helpers/pg-haproxy";
+import { portsFor } from "../helpers/ports";
+
+/** This file's own host ports (test/helpers/ports.ts). */
+const hostPorts = portsFor(__filename);
 
 const GOAL_TPS_RATIO = 0.9;
 const GOAL_ADDED_SETUP_MS = 1;
@@ -171,7 +175,7 @@ async function measure(
   pinProcess(process.pid, topology.clientCpus ?? settings.allCpus);
   const statsPort = await freePort();
   const healthPort = await freePort();
-  const range = await freePortRange(4);
+  const range = await freePortRange(4, hostPorts);
   const connection: ProxyConnection = {
     id: "bench/db",
     instanceHost: "127.0.0.1",

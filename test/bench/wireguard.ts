@@ -26,14 +26,12 @@ import {
   localGatewayNames,
   localGroupPlan,
   localNames,
-} from "../../network/wireguard/local-plan";
-import {
-  localAllowedHostsProvider,
-  localTcpForwarderProvider,
-  localWireguardClientProvider,
-} from "../../network/wireguard/local-wireguard";
+} from "../../network/wireguard/model/local-plan";
+import { localAllowedHostsProvider } from "../../network/wireguard/local/allowed-hosts-provider";
+import { localWireguardClientProvider } from "../../network/wireguard/local/client-provider";
+import { localTcpForwarderProvider } from "../../network/wireguard/local/forwarder-provider";
 import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
-import { NFT_TABLE } from "../../network/wireguard/render-nftables";
+import { NFT_TABLE } from "../../network/wireguard/model/render-nftables";
 import { DB_HOST, GATEWAY_UNDERLAY, WireguardLab, connectionA } from "../dataplane/wireguard-lab";
 import { NetnsDataService, nsExec } from "../helpers/netns-data-service";
 import { HAPROXY, pgbenchTps, renderLocal } from "../helpers/pg-haproxy";

@@ -4,10 +4,10 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as tls from "node:tls";
-import { consumerEndpoints } from "../../network/proxy/haproxy-config";
-import { ConsumerEndpoint, PortRange, ProxyConnection } from "../../network/proxy/types";
+import { consumerEndpoints } from "../../network/proxy/model/haproxy-config";
+import { ConsumerEndpoint, PortRange, ProxyConnection } from "../../network/proxy/model/types";
 import { PsqlSession } from "../helpers/psql-session";
-import { connectivityProbeProvider as probe } from "../../network/connectivity-probe";
+import { connectivityProbeProvider as probe } from "../../network/shared/connectivity-probe";
 import {
   Haproxy,
   Postgres,
@@ -19,6 +19,10 @@ import {
   run,
   waitFor,
 } from "../helpers/pg-haproxy";
+import { portsFor } from "../helpers/ports";
+
+/** This file's own host ports (test/helpers/ports.ts). */
+const hostPorts = portsFor(__filename);
 
 /**
  * The default network path for real: PostgreSQL 15 and HAProxy 2.6 from Debian, HAProxy
@@ -106,7 +110,11 @@ describe("proxy data path: PostgreSQL 15 through HAProxy 2.6 (real processes, 12
       timeoutMs: 60000,
     });
     assert.equal(init.code, 0, init.stderr);
-    [statsPort, healthPort, range] = await Promise.all([freePort(), freePort(), freePortRange(10)]);
+    [statsPort, healthPort, range] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePortRange(10, hostPorts),
+    ]);
     connections = [
       { id: "team-a/orders-db", instanceHost: "127.0.0.1", port: pg.port, enhancements: PG },
       { id: "team-b/reports-db", instanceHost: "127.0.0.1", port: pg.port, enhancements: PG },

@@ -9,9 +9,13 @@ import {
   clientConfigKey,
   configServerArgs,
   renderClientConfig,
-} from "../../network/wireguard/cluster-config";
+} from "../../network/wireguard/model/cluster-config";
 import { freePortRange } from "../helpers/pg-haproxy";
 import { eventually } from "../helpers/kubectl";
+import { portsFor } from "../helpers/ports";
+
+/** This file's own host ports (test/helpers/ports.ts). */
+const hostPorts = portsFor(__filename);
 
 /** What a TCP connection to 127.0.0.1:port reads before the server closes it; "" when refused. */
 function readFrom(port: number, source = "127.0.0.1"): Promise<string> {
@@ -27,7 +31,7 @@ function readFrom(port: number, source = "127.0.0.1"): Promise<string> {
 
 /**
  * The WireGuard client's agent and the gateway's forwarder-list server
- * (network/wireguard/cluster-config.ts) as they run in the pods, here on this machine's
+ * (network/wireguard/model/cluster-config.ts) as they run in the pods, here on this machine's
  * loopback: the same shell (dash, the local image's /bin/sh) and socat, with the list
  * server standing where the gateway's tunnel address would be. The pods themselves run in
  * test/e2e/bridge-pod.test.ts; this shows the agent's every step quickly and exactly.
@@ -70,7 +74,7 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
       .map((l) => l.split(" ").slice(0, 2).join(" "));
 
   before(async () => {
-    const range = await freePortRange(3);
+    const range = await freePortRange(3, hostPorts);
     [cfgPort, fwdA, fwdB] = [range.from, range.from + 1, range.from + 2];
     // Two data services, each answering with its own name.
     for (const name of ["service-a", "service-b"]) {

@@ -5,9 +5,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
 import { LocalClusters } from "../../local-clusters";
-import { FLOWS_SYNC_SCRIPT, flowsReaderRules } from "../../network/wireguard/flows-sync";
-import { emptyPlan } from "../../network/wireguard/local-plan";
-import { renderGatewayNftables } from "../../network/wireguard/render-nftables";
+import { FLOWS_SYNC_SCRIPT, flowsReaderRules } from "../../network/wireguard/model/flows-sync";
+import { emptyPlan } from "../../network/wireguard/model/local-plan";
+import { renderGatewayNftables } from "../../network/wireguard/model/render-nftables";
 import { kubectl, kubectlApply } from "../helpers/kubectl";
 
 const CLUSTER = "flows-sync";
@@ -16,7 +16,7 @@ const FLOWS = "env-wireguard-gateway-flows";
 const READER = "klutch-wireguard-gateway";
 
 /**
- * A gateway VM's flows reader (network/wireguard/flows-sync.ts) against a real API server: the
+ * A gateway VM's flows reader (network/wireguard/model/flows-sync.ts) against a real API server: the
  * Python loop as cloud-init installs it, with a real ServiceAccount token whose Role
  * (flowsReaderRules) may get the flows ConfigMap and nothing else. Its reload command checks the
  * gateway filter with every written flows file included (nft -c in a network namespace of its

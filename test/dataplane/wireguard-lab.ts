@@ -9,11 +9,12 @@ import {
   WireguardPlan,
   WireguardPlanInput,
   planWireguard,
-} from "../../network/wireguard/planner";
-import { renderGatewayNftables } from "../../network/wireguard/render-nftables";
-import { renderClientSetconf, renderGatewaySetconf } from "../../network/wireguard/render-wg-quick";
+} from "../../network/wireguard/model/planner";
+import { renderGatewayNftables } from "../../network/wireguard/model/render-nftables";
+import { renderClientSetconf, renderGatewaySetconf } from "../../network/wireguard/model/render-wg-quick";
 import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
-import { initdbAsPostgres } from "../helpers/pg-haproxy";
+import { tcpProbe } from "../helpers/netns-data-service";
+import { initdbAsPostgres, postgresAsPostgres } from "../helpers/pg-haproxy";
 
 /**
  * A WireGuard lab in three network namespaces, shared by the data-plane test and the
@@ -306,25 +307,16 @@ export class WireguardLab {
     this.pgData = initdbAsPostgres(base);
     // Trust only the tunnel; the underlay never gets this far (the gateway filter drops it).
     fs.appendFileSync(path.join(this.pgData, "pg_hba.conf"), `host all all ${TUNNEL_CIDR} trust\n`);
-    const pg = this.spawnIn("ds", [
-      "runuser",
-      "-u",
-      "postgres",
-      "--",
-      `${PG_BIN}/postgres`,
-      "-D",
-      this.pgData,
-      "-c",
-      `listen_addresses=${DB_HOST}`,
-      "-c",
-      `port=${DB_PORT}`,
-      "-c",
-      `unix_socket_directories=${base}`,
-      "-c",
-      "fsync=off",
-      "-c",
-      "shared_buffers=16MB",
-    ]);
+    const pg = this.spawnIn(
+      "ds",
+      postgresAsPostgres(this.pgData, {
+        listen_addresses: DB_HOST,
+        port: DB_PORT,
+        unix_socket_directories: base,
+        fsync: "off",
+        shared_buffers: "16MB",
+      }),
+    );
     pg.stdout?.resume();
     pg.stderr?.resume();
     const deadline = Date.now() + 20000;
@@ -375,17 +367,8 @@ export class WireguardLab {
   }
 
   /** Connects once from an end: "open", "timeout" or the socket error code. */
-  async tcpProbe(end: End, host: string, port: number, timeoutMs: number): Promise<string> {
-    const script = [
-      "const [host, port, ms] = process.argv.slice(1);",
-      "const s = require('net').connect(Number(port), host, () => { console.log('open'); process.exit(0); });",
-      "s.on('error', (e) => { console.log(e.code); process.exit(1); });",
-      "setTimeout(() => { console.log('timeout'); process.exit(2); }, Number(ms));",
-    ].join("\n");
-    const r = await this.exec(this.ns[end], ["node", "-e", script, host, String(port), String(timeoutMs)], {
-      timeoutMs: timeoutMs + 5000,
-    });
-    return r.stdout.trim();
+  tcpProbe(end: End, host: string, port: number, timeoutMs: number): Promise<string> {
+    return tcpProbe(this.ns[end], host, port, timeoutMs);
   }
 
   /** Stops everything this lab started and deletes its namespaces. */

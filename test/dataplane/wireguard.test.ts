@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { WireguardPlan, planWireguard } from "../../network/wireguard/planner";
+import { WireguardPlan, planWireguard } from "../../network/wireguard/model/planner";
 import {
   DB_HOST,
   DB_PORT,

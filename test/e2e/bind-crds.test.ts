@@ -1,4 +1,4 @@
-import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
+import { DEFAULT_BIND_RELEASE } from "../../lib/bind/upstream/release";
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { stringify } from "yaml";
 import { bindCrds, type BindKindKey } from "../../lib/bind/crds";
 import { LocalClusters } from "../../local-clusters";
-import { toolchainEnv } from "../../tooling/toolchain";
+import { toolchainEnv } from "../../automation/toolchain";
 import { SAMPLE_NAMESPACES, invalidSamplesOf, validSamples, type BindSample } from "../helpers/bind-samples";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 

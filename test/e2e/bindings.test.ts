@@ -10,11 +10,11 @@ import { boundApis } from "../../lib/bind/app-cluster-plan";
 import { CONTRACT } from "../../lib/bind/contract";
 import { bindingCrdFor } from "../../lib/bind/crds";
 import type { PolicyRule } from "../../lib/bind/rbac";
-import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
-import { environmentSchema } from "../../lib/config/schema";
+import { DEFAULT_BIND_RELEASE } from "../../lib/bind/upstream/release";
+import { environmentSchema } from "../../config/schema";
 import { LocalClusters } from "../../local-clusters";
-import { selectStack } from "../../tooling/pulumi-runner";
-import { repoRoot } from "../../tooling/toolchain";
+import { selectStack } from "../../program-stack";
+import { repoRoot } from "../../automation/toolchain";
 import { RawClient, Replayer, type Refusal, type ReplayWorld } from "../helpers/contract-replay";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 

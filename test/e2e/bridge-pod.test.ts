@@ -17,15 +17,27 @@ import {
   renderBridgeSettings,
   type WireguardSettings,
 } from "../../lib/bridge/settings";
-import { pulumiBackedComposition, renderResourcesMode } from "../../network/connector-api/compositions";
+import { pulumiBackedComposition, renderResourcesMode } from "../../lib/connector-api/compositions";
 import { WIREGUARD_CLIENT_NAMESPACE } from "../../network/wireguard/environment";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
+import { FORWARDER_FALLBACK_PORT } from "../../network/wireguard/model/types";
 import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCluster } from "../../local-clusters/cluster";
-import { ensureKubernetesPlugin, pulumiEnv } from "../../tooling/pulumi-runner";
-import { toolchainEnv } from "../../tooling/toolchain";
-import { podPathsBench } from "../bench/pod-paths";
-import { proxyPodsBench } from "../bench/proxy-pods";
+import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
+import { toolchainEnv } from "../../automation/toolchain";
+import { podPathsBench } from "../helpers/pgbench-pod-paths";
+import { proxyPodsBench } from "../helpers/pgbench-proxy-pods";
+import {
+  claimYaml,
+  livePods,
+  podLogTails,
+  podReady,
+  implementationSelector,
+  waitForClaim,
+  type Claim,
+  type Pod,
+} from "../helpers/kube-objects";
+import { bandArg, nodePortsFor } from "../helpers/ports";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
@@ -36,24 +48,12 @@ const CP = "bridge-pod-cp";
 const NS = "team-a";
 const PROXY_NS = SETTINGS_NAMESPACE;
 /** Inside the NodePort range: TcpProxy gives each Service port the same NodePort. */
-const PORT_RANGE = "30100-30199";
+const PORT_RANGE = bandArg(nodePortsFor(__filename).block(100));
 /** The consumer namespace of an app cluster configured for wireguard (claims land here). */
 const WG_NS = "team-w";
 /** The app side of the tunnel: the client pod's namespace (one cluster plays both sides). */
 const WG_APP_NS = WIREGUARD_CLIENT_NAMESPACE;
 const WG_TUNNEL = "wg";
-
-interface Pod {
-  metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string> };
-  status: { phase?: string; conditions?: { type: string; status: string }[] };
-}
-interface Claim {
-  metadata: { name: string };
-  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
-}
-
-const podReady = (p: Pod) =>
-  p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
 
 /**
  * The Crossplane bridge as pods, end to end and all real: a local control plane with a node,
@@ -81,50 +81,18 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
   const pgHost = `pg.${NS}.svc.cluster.local`;
   let pgNodePort = 0;
 
-  const pods = (ns: string, selector: string) =>
-    kubectlJson<{ items: Pod[] }>(kc(), ["get", "pods", "-n", ns, "-l", selector]).items.filter(
-      (p) => !p.metadata.deletionTimestamp,
-    );
+  const pods = (ns: string, selector: string) => livePods(kc(), ns, selector);
   const bridgePods = () =>
     pods(PROXY_NS, "app.kubernetes.io/name=klutch-bridge,app.kubernetes.io/instance=bridge");
-  const claims = (ns = NS) =>
-    kubectlJson<{ items: Claim[] }>(kc(), ["-n", ns, "get", "tcpconnections"]).items;
-  const claimReady = (c: Claim | undefined) =>
-    Boolean(c?.status?.hostForConsumer && c.status.port) &&
-    c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") === true;
-  const claim = (name: string) =>
-    JSON.stringify({
-      apiVersion: "klutch.anynines.com/v1",
-      kind: "TCPConnection",
-      metadata: { name, namespace: NS },
-      spec: { instanceHost: pgHost, port: 5432, enhancements: [{ InstanceType: "PostgreSQL" }] },
-    });
-  const bridgeLogs = () =>
-    bridgePods()
-      .map((p) => {
-        const r = kubectlTry(kc(), ["-n", PROXY_NS, "logs", p.metadata.name, "--tail=25"]);
-        return `--- ${p.metadata.name}:\n${r.stdout}${r.stderr}`;
-      })
-      .join("\n");
+  const claim = (name: string) => claimYaml(name, NS, 5432, pgHost);
+  const bridgeLogs = () => podLogTails(kc(), PROXY_NS, bridgePods());
 
-  async function waitClaimReady(name: string, ns = NS): Promise<Claim> {
-    let last: Claim | undefined;
-    await eventually(
-      `TCPConnection ${ns}/${name} to be Ready with an endpoint`,
-      () => {
-        last = claims(ns).find((c) => c.metadata.name === name);
-        return claimReady(last);
-      },
-      300_000,
-    ).catch((e: Error) => {
-      throw new Error(
-        `${e.message}\n${claimDiagnosis(kc(), ns, name, crossplane?.logFile)}\n${bridgeLogs()}`,
-      );
+  const waitClaimReady = (name: string, ns = NS): Promise<Claim> =>
+    waitForClaim(kc(), ns, name, {
+      timeoutMs: 300_000,
+      diagnose: () => `${claimDiagnosis(kc(), ns, name, crossplane?.logFile)}\n${bridgeLogs()}`,
     });
-    return last!;
-  }
 
-  /** psql `select 42` from inside the PostgreSQL pod (a pod on the cluster network). */
   /** psql `select 42` from inside a PostgreSQL pod (a pod on the cluster network; team-a's by default). */
   function psqlFromPod(host: string, port: number, ns = NS, app = "pg"): string {
     const [pg] = pods(ns, `app=${app}`);
@@ -584,17 +552,7 @@ const retry = async (call) => {
     let pgClusterIp = "";
     let pgPodIp = "";
     const wgClaim = (name: string, host: string) =>
-      JSON.stringify({
-        apiVersion: "klutch.anynines.com/v1",
-        kind: "TCPConnection",
-        metadata: { name, namespace: WG_NS },
-        spec: {
-          instanceHost: host,
-          port: 5432,
-          enhancements: [{ InstanceType: "PostgreSQL" }],
-          compositionSelector: { matchLabels: { "klutch.anynines.com/implementation": "wireguard" } },
-        },
-      });
+      claimYaml(name, WG_NS, 5432, host, implementationSelector("wireguard"));
     /**
      * psql from a consumer pod in the app side's namespace. Not from the instance's own pod: a
      * consumer at the instance's address would have the forwarder's replies to it routed into
@@ -808,10 +766,14 @@ const retry = async (call) => {
       assert.equal(kubectlApply(kc(), wgClaim("wg-reports", pgPodIp)).status, 0);
       const ready = await waitClaimReady("wg-reports", WG_NS);
       assert.equal(ready.status?.hostForConsumer, wg.clientHost);
-      assert.equal(ready.status?.port, 20000, "5432 is wg-orders' forwarder: the planner's fallback port");
+      assert.equal(
+        ready.status?.port,
+        FORWARDER_FALLBACK_PORT,
+        "5432 is wg-orders' forwarder: the planner's fallback port",
+      );
       await eventually(
         "psql through the second forwarder",
-        () => psqlFromConsumer(wg.clientHost, 20000) === "42",
+        () => psqlFromConsumer(wg.clientHost, FORWARDER_FALLBACK_PORT) === "42",
         120_000,
       ).catch((e: Error) => {
         throw new Error(`${e.message}\n${tunnelLogs()}\n${gatewayFlows()}`);
@@ -821,7 +783,7 @@ const retry = async (call) => {
       assert.equal(clientPublicKey(), key);
     });
 
-    it("pgbench from a consumer pod: direct, the proxy pods and the WireGuard pods in one run (figures only; the benchmark is test/bench/pod-paths.ts)", () => {
+    it("pgbench from a consumer pod: direct, the proxy pods and the WireGuard pods in one run (figures only; the measurement is test/helpers/pgbench-pod-paths.ts)", () => {
       const consumer = pods(WG_NS, "app=consumer")[0]!.metadata.name;
       const paths = [
         { name: "direct", host: `pg.${NS}.svc.cluster.local`, port: 5432 },
@@ -866,7 +828,7 @@ const retry = async (call) => {
       );
       const refused = psqlFromConsumer(wg.clientHost, 5432);
       assert.notEqual(refused, "42");
-      const kept = psqlFromConsumer(wg.clientHost, 20000);
+      const kept = psqlFromConsumer(wg.clientHost, FORWARDER_FALLBACK_PORT);
       assert.equal(kept, "42", `${kept}\n${tunnelDiagnosis()}`);
       // The client's tunnel container (root, NET_ADMIN) routes the removed host into the tunnel
       // by hand: the gateway's filter drops it, while the listed host still answers.
@@ -901,7 +863,7 @@ const retry = async (call) => {
       assert.equal(flows().metadata.labels?.["app.kubernetes.io/name"], "klutch-wireguard");
       await eventually(
         "the client's last forwarder to stop",
-        () => /forwarder :20000 -> \S+ stopped/.test(tunnelLogs()),
+        () => new RegExp(`forwarder :${FORWARDER_FALLBACK_PORT} -> \\S+ stopped`).test(tunnelLogs()),
         60_000,
       );
     });

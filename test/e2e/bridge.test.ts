@@ -5,7 +5,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { reapOrphans } from "../../bridge/orphans";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import { localCrossplaneSource } from "../../automation/local-crossplane-source";
 import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import {
@@ -13,14 +13,17 @@ import {
   noopComposition,
   pulumiBackedComposition,
   renderResourcesMode,
-} from "../../network/connector-api/compositions";
-import { connectorXrd } from "../../network/connector-api/xrd";
-import { networkPathCrd } from "../../network/connector-api/network-path-crd";
-import { bridgeSettings, renderBridgeSettings } from "../../lib/bridge/settings";
-import { environmentSchema } from "../../lib/config/schema";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+} from "../../lib/connector-api/compositions";
+import { connectorXrd } from "../../lib/connector-api/xrd";
+import { networkPathCrd } from "../../lib/connector-api/network-path-crd";
+import { renderBridgeSettings } from "../../lib/bridge/settings";
+import { bridgeSettings } from "../../network/plugins/bridge-settings";
+import { environmentSchema } from "../../config/schema";
+import { toolchainEnv } from "../../automation/toolchain";
 import { Postgres } from "../helpers/pg-haproxy";
-import { stopChild } from "../helpers/child-process";
+import { startBridgeProcess, stopBridgeProcess } from "../helpers/bridge-process";
+import { claimYaml, claimsIn, isClaimReady, waitForClaim, type Claim } from "../helpers/kube-objects";
+import { nodePortsFor, portsFor } from "../helpers/ports";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { heldSlots, parseSlots } from "../../lib/bridge/slots";
@@ -32,12 +35,6 @@ const ROUTED_NS = "team-routed";
 const TRIALS = Number(process.env.KLUTCH_BRIDGE_FAULT_TRIALS ?? 20);
 /** Runs of the kill trials in a row (each TRIALS trials, one with a corrupted checkpoint). */
 const RUNS = Number(process.env.KLUTCH_BRIDGE_FAULT_RUNS ?? 1);
-
-interface Claim {
-  metadata: { name: string; deletionTimestamp?: string };
-  spec: { resourceRef?: { name: string } };
-  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
-}
 
 /**
  * The Crossplane bridge end to end, all real: a local control plane API server, Crossplane
@@ -59,20 +56,15 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   /** State of the bridge of the split-slots test (a group in two blocks). */
   const splitDir = path.join(work, "bridge-split");
   const env = toolchainEnv();
-  const opsPort = 19464 + Math.floor(Math.random() * 500);
-  /**
-   * The proxies' port range, random per run: HAProxy binds with SO_REUSEPORT (its reloads
-   * need it), so two runs of this file on one machine with one fixed range would silently
-   * share listeners and send each other's clients to the wrong proxy (seen: psql answered by
-   * another run's HAProxy health page, "invalid response to SSL negotiation: H").
-   */
-  //
-  // Below Linux's ephemeral ports (ip_local_port_range, 32768-60999 by default): a range inside
-  // it can collide with a client socket's local port (seen: the API server's connection to etcd
-  // held 127.0.0.1:45006, and HAProxy's bind failed with "Address already in use").
-  // 20000-25999: each e2e file that runs proxies on this machine has a band of its own, as two
-  // files may run side by side (scripts/test.sh).
-  const portBase = 20000 + 1000 * Math.floor(Math.random() * 6);
+  const hostPorts = portsFor(__filename);
+  const opsPort = hostPorts.one();
+  /** The ops ports of the two replicas of the leader-election test. */
+  const haOpsPorts = [hostPorts.one(), hostPorts.one()];
+  /** The proxies' port range, from this file's own band (test/helpers/ports.ts says why). */
+  const proxyRange = hostPorts.block(500);
+  const portBase = proxyRange.from;
+  /** The NodePorts of the kubernetes-target test's app cluster. */
+  const appNodePorts = nodePortsFor(__filename).block(100);
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
   let pg: Postgres;
@@ -92,39 +84,23 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     lines: string[],
     logName: string,
   ): ChildProcess {
-    const child = spawn(
-      process.execPath,
-      [
-        "-r",
-        "tsx/cjs",
-        "bridge/main.ts",
-        "--kubeconfig",
-        kc(),
-        "--state-dir",
-        dir,
-        "--ops-port",
-        String(port),
-        "--port-range",
-        `${portBase}-${portBase + 499}`,
-        ...extra,
-      ],
-      { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    const logFile = path.join(work, logName);
-    const keep = (d: Buffer) => {
-      lines.push(d.toString());
-      fs.appendFileSync(logFile, d);
-    };
-    child.stdout?.on("data", keep);
-    child.stderr?.on("data", keep);
-    child.once("exit", (code, signal) => fs.appendFileSync(logFile, `-- bridge exited: ${code} ${signal}\n`));
-    return child;
+    return startBridgeProcess({
+      work,
+      kubeconfig: kc(),
+      stateDir: dir,
+      opsPort: port,
+      portRange: proxyRange,
+      PATH: env.PATH,
+      log: lines,
+      logName,
+      extra,
+    });
   }
 
   async function killBridge(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
     const b = bridge;
     bridge = undefined;
-    await stopChild(b, signal);
+    await stopBridgeProcess(b, signal);
     // A killed bridge may leave `pulumi` children running an update; they die without their client.
     await eventually("the bridge's pulumi processes to end", () => pulumiChildren().length === 0, 60_000);
   }
@@ -160,22 +136,9 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   }
 
   const claim = (name: string, extra: Record<string, unknown> = {}) =>
-    JSON.stringify({
-      apiVersion: "klutch.anynines.com/v1",
-      kind: "TCPConnection",
-      metadata: { name, namespace: NS },
-      spec: {
-        instanceHost: "127.0.0.1",
-        port: pg.port,
-        enhancements: [{ InstanceType: "PostgreSQL" }],
-        ...extra,
-      },
-    });
+    claimYaml(name, NS, pg.port, "127.0.0.1", extra);
 
-  const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
-  const isReady = (c: Claim) =>
-    Boolean(c.status?.hostForConsumer && c.status.port) &&
-    c.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True");
+  const claims = () => claimsIn(kc(), NS);
 
   const psql = (host: string, port: number) =>
     spawnSync("psql", ["-h", host, "-p", String(port), "-U", "postgres", "-tAc", "select 42"], {
@@ -194,22 +157,12 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     });
   }
 
-  async function waitReady(name: string, timeoutMs = 180_000): Promise<Claim> {
-    let last: Claim | undefined;
-    await eventually(
-      `TCPConnection ${name} to be Ready with an endpoint`,
-      () => {
-        last = claims().find((c) => c.metadata.name === name);
-        return Boolean(last && isReady(last));
-      },
+  const waitReady = (name: string, timeoutMs = 180_000): Promise<Claim> =>
+    waitForClaim(kc(), NS, name, {
       timeoutMs,
-    ).catch((e: Error) => {
-      throw new Error(
-        `${e.message}\n${claimDiagnosis(kc(), NS, name, crossplane.logFile)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
-      );
+      diagnose: () =>
+        `${claimDiagnosis(kc(), NS, name, crossplane.logFile)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
     });
-    return last!;
-  }
 
   /**
    * The bridge has nothing running or queued: no engine for 3 s in a row (a reconcile that
@@ -240,7 +193,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
           "networkpaths",
         ]).items;
         return (
-          all.every(isReady) &&
+          all.every(isClaimReady) &&
           paths.length === all.length &&
           paths.every((p) => !p.metadata.deletionTimestamp)
         );
@@ -643,7 +596,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       );
     await eventually(
       "the routed claim to be Ready",
-      () => Boolean(claimReady() && isReady(claimReady()!)),
+      () => Boolean(claimReady() && isClaimReady(claimReady())),
       60_000,
     );
 
@@ -693,7 +646,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     await eventually(
       "all 100 connections to be Ready",
       () => {
-        ready = many().filter(isReady).length;
+        ready = many().filter(isClaimReady).length;
         return ready === 100;
       },
       600_000,
@@ -708,7 +661,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.equal(new Set(ports).size, 100, "distinct ports");
     // 100 listeners and HAProxy's 2 do not fit one 50-port slot: the group's block grew.
     assert.ok(
-      ports.every((p) => p >= portBase && p <= portBase + 499),
+      ports.every((p) => p >= proxyRange.from && p <= proxyRange.to),
       `ports within the bridge's range: ${ports.join(",")}`,
     );
     const slots = parseSlots(fs.readFileSync(path.join(bridgeDir, "slots.json"), "utf8"));
@@ -820,10 +773,10 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       /up to --max-ports-per-group: raise that \(or widen --port-range\) so the group can have at least 9 ports/,
     );
     assert.equal(cond(pathOf("cap-e"), "Synced")?.reason, "PortRangeExhausted");
-    assert.ok(!isReady(claimOf("cap-e")!), "the claim that did not fit is not Ready");
+    assert.ok(!isClaimReady(claimOf("cap-e")), "the claim that did not fit is not Ready");
     for (const [n, port] of Object.entries(first)) {
       const c = claimOf(n)!;
-      assert.ok(isReady(c), `${n} stays Ready`);
+      assert.ok(isClaimReady(c), `${n} stays Ready`);
       assert.equal(c.status?.port, port, `${n} keeps its port`);
       assert.equal(cond(pathOf(n), "Synced")?.status, "True", `${n} stays Synced`);
       if (n !== "cap-u") {
@@ -904,7 +857,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.equal(kubectlApply(kc(), inNs("split-other", OTHER)).status, 0);
     await eventually(
       "the other group's claim to be Ready",
-      () => Boolean(otherClaim() && isReady(otherClaim()!)),
+      () => Boolean(otherClaim() && isClaimReady(otherClaim())),
       180_000,
     );
     const otherPort = otherClaim()!.status!.port!;
@@ -961,7 +914,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
             networkConnector: {
               implementation: "proxy",
               serviceType: "NodePort",
-              portRange: { from: 31500, to: 31599 },
+              portRange: appNodePorts,
               dedicatedCpus: 1,
             },
           },
@@ -1015,7 +968,10 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       );
     });
     const port = path0!.status.port as number;
-    assert.ok(port >= 31500 && port <= 31599, `port ${port} from the app cluster's portRange`);
+    assert.ok(
+      port >= appNodePorts.from && port <= appNodePorts.to,
+      `port ${port} from the app cluster's portRange`,
+    );
 
     const name = "np-cluster-app-k-proxy";
     const deployment = kubectlJson<Obj>(kc(), ["-n", "proxies", "get", "deployment", name]);
@@ -1049,7 +1005,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   it("with --leader-elect only the lease holder reconciles; the standby takes over when it dies, and a stopping leader hands over", async () => {
     await killBridge("SIGTERM");
     kubectlTry(kc(), ["create", "namespace", "klutch-network"]);
-    const ports = [opsPort + 600, opsPort + 601];
+    const ports = haOpsPorts;
     const logs: string[][] = [[], []];
     const replicas = ports.map((port, i) =>
       spawnBridge(["--leader-elect", "--settings", ""], haDir, port, logs[i]!, `bridge-ha-${i}.log`),

@@ -2,8 +2,8 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CONNECTOR_IMPLEMENTATIONS } from "../../lib/config/schema";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import { IMPLEMENTATION_NAMES as CONNECTOR_IMPLEMENTATIONS } from "../../network/registry";
+import { localCrossplaneSource } from "../../automation/local-crossplane-source";
 import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import {
@@ -14,10 +14,11 @@ import {
   renderPipeline,
   renderResourcesMode,
   type CompositionModel,
-} from "../../network/connector-api/compositions";
-import { CONNECTOR_GROUP, CONNECTOR_VERSION, XR_KIND, connectorXrd } from "../../network/connector-api/xrd";
-import { networkPathCrd } from "../../network/connector-api/network-path-crd";
-import { toolchainEnv } from "../../tooling/toolchain";
+} from "../../lib/connector-api/compositions";
+import { CONNECTOR_GROUP, CONNECTOR_VERSION, XR_KIND } from "../../lib/connector-api/names";
+import { connectorXrd } from "../../lib/connector-api/xrd";
+import { networkPathCrd } from "../../lib/connector-api/network-path-crd";
+import { toolchainEnv } from "../../automation/toolchain";
 import { convertToPipeline, render } from "../helpers/crossplane-cli";
 import { eventually, kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
 

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { upFromEvents } from "../../bridge/engine-run";
-import { toolchainEnv } from "../../tooling/toolchain";
+import { toolchainEnv } from "../../automation/toolchain";
 
 /** One dynamic resource whose input decides whether an update changes it. */
 const provider: pulumi.dynamic.ResourceProvider = {

@@ -8,11 +8,13 @@ import type { Stack } from "@pulumi/pulumi/automation";
 import { parse, stringify } from "yaml";
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
 import { LocalClusters, type NodeInfo } from "../../local-clusters";
-import { LOCAL_STACK_PASSPHRASE, selectStack } from "../../tooling/pulumi-runner";
-import { repoRoot } from "../../tooling/toolchain";
+import { LOCAL_STACK_PASSPHRASE } from "../../automation/pulumi-runner";
+import { selectStack } from "../../program-stack";
+import { repoRoot } from "../../automation/toolchain";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
+import { claimYaml, livePods, podLogTails, podReady, type Claim } from "../helpers/kube-objects";
 
 const CP = "control-plane";
 const APP = "app-1";
@@ -21,18 +23,8 @@ const STACK = "envbridge-e2e";
 const CONSUMER_NS = `cluster-${APP}`;
 const DATA_NS = "data";
 
-interface Pod {
-  metadata: { name: string; deletionTimestamp?: string };
-  status: { conditions?: { type: string; status: string }[] };
-}
-interface Claim {
-  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
-}
-const podReady = (p: Pod) =>
-  p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-
 /**
- * The environment stack on a node-backed control plane (issue 15): `pulumi up` of a copy of the
+ * The environment stack on a node-backed control plane: `pulumi up` of a copy of the
  * `local` stack whose control plane has a node deploys Crossplane as its chart does (core and
  * RBAC manager from the node's klutch.local/crossplane image, webhooks live) and
  * BridgeDeployment from the node's own images (klutch:bridge defaults), and waits for all their
@@ -56,22 +48,13 @@ describe("the environment stack deploys the bridge on a node-backed control plan
   let appNode: NodeInfo;
   let stack: Stack | undefined;
 
-  const pods = (ns: string, selector: string) =>
-    kubectlJson<{ items: Pod[] }>(kc(), ["get", "pods", "-n", ns, "-l", selector]).items.filter(
-      (p) => !p.metadata.deletionTimestamp,
-    );
+  const pods = (ns: string, selector: string) => livePods(kc(), ns, selector);
   const paths = () =>
     kubectlJson<{ items: { metadata: { name: string } }[] }>(kc(), ["get", "networkpaths"]).items.map(
       (p) => p.metadata.name,
     );
   const bridgePods = () => pods(SETTINGS_NAMESPACE, "app.kubernetes.io/name=klutch-bridge");
-  const bridgeLogs = () =>
-    bridgePods()
-      .map((p) => {
-        const r = kubectlTry(kc(), ["-n", SETTINGS_NAMESPACE, "logs", p.metadata.name, "--tail=25"]);
-        return `--- ${p.metadata.name}:\n${r.stdout}${r.stderr}`;
-      })
-      .join("\n");
+  const bridgeLogs = () => podLogTails(kc(), SETTINGS_NAMESPACE, bridgePods());
 
   before(async () => {
     process.env.KLUTCH_LOCAL_DIR = stateDir;
@@ -262,13 +245,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     await eventually("PostgreSQL to be Ready", () => pods(DATA_NS, "app=pg").some(podReady), 180_000);
     const pgIp = kubectlJson<{ spec: { clusterIP: string } }>(kc(), ["-n", DATA_NS, "get", "service", "pg"])
       .spec.clusterIP;
-    const claim = {
-      apiVersion: "klutch.anynines.com/v1",
-      kind: "TCPConnection",
-      metadata: { name: "orders", namespace: CONSUMER_NS },
-      spec: { instanceHost: pgIp, port: 5432, enhancements: [{ InstanceType: "PostgreSQL" }] },
-    };
-    const applied = kubectlApply(kc(), JSON.stringify(claim));
+    const applied = kubectlApply(kc(), claimYaml("orders", CONSUMER_NS, 5432, pgIp));
     assert.equal(applied.status, 0, applied.stderr);
     let last: Claim | undefined;
     const started = Date.now();

@@ -5,16 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../local-clusters";
 import { eventually, kubectl, kubectlTry } from "../helpers/kubectl";
-
-/** Whether a pid is gone (or a zombie waiting to be reaped, which holds nothing any more). */
-function gone(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
-  } catch {
-    return true;
-  }
-}
+import { gone } from "../helpers/processes";
 
 function pidsOf(status: ClusterStatus): number[] {
   return Object.values(status.components).flatMap((c) => (c.pid === undefined ? [] : [c.pid]));

@@ -5,19 +5,20 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
-import { localClusterRequests, readLocalClusterNames } from "../../tooling/stack-file";
+import { localClusterRequests, readLocalClusterNames } from "../../automation/stack-file";
 import { LocalClusters, type ClusterInfo } from "../../local-clusters";
 import {
   LOCAL_STACK_PASSPHRASE,
   ensureKubernetesPlugin,
   ensurePolicyAnalyzer,
   pulumiEnv,
-  selectStack,
-} from "../../tooling/pulumi-runner";
-import { XRD_NAME } from "../../network/connector-api/xrd";
-import { repoRoot } from "../../tooling/toolchain";
+} from "../../automation/pulumi-runner";
+import { selectStack } from "../../program-stack";
+import { XRD_NAME } from "../../lib/connector-api/names";
+import { repoRoot } from "../../automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { mib, nodeMemory } from "../helpers/node-memory";
+import { podReady, type Pod } from "../helpers/kube-objects";
 
 function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -81,7 +82,7 @@ const README_COMMANDS: Record<
     ],
   },
   "npm run provider:sdks": {
-    skip: "rewrites provider/sdk, which test/e2e/provider-sdks.test.ts may be reading at the same time; test/unit/provider-sdks.test.ts runs the same generator (provider/sdk-files.ts generateSdks) into a temporary folder and compares it with provider/sdk file by file",
+    skip: "rewrites provider/sdk, which test/e2e/provider-sdks.test.ts may be reading at the same time; provider/sdk-files.test.ts runs the same generator (provider/sdk-files.ts generateSdks) into a temporary folder and compares it with provider/sdk file by file",
   },
   "npx mocha --reporter spec test/e2e/provider-sdks.test.ts": {
     skip: "an e2e file of its own (npm test runs it)",
@@ -330,22 +331,12 @@ describe("local stack on real clusters (e2e)", function () {
   });
 
   it("every pod of ours is Ready on its node; the upstream images that cannot be pulled here stay applied only", () => {
-    interface Pod {
-      metadata: { namespace: string; name: string; labels?: Record<string, string> };
-      status: {
-        phase?: string;
-        conditions?: { type: string; status: string }[];
-        containerStatuses?: { state?: { waiting?: { reason?: string } } }[];
-      };
-    }
     // Dex, the klutch-bind backend and the konnector are published images (no registry here;
     // Dex also waits for a volume no provisioner makes): Pulumi applies them without waiting.
     const upstream = (p: Pod) =>
       (p.metadata.namespace === "bind" &&
         ["dex", "klutch-bind-backend"].some((n) => p.metadata.name.startsWith(n))) ||
       (p.metadata.namespace === "klutch-bind" && p.metadata.name.startsWith("konnector"));
-    const ready = (p: Pod) =>
-      p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
     // A ReplicaSet names its pods `<deployment>-<pod-template-hash>-<5 chars>`; the hash's
     // length varies (it is a safe-encoded FNV hash), so strip the label's own value.
     const workloadName = (p: Pod) => {
@@ -357,7 +348,7 @@ describe("local stack on real clusters (e2e)", function () {
     const ours: Record<string, string[]> = {};
     for (const cluster of names) {
       const pods = kubectlJson<{ items: Pod[] }>(kubeconfig(cluster), ["get", "pods", "-A"]).items;
-      const notReady = pods.filter((p) => !upstream(p) && !ready(p));
+      const notReady = pods.filter((p) => !upstream(p) && !podReady(p));
       assert.deepEqual(
         notReady.map((p) => `${p.metadata.namespace}/${p.metadata.name} ${p.status.phase}`),
         [],

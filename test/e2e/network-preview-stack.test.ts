@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -9,19 +9,15 @@ import { reapOrphans } from "../../bridge/orphans";
 import { renderMarkdown } from "../../lib/network-preview/render";
 import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
-import { LOCAL_STACK_PASSPHRASE, selectStack } from "../../tooling/pulumi-runner";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
-import { stopChild } from "../helpers/child-process";
+import { LOCAL_STACK_PASSPHRASE } from "../../automation/pulumi-runner";
+import { selectStack } from "../../program-stack";
+import { repoRoot, toolchainEnv } from "../../automation/toolchain";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import {
-  claimYaml,
-  isReady,
-  runPreview,
-  startBridgeProcess,
-  type Claim,
-  type PreviewRun,
-} from "../helpers/network-preview";
+import { runPreview, type PreviewRun } from "../helpers/network-preview";
+import { TestBridge } from "../helpers/bridge-process";
+import { claimYaml, claimsIn, waitForClaim, type Claim } from "../helpers/kube-objects";
+import { bandArg, portsFor } from "../helpers/ports";
 
 const CP = "control-plane";
 const STACK = "preview-e2e";
@@ -45,16 +41,14 @@ describe("network change preview of the environment stack (e2e)", function () {
   // this file and checks that stacks/Pulumi.local.yaml is left as it was.
   const stackFile = path.join(repoRoot, "stacks", `Pulumi.${STACK}.yaml`);
   const stackFileBefore = fs.readFileSync(path.join(repoRoot, "stacks", "Pulumi.local.yaml"), "utf8");
-  const opsPort = 20964 + Math.floor(Math.random() * 500);
-  // 29000-31499, this file's band below the ephemeral ports (bridge.test.ts says why).
-  const portBase = 29000 + 500 * Math.floor(Math.random() * 5);
-  const range = `${portBase}-${portBase + 199}`;
+  const hostPorts = portsFor(__filename);
+  const opsPort = hostPorts.one();
+  const range = bandArg(hostPorts.block(200));
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane | undefined;
   let stack: Stack;
-  let bridge: ChildProcess | undefined;
-  const bridgeLog: string[] = [];
   const kc = () => clusters.kubeconfigPath(CP);
+  const bridge = new TestBridge({ work, kubeconfig: kc, stateDir: bridgeDir, opsPort, portRange: range });
 
   /** The committed stack file with these app clusters (the committed ones, by name, or new). */
   function setAppClusters(apps: Record<string, unknown>[]): void {
@@ -71,21 +65,14 @@ describe("network change preview of the environment stack (e2e)", function () {
     networkConnector: connector,
   });
 
-  const claimOf = (ns: string, name: string) =>
-    kubectlJson<{ items: Claim[] }>(kc(), ["-n", ns, "get", "tcpconnections"]).items.find(
-      (c) => c.metadata.name === name,
-    );
-  async function waitReady(ns: string, name: string): Promise<Claim> {
-    await eventually(`${ns}/${name} to be Ready`, () => isReady(claimOf(ns, name)), 300_000).catch(
-      (e: Error) => {
-        // What each side last did: the bridge (status written?) and Crossplane (status propagated?).
-        throw new Error(
-          `${e.message}\n${claimDiagnosis(kc(), ns, name, crossplane?.logFile)}\nbridge:\n${bridgeLog.slice(-20).join("")}`,
-        );
-      },
-    );
-    return claimOf(ns, name) as Claim;
-  }
+  const claimOf = (ns: string, name: string) => claimsIn(kc(), ns).find((c) => c.metadata.name === name);
+  const waitReady = (ns: string, name: string): Promise<Claim> =>
+    waitForClaim(kc(), ns, name, {
+      what: `${ns}/${name} to be Ready`,
+      timeoutMs: 300_000,
+      // What each side last did: the bridge (status written?) and Crossplane (status propagated?).
+      diagnose: () => `${claimDiagnosis(kc(), ns, name, crossplane?.logFile)}\nbridge:\n${bridge.tail(20)}`,
+    });
 
   /**
    * The command as an ops engineer runs it, once (each run previews the whole environment
@@ -120,7 +107,7 @@ describe("network change preview of the environment stack (e2e)", function () {
 
   before(async () => {
     process.env.KLUTCH_LOCAL_DIR = stateDir;
-    // Only the `local` stack gets a passphrase by default (tooling/pulumi-runner.ts); this copy
+    // Only the `local` stack gets a passphrase by default (automation/pulumi-runner.ts); this copy
     // of its file carries its encryptionsalt, so it takes the same throw-away passphrase.
     process.env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
     process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
@@ -137,15 +124,7 @@ describe("network change preview of the environment stack (e2e)", function () {
       () => kubectlTry(kc(), ["get", "crd", "tcpconnections.klutch.anynines.com"]).status === 0,
       180_000,
     );
-    bridge = startBridgeProcess({
-      work,
-      kubeconfig: kc(),
-      stateDir: bridgeDir,
-      opsPort,
-      portRange: range,
-      PATH: env.PATH ?? "",
-      log: bridgeLog,
-    });
+    bridge.start();
     assert.equal(kubectlApply(kc(), claimYaml("orders", "cluster-app-1", 5432)).status, 0);
     await waitReady("cluster-app-1", "orders");
   });
@@ -156,7 +135,7 @@ describe("network change preview of the environment stack (e2e)", function () {
         for (const ns of ["cluster-app-1", "cluster-app-2"])
           kubectlTry(kc(), ["-n", ns, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
       }
-      await stopChild(bridge);
+      await bridge.stop();
       await crossplane?.stop?.();
       if (clusters) await clusters.down();
     } finally {

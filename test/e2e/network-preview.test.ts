@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -15,18 +15,13 @@ import {
 import { type ConnectionReport, type NetworkPreviewReport } from "../../lib/network-preview/schema";
 import { LocalClusters } from "../../local-clusters";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { repoRoot, toolchainEnv } from "../../automation/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
-import { stopChild } from "../helpers/child-process";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import {
-  claimYaml,
-  isReady,
-  runPreview,
-  startBridgeProcess,
-  type Claim,
-  type PreviewRun,
-} from "../helpers/network-preview";
+import { runPreview, type PreviewRun } from "../helpers/network-preview";
+import { TestBridge } from "../helpers/bridge-process";
+import { claimYaml, claimsIn, isClaimReady, waitForClaim, type Claim } from "../helpers/kube-objects";
+import { bandArg, portsFor } from "../helpers/ports";
 
 const CP = "preview-cp";
 const NS = "team-a";
@@ -50,52 +45,32 @@ describe("network change preview on the local stack (e2e)", function () {
   const stateDir = path.join(work, "clusters");
   const bridgeDir = path.join(work, "bridge");
   const env = toolchainEnv();
-  const opsPort = 20464 + Math.floor(Math.random() * 500);
-  // Random per run, as in bridge.test.ts: HAProxy binds with SO_REUSEPORT, so two runs on one
-  // machine with one range would share listeners.
-  // 26000-28999, this file's band below the ephemeral ports (bridge.test.ts says why).
-  const portBase = 26000 + 500 * Math.floor(Math.random() * 6);
-  let range = `${portBase}-${portBase + 199}`;
+  const hostPorts = portsFor(__filename);
+  const opsPort = hostPorts.one();
+  /** The bridge's first range, then the one the range-moved scenario moves it to. */
+  const firstRange = bandArg(hostPorts.block(200));
+  const movedRange = hostPorts.block(200);
+  /** The kubernetes target's own range, from its proxy settings. */
+  const settingsRange = hostPorts.block(50);
+  let range = firstRange;
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
-  let bridge: ChildProcess | undefined;
-  const bridgeLog: string[] = [];
   const kc = () => clusters.kubeconfigPath(CP);
 
-  function startBridge(extra: string[] = []): void {
-    bridge = startBridgeProcess({
-      work,
-      kubeconfig: kc(),
-      stateDir: bridgeDir,
-      opsPort,
-      portRange: range,
-      PATH: env.PATH ?? "",
-      log: bridgeLog,
-      extra: ["--settings", "", ...extra],
+  const bridge = new TestBridge({ work, kubeconfig: kc, stateDir: bridgeDir, opsPort });
+  const startBridge = (extra: string[] = []) =>
+    bridge.start({ portRange: range, extra: ["--settings", "", ...extra] });
+  const stopBridge = () => bridge.stop();
+
+  const claimOf = (name: string) => claimsIn(kc(), NS).find((c) => c.metadata.name === name);
+
+  const waitFor = (what: string, check: (c: Claim | undefined) => boolean, name: string): Promise<Claim> =>
+    waitForClaim(kc(), NS, name, {
+      what,
+      check,
+      timeoutMs: 240_000,
+      diagnose: (last) => `last: ${JSON.stringify(last?.status)}\nbridge log:\n${bridge.tail(20)}`,
     });
-  }
-
-  async function stopBridge(): Promise<void> {
-    const b = bridge;
-    bridge = undefined;
-    await stopChild(b);
-  }
-
-  const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
-  const claimOf = (name: string) => claims().find((c) => c.metadata.name === name);
-
-  async function waitFor(
-    what: string,
-    check: (c: Claim | undefined) => boolean,
-    name: string,
-  ): Promise<Claim> {
-    await eventually(what, () => check(claimOf(name)), 240_000).catch((e: Error) => {
-      throw new Error(
-        `${e.message}\nlast: ${JSON.stringify(claimOf(name)?.status)}\nbridge log:\n${bridgeLog.slice(-20).join("")}`,
-      );
-    });
-    return claimOf(name) as Claim;
-  }
 
   /** Runs the command as an ops engineer would; returns its exit code, report and Markdown. */
   const preview = (args: string[], name: string): PreviewRun =>
@@ -120,12 +95,12 @@ describe("network change preview on the local stack (e2e)", function () {
     startBridge();
     // An existing connection the scenarios change around.
     assert.equal(kubectlApply(kc(), claimYaml("orders", NS, 5432)).status, 0);
-    await waitFor("orders to be Ready", isReady, "orders");
+    await waitFor("orders to be Ready", isClaimReady, "orders");
   });
 
   after(async () => {
     try {
-      if (clusters && bridge) {
+      if (clusters && bridge.process) {
         kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
       }
       await stopBridge();
@@ -161,14 +136,14 @@ describe("network change preview on the local stack (e2e)", function () {
 
     // The truth: apply it and let the bridge realise it.
     assert.equal(kubectl(kc(), ["apply", "-f", file]).length > 0, true);
-    const real = await waitFor("billing to be Ready", isReady, "billing");
+    const real = await waitFor("billing to be Ready", isClaimReady, "billing");
     assert.equal(real.status?.hostForConsumer, billing.after?.host);
     assert.equal(real.status?.port, billing.after?.port);
     assert.equal(claimOf("orders")?.status?.port, before.status?.port);
   });
 
   it("the bridge's port range moves: endpoints changed, exit 4; restarted on it, the bridge writes the predicted ports", async () => {
-    const next = `${portBase + 200}-${portBase + 399}`;
+    const next = bandArg(movedRange);
     const r = preview(["--all-groups", "--port-range", next], "range-moved");
     assert.equal(r.code, 4, r.report.summary.line);
     assert.equal(r.report.summary.risks["endpoint-changed"], 2);
@@ -177,11 +152,11 @@ describe("network change preview on the local stack (e2e)", function () {
       const c = conn(r.report, new RegExp(`^${name}-`));
       // The group capped above left one of the two without a port: that one is new to its
       // consumers; the other moves from its local HAProxy port to the Service.
-      const served = isReady(claimOf(name));
+      const served = isClaimReady(claimOf(name));
       assert.equal(c.risk, served ? "endpoint-changed" : "added", c.reasons.join("; "));
       const port = c.after?.port;
       assert.equal(typeof port, "number");
-      assert.ok((port as number) >= portBase + 200 && (port as number) <= portBase + 399, `${String(port)}`);
+      assert.ok((port as number) >= movedRange.from && (port as number) <= movedRange.to, `${String(port)}`);
       assert.notEqual(port, c.before?.port);
       predicted.set(name, port as number);
     }
@@ -193,7 +168,7 @@ describe("network change preview on the local stack (e2e)", function () {
     range = next;
     startBridge();
     for (const [name, port] of predicted) {
-      await waitFor(`${name} to move to ${port}`, (c) => isReady(c) && c?.status?.port === port, name);
+      await waitFor(`${name} to move to ${port}`, (c) => isClaimReady(c) && c?.status?.port === port, name);
     }
   });
 
@@ -236,9 +211,7 @@ describe("network change preview on the local stack (e2e)", function () {
       () => pathOf(broken.id)?.status?.conditions?.some((c) => c.reason === "PortRangeExhausted") === true,
       240_000,
     ).catch((e: Error) => {
-      throw new Error(
-        `${e.message}\n${JSON.stringify(pathOf(broken.id)?.status)}\n${bridgeLog.slice(-20).join("")}`,
-      );
+      throw new Error(`${e.message}\n${JSON.stringify(pathOf(broken.id)?.status)}\n${bridge.tail(20)}`);
     });
     assert.equal(pathOf(kept.id)?.status?.port, kept.after?.port);
   });
@@ -249,7 +222,7 @@ describe("network change preview on the local stack (e2e)", function () {
     // The environment's settings for team-a (lib/bridge/settings.ts): a ClusterIP proxy in a
     // range of its own. They override the flags, so a preview that ignored them would predict
     // the flags' LoadBalancer (host unknown) in the flags' range.
-    const own = { from: portBase + 400, to: portBase + 449 };
+    const own = settingsRange;
     kubectlTry(kc(), ["create", "namespace", SETTINGS_NAMESPACE]);
     const settings = {
       version: 1,
@@ -291,7 +264,7 @@ describe("network change preview on the local stack (e2e)", function () {
       const c = conn(r.report, new RegExp(`^${name}-`));
       // The group capped above left one of the two without a port: that one is new to its
       // consumers; the other moves from its local HAProxy port to the Service.
-      const served = isReady(claimOf(name));
+      const served = isClaimReady(claimOf(name));
       assert.equal(c.risk, served ? "endpoint-changed" : "added", c.reasons.join("; "));
       assert.equal(c.after?.host, host);
       const port = c.after?.port as number;
@@ -305,20 +278,11 @@ describe("network change preview on the local stack (e2e)", function () {
 
     // The truth: the bridge on that target (reading the same settings) writes exactly those.
     await stopBridge();
-    bridge = startBridgeProcess({
-      work,
-      kubeconfig: kc(),
-      stateDir: kubernetesDir,
-      opsPort,
-      portRange: range,
-      PATH: env.PATH ?? "",
-      log: bridgeLog,
-      extra: target,
-    });
+    bridge.start({ stateDir: kubernetesDir, portRange: range, extra: target });
     for (const [name, port] of predicted) {
       await waitFor(
         `${name} to move to ${host}:${port}`,
-        (c) => isReady(c) && c?.status?.hostForConsumer === host && c.status.port === port,
+        (c) => isClaimReady(c) && c?.status?.hostForConsumer === host && c.status.port === port,
         name,
       );
     }

@@ -8,9 +8,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalClusters, type ClusterInfo, type NodeInfo } from "../../local-clusters";
 import { cgroupPids, mountsUnder } from "../../local-clusters/node/host";
-import { renderHaproxyConfig } from "../../network/proxy/haproxy-config";
+import { renderHaproxyConfig } from "../../network/proxy/model/haproxy-config";
 import { NODE_COMPONENTS } from "../../local-clusters/node/layout";
 import { postgresDeployment } from "../helpers/node-postgres";
+import { livePods, podReady, type Pod } from "../helpers/kube-objects";
+import { gone } from "../helpers/processes";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 const CLUSTER = "node-e2e";
@@ -28,15 +30,6 @@ function httpGet(url: string, timeoutMs = 3_000): Promise<{ status: number; body
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", reject);
   });
-}
-
-function gone(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
-  } catch {
-    return true;
-  }
 }
 
 /** Pids of containerd shims serving this node (their argv names its containerd socket). */
@@ -150,16 +143,6 @@ const configMap = (name: string, cfg: string) =>
     data: { "haproxy.cfg": cfg },
   });
 
-interface Pod {
-  metadata: { name: string; deletionTimestamp?: string };
-  status: {
-    phase?: string;
-    podIP?: string;
-    conditions?: { type: string; status: string }[];
-    containerStatuses?: { ready: boolean; restartCount: number }[];
-  };
-}
-
 /**
  * A local cluster with a real node, end to end: containerd, kubelet, kube-proxy and
  * kube-scheduler from the toolchain; images built here; pods that really run and pass their
@@ -178,15 +161,10 @@ describe("local cluster with a node (e2e)", function () {
   let nodePort = 0;
   let clusterIp = "";
 
-  const pods = (app: string) =>
-    kubectlJson<{ items: Pod[] }>(kc(), ["get", "pods", "-n", NS, "-l", `app=${app}`]).items.filter(
-      (p) => !p.metadata.deletionTimestamp,
-    );
-  const ready = (p: Pod) =>
-    p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+  const pods = (app: string) => livePods(kc(), NS, `app=${app}`);
   const allReady = (app: string, count = 1) => {
     const list = pods(app);
-    return list.length === count && list.every(ready);
+    return list.length === count && list.every(podReady);
   };
   const viaNodePort = () => httpGet(`http://${node.nodeAddress}:${nodePort}/`);
 
@@ -441,7 +419,7 @@ describe("local cluster with a node (e2e)", function () {
       "a new echo pod to be Ready",
       () => {
         const list = pods("echo");
-        return list.length === 1 && list[0]?.metadata.name !== old.metadata.name && ready(list[0] as Pod);
+        return list.length === 1 && list[0]?.metadata.name !== old.metadata.name && podReady(list[0] as Pod);
       },
       120_000,
     );

@@ -5,14 +5,17 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type PulumiFn } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
-import { bindCrds } from "../../lib/bind/crds";
-import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
 import { LocalClusters } from "../../local-clusters";
 import { SDK_DIR } from "../../provider/sdk-files";
-import { ensureKubernetesPlugin } from "../../tooling/pulumi-runner";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
-import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import { Postgres, freePortRange, run, waitFor } from "../helpers/pg-haproxy";
+import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { installBindCrds } from "../helpers/bind-crds";
+import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
+import { portsFor } from "../helpers/ports";
+
+/** This file's own host ports (test/helpers/ports.ts). */
+const hostPorts = portsFor(__filename);
 
 const CLUSTER = "sdk-cp";
 const LANGUAGES = ["go", "python", "nodejs"] as const;
@@ -145,21 +148,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     clusters = new LocalClusters(path.join(work, "clusters"));
     await clusters.up([CLUSTER]);
     kubeconfigPath = clusters.kubeconfigPath(CLUSTER);
-    // ExportedApi makes an APIServiceExportTemplate: the bind backend's CRDs come first.
-    kubectlApply(
-      kubeconfigPath,
-      bindCrds(DEFAULT_BIND_RELEASE, {})
-        .map((c) => stringify(c))
-        .join("---\n"),
-    );
-    // Retried: `kubectl wait` fails outright on a CRD whose status has no conditions yet.
-    await eventually(
-      "the bind CRDs to be established",
-      () =>
-        kubectlTry(kubeconfigPath, ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"])
-          .status === 0,
-      120_000,
-    );
+    await installBindCrds(kubeconfigPath, "60s");
     pg = await Postgres.start();
     for (const language of LANGUAGES) {
       const p: SdkParams = {
@@ -357,7 +346,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
         const p = params.get(language)!;
         const consumer = consumers.get(language);
         assert.ok(consumer, "the program was not built");
-        p.portRange = await freePortRange(8);
+        p.portRange = await freePortRange(8, hostPorts);
         live.add(language);
         const { outputs, changes, progress } = await consumer.up(p);
         upOutputs.set(language, outputs);
@@ -420,16 +409,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
           endpoint.port >= p.portRange.from && endpoint.port <= p.portRange.to,
           JSON.stringify(endpoint),
         );
-        const r = await run("psql", [
-          "-h",
-          endpoint.hostForConsumer,
-          "-p",
-          String(endpoint.port),
-          "-tAc",
-          "select 40 + 2",
-        ]);
-        assert.equal(r.code, 0, r.stderr);
-        assert.equal(r.stdout.trim(), "42");
+        await assertPsqlAnswers(endpoint);
         haproxyPids.set(
           language,
           Number(fs.readFileSync(path.join(p.stateDir, "haproxy.pid"), "utf8").trim()),

@@ -3,12 +3,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { LocalClusters } from "../../local-clusters";
-import { stringify } from "yaml";
-import { bindCrds } from "../../lib/bind/crds";
-import { DEFAULT_BIND_RELEASE } from "../../lib/bind/release";
-import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
-import { Postgres, freePortRange, run, waitFor } from "../helpers/pg-haproxy";
+import { kubectlJson } from "../helpers/kubectl";
+import { installBindCrds } from "../helpers/bind-crds";
+import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
 import { YamlProgram } from "../helpers/yaml-program";
+import { portsFor } from "../helpers/ports";
+
+/** This file's own host ports (test/helpers/ports.ts). */
+const hostPorts = portsFor(__filename);
 
 const CLUSTER = "yaml-cp";
 
@@ -34,26 +36,11 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
     this.timeout(40 * 60_000);
     clusters = new LocalClusters(path.join(work, "clusters"));
     await clusters.up([CLUSTER]);
-    // ExportedApi makes an APIServiceExportTemplate: the bind backend's CRDs come first (the
-    // environment installs them with the backend).
-    const kc = clusters.kubeconfigPath(CLUSTER);
-    kubectlApply(
-      kc,
-      bindCrds(DEFAULT_BIND_RELEASE, {})
-        .map((c) => stringify(c))
-        .join("---\n"),
-    );
-    // Right after the apply a CRD may have no status yet, which `kubectl wait` reports as an
-    // error (".status.conditions accessor error") instead of waiting: ask again until it waits.
-    await eventually(
-      "the bind CRDs to be Established",
-      () =>
-        kubectlTry(kc, ["wait", "--for=condition=Established", "--timeout=10s", "crd", "--all"]).status === 0,
-      120_000,
-    );
+    // The environment installs the bind CRDs with the backend; this cluster has none.
+    await installBindCrds(clusters.kubeconfigPath(CLUSTER), "10s");
     pg = await Postgres.start();
     program.prepare();
-    portRange = await freePortRange(8);
+    portRange = await freePortRange(8, hostPorts);
     config("kubeconfigPath", clusters.kubeconfigPath(CLUSTER));
     config("postgresPort", String(pg.port));
     config("proxyPortFrom", String(portRange.from));
@@ -119,16 +106,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
       "team-a/pg-1"
     ];
     assert.ok(endpoint, JSON.stringify(outputs.endpoints));
-    const r = await run("psql", [
-      "-h",
-      endpoint.hostForConsumer,
-      "-p",
-      String(endpoint.port),
-      "-tAc",
-      "select 40 + 2",
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout.trim(), "42");
+    await assertPsqlAnswers(endpoint);
   });
 
   it("a second `up` with nothing changed changes nothing", () => {

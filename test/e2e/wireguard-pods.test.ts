@@ -4,8 +4,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { LocalClusters, type NodeInfo } from "../../local-clusters";
-import { generateWireguardKeyPair } from "../../network/wireguard/keys";
-import { planWireguard, type WireguardPlan } from "../../network/wireguard/planner";
+import { generateWireguardKeyPair } from "../../network/wireguard/model/keys";
+import { planWireguard, type WireguardPlan } from "../../network/wireguard/model/planner";
 import {
   renderClientManifests,
   renderGatewayManifests,
@@ -13,22 +13,23 @@ import {
   type ClientManifests,
   type GatewayManifests,
   type K8sRenderOptions,
-} from "../../network/wireguard/render-k8s";
-import { NFT_TABLE } from "../../network/wireguard/render-nftables";
+} from "../../network/wireguard/model/render-k8s";
+import { NFT_TABLE } from "../../network/wireguard/model/render-nftables";
 import {
   renderClientWgQuick,
   renderGatewaySetconf,
   renderGatewayWgQuick,
-} from "../../network/wireguard/render-wg-quick";
+} from "../../network/wireguard/model/render-wg-quick";
 import { postgresDeployment } from "../helpers/node-postgres";
+import { livePods, podReady, type Pod } from "../helpers/kube-objects";
 import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
-import { ensureKubernetesPlugin, pulumiEnv } from "../../tooling/pulumi-runner";
+import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 /**
- * The rendered WireGuard pods (network/wireguard/render-k8s.ts) on a local cluster with a real
+ * The rendered WireGuard pods (network/wireguard/model/render-k8s.ts) on a local cluster with a real
  * node: the gateway in the data-service namespace next to a PostgreSQL pod, the client in the
  * app side's namespace, both from the locally built klutch.local/wireguard image, with exactly
  * the privileges the renderer asks for. One cluster plays both sides (two namespaces): the
@@ -41,16 +42,6 @@ const DATA_NS = "klutch-network";
 const APP_NS = "klutch-wireguard";
 const PASSWORD = "wireguard-pods-e2e-only";
 const APP = "app";
-
-interface Pod {
-  metadata: { name: string; deletionTimestamp?: string };
-  spec: { containers: { name: string; securityContext?: Record<string, unknown> }[] };
-  status: {
-    podIP?: string;
-    conditions?: { type: string; status: string }[];
-    containerStatuses?: { name: string; ready: boolean; restartCount: number }[];
-  };
-}
 
 describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", function () {
   this.timeout(15 * 60_000);
@@ -71,12 +62,7 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
     const r = kubectlApply(kc(), JSON.stringify(doc));
     assert.equal(r.status, 0, r.stderr);
   };
-  const pods = (ns: string, selector: string) =>
-    kubectlJson<{ items: Pod[] }>(kc(), ["get", "pods", "-n", ns, "-l", selector]).items.filter(
-      (p) => !p.metadata.deletionTimestamp,
-    );
-  const ready = (p: Pod) =>
-    p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+  const pods = (ns: string, selector: string) => livePods(kc(), ns, selector);
   const onePod = (ns: string, selector: string): Pod => {
     const [p] = pods(ns, selector);
     assert.ok(p, `a pod ${selector} in ${ns}`);
@@ -85,7 +71,7 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
   const untilReady = (ns: string, component: string) =>
     eventually(
       `the ${component} pod to be Ready`,
-      () => pods(ns, `app.kubernetes.io/component=${component}`).some(ready),
+      () => pods(ns, `app.kubernetes.io/component=${component}`).some(podReady),
       180_000,
     );
   const gatewayPod = () => onePod(DATA_NS, "app.kubernetes.io/component=gateway");
@@ -205,7 +191,7 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
         ports: [{ port: 5432, targetPort: plan.clients[0]?.connections[0]?.forwarderPort ?? 0 }],
       },
     });
-    await eventually("PostgreSQL to be Ready", () => pods(DATA_NS, "app=pg").some(ready), 180_000);
+    await eventually("PostgreSQL to be Ready", () => pods(DATA_NS, "app=pg").some(podReady), 180_000);
     setupSeconds = Math.round((Date.now() - started) / 1000);
     process.stdout.write(
       `      set-up (cluster with a node, PostgreSQL, manifests applied) ${setupSeconds}s\n`,
@@ -422,8 +408,8 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
         `      pulumi up of WireguardTunnel (waits for both pods Ready): ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
       );
       // The engine waited for the rollouts (no skipAwait): both pods are Ready, probes passing.
-      assert.ok(pods(dataNs, "app.kubernetes.io/component=gateway").every(ready));
-      assert.ok(pods(appNs, "app.kubernetes.io/component=client").some(ready));
+      assert.ok(pods(dataNs, "app.kubernetes.io/component=gateway").every(podReady));
+      assert.ok(pods(appNs, "app.kubernetes.io/component=client").some(podReady));
       const endpoints = up.outputs.endpoints?.value as Record<
         string,
         { hostForConsumer: string; port: number }

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -7,11 +7,24 @@ import { reapOrphans } from "../../bridge/orphans";
 import { LocalClusters } from "../../local-clusters";
 import { debianPostgres } from "../../local-clusters/images/host-rootfs";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
-import { LOCAL_DATA_NETNS_ENV, localGatewayNames, localNames } from "../../network/wireguard/local-plan";
-import { NFT_TABLE } from "../../network/wireguard/render-nftables";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import {
+  LOCAL_DATA_NETNS_ENV,
+  localGatewayNames,
+  localNames,
+} from "../../network/wireguard/model/local-plan";
+import { NFT_TABLE } from "../../network/wireguard/model/render-nftables";
+import { toolchainEnv } from "../../automation/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
-import { stopChild } from "../helpers/child-process";
+import { TestBridge } from "../helpers/bridge-process";
+import {
+  claimYaml,
+  claimsIn,
+  implementationSelector,
+  isClaimReady,
+  waitForClaim,
+  type Claim,
+} from "../helpers/kube-objects";
+import { portsFor } from "../helpers/ports";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { NetnsDataService, nsExec, psqlIn, tcpProbe } from "../helpers/netns-data-service";
 import { PsqlSession } from "../helpers/psql-session";
@@ -25,11 +38,6 @@ const HOST_A = "198.51.100.10";
 const HOST_B = "198.51.100.11";
 const HOST_OFF = "198.51.100.12";
 const PG_PORT = 5432;
-
-interface Claim {
-  metadata: { name: string };
-  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
-}
 
 /**
  * WireGuard end to end, all real: a local control plane API server, Crossplane core 1.20
@@ -45,83 +53,36 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
   const stateDir = path.join(work, "clusters");
   const bridgeDir = path.join(work, "bridge");
   const env = toolchainEnv();
-  const opsPort = 20464 + Math.floor(Math.random() * 500);
+  const opsPort = portsFor(__filename).one();
   const names = localNames(GROUP);
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
   let ds: NetnsDataService;
-  let bridge: ChildProcess | undefined;
-  const bridgeLog: string[] = [];
   const kc = () => clusters.kubeconfigPath(CP);
   const gateway = () => localGatewayNames(bridgeDir, ds.ns);
   // Set when this file's set-up starts (mocha loads every spec file first).
   let started = Date.now();
 
-  function startBridge(): void {
-    bridge = spawn(
-      process.execPath,
-      [
-        "-r",
-        "tsx/cjs",
-        "bridge/main.ts",
-        "--kubeconfig",
-        kc(),
-        "--state-dir",
-        bridgeDir,
-        "--ops-port",
-        String(opsPort),
-        "--settings",
-        "",
-      ],
-      {
-        cwd: repoRoot,
-        env: { ...process.env, PATH: env.PATH, [LOCAL_DATA_NETNS_ENV]: ds.ns },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    const logFile = path.join(work, "bridge.log");
-    const keep = (d: Buffer) => {
-      bridgeLog.push(d.toString());
-      fs.appendFileSync(logFile, d);
-    };
-    bridge.stdout?.on("data", keep);
-    bridge.stderr?.on("data", keep);
-  }
+  const bridge = new TestBridge({
+    work,
+    kubeconfig: kc,
+    stateDir: bridgeDir,
+    opsPort,
+    extra: ["--settings", ""],
+  });
+  /** The bridge's local wireguard target puts the data-service side into this file's namespace. */
+  const startBridge = () => bridge.start({ env: { [LOCAL_DATA_NETNS_ENV]: ds.ns } });
 
   const claim = (name: string, host: string, port = PG_PORT) =>
-    JSON.stringify({
-      apiVersion: "klutch.anynines.com/v1",
-      kind: "TCPConnection",
-      metadata: { name, namespace: NS },
-      spec: {
-        instanceHost: host,
-        port,
-        enhancements: [{ InstanceType: "PostgreSQL" }],
-        compositionSelector: { matchLabels: { "klutch.anynines.com/implementation": "wireguard" } },
-      },
-    });
+    claimYaml(name, NS, port, host, implementationSelector("wireguard"));
 
-  const claims = () => kubectlJson<{ items: Claim[] }>(kc(), ["-n", NS, "get", "tcpconnections"]).items;
-  const isReady = (c: Claim) =>
-    Boolean(c.status?.hostForConsumer && c.status.port) &&
-    c.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True");
+  const claims = () => claimsIn(kc(), NS);
 
-  async function waitReady(name: string, timeoutMs = 240_000): Promise<Claim> {
-    let last: Claim | undefined;
-    await eventually(
-      `TCPConnection ${name} to be Ready with an endpoint`,
-      () => {
-        last = claims().find((c) => c.metadata.name === name);
-        return Boolean(last && isReady(last));
-      },
+  const waitReady = (name: string, timeoutMs = 240_000): Promise<Claim> =>
+    waitForClaim(kc(), NS, name, {
       timeoutMs,
-    ).catch((e: Error) => {
-      throw new Error(
-        `${e.message}\nlast: ${JSON.stringify(last?.status)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
-      );
+      diagnose: (last) => `last: ${JSON.stringify(last?.status)}\nbridge log:\n${bridge.tail(30)}`,
     });
-    return last!;
-  }
 
   async function deleteClaim(name: string): Promise<void> {
     kubectl(kc(), ["-n", NS, "delete", "tcpconnection", name, "--wait=true", "--timeout=180s"]);
@@ -184,10 +145,10 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
 
   after(async () => {
     try {
-      if (clusters && bridge) {
+      if (clusters && bridge.process) {
         kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
       }
-      await stopChild(bridge);
+      await bridge.stop();
       await crossplane?.stop?.();
       if (clusters) await clusters.down();
     } finally {
@@ -320,9 +281,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
         },
         240_000,
       ).catch((e: Error) => {
-        throw new Error(
-          `${e.message}\nlast: ${JSON.stringify(ready)}\nbridge log:\n${bridgeLog.slice(-30).join("")}`,
-        );
+        throw new Error(`${e.message}\nlast: ${JSON.stringify(ready)}\nbridge log:\n${bridge.tail(30)}`);
       });
       assert.equal(ready?.status, "False");
       assert.match(
@@ -333,7 +292,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
       );
       // The group's other connections were not taken down with it.
       for (const name of ["orders", "reports"])
-        assert.ok(isReady(claims().find((c) => c.metadata.name === name)!), name);
+        assert.ok(isClaimReady(claims().find((c) => c.metadata.name === name)), name);
       assert.equal(await session.query("select 47;"), "47", "the open session");
       const r = await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 48");
       assert.equal(r.stdout.trim(), "48", r.stderr);
@@ -359,7 +318,7 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     ).catch((e: Error) => {
       const listeners = spawnSync("ip", ["netns", "exec", names.netns, "ss", "-Hltnp"], { encoding: "utf8" });
       throw new Error(
-        `${e.message} (last: ${last})\nlisteners: ${listeners.stdout}\nbridge log:\n${bridgeLog.slice(-40).join("")}`,
+        `${e.message} (last: ${last})\nlisteners: ${listeners.stdout}\nbridge log:\n${bridge.tail(40)}`,
       );
     });
     // The bridge set the client's list back to exactly the live connections (the rogue entry
@@ -402,14 +361,14 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     );
     // A restarted bridge lists every path and reconciles every group: the diffs see the dead
     // processes and the updates bring them back in place.
-    await stopChild(bridge);
+    await bridge.stop();
     startBridge();
     await eventually(
       "psql through the healed path",
       async () => (await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 46")).stdout.trim() === "46",
       180_000,
     ).catch((e: Error) => {
-      throw new Error(`${e.message}\nbridge log:\n${bridgeLog.slice(-30).join("")}`);
+      throw new Error(`${e.message}\nbridge log:\n${bridge.tail(30)}`);
     });
     const healed = await tunnelIdentity();
     assert.equal(healed.clientKey, identity.clientKey, "the same key pair");

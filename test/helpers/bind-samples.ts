@@ -1,4 +1,4 @@
-import type { BindRelease } from "../../lib/bind/release";
+import type { BindRelease } from "../../lib/bind/upstream/release";
 import { BIND_API_VERSION, EXAMPLE_BACKEND_API_VERSION, type BindKindKey } from "../../lib/bind/crds";
 
 /**

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse, parseAllDocuments, stringify } from "yaml";
-import { toolchainEnv } from "../../tooling/toolchain";
+import { toolchainEnv } from "../../automation/toolchain";
 
 /**
  * The `crossplane` CLI (cmd/crank of github.com/crossplane/crossplane at the toolchain's

@@ -1,13 +1,13 @@
 import { strict as assert } from "node:assert";
-import { localCrossplaneSource } from "../../lib/crossplane/local-source";
+import { localCrossplaneSource } from "../../automation/local-crossplane-source";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import {
   compositionName,
   pulumiBackedComposition,
   renderResourcesMode,
-} from "../../network/connector-api/compositions";
-import { networkPathCrd } from "../../network/connector-api/network-path-crd";
-import { connectorXrd } from "../../network/connector-api/xrd";
+} from "../../lib/connector-api/compositions";
+import { networkPathCrd } from "../../lib/connector-api/network-path-crd";
+import { connectorXrd } from "../../lib/connector-api/xrd";
 import type { ImplementationName } from "../../network/registry";
 import { eventually, kubectl, kubectlApply, kubectlTry } from "./kubectl";
 

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { stringify } from "yaml";
-import type { ValidationContext } from "../../lib/config/validate";
+import type { ValidationContext } from "../../config/validate";
 import { nodeStatePath } from "../../lib/local/node-state";
 
 /** A syntactically valid kubeconfig for a cluster that does not need to exist. */

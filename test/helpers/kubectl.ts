@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { toolchainEnv } from "../../tooling/toolchain";
+import { toolchainEnv } from "../../automation/toolchain";
 
 const env = toolchainEnv();
 

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { debianPostgres } from "../../local-clusters/images/host-rootfs";
-import { initdbAsPostgres } from "./pg-haproxy";
+import { initdbAsPostgres, postgresAsPostgres } from "./pg-haproxy";
 
 /**
  * A data-service network in a network namespace this test creates: host addresses on its
@@ -107,25 +107,14 @@ export class NetnsDataService {
         "netns",
         "exec",
         this.ns,
-        "runuser",
-        "-u",
-        "postgres",
-        "--",
-        `${PG_BIN}/postgres`,
-        "-D",
-        this.pgData,
-        "-c",
-        `listen_addresses=${this.hosts.join(",")}`,
-        "-c",
-        `port=${this.port}`,
-        "-c",
-        `unix_socket_directories=${base}`,
-        "-c",
-        "fsync=off",
-        "-c",
-        "shared_buffers=32MB",
-        "-c",
-        "max_connections=60",
+        ...postgresAsPostgres(this.pgData, {
+          listen_addresses: this.hosts.join(","),
+          port: this.port,
+          unix_socket_directories: base,
+          fsync: "off",
+          shared_buffers: "32MB",
+          max_connections: 60,
+        }),
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );

@@ -1,27 +1,9 @@
 import { strict as assert } from "node:assert";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { reportSchema, type NetworkPreviewReport } from "../../lib/network-preview/schema";
-import { repoRoot } from "../../tooling/toolchain";
-
-/** A TCPConnection claim to PostgreSQL on loopback, as the preview e2e tests apply them. */
-export interface Claim {
-  metadata: { name: string };
-  status?: { hostForConsumer?: string; port?: number; conditions?: { type: string; status: string }[] };
-}
-
-export const claimYaml = (name: string, namespace: string, port: number): string =>
-  JSON.stringify({
-    apiVersion: "klutch.anynines.com/v1",
-    kind: "TCPConnection",
-    metadata: { name, namespace },
-    spec: { instanceHost: "127.0.0.1", port, enhancements: [{ InstanceType: "PostgreSQL" }] },
-  });
-
-export const isReady = (c: Claim | undefined): boolean =>
-  Boolean(c?.status?.hostForConsumer && c.status.port) &&
-  Boolean(c?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"));
+import { repoRoot } from "../../automation/toolchain";
 
 export interface PreviewRun {
   code: number;
@@ -72,45 +54,4 @@ export function runPreview(opts: {
     markdown = md.text;
   }
   return { code: json.code, report, markdown, stderr: json.stderr };
-}
-
-/**
- * The bridge as a process (bridge/main.ts, local target), its log kept in `log` and in
- * `<work>/bridge.log` for a failing test to show.
- */
-export function startBridgeProcess(opts: {
-  work: string;
-  kubeconfig: string;
-  stateDir: string;
-  opsPort: number;
-  portRange: string;
-  PATH: string;
-  log: string[];
-  extra?: string[];
-}): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      "-r",
-      "tsx/cjs",
-      "bridge/main.ts",
-      "--kubeconfig",
-      opts.kubeconfig,
-      "--state-dir",
-      opts.stateDir,
-      "--ops-port",
-      String(opts.opsPort),
-      "--port-range",
-      opts.portRange,
-      ...(opts.extra ?? []),
-    ],
-    { cwd: repoRoot, env: { ...process.env, PATH: opts.PATH }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const keep = (d: Buffer) => {
-    opts.log.push(d.toString());
-    fs.appendFileSync(path.join(opts.work, "bridge.log"), d);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  return child;
 }

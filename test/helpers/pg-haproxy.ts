@@ -3,6 +3,7 @@
  * 127.0.0.1 only: used by the data-path tests (test/dataplane), the bridge e2e and the
  * proxy benchmark (test/bench/proxy.ts).
  */
+import { strict as assert } from "node:assert";
 import { ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as http from "node:http";
@@ -10,9 +11,10 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { debianPostgres } from "../../local-clusters/images/host-rootfs";
-import { HaproxyOptions, renderHaproxyConfig } from "../../network/proxy/haproxy-config";
-import { planPorts } from "../../network/proxy/port-planner";
-import { PortRange, ProxyConnection, listenerKeys } from "../../network/proxy/types";
+import type { FilePorts } from "./ports";
+import { HaproxyOptions, renderHaproxyConfig } from "../../network/proxy/model/haproxy-config";
+import { planPorts } from "../../network/proxy/model/port-planner";
+import { PortRange, ProxyConnection, listenerKeys } from "../../network/proxy/model/types";
 
 const PG_BIN = debianPostgres().bin;
 export const HAPROXY = "/usr/sbin/haproxy";
@@ -42,6 +44,15 @@ export function initdbAsPostgres(base: string): string {
     },
   );
   return data;
+}
+
+/**
+ * The argv that runs a PostgreSQL server in the foreground on `data` with `settings` (its `-c`
+ * options): through runuser, as PostgreSQL refuses to run as root.
+ */
+export function postgresAsPostgres(data: string, settings: Record<string, string | number>): string[] {
+  const options = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
+  return ["runuser", "-u", "postgres", "--", `${PG_BIN}/postgres`, "-D", data, ...options];
 }
 
 export interface RunResult {
@@ -107,16 +118,34 @@ async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
-/** `count` consecutive free ports below the ephemeral range, so the proxy's ports stay ours. */
-export async function freePortRange(count: number): Promise<PortRange> {
-  // 10000-18999: below the bands the bridge and preview e2e files give their proxies (20000-31499,
-  // test/e2e/bridge.test.ts), which are not bound until their proxies start.
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const from = 10000 + Math.floor(Math.random() * 9000);
-    const checks = await Promise.all(Array.from({ length: count }, (_, i) => portIsFree(from + i)));
-    if (checks.every(Boolean)) return { from, to: from + count - 1 };
+/**
+ * psql `select 40 + 2` to an endpoint a program reported: a real PostgreSQL answering 42 proves
+ * the whole path (proxy, forwarder, tunnel) carries a session, not only a TCP handshake.
+ */
+export async function assertPsqlAnswers(endpoint: { hostForConsumer: string; port: number }): Promise<void> {
+  const r = await run("psql", [
+    "-h",
+    endpoint.hostForConsumer,
+    "-p",
+    String(endpoint.port),
+    "-tAc",
+    "select 40 + 2",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "42");
+}
+
+/**
+ * `count` consecutive ports that are free now, from the calling file's own band (ports.ts), so
+ * the proxy's ports stay that file's while another file runs beside it.
+ */
+export async function freePortRange(count: number, ports: FilePorts): Promise<PortRange> {
+  for (;;) {
+    // block() throws once the file's slot is used up, so this ends.
+    const range = ports.block(count);
+    const checks = await Promise.all(Array.from({ length: count }, (_, i) => portIsFree(range.from + i)));
+    if (checks.every(Boolean)) return range;
   }
-  throw new Error(`no ${count} consecutive free ports found between 10000 and 18999`);
 }
 
 /** Ports with a listening socket owned by `pid`, from /proc (no ss/netstat parsing). */
@@ -222,9 +251,9 @@ export class Postgres {
       full_page_writes: "off",
       shared_buffers: "64MB",
     };
-    const args = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
-    // Foreground under our control; PostgreSQL refuses to run as root, hence runuser.
-    const child = spawn("runuser", ["-u", "postgres", "--", `${PG_BIN}/postgres`, "-D", data, ...args], {
+    // Foreground under our control.
+    const [cmd, ...argv] = postgresAsPostgres(data, settings);
+    const child = spawn(cmd as string, argv, {
       cwd: dir,
       stdio: ["ignore", "pipe", "pipe"],
     });

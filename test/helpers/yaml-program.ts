@@ -2,8 +2,8 @@ import { strict as assert } from "node:assert";
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ensureKubernetesPlugin } from "../../tooling/pulumi-runner";
-import { repoRoot, toolchainEnv } from "../../tooling/toolchain";
+import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../automation/toolchain";
 
 export interface Ran {
   status: number | null;

@@ -10,7 +10,7 @@ import { apiServiceExportRequestCrd } from "./api-service-export-request";
 import { apiServiceExportTemplateCrd } from "./api-service-export-template";
 import { apiServiceNamespaceCrd } from "./api-service-namespace";
 import { clusterBindingCrd } from "./cluster-binding";
-import type { BindRelease } from "../release";
+import type { BindRelease } from "../upstream/release";
 import { crdForRelease } from "./releases";
 import type { CustomResourceDefinition } from "./schema-builders";
 

@@ -1,4 +1,4 @@
-import type { BindRelease } from "../release";
+import type { BindRelease } from "../upstream/release";
 import type { CustomResourceDefinition, Schema } from "./schema-builders";
 
 /**

@@ -1,0 +1,77 @@
+// Lint rules from the layer table in architecture/layers.cjs (npm run lint runs them).
+"use strict";
+const { LAYERS, OUTSIDE, IMPURE_MODULES, either, bands } = require("./architecture/layers.cjs");
+
+const layerRules = LAYERS.map((layer, i) => {
+  const { below, own, above } = bands(i);
+  return {
+    name: `layer-${layer.name}`,
+    comment: `${layer.name} (${layer.holds}) imports only from itself and the layers below it: ${LAYERS.slice(
+      0,
+      i,
+    )
+      .map((l) => l.name)
+      .join(", ")}`,
+    severity: "error",
+    from: { path: either(own), pathNot: [either(below), OUTSIDE] },
+    to: { path: either(above), pathNot: either([...below, ...own]), dependencyTypes: ["local"] },
+  };
+});
+
+/** Patterns of the impure and the pure layers at or below layer i (a module takes the first match). */
+const impureBelow = (i) =>
+  LAYERS.slice(0, i + 1)
+    .filter((l) => !l.pure)
+    .flatMap((l) => l.paths);
+const pureBelow = (i) =>
+  LAYERS.slice(0, i + 1)
+    .filter((l) => l.pure)
+    .flatMap((l) => l.paths);
+
+const pureRules = LAYERS.flatMap((layer, i) => {
+  if (!layer.pure) return [];
+  const { below, own } = bands(i);
+  return [
+    {
+      name: `pure-${layer.name}`,
+      comment: `${layer.name} is pure: no Pulumi, Kubernetes client, processes, file system or network; pass the data in`,
+      severity: "error",
+      from: { path: either(own), pathNot: [either(below), OUTSIDE] },
+      to: { path: IMPURE_MODULES, dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: `pure-${layer.name}-imports-pure`,
+      comment: `${layer.name} is pure, so what it imports is pure too: only modules of pure layers`,
+      severity: "error",
+      from: { path: either(own), pathNot: [either(below), OUTSIDE] },
+      to: {
+        path: either(impureBelow(i)),
+        pathNot: either(pureBelow(i)),
+        dependencyTypes: ["local"],
+        dependencyTypesNot: ["type-only"],
+      },
+    },
+  ];
+});
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    ...pureRules,
+    {
+      name: "no-circular",
+      comment: "modules that import each other through a chain: cut it where a lower part reaches up",
+      severity: "error",
+      from: { pathNot: OUTSIDE },
+      to: { circular: true, dependencyTypesNot: ["type-only"] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|provider/sdk|test/sdk|\\.klutch|\\.pulumi|bin)/" },
+    includeOnly: { path: "\\.ts$|^node_modules|^(node:)?[a-z_/]+$" },
+    tsConfig: { fileName: "tsconfig.json" },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".json"] },
+  },
+};

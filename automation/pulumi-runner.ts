@@ -1,0 +1,126 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { repoRoot, toolchainEnv } from "./toolchain";
+
+/**
+ * Passphrase for the `local` stack's secrets. It protects nothing but throw-away local
+ * clusters, and is documented in the README; every other stack must set its own
+ * PULUMI_CONFIG_PASSPHRASE (or a secrets provider).
+ */
+export const LOCAL_STACK_PASSPHRASE = "klutch-local-only";
+
+/** Where `scripts/toolchain.sh env --local-stack` keeps that passphrase for plain `pulumi`. */
+export const LOCAL_PASSPHRASE_FILE = path.join(repoRoot, ".pulumi", "local-stack.passphrase");
+
+export const KUBERNETES_PLUGIN_VERSION = (
+  JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  }
+).dependencies["@pulumi/kubernetes"] as string;
+
+export interface RunnerOptions {
+  stack: string;
+  /** Overrides for tests: state and plugin directories, passphrase. */
+  env?: NodeJS.ProcessEnv;
+  /** Install the policy pack host too, for `--policy-pack`. */
+  policyPacks?: boolean;
+}
+
+/**
+ * The environment the real Pulumi CLI runs in: the toolchain on PATH, a file backend and
+ * plugin home inside the project (gitignored), no update checks and no plugin downloads.
+ */
+export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = toolchainEnv(base);
+  env.PULUMI_BACKEND_URL ??= `file://${path.join(repoRoot, ".pulumi", "state")}`;
+  env.PULUMI_HOME ??= path.join(repoRoot, ".pulumi", "home");
+  env.PULUMI_SKIP_UPDATE_CHECK = "true";
+  // The dynamic provider host resolves @pulumi/pulumi from the workspace directory; a
+  // workspace outside the project (the bridge's state dir) finds it through NODE_PATH.
+  env.NODE_PATH = [path.join(repoRoot, "node_modules"), env.NODE_PATH].filter(Boolean).join(path.delimiter);
+  env.PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION = "true";
+  // Use the plugin installed in PULUMI_HOME at the version the program asks for, not
+  // whatever binary of that name happens to be on PATH.
+  env.PULUMI_IGNORE_AMBIENT_PLUGINS = "true";
+  // `scripts/toolchain.sh env --local-stack` exports the local stack's passphrase as this file;
+  // it must never encrypt another stack's secrets.
+  if (
+    stack !== "local" &&
+    env.PULUMI_CONFIG_PASSPHRASE_FILE &&
+    path.resolve(env.PULUMI_CONFIG_PASSPHRASE_FILE) === LOCAL_PASSPHRASE_FILE
+  ) {
+    throw new Error(
+      `stack "${stack}" would use the local stack's passphrase (PULUMI_CONFIG_PASSPHRASE_FILE=${LOCAL_PASSPHRASE_FILE}, from \`scripts/toolchain.sh env --local-stack\`); set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE for this stack`,
+    );
+  }
+  if (!env.PULUMI_CONFIG_PASSPHRASE && !env.PULUMI_CONFIG_PASSPHRASE_FILE) {
+    if (stack !== "local") {
+      throw new Error(
+        `stack "${stack}" needs PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) to encrypt its secrets`,
+      );
+    }
+    env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
+  }
+  return env;
+}
+
+/** Installs the toolchain's pulumi-resource-kubernetes into PULUMI_HOME, once. */
+export function ensureKubernetesPlugin(env: NodeJS.ProcessEnv): void {
+  const home = env.PULUMI_HOME as string;
+  const installed = path.join(
+    home,
+    "plugins",
+    `resource-kubernetes-v${KUBERNETES_PLUGIN_VERSION}`,
+    "pulumi-resource-kubernetes",
+  );
+  if (fs.existsSync(installed)) return;
+  const binary = which("pulumi-resource-kubernetes", env);
+  if (!binary) throw new Error("pulumi-resource-kubernetes not found: run `bash scripts/toolchain.sh build`");
+  execFileSync(
+    "pulumi",
+    ["plugin", "install", "resource", "kubernetes", KUBERNETES_PLUGIN_VERSION, "--file", binary],
+    {
+      env,
+      stdio: ["ignore", "inherit", "inherit"],
+    },
+  );
+}
+
+/**
+ * Installs the toolchain's policy pack host (`pulumi-analyzer-policy-nodejs`, written next to the
+ * CLI by scripts/toolchain.sh, which says where the facts come from) into PULUMI_HOME: the engine
+ * looks for analyzers only there once ambient plugins are ignored. Versioned like @pulumi/pulumi,
+ * whose run-policy-pack it runs; re-installed when the toolchain's script changes.
+ */
+export function ensurePolicyAnalyzer(env: NodeJS.ProcessEnv): void {
+  const source = which("pulumi-analyzer-policy-nodejs", env);
+  if (!source)
+    throw new Error("pulumi-analyzer-policy-nodejs not found: run `bash scripts/toolchain.sh build`");
+  const version = (
+    JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    }
+  ).dependencies["@pulumi/pulumi"] as string;
+  const installed = path.join(
+    env.PULUMI_HOME as string,
+    "plugins",
+    `analyzer-policy-nodejs-v${version}`,
+    "pulumi-analyzer-policy-nodejs",
+  );
+  const wanted = fs.readFileSync(source, "utf8");
+  if (fs.existsSync(installed) && fs.readFileSync(installed, "utf8") === wanted) return;
+  execFileSync(
+    "pulumi",
+    ["plugin", "install", "analyzer", "policy-nodejs", version, "--file", source, "--reinstall"],
+    { env, stdio: ["ignore", "inherit", "inherit"] },
+  );
+}
+
+export function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? "").split(":")) {
+    const candidate = path.join(dir, binary);
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}

@@ -1,0 +1,130 @@
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { Deployment } from "@pulumi/pulumi/automation";
+import { StackLocks, type PendingOperationsStack } from "./stack-locks";
+
+const PROJECT = "proj";
+const STACK = "np-a";
+
+describe("StackLocks: what an interrupted update leaves on a file-backend stack", () => {
+  let root: string;
+  beforeEach(() => (root = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-stack-locks-"))));
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  const lockDir = () => path.join(root, ".pulumi", "locks", "organization", PROJECT, STACK);
+  const writeLock = (name: string, content: string) => {
+    fs.mkdirSync(lockDir(), { recursive: true });
+    fs.writeFileSync(path.join(lockDir(), name), content);
+    return path.join(lockDir(), name);
+  };
+  const files = (locks: { file: string }[]) => locks.map((l) => l.file).sort();
+
+  describe("inspect: live and stale locks", () => {
+    const locks = () =>
+      new StackLocks({
+        backendDir: root,
+        project: PROJECT,
+        hostname: "bridge-host",
+        alive: (pid) => pid === 100,
+      });
+
+    it("finds none without a file backend, or on a stack never locked", () => {
+      writeLock("a.json", JSON.stringify({ pid: 200, hostname: "bridge-host" }));
+      assert.deepEqual(new StackLocks({ backendDir: undefined, project: PROJECT }).inspect(STACK), {
+        live: [],
+        stale: [],
+      });
+      assert.deepEqual(locks().inspect("np-other"), { live: [], stale: [] });
+    });
+
+    it("a lock of a live process here, or of another host, is live; a dead process's or a broken file is stale", () => {
+      const running = writeLock("running.json", JSON.stringify({ pid: 100, hostname: "bridge-host" }));
+      const replica = writeLock("replica.json", JSON.stringify({ pid: 200, hostname: "other-host" }));
+      const killed = writeLock("killed.json", JSON.stringify({ pid: 200, hostname: "bridge-host" }));
+      const broken = writeLock("broken.json", "{");
+      writeLock("running.json.attrs", "{}");
+      const state = locks().inspect(STACK);
+      assert.deepEqual(files(state.live), [replica, running].sort());
+      assert.deepEqual(files(state.stale), [broken, killed].sort());
+      assert.deepEqual(
+        state.stale.find((l) => l.file === killed),
+        { file: killed, pid: 200, hostname: "bridge-host" },
+        "the pid is what the bridge logs when it clears the lock",
+      );
+    });
+
+    it("by default asks this machine: this very process holds a live lock", () => {
+      const mine = writeLock("mine.json", JSON.stringify({ pid: process.pid, hostname: os.hostname() }));
+      const state = new StackLocks({ backendDir: root, project: PROJECT }).inspect(STACK);
+      assert.deepEqual(files(state.live), [mine]);
+      assert.deepEqual(state.stale, []);
+    });
+  });
+
+  describe("clearPendingOperations", () => {
+    let exported: number;
+    let imported: Deployment[];
+    let warnings: { msg: string; fields?: Record<string, unknown> }[];
+    let deployment: Deployment;
+    const engine: PendingOperationsStack = {
+      exportStack: () => {
+        exported++;
+        return Promise.resolve(structuredClone(deployment));
+      },
+      importStack: (state) => Promise.resolve(void imported.push(state)),
+    };
+    const log = (_level: "warn", msg: string, fields?: Record<string, unknown>) =>
+      void warnings.push({ msg, fields });
+    const writeCheckpoint = (pending: unknown[]) => {
+      const file = path.join(root, ".pulumi", "stacks", PROJECT, `${STACK}.json`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ version: 3, checkpoint: { latest: { pending_operations: pending } } }),
+      );
+    };
+
+    beforeEach(() => {
+      exported = 0;
+      imported = [];
+      warnings = [];
+      deployment = {
+        version: 3,
+        deployment: { pending_operations: [{ type: "creating" }, { type: "updating" }] },
+      };
+    });
+    const locks = () => new StackLocks({ backendDir: root, project: PROJECT });
+
+    it("asks the engine nothing for a new stack, or a checkpoint that records none", async () => {
+      await locks().clearPendingOperations(STACK, engine, log);
+      writeCheckpoint([]);
+      await locks().clearPendingOperations(STACK, engine, log);
+      assert.equal(exported, 0);
+      assert.deepEqual(imported, []);
+    });
+
+    it("drops the pending operations the checkpoint records, through the engine, and says how many", async () => {
+      writeCheckpoint([{ type: "creating" }, { type: "updating" }]);
+      await locks().clearPendingOperations(STACK, engine, log);
+      assert.equal(exported, 1);
+      assert.deepEqual(imported, [{ version: 3, deployment: { pending_operations: [] } }]);
+      assert.deepEqual(warnings, [
+        { msg: "clearing pending operations of an interrupted update", fields: { count: 2 } },
+      ]);
+    });
+
+    it("asks the engine when the backend is no file backend, and imports nothing when it has none", async () => {
+      deployment = { version: 3, deployment: {} };
+      await new StackLocks({ backendDir: undefined, project: PROJECT }).clearPendingOperations(
+        STACK,
+        engine,
+        log,
+      );
+      assert.equal(exported, 1);
+      assert.deepEqual(imported, []);
+      assert.deepEqual(warnings, []);
+    });
+  });
+});

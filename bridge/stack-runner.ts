@@ -1,0 +1,189 @@
+import type { Stack } from "@pulumi/pulumi/automation";
+import type { NetworkPathObject, PathEndpoint, PathProblem } from "../lib/bridge/api";
+import { stackName } from "../lib/bridge/grouping";
+import { admitConnections } from "../network/proxy/model/admission";
+import type { NodeLike, NodePortHosts } from "../lib/bridge/node-host";
+import type { BridgeSettings } from "../lib/bridge/settings";
+import { toConnection } from "../network/proxy/model/target";
+import { listenerKeys } from "../network/proxy/model/types";
+import { CancellableRuns } from "./cancellable-runs";
+import { recoverCheckpoint } from "./checkpoint";
+import { upFromEvents } from "./engine-run";
+import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
+import { GroupTargets } from "./group-targets";
+import { NodeHostTracker } from "./node-host-tracker";
+import { reapOrphans } from "./orphans";
+import { groupProgram, type Target } from "./program";
+import { SlotStore } from "./slot-store";
+import { StackLocks } from "./stack-locks";
+import { bridgeStatePaths } from "./state-dir";
+import { GroupWorkspaces, PROJECT, fileBackendDir } from "./workspaces";
+
+export interface StackRunnerOptions {
+  target: Target;
+  stateDir: string;
+  pulumiEnv: Record<string, string>;
+  secretsProvider?: string;
+  /** Ports per slot for the local target (a group holds whole slots; lib/bridge/slots.ts). */
+  slotSize: number;
+  /** The most ports one group may hold (local target); the whole --port-range when unset. */
+  maxPortsPerGroup?: number;
+  /** The environment's settings (kubernetes target). */
+  settings: () => Promise<BridgeSettings | undefined>;
+  /**
+   * The data-service cluster's nodes (kubernetes target), for the host a NodePort proxy
+   * reports when `--node-host` gives none (lib/bridge/node-host.ts).
+   */
+  nodes?: () => Promise<NodeLike[]>;
+}
+
+/**
+ * The ports a local group's proxy needs: one per listener of its admitted connections, plus
+ * HAProxy's two own listeners.
+ */
+export function portsNeeded(live: NetworkPathObject[]): number {
+  return listenerKeys(admitConnections(live.map(toConnection)).admitted).length + 2;
+}
+
+/**
+ * Runs the groups' Pulumi stacks (controller-runtime has no such seam; it is what a reconciler
+ * of an external system needs), putting together the parts that each own one job: the
+ * workspaces (bridge/workspaces.ts), the file backend's locks and pending operations
+ * (bridge/stack-locks.ts), unreadable checkpoints (bridge/checkpoint.ts), the orphaned engines
+ * of a bridge that died (bridge/orphans.ts), each group's target (bridge/group-targets.ts) with
+ * the local target's port slots (bridge/slot-store.ts) or the node a NodePort proxy reports
+ * (bridge/node-host-tracker.ts), and cancelling the runs in flight when the bridge stops
+ * (bridge/cancellable-runs.ts). One run per group at a time is the work queue's promise
+ * (bridge/workqueue.ts); this relies on it.
+ */
+export class StackRunner implements GroupStacks {
+  private readonly workspaces: GroupWorkspaces;
+  private readonly locks: StackLocks;
+  private readonly slots: SlotStore;
+  private readonly targets: GroupTargets;
+  private readonly nodeHosts: NodeHostTracker;
+  private readonly runs = new CancellableRuns();
+  private readonly backendDir: string | undefined;
+
+  constructor(private readonly opts: StackRunnerOptions) {
+    const paths = bridgeStatePaths(opts.stateDir);
+    this.backendDir = fileBackendDir(opts.pulumiEnv);
+    this.workspaces = new GroupWorkspaces({
+      workDir: paths.workspace,
+      pulumiEnv: opts.pulumiEnv,
+      ...(opts.secretsProvider ? { secretsProvider: opts.secretsProvider } : {}),
+    });
+    this.locks = new StackLocks({ backendDir: this.backendDir, project: PROJECT });
+    this.slots = new SlotStore({
+      file: paths.slots,
+      portRange: opts.target.portRange,
+      slotSize: opts.slotSize,
+      ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
+    });
+    this.targets = new GroupTargets({ target: opts.target, settings: opts.settings });
+    this.nodeHosts = new NodeHostTracker({
+      targetOf: (key) => this.targets.kubernetes(key),
+      ...(opts.nodes ? { nodes: opts.nodes } : {}),
+    });
+  }
+
+  /** Kills the engine processes a previous bridge on this backend left behind. */
+  async reapOrphans(log: (pids: number[]) => void): Promise<void> {
+    await reapOrphans(this.opts.pulumiEnv.PULUMI_BACKEND_URL ?? "", log);
+  }
+
+  /** Groups that still hold a port slot (a stack), e.g. deleted while the bridge was down. */
+  slottedGroups(): string[] {
+    return this.slots.groups();
+  }
+
+  /** Cancels the runs in flight (each engine stops cleanly: checkpoint written, lock released). */
+  cancel(): void {
+    this.runs.cancel();
+  }
+
+  /** Whether a group's proxy would report another node now than the one it was last run with. */
+  nodeHostMoved(key: string, hosts: NodePortHosts): boolean {
+    return this.nodeHosts.nodeHostMoved(key, hosts);
+  }
+
+  /** Whether the group's proxy reports a node the bridge picked (bridge/node-watch.ts watches). */
+  picksNodeHostFor(key: string): boolean {
+    return this.nodeHosts.picksNodeHostFor(key);
+  }
+
+  /** Forgets a group's stack (after a failed run, so the next one selects it afresh). */
+  forget(key: string): void {
+    this.workspaces.forget(key);
+  }
+
+  async up(key: string, live: NetworkPathObject[], run: RunOptions): Promise<GroupOutputs> {
+    const { stack, recovered } = await this.prepare(key, run);
+    const target = await this.targetFor(key, live, run);
+    const result = await this.runs.run((signal) =>
+      upFromEvents(stack, {
+        onEvent: run.onEvent,
+        color: "never",
+        signal,
+        refresh: run.refresh || recovered,
+        program: groupProgram(key, live, target),
+      }),
+    );
+    return {
+      endpoints: (result.outputs.endpoints?.value ?? {}) as Record<string, PathEndpoint>,
+      problems: (result.outputs.problems?.value ?? {}) as Record<string, PathProblem>,
+      changes: result.resourceChanges,
+    };
+  }
+
+  async destroy(key: string, run: RunOptions): Promise<void> {
+    const { stack } = await this.prepare(key, run);
+    await this.runs.run((signal) => stack.destroy({ onEvent: run.onEvent, color: "never", signal }));
+    await this.workspaces.remove(key, stack);
+    this.nodeHosts.forget(key);
+    this.slots.release(key);
+  }
+
+  /**
+   * Everything before an engine run: a stack another live process works on is refused,
+   * checkpoint and all; an unreadable checkpoint is repaired; the stack is selected (once per
+   * group); a stale lock is cleared and pending operations dropped.
+   */
+  private async prepare(key: string, run: RunOptions): Promise<{ stack: Stack; recovered: boolean }> {
+    this.runs.throwIfCancelled();
+    const name = stackName(key);
+    const locks = this.locks.inspect(name);
+    if (locks.live.length > 0) throw new Error(`stack ${name} is locked by a running update; retrying later`);
+    let recovered = false;
+    if (this.backendDir) {
+      const plan = recoverCheckpoint(this.backendDir, PROJECT, name);
+      if (plan.sidecars.length > 0 || plan.action !== "none") {
+        run.onRecovered(plan);
+        recovered = true;
+        // The workspace may hold the stack as it was: select it again.
+        this.workspaces.forget(key);
+      }
+    }
+    await this.targets.readSettings();
+    const stack = await this.workspaces.stack(key);
+    if (locks.stale.length > 0) {
+      run.log("warn", "clearing the lock of an interrupted update", { locks: locks.stale.map((l) => l.pid) });
+      await stack.cancel();
+    }
+    await this.locks.clearPendingOperations(name, stack, run.log);
+    return { stack, recovered };
+  }
+
+  /**
+   * The target the group's program is built with: locally, the command line's with the
+   * group's slots' ports; on Kubernetes, the group's settings and, for a NodePort proxy, the
+   * node it reports.
+   */
+  private async targetFor(key: string, live: NetworkPathObject[], run: RunOptions): Promise<Target> {
+    if (this.opts.target.kind === "local") {
+      const ports = this.slots.place(key, portsNeeded(live));
+      return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
+    }
+    return this.nodeHosts.realise(key, this.targets.kubernetes(key)!, run.log);
+  }
+}

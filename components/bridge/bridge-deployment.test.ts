@@ -1,0 +1,101 @@
+import { strict as assert } from "node:assert";
+import * as k8s from "@pulumi/kubernetes";
+import { BridgeDeployment } from "./bridge-deployment";
+import { bridgeArgs, bridgeDeploymentProblem, describeProblem } from "../../lib/bridge/deployment";
+import { mockPulumi, settle } from "../../test/helpers/mocks";
+
+describe("bridge Deployment: command line and checks", () => {
+  it("runs with leader election, the kubernetes target, the mounted data-plane kubeconfig and probes on every address", () => {
+    assert.deepEqual(
+      bridgeArgs({
+        opsPort: 9464,
+        state: { kind: "hostPath", path: "/var/lib/x" },
+        flags: ["--service-type", "NodePort"],
+      }),
+      [
+        "--leader-elect",
+        "--target",
+        "kubernetes",
+        "--data-plane-kubeconfig",
+        "/etc/klutch-bridge/data-plane-kubeconfig",
+        "--state-dir",
+        "/var/lib/klutch-bridge",
+        "--ops-address",
+        "0.0.0.0",
+        "--ops-port",
+        "9464",
+        "--service-type",
+        "NodePort",
+      ],
+    );
+    const shared = bridgeArgs({ opsPort: 1, state: { kind: "backend", url: "s3://b/p" }, flags: [] });
+    assert.deepEqual(shared.slice(7, 9), ["--backend", "s3://b/p"]);
+  });
+
+  it("names the field, the value and the fix for bad arguments", () => {
+    const ok = { replicas: 2, opsPort: 9464, state: { kind: "hostPath" as const, path: "/srv/b" } };
+    const problem = (a: Parameters<typeof bridgeDeploymentProblem>[0]) => {
+      const p = bridgeDeploymentProblem(a);
+      return p ? describeProblem(p) : "";
+    };
+    assert.equal(bridgeDeploymentProblem(ok), undefined);
+    assert.deepEqual(bridgeDeploymentProblem({ ...ok, replicas: 0 }), {
+      field: "replicas",
+      message: "0 must be a whole number >= 1 (2 for a standby)",
+    });
+    assert.match(problem({ ...ok, replicas: 0 }), /^replicas 0 must be a whole number >= 1/);
+    assert.match(problem({ ...ok, opsPort: 70000 }), /^opsPort 70000 must be a TCP port/);
+    assert.match(
+      problem({ ...ok, state: { kind: "hostPath", path: "rel" } }),
+      /^state.path "rel" must be an absolute directory/,
+    );
+    assert.match(
+      problem({ ...ok, state: { kind: "backend", url: "file:///tmp/s" } }),
+      /^state.url "file:\/\/\/tmp\/s" must be a backend every replica reaches .* use state.kind hostPath/,
+    );
+    assert.match(
+      problem({ ...ok, flags: ["--backend=s3://x"] }),
+      /^bridgeFlags may not set --backend: the component sets it; remove it/,
+    );
+  });
+
+  it("BridgeDeployment refuses bad arguments before it registers anything, itself included", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", { kubeconfig: "k" });
+    await settle();
+    const before = run.resources.length;
+    const args = {
+      provider,
+      namespace: "klutch-network",
+      serviceAccountName: "klutch-bridge",
+      image: "klutch.local/bridge:1-abc",
+      state: { kind: "hostPath" as const, path: "/srv/b" },
+      passphrase: "p".repeat(20),
+      dataPlaneKubeconfig: "k",
+    };
+    for (const [bad, message] of [
+      [{ replicas: 0 }, /BridgeDeployment b: replicas 0 must be a whole number >= 1/],
+      [{ state: { kind: "backend", url: "file:///x" } }, /BridgeDeployment b: state.url "file:\/\/\/x"/],
+      [{ bridgeFlags: ["--target", "local"] }, /BridgeDeployment b: bridgeFlags may not set --target/],
+      [{ image: " " }, /BridgeDeployment b: image " " must name the bridge image/],
+    ] as const) {
+      assert.throws(() => new BridgeDeployment("b", { ...args, ...bad } as never), message);
+    }
+    await settle();
+    assert.deepEqual(
+      run.resources.slice(before).map((r) => `${r.type} ${r.name}`),
+      [],
+      "nothing registered, not even the component",
+    );
+    // And good arguments do register it, with its children.
+    new BridgeDeployment("b", args);
+    await settle();
+    assert.deepEqual(
+      run.resources
+        .slice(before)
+        .map((r) => r.type)
+        .sort(),
+      ["klutch:bridge:BridgeDeployment", "kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Secret"],
+    );
+  });
+});

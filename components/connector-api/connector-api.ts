@@ -1,0 +1,90 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { connectorXrd } from "../../lib/connector-api/xrd";
+import {
+  CompositionModel,
+  compositionName,
+  noopComposition,
+  pulumiBackedComposition,
+  renderPipeline,
+  renderResourcesMode,
+} from "../../lib/connector-api/compositions";
+import { crossplaneNetworkPathRole, networkPathCrd } from "../../lib/connector-api/network-path-crd";
+import { IMPLEMENTATIONS, IMPLEMENTATION_NAMES, isImplementationName } from "../../network/registry";
+
+export interface NetworkConnectorApiArgs {
+  /** Provider of the control plane cluster. */
+  provider: k8s.Provider;
+  /** Implementations to offer besides NOOP (always offered), by registry name, e.g. ["proxy", "wireguard"]. */
+  implementations: string[];
+  /** Implementation connections get when they select none (Klutch's default is the proxy). */
+  defaultImplementation: string;
+  /**
+   * "Pipeline" (function-patch-and-transform, production) or "Resources" (a Crossplane without
+   * function pods, such as the local one). Both forms come from the same composition models.
+   */
+  compositionMode: "Pipeline" | "Resources";
+  labels: Record<string, string>;
+  /** Crossplane's installation, so its CRDs exist before the XRD and compositions. */
+  dependsOn?: pulumi.Input<pulumi.Resource>[];
+}
+
+/**
+ * The network connector API on the control plane: the XTCPConnection XRD (claim
+ * TCPConnection), a composition per implementation (NOOP always), and the NetworkPath CRD that
+ * Pulumi-backed compositions compose. Type token `klutch:network:ConnectorApi`.
+ */
+export class NetworkConnectorApi extends pulumi.ComponentResource {
+  public readonly compositions: string[];
+
+  constructor(name: string, args: NetworkConnectorApiArgs, opts?: pulumi.ComponentResourceOptions) {
+    // Checked before registering the component itself, so bad input leaves nothing behind.
+    const unknown = args.implementations.filter((i) => !isImplementationName(i));
+    if (unknown.length > 0) {
+      throw new Error(
+        `implementations ${unknown.map((i) => `"${i}"`).join(", ")} not known; known: ${IMPLEMENTATION_NAMES.join(", ")}`,
+      );
+    }
+    // NOOP (the one implementation the registry marks ignored) always gets its inert marker
+    // composition; the others compose a NetworkPath the bridge realises.
+    const ignored = IMPLEMENTATIONS.filter((i) => i.realisation === "ignored").map((i) => i.name as string);
+    const implementations = [...new Set(args.implementations)].filter((i) => !ignored.includes(i));
+    if (
+      !ignored.includes(args.defaultImplementation) &&
+      !implementations.includes(args.defaultImplementation)
+    ) {
+      throw new Error(
+        `defaultImplementation "${args.defaultImplementation}" is not among ${[...ignored, ...implementations].join(", ")}`,
+      );
+    }
+    super("klutch:network:ConnectorApi", name, {}, opts);
+    const child = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
+
+    const pathCrd = new k8s.apiextensions.v1.CustomResourceDefinition(
+      `${name}-networkpaths`,
+      networkPathCrd(args.labels),
+      child,
+    );
+    // Crossplane core composes NetworkPaths with its own ServiceAccount when it runs as a pod.
+    new k8s.rbac.v1.ClusterRole(`${name}-crossplane-networkpaths`, crossplaneNetworkPathRole(args.labels), {
+      parent: this,
+      provider: args.provider,
+    });
+    const xrd = new k8s.apiextensions.CustomResource(
+      `${name}-xrd`,
+      connectorXrd(compositionName(args.defaultImplementation), args.labels),
+      child,
+    );
+
+    const models: CompositionModel[] = [noopComposition(), ...implementations.map(pulumiBackedComposition)];
+    const render = args.compositionMode === "Pipeline" ? renderPipeline : renderResourcesMode;
+    for (const model of models) {
+      new k8s.apiextensions.CustomResource(`${name}-${model.name}`, render(model, args.labels), {
+        ...child,
+        dependsOn: [xrd, pathCrd],
+      });
+    }
+    this.compositions = models.map((m) => m.name);
+    this.registerOutputs({ compositions: this.compositions });
+  }
+}

@@ -1,0 +1,158 @@
+import { strict as assert } from "node:assert";
+import * as k8s from "@pulumi/kubernetes";
+import { Crossplane } from "./crossplane";
+import { packageManifests, providerConfigManifests } from "../../lib/crossplane/packages";
+import { mockPulumi, settle } from "../../test/helpers/mocks";
+
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const labels = { "klutch.anynines.com/environment": "test" };
+const packages = {
+  providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0",
+  providerAnynines: "public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0",
+  functionPatchAndTransform: "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
+  dataservicesConfiguration: "public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0",
+};
+
+describe("Crossplane packages (pure)", () => {
+  it("pins every package and gives provider-kubernetes a known service account", () => {
+    const m = packageManifests(packages, labels);
+    assert.deepEqual(
+      m.map((x) => `${x.kind}/${x.metadata.name}`),
+      [
+        "DeploymentRuntimeConfig/provider-kubernetes",
+        "Provider/provider-kubernetes",
+        "DeploymentRuntimeConfig/provider-anynines",
+        "Provider/provider-anynines",
+        "Function/function-patch-and-transform",
+        "Configuration/anynines-dataservices",
+      ],
+    );
+    assert.deepEqual(m[1]?.spec, {
+      package: packages.providerKubernetes,
+      runtimeConfigRef: { name: "provider-kubernetes" },
+    });
+    assert.equal(m[3]?.apiVersion, "pkg.crossplane.io/v1");
+  });
+
+  it("renders one anynines ProviderConfig per endpoint, reading credentials from Secrets", () => {
+    const m = providerConfigManifests(
+      [
+        { name: "postgresql", serviceBrokerUrl: "https://sb", backupManagerUrl: "https://bm" },
+        { name: "search", serviceBrokerUrl: "https://sb2" },
+      ],
+      "crossplane-system",
+      labels,
+    );
+    assert.deepEqual(
+      m.map((x) => `${x.apiVersion}/${x.metadata.name}`),
+      [
+        "kubernetes.crossplane.io/v1alpha1/kubernetes-provider",
+        "dataservices.anynines.com/v1/postgresql-service-broker",
+        "dataservices.anynines.com/v1/postgresql-backup-manager",
+        "dataservices.anynines.com/v1/search-service-broker",
+      ],
+    );
+    assert.deepEqual(m[0]?.spec, { credentials: { source: "InjectedIdentity" } });
+    assert.deepEqual((m[2]?.spec as any).providerCredentials.password, {
+      secretRef: {
+        namespace: "crossplane-system",
+        name: "postgresql-backup-manager-credentials",
+        key: "password",
+      },
+    });
+  });
+});
+
+describe("Crossplane component (mocks)", () => {
+  const base = {
+    namespace: "crossplane-system",
+    version: "1.20.11",
+    packages,
+    labels,
+  };
+
+  it("installs the chart with --enable-ssa-claims, the packages, scoped RBAC and the ProviderConfigs", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", {});
+    new Crossplane("xp", {
+      ...base,
+      provider,
+      chart: { repository: "https://charts.crossplane.io/stable" },
+      anyninesServices: [{ name: "postgresql", serviceBrokerUrl: "https://sb" }],
+      anyninesCredentials: { postgresql: { serviceBroker: { username: "u", password: "p" } } },
+      installProviderConfigs: true,
+      skipAwait: false,
+    });
+    await settle();
+    const chart = run.ofType("kubernetes:helm.sh/v4:Chart");
+    assert.equal(chart.length, 1);
+    assert.equal(chart[0]?.inputs.chart, "crossplane");
+    assert.equal(chart[0]?.inputs.version, "1.20.11");
+    assert.deepEqual(chart[0]?.inputs.values.args, ["--enable-ssa-claims"]);
+    assert.equal(chart[0]?.inputs.values.replicas, undefined, "the chart's own replica count");
+    assert.equal(
+      run.ofType("kubernetes:yaml/v2:ConfigGroup").length,
+      0,
+      "no CRDs applied by Pulumi on a real cluster",
+    );
+
+    const kinds = (api: string) =>
+      run.resources
+        .filter((r) => r.type === `kubernetes:${api}`)
+        .map((r) => r.inputs.metadata.name as string)
+        .sort();
+    assert.deepEqual(kinds("pkg.crossplane.io/v1:Provider"), ["provider-anynines", "provider-kubernetes"]);
+    assert.deepEqual(kinds("pkg.crossplane.io/v1:Function"), ["function-patch-and-transform"]);
+    assert.deepEqual(kinds("pkg.crossplane.io/v1:Configuration"), ["anynines-dataservices"]);
+    assert.deepEqual(kinds("pkg.crossplane.io/v1beta1:DeploymentRuntimeConfig"), [
+      "provider-anynines",
+      "provider-kubernetes",
+    ]);
+    assert.deepEqual(kinds("kubernetes.crossplane.io/v1alpha1:ProviderConfig"), ["kubernetes-provider"]);
+    assert.deepEqual(kinds("dataservices.anynines.com/v1:ProviderConfig"), ["postgresql-service-broker"]);
+
+    const secrets = run.ofType("kubernetes:core/v1:Secret");
+    assert.equal(secrets.length, 1);
+    assert.ok(SECRET_SIG in secrets[0]!.inputs.stringData, "credentials are a Pulumi secret");
+
+    const bindings = run.ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding");
+    assert.equal(bindings.length, 1);
+    assert.notEqual(bindings[0]?.inputs.roleRef.name, "cluster-admin");
+    const role = run.ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")[0];
+    for (const rule of role?.inputs.rules ?? []) {
+      assert.ok(
+        !rule.resources.includes("*") && !rule.verbs.includes("*") && !rule.apiGroups.includes("*"),
+        "no wildcards",
+      );
+    }
+  });
+
+  it("on local clusters uses the local chart, applies the CRDs itself, skips ProviderConfigs and runs no core pod", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", {});
+    new Crossplane("xp", {
+      ...base,
+      provider,
+      chart: { path: "/cache/crossplane/cluster/charts/crossplane" },
+      crdsPath: "/cache/crossplane/cluster/crds",
+      anyninesServices: [],
+      installProviderConfigs: false,
+      skipAwait: true,
+      runLocally: true,
+    });
+    await settle();
+    const chart = run.ofType("kubernetes:helm.sh/v4:Chart")[0];
+    assert.equal(chart?.inputs.chart, "/cache/crossplane/cluster/charts/crossplane");
+    assert.equal(chart?.inputs.skipAwait, true);
+    // The local process is the core: the chart's core and RBAC manager never run a pod.
+    assert.equal(chart?.inputs.values.replicas, 0);
+    assert.deepEqual(chart?.inputs.values.rbacManager, { replicas: 0 });
+    assert.deepEqual(run.ofType("kubernetes:yaml/v2:ConfigGroup")[0]?.inputs.files, [
+      "/cache/crossplane/cluster/crds/*.yaml",
+    ]);
+    assert.equal(run.resources.filter((r) => r.type.endsWith(":ProviderConfig")).length, 0);
+    assert.equal(run.ofType("kubernetes:core/v1:Secret").length, 0);
+    const provs = run.ofType("kubernetes:pkg.crossplane.io/v1:Provider");
+    assert.equal(provs[0]?.inputs.metadata.annotations["pulumi.com/skipAwait"], "true");
+  });
+});

@@ -1,0 +1,104 @@
+import { strict as assert } from "node:assert";
+import { crossplane as crossplaneSchema, type ControlPlaneConfig } from "../config/schema";
+import { formatPath } from "../config/messages";
+import { planCrossplane, splitImageReference } from "./crossplane-plan";
+
+const NODE_FILE = "/state/control-plane/node/node.json";
+const IMAGE = "klutch.local/crossplane:1.20.11-0a1b2c3d4e5f";
+
+function plan(
+  controlPlane: Partial<ControlPlaneConfig>,
+  crossplane: Record<string, unknown> = {},
+  files: Record<string, string> = {},
+) {
+  const problems: string[] = [];
+  const result = planCrossplane(
+    {
+      controlPlane: {
+        value: { name: "control-plane", infrastructure: "local", ...controlPlane },
+        at: ["controlPlane"],
+      },
+      crossplane: crossplaneSchema.parse(crossplane),
+      localStateDir: "/state",
+      readFile: (f) => {
+        if (f in files) return files[f]!;
+        throw new Error("ENOENT");
+      },
+    },
+    (at, message) => problems.push(`${formatPath(at)}: ${message}`),
+  );
+  return { result, problems };
+}
+const nodeState = (images: Record<string, string>) =>
+  JSON.stringify({
+    slot: 1,
+    nodeName: "control-plane-node",
+    podCidr: "10.244.0.0/24",
+    apiServerPort: 1,
+    images,
+  });
+
+describe("how Crossplane core runs (pure)", () => {
+  it("a local control plane without a node: a process by default, the toolchain's chart, no packages", () => {
+    const { result, problems } = plan({});
+    assert.deepEqual(problems, []);
+    assert.deepEqual(result, { run: { kind: "process" }, toolchainChart: true, packagesPullable: false });
+  });
+
+  it("a local control plane with a node: the chart's pods from the node's crossplane image", () => {
+    const { result, problems } = plan({ nodes: 1 }, {}, { [NODE_FILE]: nodeState({ crossplane: IMAGE }) });
+    assert.deepEqual(problems, []);
+    assert.deepEqual(result, {
+      run: { kind: "node", image: { repository: "klutch.local/crossplane", tag: "1.20.11-0a1b2c3d4e5f" } },
+      toolchainChart: true,
+      packagesPullable: false,
+    });
+    // Still a process when asked for one.
+    assert.equal(plan({ nodes: 1 }, { runLocally: true }).result?.run.kind, "process");
+  });
+
+  it("any other control plane: the published chart and image, packages pulled", () => {
+    const { result } = plan({ infrastructure: "existing" });
+    assert.deepEqual(result, { run: { kind: "cluster" }, toolchainChart: false, packagesPullable: true });
+  });
+
+  it("refuses what cannot run, naming the setting, the value and the fix", () => {
+    assert.deepEqual(plan({}, { runLocally: false }).problems, [
+      "klutch:crossplane.runLocally: is false, but the local control plane \"control-plane\" has no node (klutch:controlPlane.nodes is 0), so no Crossplane pod can start and no chart repository is reachable: set crossplane.runLocally to true (core as a process, `npm run clusters -- crossplane start`) or klutch:controlPlane.nodes to 1 (the chart's pods, from the node's klutch.local/crossplane image)",
+    ]);
+    assert.match(
+      plan({ nodes: 1 }).problems.join("\n"),
+      /^klutch:controlPlane\.nodes: is 1, but the node of "control-plane" has not been started \(no \/state\/control-plane\/node\/node\.json\), so Crossplane has no image to run: start it with `npm run clusters -- up`/,
+    );
+    assert.match(
+      plan(
+        { nodes: 1 },
+        {},
+        { [NODE_FILE]: nodeState({ bridge: "klutch.local/bridge:1-0a1b2c3d4e5f" }) },
+      ).problems.join("\n"),
+      /holds no crossplane image \(\/state\/control-plane\/node\/node\.json lists bridge\): restart it with `npm run clusters -- up` so that it imports klutch\.local\/crossplane/,
+    );
+    assert.match(
+      plan(
+        { nodes: 1 },
+        { version: "1.19.3" },
+        { [NODE_FILE]: nodeState({ crossplane: IMAGE }) },
+      ).problems.join("\n"),
+      /^klutch:crossplane\.version: is 1\.19\.3, but the node of "control-plane" holds Crossplane klutch\.local\/crossplane:1\.20\.11-0a1b2c3d4e5f/,
+    );
+    assert.match(plan({ nodes: 1 }, {}, { [NODE_FILE]: "{" }).problems.join("\n"), /node\.json is not JSON/);
+  });
+
+  it("splits an image reference at the tag's colon, a registry port included", () => {
+    assert.deepEqual(splitImageReference("klutch.local/crossplane:1.20.11-abc"), {
+      repository: "klutch.local/crossplane",
+      tag: "1.20.11-abc",
+    });
+    assert.deepEqual(splitImageReference("registry:5000/team/crossplane:v1"), {
+      repository: "registry:5000/team/crossplane",
+      tag: "v1",
+    });
+    assert.equal(splitImageReference("klutch.local/crossplane"), undefined);
+    assert.equal(splitImageReference("x@sha256:abc"), undefined);
+  });
+});

@@ -1,0 +1,37 @@
+import type * as pulumi from "@pulumi/pulumi";
+import type { AppClusterConfig, EnvironmentConfig } from "../../lib/config/schema";
+import type { ClusterAccess } from "../../components/clusters/types";
+
+/** What an implementation's environment builder gets: the whole environment and its clusters. */
+export interface EnvironmentNetworkContext {
+  /** The environment component's name; children are named from it. */
+  name: string;
+  config: EnvironmentConfig;
+  controlPlane: ClusterAccess;
+  appClusters: Record<string, ClusterAccess>;
+  parent: pulumi.Resource;
+  /**
+   * The namespaces the environment creates, by `<cluster>/<namespace>`: a builder that places
+   * objects in one depends on it, so a first `up` never races the namespace's creation.
+   */
+  namespaces: Readonly<Record<string, pulumi.Resource>>;
+}
+
+/** One app cluster that uses the implementation. */
+export interface NetworkUser<C> {
+  app: AppClusterConfig;
+  connector: C;
+  /** Its index in klutch:appClusters, for messages. */
+  index: number;
+  access: ClusterAccess;
+}
+
+/**
+ * What the environment stack builds for the app clusters that use an implementation (the
+ * parts known from config alone: peerings, routes, tunnels, addresses), by a key of the
+ * builder's choosing (usually the app cluster's name).
+ */
+export type EnvironmentBuilder<C> = (
+  ctx: EnvironmentNetworkContext,
+  users: NetworkUser<C>[],
+) => Record<string, pulumi.Resource>;

@@ -1,0 +1,16 @@
+import type { ImplementationSpec } from "../../contract/implementation";
+import { checkRoutedPair } from "../../contract/routed-checks";
+import { openstackConnector } from "./config";
+
+/** The implementation as the registry (network/registry.ts) lists it. */
+export const openstack: ImplementationSpec<"openstack", typeof openstackConnector> = {
+  name: "openstack",
+  realisation: "routed",
+  summary:
+    "a router between the app cluster's and the data-service subnets, with security group rules for the data-service ports",
+  schema: openstackConnector,
+  check({ users, controlPlane, add }) {
+    if (!controlPlane) return;
+    for (const app of users) checkRoutedPair(app, controlPlane, "openstack", "openstack", add);
+  },
+};

@@ -1,0 +1,36 @@
+import * as fs from "node:fs";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import {
+  ensureKubernetesPlugin,
+  ensurePolicyAnalyzer,
+  pulumiEnv,
+  which,
+  type RunnerOptions,
+} from "./automation/pulumi-runner";
+import { repoRoot } from "./automation/toolchain";
+
+/**
+ * Selects (or creates) a stack of this project for the real Pulumi CLI. The program runs
+ * in this process through the Automation API's language runtime (`pulumi up --client`),
+ * so only the engine binary and the provider plugins are needed, not a language host.
+ */
+export async function selectStack(options: RunnerOptions): Promise<Stack> {
+  const env = pulumiEnv(options.stack, { ...process.env, ...options.env });
+  if (!which("pulumi", env)) throw new Error("pulumi not found: run `bash scripts/toolchain.sh build`");
+  fs.mkdirSync((env.PULUMI_BACKEND_URL as string).replace(/^file:\/\//, ""), { recursive: true });
+  fs.mkdirSync(env.PULUMI_HOME as string, { recursive: true });
+  ensureKubernetesPlugin(env);
+  if (options.policyPacks) ensurePolicyAnalyzer(env);
+  // The Automation API spawns `pulumi` with process.env plus envVars; PATH must be ours.
+  process.env.PATH = env.PATH;
+  const envVars = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+  // Loaded lazily so that `--help` and config errors do not pay for loading the program.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { klutchProgram } = require("./program") as typeof import("./program");
+  return LocalWorkspace.createOrSelectStack(
+    { stackName: options.stack, projectName: "klutch", program: () => Promise.resolve(klutchProgram()) },
+    { workDir: repoRoot, envVars },
+  );
+}
