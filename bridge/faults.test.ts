@@ -27,24 +27,15 @@ import { admitConnections } from "../network/proxy/model/admission";
 import { planPorts } from "../network/proxy/model/port-planner";
 import { portAllocationProvider } from "../network/proxy/port-allocation";
 import { mockPulumi, settle, valueOf } from "../test/helpers/mocks";
+import { networkPath } from "../test/helpers/network-path";
 
 const GOOD = JSON.stringify({
   version: 3,
   checkpoint: { stack: "organization/p/s", latest: { resources: [] } },
 });
 
-function path(name: string): NetworkPathObject {
-  return {
-    metadata: { name, generation: 2 },
-    spec: {
-      implementation: "proxy",
-      connection: `xr-${name}`,
-      consumerNamespace: "team-a",
-      instanceHost: "10.0.0.5",
-      port: 5432,
-    },
-  };
-}
+const path = (name: string): NetworkPathObject =>
+  networkPath(name, { metadata: { generation: 2 }, spec: { instanceHost: "10.0.0.5" } });
 
 describe("Crossplane bridge: unreadable checkpoints", () => {
   it("tells a loadable checkpoint from an empty, truncated or foreign file", () => {

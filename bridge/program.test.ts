@@ -6,22 +6,13 @@ import type { PathEndpoint, NetworkPathObject, PathProblem } from "../lib/bridge
 import { connectivityProbeProvider } from "../network/shared/connectivity-probe";
 import { portAllocationProvider } from "../network/proxy/port-allocation";
 import { mockPulumi, settle, valueOf } from "../test/helpers/mocks";
+import { networkPath as pathOf } from "../test/helpers/network-path";
 
 const PROBE = "pulumi-nodejs:dynamic/klutch:ConnectivityProbe";
 const PORTS = "pulumi-nodejs:dynamic/klutch:PortAllocation";
 
-function networkPath(name: string, implementation: string, port: number): NetworkPathObject {
-  return {
-    metadata: { name, generation: 1 },
-    spec: {
-      implementation,
-      connection: `xr-${name}`,
-      consumerNamespace: "team-a",
-      instanceHost: "127.0.0.1",
-      port,
-    },
-  };
-}
+const networkPath = (name: string, implementation: string, port: number): NetworkPathObject =>
+  pathOf(name, { spec: { implementation, instanceHost: "127.0.0.1", port } });
 
 const LOCAL: Target = {
   kind: "local",

@@ -9,25 +9,19 @@ import { GroupReconciler, PROBE_RETRY_MS, forEachLimit } from "./reconciler";
 import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
 import { TerminalError, WorkQueue } from "./workqueue";
 import { FakeClock } from "../test/helpers/fake-clock";
+import { networkPath } from "../test/helpers/network-path";
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-function path(
+const path = (
   name: string,
   ns = "team-a",
   extra: Partial<NetworkPathObject["metadata"]> = {},
-): NetworkPathObject {
-  return {
-    metadata: { name, generation: 1, resourceVersion: "1", ...extra },
-    spec: {
-      implementation: "proxy",
-      connection: `xr-${name}`,
-      consumerNamespace: ns,
-      instanceHost: "db",
-      port: 5432,
-    },
-  };
-}
+): NetworkPathObject =>
+  networkPath(name, {
+    metadata: { resourceVersion: "1", ...extra },
+    spec: { consumerNamespace: ns, instanceHost: "db" },
+  });
 
 describe("bridge seams: work queue", () => {
   it("runs a key once however often it is added, never twice at once, and again after a run when added during it", async () => {

@@ -18,6 +18,7 @@ import {
   routedReach,
   unreachableReasons,
 } from "./environment";
+import { networkPath } from "../test/helpers/network-path";
 
 /**
  * The environment summary over engine steps shaped like the real `resourcePreEvent`s of an
@@ -384,13 +385,13 @@ describe("environment changes linked to the connections they reach", () => {
   });
 
   it("the planned groups of a removed namespace lose every path (the bridge's programs then preview the deletion)", () => {
-    const path = (name: string, ns: string) => ({
-      metadata: { name, generation: 1 },
-      spec: { implementation: "proxy", connection: name, consumerNamespace: ns, instanceHost: "h", port: 1 },
-      status: { observedGeneration: 1 },
-    });
+    const path = (name: string, ns: string) =>
+      networkPath(name, {
+        spec: { connection: name, consumerNamespace: ns, instanceHost: "h", port: 1 },
+        status: { observedGeneration: 1 },
+      });
     const groups = planGroups(
-      { paths: [path("a", "cluster-app-1"), path("b", "cluster-app-2")] as never, claimXr: new Map() },
+      { paths: [path("a", "cluster-app-1"), path("b", "cluster-app-2")], claimXr: new Map() },
       [],
       false,
       false,

@@ -22,23 +22,17 @@ import {
 import { isManaged, realisationOf, unsupportedImplementation } from "../../network/registry";
 import { localHaproxyProvider } from "../../network/proxy/local-haproxy";
 import { mockPulumi, settle } from "../../test/helpers/mocks";
+import { networkPath } from "../../test/helpers/network-path";
 
-function path(
+const path = (
   name: string,
   extra: Partial<NetworkPathObject["metadata"]> = {},
   ns = "team-a",
-): NetworkPathObject {
-  return {
-    metadata: { name, generation: 3, ...extra },
-    spec: {
-      implementation: "proxy",
-      connection: `xr-${name}`,
-      consumerNamespace: ns,
-      instanceHost: "10.0.0.5",
-      port: 5432,
-    },
-  };
-}
+): NetworkPathObject =>
+  networkPath(name, {
+    metadata: { generation: 3, ...extra },
+    spec: { consumerNamespace: ns, instanceHost: "10.0.0.5" },
+  });
 
 describe("Crossplane bridge: pure decisions", () => {
   it("groups paths per consumer namespace and implementation, with stable stack names", () => {

@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
+import { networkPath } from "../../test/helpers/network-path";
 import type { Target } from "../../network/proxy/model/target";
 import type { ResourceStep } from "./steps";
 import { assemble } from "./assemble";
@@ -10,19 +11,11 @@ const range = { from: 20000, to: 20009 };
 const local: Target = { kind: "local", stateDir: "/nonexistent", bindAddress: "127.0.0.1", portRange: range };
 
 /** A path of team-a's proxy group; with `port`, realised and reporting 127.0.0.1:port. */
-function path(name: string, port?: number, implementation = "proxy"): NetworkPathObject {
-  return {
-    metadata: { name, generation: 1 },
-    spec: {
-      implementation,
-      connection: `xr-${name}`,
-      consumerNamespace: "team-a",
-      instanceHost: `${name}.db.internal`,
-      port: 5432,
-    },
-    ...(port !== undefined ? { status: { observedGeneration: 1, hostForConsumer: "127.0.0.1", port } } : {}),
-  };
-}
+const path = (name: string, port?: number, implementation = "proxy"): NetworkPathObject =>
+  networkPath(name, {
+    spec: { implementation, instanceHost: `${name}.db.internal` },
+    status: port === undefined ? undefined : { observedGeneration: 1, hostForConsumer: "127.0.0.1", port },
+  });
 
 const claim = (name: string): ClaimChange => ({
   action: "apply",

@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
+import { networkPath } from "../../test/helpers/network-path";
 import type { BridgeSettings } from "../../lib/bridge/settings";
 import type { Target } from "../../network/proxy/model/target";
 import { clusterTarget } from "../../network/wireguard/fixtures";
@@ -13,16 +14,7 @@ const local: BridgeLayout = {
   slotSize: 10,
   bindAddress: "127.0.0.1",
 };
-const path = (name: string): NetworkPathObject => ({
-  metadata: { name, generation: 1 },
-  spec: {
-    implementation: "proxy",
-    connection: `xr-${name}`,
-    consumerNamespace: "team-a",
-    instanceHost: "10.0.0.1",
-    port: 5432,
-  },
-});
+const path = (name: string): NetworkPathObject => networkPath(name);
 const paths = (n: number) => Array.from({ length: n }, (_, i) => path(`db-${i}`));
 const group = (after: NetworkPathObject[]): GroupPlan => ({
   key: "team-a/proxy",

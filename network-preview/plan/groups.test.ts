@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
+import { networkPath } from "../../test/helpers/network-path";
 import { isPending, planGroups } from "./groups";
 import type { ClaimChange, ControlPlaneView } from "./model";
 
@@ -9,21 +10,11 @@ function path(
   o: { namespace?: string; generation?: number; observed?: number; deleting?: boolean } = {},
 ): NetworkPathObject {
   const generation = o.generation ?? 1;
-  return {
-    metadata: {
-      name,
-      generation,
-      ...(o.deleting ? { deletionTimestamp: "2024-01-01T00:00:00Z" } : {}),
-    },
-    spec: {
-      implementation: "proxy",
-      connection: `xr-${name}`,
-      consumerNamespace: o.namespace ?? "team-a",
-      instanceHost: "10.0.0.1",
-      port: 5432,
-    },
+  return networkPath(name, {
+    metadata: { generation, ...(o.deleting ? { deletionTimestamp: "2024-01-01T00:00:00Z" } : {}) },
+    spec: { consumerNamespace: o.namespace ?? "team-a" },
     status: { observedGeneration: o.observed ?? generation, hostForConsumer: "127.0.0.1", port: 20010 },
-  };
+  });
 }
 
 function claim(name: string, o: Partial<ClaimChange> = {}): ClaimChange {

@@ -4,7 +4,7 @@ import { pathId } from "../../lib/bridge/model";
 import { ConnectivityProbe } from "./connectivity-probe";
 
 /**
- * Routed implementations (WireGuard, VPC peering, OpenStack routes): the environment stack
+ * Routed implementations (AWS VPC peering, OpenStack routes): the environment stack
  * built the network between app clusters and data services, so each consumer dials the
  * instance itself. Per path, a ConnectivityProbe checks from the bridge (which runs in the
  * data-service network) that the instance accepts TCP; a failure is reported, not thrown.

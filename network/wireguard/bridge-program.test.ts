@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import type { Target } from "../proxy/model/target";
 import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
+import { networkPath as pathOf } from "../../test/helpers/network-path";
 import { wireguardProgram } from "./bridge-program";
 import { parseClientConfig } from "./model/cluster-config";
 import { CLUSTER_SETTINGS, clusterTarget } from "./fixtures";
@@ -15,19 +16,11 @@ const LOCAL: Target = {
   portRange: { from: 42000, to: 42049 },
 };
 
-function networkPath(name: string, host: string, port: number, statusPort?: number): NetworkPathObject {
-  return {
-    metadata: { name, generation: 1 },
-    spec: {
-      implementation: "wireguard",
-      connection: `xr-${name}`,
-      consumerNamespace: "team-a",
-      instanceHost: host,
-      port,
-    },
-    ...(statusPort ? { status: { hostForConsumer: "127.0.0.1", port: statusPort } } : {}),
-  };
-}
+const networkPath = (name: string, host: string, port: number, statusPort?: number): NetworkPathObject =>
+  pathOf(name, {
+    spec: { implementation: "wireguard", instanceHost: host, port },
+    status: statusPort ? { hostForConsumer: "127.0.0.1", port: statusPort } : undefined,
+  });
 
 async function run(
   paths: NetworkPathObject[],
