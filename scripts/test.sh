@@ -32,12 +32,30 @@ else
   # slow groups below, their helpers and the benchmarks.
   run '**/*.test.ts' --ignore 'node_modules/**' --ignore 'test/**' --ignore 'provider/sdk/**' || status=$?
   if [[ -z "${KLUTCH_SKIP_E2E:-}" ]]; then
-    # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 2):
-    # each file brings up its own clusters, state dirs, network namespaces and port ranges, so two
-    # at once share only the CPUs. A file's output is printed when it ends.
-    jobs="${KLUTCH_E2E_JOBS:-2}"
+    # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 3):
+    # each file brings up its own clusters, state dirs and network namespaces and takes its ports
+    # from its own band (test/helpers/ports.ts), so files at once share only the CPUs. A file's
+    # output is printed when it ends, with its time ([file-time], test/helpers/file-timing.ts).
+    jobs="${KLUTCH_E2E_JOBS:-3}"
+    # Longest first, so the workers finish together (seconds of a fresh-clone run with two
+    # workers, 2026-11-26): a file missing here runs after these.
+    longest_first=(
+      test/e2e/bridge.test.ts                # 550
+      test/e2e/bindings.test.ts              # 483
+      test/e2e/local-stack.test.ts           # 457
+      test/e2e/network-preview-stack.test.ts # 375
+      test/e2e/bridge-pod.test.ts            # 370
+      test/e2e/provider-sdks.test.ts         # 312
+      test/e2e/provider-yaml-bind.test.ts    # 256
+      test/e2e/environment-bridge.test.ts    # 248
+      test/e2e/network-preview.test.ts       # 122
+    )
+    slow=("${longest_first[@]}")
+    for file in test/e2e/*.test.ts test/dataplane/*.test.ts; do
+      [[ " ${slow[*]} " == *" $file "* ]] || slow+=("$file")
+    done
     step "end-to-end and data-plane tests, ${jobs} files at a time"
-    run --parallel --jobs "$jobs" --require test/helpers/file-timing.ts 'test/dataplane/**/*.test.ts' 'test/e2e/**/*.test.ts' || status=$?
+    run --parallel --jobs "$jobs" --require test/helpers/file-timing.ts "${slow[@]}" || status=$?
   fi
 fi
 set -e
