@@ -32,11 +32,12 @@ else
   # slow groups below, their helpers and the benchmarks.
   run '**/*.test.ts' --ignore 'node_modules/**' --ignore 'test/**' --ignore 'provider/sdk/**' || status=$?
   if [[ -z "${KLUTCH_SKIP_E2E:-}" ]]; then
-    # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 3):
+    # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 2):
     # each file brings up its own clusters, state dirs and network namespaces and takes its ports
-    # from its own band (test/helpers/ports.ts), so files at once share only the CPUs. A file's
+    # from its own band (test/helpers/ports.ts), so files at once share only the CPUs. Two keep
+    # this 2-core machine busy: with three, every file took about 1.8 times as long. A file's
     # output is printed when it ends, with its time ([file-time], test/helpers/file-timing.ts).
-    jobs="${KLUTCH_E2E_JOBS:-3}"
+    jobs="${KLUTCH_E2E_JOBS:-2}"
     # Longest first, so the workers finish together (seconds of a fresh-clone run with two
     # workers, 2026-11-26): a file missing here runs after these.
     longest_first=(
