@@ -4,9 +4,9 @@ import {
   ensureKubernetesPlugin,
   ensurePolicyAnalyzer,
   pulumiEnv,
-  which,
   type RunnerOptions,
 } from "./automation/pulumi-runner";
+import { which } from "./local-clusters/host/binaries";
 import { repoRoot } from "./automation/toolchain";
 
 /**

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { which } from "../local-clusters/host/binaries";
 import { repoRoot, toolchainEnv } from "./toolchain";
 
 /**
@@ -115,12 +116,4 @@ export function ensurePolicyAnalyzer(env: NodeJS.ProcessEnv): void {
     ["plugin", "install", "analyzer", "policy-nodejs", version, "--file", source, "--reinstall"],
     { env, stdio: ["ignore", "inherit", "inherit"] },
   );
-}
-
-export function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? "").split(":")) {
-    const candidate = path.join(dir, binary);
-    if (fs.existsSync(candidate)) return candidate;
-  }
-  return undefined;
 }
