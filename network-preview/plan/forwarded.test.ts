@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { Target } from "../../network/proxy/model/target";
-import { CLUSTER_SETTINGS, clusterTarget, wireguardPath } from "../../network/wireguard/fixtures";
+import { CLUSTER_SETTINGS, clusterTarget, wireguardPath } from "../../test/helpers/wireguard-fixtures";
 import { assemble } from "./assemble";
 import type { GroupPlan } from "./model";
 import { toHop } from "./steps";

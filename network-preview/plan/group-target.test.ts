@@ -3,7 +3,7 @@ import type { NetworkPathObject } from "../../lib/bridge/model";
 import { networkPath } from "../../test/helpers/network-path";
 import type { BridgeSettings } from "../../lib/bridge/settings";
 import type { Target } from "../../network/proxy/model/target";
-import { clusterTarget } from "../../network/wireguard/fixtures";
+import { clusterTarget } from "../../test/helpers/wireguard-fixtures";
 import { groupTarget, localGroupRange } from "./group-target";
 import type { BridgeLayout, GroupPlan } from "./model";
 

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { Target } from "../../network/proxy/model/target";
-import { clusterTarget } from "../../network/wireguard/fixtures";
+import { clusterTarget } from "../../test/helpers/wireguard-fixtures";
 import type { NodeLike } from "../../lib/bridge/node-host";
 import { assemble } from "./assemble";
 import { groupTarget } from "./group-target";

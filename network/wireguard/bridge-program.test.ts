@@ -6,7 +6,7 @@ import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 import { networkPath as pathOf } from "../../test/helpers/network-path";
 import { wireguardProgram } from "./bridge-program";
 import { parseClientConfig } from "./model/cluster-config";
-import { CLUSTER_SETTINGS, clusterTarget } from "./fixtures";
+import { CLUSTER_SETTINGS, clusterTarget } from "../../test/helpers/wireguard-fixtures";
 import { LOCAL_DATA_NETNS_ENV, localNames } from "./model/local-plan";
 
 const LOCAL: Target = {

@@ -1,6 +1,7 @@
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { WireguardSettings } from "../../lib/bridge/settings";
-import type { Target } from "../proxy/model/target";
+import { networkPath } from "./network-path";
+import type { Target } from "../../network/proxy/model/target";
 
 /** Test fixtures of a WireGuard group on clusters (the bridge's kubernetes target). */
 export const CLUSTER_SETTINGS: WireguardSettings = {
@@ -28,15 +29,8 @@ export function wireguardPath(
   namespace: string,
   status?: { hostForConsumer: string; port: number },
 ): NetworkPathObject {
-  return {
-    metadata: { name, generation: 1 },
-    spec: {
-      implementation: "wireguard",
-      connection: `xr-${name}`,
-      consumerNamespace: namespace,
-      instanceHost: host,
-      port: 5432,
-    },
+  return networkPath(name, {
+    spec: { implementation: "wireguard", consumerNamespace: namespace, instanceHost: host, port: 5432 },
     ...(status ? { status: { ...status, observedGeneration: 1 } } : {}),
-  };
+  });
 }
