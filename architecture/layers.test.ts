@@ -6,22 +6,29 @@ import { cycleImports, folderCycles, folderGraph, type CruisedModule } from "./f
 
 const root = path.resolve(__dirname, "..");
 
-/** The project's import graph as dependency-cruiser resolves it (its own config: tsconfig, exclusions). */
-async function projectGraph(): Promise<{ modules: CruisedModule[] }> {
-  // dependency-cruiser is an ES module only.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const config = require("../.dependency-cruiser.cjs") as {
+  options: Record<string, unknown>;
+  forbidden: unknown[];
+};
+
+/** Runs dependency-cruiser (an ES module only) in `dir`, which its path rules are relative to. */
+async function cruiseIn(dir: string, options: Record<string, unknown>): Promise<unknown> {
   const { cruise } = (await import("dependency-cruiser")) as {
     cruise: (files: string[], options: unknown) => Promise<{ output: unknown }>;
   };
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const config = require("../.dependency-cruiser.cjs") as { options: Record<string, unknown> };
   const cwd = process.cwd();
-  process.chdir(root);
+  process.chdir(dir);
   try {
-    const result = await cruise(["."], config.options);
-    return result.output as { modules: CruisedModule[] };
+    return (await cruise(["."], options)).output;
   } finally {
     process.chdir(cwd);
   }
+}
+
+/** The project's import graph as dependency-cruiser resolves it (its own config: tsconfig, exclusions). */
+async function projectGraph(): Promise<{ modules: CruisedModule[] }> {
+  return (await cruiseIn(root, config.options)) as { modules: CruisedModule[] };
 }
 
 describe("architecture: folders", function () {
@@ -44,30 +51,23 @@ describe("architecture: the layer rules", function () {
   this.timeout(60_000);
 
   /** Cruises a throw-away tree laid out like the project with the project's rules; the names of the rules broken. */
+  /** Cruises a throw-away tree laid out like the project with the project's rules; the names of the rules broken. */
   async function brokenRules(files: Record<string, string>): Promise<string[]> {
-    const { cruise } = (await import("dependency-cruiser")) as {
-      cruise: (files: string[], options: unknown) => Promise<{ output: unknown }>;
-    };
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const config = require("../.dependency-cruiser.cjs") as { forbidden: unknown[] };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-layers-"));
-    const cwd = process.cwd();
     try {
       for (const [file, text] of Object.entries(files)) {
         fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
         fs.writeFileSync(path.join(dir, file), text);
       }
-      process.chdir(dir);
-      const result = await cruise(["."], {
+      const output = await cruiseIn(dir, {
         ruleSet: { forbidden: config.forbidden },
         validate: true,
         tsPreCompilationDeps: true,
         enhancedResolveOptions: { extensions: [".ts", ".js"] },
       });
-      const summary = (result.output as { summary: { violations: { rule: { name: string } }[] } }).summary;
+      const summary = (output as { summary: { violations: { rule: { name: string } }[] } }).summary;
       return summary.violations.map((v) => v.rule.name).sort();
     } finally {
-      process.chdir(cwd);
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
