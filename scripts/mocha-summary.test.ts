@@ -24,10 +24,37 @@ describe("the test command's summary line (scripts/mocha-summary.sh)", () => {
 
   it("a red run: the failing counts of each run summed", () => {
     const log = "  515 passing (22s)\n\n  148 passing (19m)\n  1 failing\n\n  1) x\n";
-    assert.deepEqual(summary(log, 1), { code: 0, out: "663 passed, 1 failed" });
+    assert.deepEqual(summary(log, 1), { code: 0, out: "failed:\n  1) x\n663 passed, 1 failed" });
+  });
+
+  it("a red run: each failure's title and message again before the last line, without its stack", () => {
+    const log = [
+      "  700 passing (47s)",
+      "  1 failing",
+      "",
+      "  1) the ports",
+      "       leave no literal:",
+      "      AssertionError: take these from portsFor()",
+      "      at Context.<anonymous> (scripts/test-ports.test.ts:181:12)",
+      "",
+      "[file-time] test/e2e/bridge.test.ts 550.0s",
+      "  2) not a failure of a failing section",
+      "  190 passing (31m)",
+    ].join("\n");
+    const out = [
+      "failed:",
+      "  1) the ports",
+      "       leave no literal:",
+      "      AssertionError: take these from portsFor()",
+      "890 passed, 1 failed",
+    ].join("\n");
+    assert.deepEqual(summary(log, 1), { code: 0, out });
   });
 
   it("a run that failed without a failing count (a crashed worker) is never reported green", () => {
-    assert.deepEqual(summary("  12 passing (1s)\n", 1), { code: 0, out: "12 passed, 1 failed" });
+    assert.deepEqual(summary("  12 passing (1s)\n", 1), {
+      code: 0,
+      out: "failed:\n  a mocha run exited 1 without naming a failing test: its own output above says why\n12 passed, 1 failed",
+    });
   });
 });

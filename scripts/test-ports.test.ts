@@ -47,6 +47,8 @@ const NOT_HOST_PORTS: Readonly<Record<string, readonly number[]>> = {
   // API server addresses of kubeconfigs that are never dialled.
   "test/helpers/kubeconfig.ts": [6443],
   "test/helpers/mocks.ts": [6443],
+  // A planner's NodePort range in unit-test targets: planned as data, never bound.
+  "test/helpers/wireguard-fixtures.ts": [30000, 30099],
 };
 
 /** The shapes in which a file would pick a port of its own rather than ask test/helpers/ports.ts. */
