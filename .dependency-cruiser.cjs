@@ -14,9 +14,28 @@ const layerRules = LAYERS.map((layer, i) => {
       .join(", ")}`,
     severity: "error",
     from: { path: either(own), pathNot: [either(below), OUTSIDE] },
-    to: { path: either(above), pathNot: either([...below, ...own]), dependencyTypes: ["local"] },
+    // A `require` is always lazy here (ESLint refuses a top-level one); from a pure layer only a
+    // spec's loaders of its own Pulumi side make one, which plugin-loaders keeps to exactly that.
+    to: {
+      path: either(above),
+      pathNot: either([...below, ...own]),
+      dependencyTypes: ["local"],
+      dependencyTypesNot: ["require"],
+    },
   };
 });
+
+const SPEC = "^network/([^/]+)/model/spec\\.ts$";
+const pluginLoaderRules = [
+  {
+    name: "plugin-loaders",
+    comment:
+      "an implementation's spec lazily requires only its own folder's Pulumi side (network/<impl>/environment.ts, bridge-program.ts): see network/contract/implementation.ts `pulumi`",
+    severity: "error",
+    from: { path: SPEC },
+    to: { dependencyTypes: ["require"], pathNot: "^network/$1/(environment|bridge-program)\\.ts$" },
+  },
+];
 
 /** Patterns of the impure and the pure layers at or below layer i (a module takes the first match). */
 const impureBelow = (i) =>
@@ -58,6 +77,7 @@ module.exports = {
   forbidden: [
     ...layerRules,
     ...pureRules,
+    ...pluginLoaderRules,
     {
       name: "no-circular",
       comment: "modules that import each other through a chain: cut it where a lower part reaches up",

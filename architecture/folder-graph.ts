@@ -1,6 +1,6 @@
 /**
  * Folders as a graph: an edge from a folder to each other folder one of its modules imports at
- * run time or for its types. Tests (`*.test.ts`) are left out: a test may import what it tests from anywhere.
+ * run time or for its types (a spec's lazy plug-in loaders aside). Tests (`*.test.ts`) are left out: a test may import what it tests from anywhere.
  */
 
 /** The part of dependency-cruiser's module records this reads. */
@@ -10,6 +10,7 @@ export interface CruisedModule {
 }
 
 const isTest = (file: string) => file.endsWith(".test.ts");
+const PLUGIN_SPEC = /^network\/[^/]+\/model\/spec\.ts$/;
 const folderOf = (file: string) => (file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : ".");
 
 export function folderGraph(modules: readonly CruisedModule[]): Map<string, Set<string>> {
@@ -21,6 +22,9 @@ export function folderGraph(modules: readonly CruisedModule[]): Map<string, Set<
     graph.set(from, out);
     for (const d of m.dependencies) {
       if (!d.dependencyTypes.includes("local")) continue;
+      // An implementation's spec lazily requires its own Pulumi side: a plug-in loader that
+      // loads nothing until called (.dependency-cruiser.cjs plugin-loaders keeps it to that).
+      if (d.dependencyTypes.includes("require") && PLUGIN_SPEC.test(m.source)) continue;
       if (!d.resolved.endsWith(".ts") || isTest(d.resolved)) continue;
       const to = folderOf(d.resolved);
       if (to !== from) out.add(to);

@@ -8,7 +8,8 @@ import {
 } from "../lib/bridge/api";
 import { compositeNudge } from "../lib/bridge/grouping";
 import { COMPOSITE_PLURAL } from "../lib/connector-api/names";
-import { SETTINGS_KEY, parseBridgeSettings, type BridgeSettings } from "../lib/bridge/settings";
+import { SETTINGS_KEY, type BridgeSettings } from "../lib/bridge/settings";
+import { parseBridgeSettings } from "../network/group-settings";
 
 export type PathStatus = NonNullable<NetworkPathObject["status"]>;
 

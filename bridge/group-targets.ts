@@ -1,5 +1,5 @@
-import { groupNamespace } from "../lib/bridge/grouping";
-import { proxySettingsFor, wireguardSettingsFor, type BridgeSettings } from "../lib/bridge/settings";
+import type { BridgeSettings } from "../lib/bridge/settings";
+import { targetWithSettings } from "../network/group-settings";
 import type { Target } from "./program";
 
 export type KubernetesTarget = Extract<Target, { kind: "kubernetes" }>;
@@ -7,7 +7,7 @@ export type KubernetesTarget = Extract<Target, { kind: "kubernetes" }>;
 export interface GroupTargetsOptions {
   /** The command line's target (bridge/target-options.ts). */
   target: Target;
-  /** The environment's settings (lib/bridge/settings.ts); read for the kubernetes target only. */
+  /** The environment's settings (network/group-settings.ts); read for the kubernetes target only. */
   settings: () => Promise<BridgeSettings | undefined>;
 }
 
@@ -30,11 +30,6 @@ export class GroupTargets {
   /** The group's kubernetes target as of the settings last read; undefined for the local target. */
   kubernetes(key: string): KubernetesTarget | undefined {
     if (this.opts.target.kind !== "kubernetes") return undefined;
-    const wireguard = wireguardSettingsFor(this.lastSettings, groupNamespace(key));
-    return {
-      ...this.opts.target,
-      ...proxySettingsFor(this.lastSettings, groupNamespace(key)),
-      ...(wireguard ? { wireguard } : {}),
-    };
+    return targetWithSettings(this.opts.target, this.lastSettings, key);
   }
 }

@@ -21,11 +21,7 @@ import { boundApis } from "../lib/bind/app-cluster-plan";
 import { releaseImages } from "../lib/bind/upstream/release";
 import { AwsCluster } from "./clusters/aws/aws-cluster";
 import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
-import {
-  buildNetworkPaths,
-  wireguardBridgeSettings,
-  type NetworkPaths,
-} from "../network/plugins/environments";
+import { buildNetworkPaths, type NetworkPaths } from "../network/plugins/environments";
 import { BridgeIdentity } from "./bridge/bridge-identity";
 import { BridgeSettings } from "./bridge/bridge-settings";
 import { BridgeDataPlane } from "./bridge/bridge-data-plane";
@@ -40,7 +36,7 @@ import {
   SETTINGS_NAMESPACE,
   renderBridgeSettings,
 } from "../lib/bridge/settings";
-import { DEFAULT_IMPLEMENTATION, realisationOf } from "../network/registry";
+import { DEFAULT_IMPLEMENTATION, implementationSpec, realisationOf } from "../network/registry";
 import { bridgeSettings } from "../network/plugins/bridge-settings";
 
 /** The secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
@@ -118,7 +114,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       (created[plan.cluster] ??= []).push(ns.metadata.name);
       namespaceResources[`${plan.cluster}/${plan.namespace}`] = ns;
     }
-    this.networkPaths = buildNetworkPaths({
+    const network = buildNetworkPaths({
       name,
       config,
       controlPlane: this.controlPlane,
@@ -126,6 +122,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       parent: this,
       namespaces: namespaceResources,
     });
+    this.networkPaths = network.paths;
     this.namespaces = pulumi.output(
       Object.fromEntries(Object.entries(created).map(([cluster, names]) => [cluster, pulumi.all(names)])),
     );
@@ -207,9 +204,10 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         namespace: SETTINGS_NAMESPACE,
         configMapName: SETTINGS_CONFIGMAP,
         key: SETTINGS_KEY,
-        // With the WireGuard tunnel's per app cluster settings, once it is planned.
-        settings: wireguardBridgeSettings(this.networkPaths).apply((wireguard) =>
-          renderBridgeSettings(bridgeSettings(config, wireguard)),
+        // With what the implementations' environment sides learnt once built (the WireGuard
+        // tunnel's addresses).
+        settings: network.plannedSettings.apply((planned) =>
+          renderBridgeSettings(bridgeSettings(config, planned)),
         ),
         labels,
       },
@@ -241,7 +239,8 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           labels,
           listNodes: config.appClusters.some(
             (a) =>
-              a.networkConnector.implementation === "proxy" && a.networkConnector.serviceType === "NodePort",
+              implementationSpec(a.networkConnector.implementation)?.needsNodeList?.(a.networkConnector) ??
+              false,
           ),
         },
         { parent: this, dependsOn: networkNs ? [networkNs] : [] },

@@ -7,10 +7,11 @@ import {
   SETTINGS_CONFIGMAP,
   SETTINGS_KEY,
   SETTINGS_NAMESPACE,
-  parseBridgeSettings,
   type BridgeSettings,
 } from "../lib/bridge/settings";
 import { addressInCidr } from "../lib/net/cidr";
+import { parseBridgeSettings } from "../network/group-settings";
+import type { ProxySettings } from "../network/proxy/model/settings";
 import { realisationOf } from "../network/registry";
 import { StepCollector } from "./engine-events";
 import { toHop, type ResourceStep } from "./plan/steps";
@@ -73,11 +74,14 @@ function settingsOf(inputs: Record<string, unknown> | undefined): BridgeSettings
   }
 }
 
+/** A consumer's proxy settings, checked by parseBridgeSettings with the proxy's schema. */
+const proxyOf = (c: BridgeSettings["consumers"][string]) => c.proxy as ProxySettings | undefined;
+
 function settingsRanges(settings: BridgeSettings | undefined): string | undefined {
   if (!settings) return undefined;
   const ranges = Object.entries(settings.consumers)
-    .filter(([, c]) => c.proxy)
-    .map(([ns, c]) => `${ns} ${c.proxy?.portRange.from}-${c.proxy?.portRange.to}`);
+    .filter(([, c]) => proxyOf(c))
+    .map(([ns, c]) => `${ns} ${proxyOf(c)?.portRange.from}-${proxyOf(c)?.portRange.to}`);
   return ranges.length > 0 ? ranges.sort().join(", ") : "no proxy port ranges";
 }
 
@@ -85,11 +89,11 @@ function settingsRanges(settings: BridgeSettings | undefined): string | undefine
 function proxyRules(settings: BridgeSettings | undefined, via: string): ExposureRule[] {
   if (!settings) return [];
   return Object.entries(settings.consumers).flatMap(([ns, c]) =>
-    (c.proxy?.exposure?.sourceRanges ?? []).map((source) => ({
+    (proxyOf(c)?.exposure?.sourceRanges ?? []).map((source) => ({
       source,
       destination: `proxy of ${ns}`,
       protocol: "tcp" as const,
-      ports: c.proxy?.portRange ?? { from: 1, to: 65535 },
+      ports: proxyOf(c)?.portRange ?? { from: 1, to: 65535 },
       via,
     })),
   );
@@ -109,7 +113,7 @@ function appClusterOf(inputs: Record<string, unknown> | undefined): string | und
 
 /**
  * What a settings change does to each consumer namespace's connections: its connector settings
- * removed, its implementation changed, or its proxy settings changed. The bridge's kubernetes
+ * removed, its implementation changed, or its implementation's settings changed. The bridge's kubernetes
  * target builds each group from these; what that does to an endpoint is not planned here.
  */
 export function settingsEffects(
@@ -132,26 +136,38 @@ export function settingsEffects(
         ...base,
         why: `app cluster ${was.appCluster}'s connector changes ${was.implementation} → ${now.implementation}: every connection it consumes is realised anew`,
       });
-    } else if (JSON.stringify(now.proxy) !== JSON.stringify(was.proxy)) {
+    } else if (JSON.stringify(now[now.implementation]) !== JSON.stringify(was[was.implementation])) {
       out.push({
         ...base,
-        why: `app cluster ${was.appCluster}'s proxy settings change (${proxyChange(was.proxy, now.proxy)})`,
+        why: `app cluster ${was.appCluster}'s ${now.implementation} settings change (${settingsChange(was[was.implementation], now[now.implementation])})`,
       });
     }
   }
   return out;
 }
 
-function proxyChange(
-  a: BridgeSettings["consumers"][string]["proxy"],
-  b: BridgeSettings["consumers"][string]["proxy"],
-): string {
+/** Which of an implementation's settings change, each field before → after where it is short. */
+function settingsChange(a: unknown, b: unknown): string {
+  const was = (a ?? {}) as Record<string, unknown>;
+  const now = (b ?? {}) as Record<string, unknown>;
   const parts: string[] = [];
-  const r = (p: typeof a) => (p ? `${p.portRange.from}-${p.portRange.to}` : "none");
-  if (r(a) !== r(b)) parts.push(`port range ${r(a)} → ${r(b)}`);
-  if (a?.serviceType !== b?.serviceType) parts.push(`service ${a?.serviceType} → ${b?.serviceType}`);
-  if (JSON.stringify(a?.exposure) !== JSON.stringify(b?.exposure)) parts.push("exposure");
+  for (const key of [...new Set([...Object.keys(was), ...Object.keys(now)])].sort()) {
+    if (JSON.stringify(was[key]) === JSON.stringify(now[key])) continue;
+    const shown = [was[key], now[key]].map(shortValue);
+    parts.push(shown.every((v) => v !== undefined) ? `${key} ${shown[0]} → ${shown[1]}` : key);
+  }
   return parts.join(", ") || "other fields";
+}
+
+/** A value as one short word (a range as from-to), or undefined when it is not short. */
+function shortValue(v: unknown): string | undefined {
+  if (v === undefined) return "none";
+  if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return String(v);
+  if (typeof v !== "object" || v === null) return undefined;
+  const r = v as Record<string, unknown>;
+  if (Object.keys(r).length === 2 && typeof r.from === "number" && typeof r.to === "number")
+    return `${r.from}-${r.to}`;
+  return undefined;
 }
 
 /** App cluster → its consumer namespace, from the bridge settings on either side of the change. */

@@ -7,8 +7,7 @@ import { PROJECT } from "../bridge/workspaces";
 import { stackName } from "../lib/bridge/model";
 import { parseSlots, type Slots } from "../lib/bridge/slots";
 import type { ConnectionInput, PortGroupInput } from "../lib/network-preview/model";
-import { BRIDGE_PROGRAMS } from "../network/plugins/bridge-programs";
-import { isImplementationName } from "../network/registry";
+import { bridgeProgramOf } from "../network/plugins/bridge-programs";
 import { StepCollector } from "./engine-events";
 import { assemble } from "./plan/assemble";
 import { groupTarget } from "./plan/group-target";
@@ -40,7 +39,7 @@ function stackExists(bridge: BridgeView, stack: string): boolean {
 }
 
 /**
- * Previews one group through the bridge's own program (network/plugins/bridge-programs.ts) on the
+ * Previews one group through the bridge's own program (its implementation's, bridgeProgramOf) on the
  * bridge's own stack, as `pulumi preview --diff` would, and predicts the ports the way the
  * PortAllocation provider will compute them at `up`: its planner, fed the state the preview
  * read (old assignments and release history) and the inputs the program produced.
@@ -52,7 +51,7 @@ export async function previewGroup(
 ): Promise<{ connections: ConnectionInput[]; ports?: PortGroupInput; notes: string[] }> {
   const implementation = g.key.slice(g.key.lastIndexOf("/") + 1);
   const notes: string[] = [];
-  const program = isImplementationName(implementation) ? BRIDGE_PROGRAMS[implementation] : undefined;
+  const program = bridgeProgramOf(g.key);
   if (!program) {
     notes.push(`group ${g.key}: the bridge realises no ${implementation} paths; nothing to preview`);
     return { connections: [], notes };

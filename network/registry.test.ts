@@ -1,10 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { appCluster } from "../config/schema";
 import { bridgeSettings } from "./plugins/bridge-settings";
-import { BRIDGE_PROGRAMS } from "./plugins/bridge-programs";
-import { ENVIRONMENT_BUILDERS } from "./plugins/environments";
+import { bridgeProgramOf } from "./plugins/bridge-programs";
 import {
   IMPLEMENTATIONS,
   IMPLEMENTATION_NAMES as CONNECTOR_IMPLEMENTATIONS,
@@ -54,10 +54,11 @@ describe("network implementation registry", () => {
   });
 
   it("the bridge has a program for every implementation it realises, and none for ignored ones", () => {
-    assert.deepEqual(Object.keys(BRIDGE_PROGRAMS).sort(), [...names].sort());
     for (const i of IMPLEMENTATIONS) {
       assert.equal(realisationOf(i.name), i.realisation);
-      assert.equal(BRIDGE_PROGRAMS[i.name] === undefined, i.realisation === "ignored", i.name);
+      const program = bridgeProgramOf(`ns/${i.name}`);
+      assert.equal(program === undefined, i.realisation === "ignored", i.name);
+      if (program) assert.equal(typeof program, "function", i.name);
       assert.equal(
         isManaged({
           spec: { implementation: i.name, connection: "c", instanceHost: "h", port: 1 },
@@ -67,8 +68,44 @@ describe("network implementation registry", () => {
     }
   });
 
-  it("the environment names what it builds for every implementation", () => {
-    assert.deepEqual(Object.keys(ENVIRONMENT_BUILDERS).sort(), [...names].sort());
+  it("each environment side a spec names loads and builds (NOOP builds nothing)", () => {
+    for (const i of IMPLEMENTATIONS) {
+      const part = i.pulumi.environment?.();
+      assert.equal(part === undefined, i.name === "noop", i.name);
+      if (part) assert.equal(typeof part.build, "function", i.name);
+    }
+  });
+
+  it("loading the registry and the config schema loads no Pulumi module: the specs' Pulumi sides load when asked", () => {
+    const script = [
+      'require("./network/registry");',
+      'require("./config/schema");',
+      "const loaded = Object.keys(require.cache).filter((f) => /node_modules\\/@pulumi\\//.test(f));",
+      "process.stdout.write(JSON.stringify(loaded));",
+    ].join("\n");
+    const root = path.join(__dirname, "..");
+    const r = spawnSync(process.execPath, ["--require", "tsx/cjs", "-e", script], {
+      cwd: root,
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), []);
+    // The same check can fail: a spec's loader, once called, loads its Pulumi side.
+    const called = spawnSync(
+      process.execPath,
+      [
+        "--require",
+        "tsx/cjs",
+        "-e",
+        script.replace(
+          'require("./config/schema");',
+          'require("./network/registry").IMPLEMENTATIONS[0].pulumi.bridge();',
+        ),
+      ],
+      { cwd: root, encoding: "utf8" },
+    );
+    assert.equal(called.status, 0, called.stderr);
+    assert.notDeepEqual(JSON.parse(called.stdout), []);
   });
 
   it("the bridge settings carry every app cluster's implementation", () => {

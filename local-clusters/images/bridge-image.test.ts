@@ -2,7 +2,8 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { importClosure, productionPackages } from "./bridge-image";
+import { repoRoot } from "../../automation/toolchain";
+import { NOT_IN_BRIDGE, importClosure, productionPackages } from "./bridge-image";
 
 describe("bridge image: what goes in", () => {
   it("follows the entry point's relative imports and names the packages they require", () => {
@@ -34,6 +35,22 @@ describe("bridge image: what goes in", () => {
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
+  });
+
+  it("the bridge's closure has every implementation's bridge program and no environment side, so no cloud SDK", () => {
+    const { modules, packages } = importClosure(repoRoot, "bridge/main.ts", NOT_IN_BRIDGE);
+    for (const impl of ["proxy", "wireguard", "aws-vpc-peering", "openstack"])
+      assert.ok(modules.includes(`network/${impl}/bridge-program.ts`), impl);
+    assert.deepEqual(
+      modules.filter((m) => NOT_IN_BRIDGE.test(m)),
+      [],
+    );
+    assert.deepEqual(
+      packages.filter((p) => ["@pulumi/aws", "@pulumi/openstack"].includes(p)),
+      [],
+    );
+    // Without the omission the environment sides, and so the cloud SDKs, would come in.
+    assert.ok(importClosure(repoRoot, "bridge/main.ts").packages.includes("@pulumi/aws"));
   });
 
   it("takes a package's dependencies as npm placed them (nested first), required peers, no optional peers", () => {

@@ -41,8 +41,22 @@ interface LockPackage {
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 }
 
-/** The project's own modules the entry point loads, and the packages they require, by name. */
-export function importClosure(root: string, entry: string): { modules: string[]; packages: string[] } {
+/**
+ * What the bridge never loads although a module names it: each implementation's environment side,
+ * which its spec's loader requires only for the environment stack (network/contract/implementation.ts
+ * `pulumi`); it would bring the cloud SDKs (@pulumi/aws, @pulumi/openstack) into the image.
+ */
+export const NOT_IN_BRIDGE = /^network\/[^/]+\/environment\.ts$/;
+
+/**
+ * The project's own modules the entry point loads, and the packages they require, by name;
+ * modules matching `omit` (and what only they import) are left out.
+ */
+export function importClosure(
+  root: string,
+  entry: string,
+  omit?: RegExp,
+): { modules: string[]; packages: string[] } {
   const modules = new Set<string>();
   const packages = new Set<string>();
   const visit = (file: string) => {
@@ -54,7 +68,7 @@ export function importClosure(root: string, entry: string): { modules: string[];
         const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
         const found = [`${base}.ts`, `${base}/index.ts`].find((f) => fs.existsSync(path.join(root, f)));
         if (!found) throw new Error(`${file} imports ${spec}, which is not a TypeScript module here`);
-        visit(found);
+        if (!omit?.test(found)) visit(found);
       } else if (!spec.startsWith("node:")) {
         const parts = spec.split("/");
         packages.add(spec.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string));
@@ -192,7 +206,7 @@ export function bridgeSpec(env: NodeJS.ProcessEnv, root: string, cacheDir: strin
   const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")) as {
     packages: Record<string, LockPackage>;
   };
-  const { modules, packages } = importClosure(root, "bridge/main.ts");
+  const { modules, packages } = importClosure(root, "bridge/main.ts", NOT_IN_BRIDGE);
   const app = transpiled(root, modules, cacheDir);
   const kubernetesPlugin = pkg.dependencies["@pulumi/kubernetes"] as string;
   const pulumiVersion = pkg.dependencies["@pulumi/pulumi"] as string;

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import { networkPath } from "../../test/helpers/network-path";
-import type { Target } from "../../network/proxy/model/target";
+import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
 import type { ResourceStep } from "./steps";
 import { assemble } from "./assemble";
 import { planGroups } from "./groups";

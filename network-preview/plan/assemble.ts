@@ -3,7 +3,9 @@ import { admitConnections } from "../../network/proxy/model/admission";
 import { realisationOf } from "../../network/registry";
 import type { ConnectionInput, PortGroupInput } from "../../lib/network-preview/model";
 import type { Endpoint, Hop } from "../../lib/network-preview/schema";
-import { toConnection, type Target } from "../../network/proxy/model/target";
+import { toConnection } from "../../network/proxy/model/target";
+import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
+import type { WireguardSettings } from "../../network/wireguard/model/settings";
 import { consumerEndpoints, proxyHost } from "../../network/proxy/model/haproxy-config";
 import { listenerKey, type PortRange } from "../../network/proxy/model/types";
 import { planWireguardGroup } from "../../network/wireguard/model/group-plan";
@@ -93,7 +95,9 @@ export function assemble(
       ? planWireguardGroup(
           g.key,
           g.after,
-          target.kind === "local" ? { kind: "local" } : { kind: "kubernetes", settings: target.wireguard },
+          target.kind === "local"
+            ? { kind: "local" }
+            : { kind: "kubernetes", settings: target.settings as WireguardSettings | undefined },
         )
       : undefined;
   const proxied = admitConnections(g.after.map(toConnection));

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import { networkPath } from "../../test/helpers/network-path";
 import type { BridgeSettings } from "../../lib/bridge/settings";
-import type { Target } from "../../network/proxy/model/target";
+import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
 import { clusterTarget } from "../../test/helpers/wireguard-fixtures";
 import { groupTarget, localGroupRange } from "./group-target";
 import type { BridgeLayout, GroupPlan } from "./model";

@@ -1,10 +1,10 @@
 import { admitConnections } from "../../network/proxy/model/admission";
-import { groupNamespace } from "../../lib/bridge/grouping";
 import { internalConsumers, nodePortHost, picksNodeHost } from "../../lib/bridge/node-host";
-import { proxySettingsFor, wireguardSettingsFor } from "../../lib/bridge/settings";
+import { groupSettings, targetWithSettings } from "../../network/group-settings";
 import { groupPorts, placeGroup, type Slots } from "../../lib/bridge/slots";
 import type { NetworkPathObject } from "../../lib/bridge/model";
-import { toConnection, type Target } from "../../network/proxy/model/target";
+import { toConnection } from "../../network/proxy/model/target";
+import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
 import { listenerKeys, type PortRange } from "../../network/proxy/model/types";
 import type { BridgeLayout, GroupPlan } from "./model";
 
@@ -35,7 +35,7 @@ export function localGroupRange(
 /**
  * The target the bridge builds this group with (bridge/stack-runner.ts targetFor): locally a port
  * block placed as the bridge places it; on a cluster its flags overlaid with the consumer
- * namespace's proxy settings. What the preview assumes is pushed onto `notes`.
+ * namespace's settings for the group's implementation (network/group-settings.ts). What the preview assumes is pushed onto `notes`.
  */
 export function groupTarget(bridge: BridgeLayout, slots: Slots, g: GroupPlan, notes: string[]): Target {
   const base = bridge.target;
@@ -47,15 +47,15 @@ export function groupTarget(bridge: BridgeLayout, slots: Slots, g: GroupPlan, no
       );
     return { ...base, portRange: range, reservedPorts: reserved };
   }
-  const own = proxySettingsFor(bridge.settings?.value, groupNamespace(g.key));
-  const wireguard = wireguardSettingsFor(bridge.settings?.value, groupNamespace(g.key));
+  const own = groupSettings(bridge.settings?.value, g.key);
+  const implementation = g.key.slice(g.key.lastIndexOf("/") + 1);
   notes.push(
     `group ${g.key}: previewed on the kubernetes target (namespace ${base.namespace}), ` +
-      (own
-        ? `with its ${bridge.settings?.from === "planned" ? "planned" : "current"} proxy settings`
-        : "with the bridge's flags (no proxy settings for its namespace)"),
+      (own !== undefined
+        ? `with its ${bridge.settings?.from === "planned" ? "planned" : "current"} ${implementation} settings`
+        : `with the bridge's flags (no ${implementation} settings for its namespace)`),
   );
-  const target = { ...base, ...own, ...(wireguard ? { wireguard } : {}) };
+  const target = targetWithSettings(base, bridge.settings?.value, g.key);
   if (!picksNodeHost(target) || !bridge.nodes) return target;
   const nodeHost = nodePortHost(bridge.nodes, internalConsumers(target));
   if (!nodeHost) return target;

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import type { NetworkPathObject } from "../../lib/bridge/model";
-import type { Target } from "../../network/proxy/model/target";
+import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
 import { clusterTarget } from "../../test/helpers/wireguard-fixtures";
 import type { NodeLike } from "../../lib/bridge/node-host";
 import { assemble } from "./assemble";

@@ -1,7 +1,7 @@
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { NodeLike } from "../../lib/bridge/node-host";
 import type { BridgeSettings } from "../../lib/bridge/settings";
-import type { Target } from "../../network/proxy/model/target";
+import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
 import type { PortRange } from "../../network/proxy/model/types";
 
 /** One TCPConnection from the connections file. */

@@ -35,3 +35,12 @@ export type EnvironmentBuilder<C> = (
   ctx: EnvironmentNetworkContext,
   users: NetworkUser<C>[],
 ) => Record<string, pulumi.Resource>;
+
+/**
+ * An implementation's environment side: what it builds, and the bridge settings that are known
+ * only once built (WireGuard's tunnel addresses), by app cluster name.
+ */
+export interface EnvironmentPart<C> {
+  build(ctx: EnvironmentNetworkContext, users: NetworkUser<C>[]): Record<string, pulumi.Resource>;
+  bridgeSettings?(built: Record<string, pulumi.Resource>): pulumi.Output<Record<string, unknown>>;
+}

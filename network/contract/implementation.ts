@@ -1,13 +1,17 @@
 import type { z } from "zod";
 import type { AddIssue, Located } from "../../lib/config/located";
 import type { AppClusterConfig, ControlPlaneConfig } from "../../lib/config/schema";
+import type { BridgeTarget, GroupProgram } from "./bridge-target";
+import type { EnvironmentPart } from "./environment-context";
 
 /**
  * What a network implementation is, as plain data: each implementation's folder declares one
  * (network/<implementation>/model/spec.ts), the registry (network/registry.ts) lists them, and
  * the config schema, validation, the environment, the compositions and the bridge read it.
  * Pure: the Pulumi side of an implementation (what the environment builds, the bridge's
- * per-group program, the bridge's settings) is gathered in network/plugins/.
+ * per-group program) is named by loaders the spec declares (`pulumi`), which load their module
+ * only when called, so the config, validation and the bridge load no cloud SDK they do not use.
+ * network/plugins/ calls them for every registered implementation.
  */
 
 /**
@@ -35,9 +39,26 @@ export interface ConnectorCheckInput<C> {
   add: AddIssue;
 }
 
+/** A kubernetes target, as an implementation's settings may overlay it. */
+export type KubernetesTarget = Extract<BridgeTarget, { kind: "kubernetes" }>;
+
+/**
+ * What the environment stack tells the bridge for each app cluster that uses the
+ * implementation (network/plugins/bridge-settings.ts writes it, keyed by the implementation's
+ * name, into the bridge's settings ConfigMap; the bridge checks it with `schema` when it reads it).
+ */
+export interface BridgeSettingsSpec<Connector, Settings extends z.ZodTypeAny> {
+  readonly schema: Settings;
+  /** The settings known from the config alone; settings known once built come from `pulumi.environment`. */
+  of?(app: AppClusterConfig, connector: Connector): z.output<Settings> | undefined;
+  /** How the settings shape the group's target (the bridge's flags), besides `target.settings`. */
+  applyToTarget?(target: KubernetesTarget, settings: z.output<Settings>): KubernetesTarget;
+}
+
 export interface ImplementationSpec<
   Name extends string = string,
   Schema extends z.ZodTypeAny = z.ZodTypeAny,
+  Settings extends z.ZodTypeAny = z.ZodTypeAny,
 > {
   /** The `networkConnector.implementation` value, the composition label and the bridge's group suffix. */
   readonly name: Name;
@@ -48,6 +69,21 @@ export interface ImplementationSpec<
   readonly schema: Schema;
   /** Rules that relate its settings to the clusters'; every problem is reported through `add`. */
   check?(input: ConnectorCheckInput<z.output<Schema>>): void;
+  /** What the bridge is told per app cluster, if anything. */
+  readonly bridgeSettings?: BridgeSettingsSpec<z.output<Schema>, Settings>;
+  /** Whether the bridge's data-plane identity must list nodes (a path that reports a node's address). */
+  needsNodeList?(connector: z.output<Schema>): boolean;
+  /**
+   * The Pulumi side, each loaded only when called (a `require` inside the function, the one
+   * place a spec may reach above its pure layer: .dependency-cruiser.cjs allows exactly that,
+   * and network/registry.test.ts proves that loading the registry loads no Pulumi module).
+   */
+  readonly pulumi: {
+    /** What the environment stack builds for the app clusters that use it; nothing when absent. */
+    environment?: () => EnvironmentPart<z.output<Schema>>;
+    /** The bridge's per-group program; absent for an implementation no bridge realises (NOOP). */
+    bridge?: () => GroupProgram;
+  };
 }
 
 /** The settings of one implementation, whatever its schema. */

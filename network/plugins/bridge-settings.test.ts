@@ -1,7 +1,8 @@
 import { strict as assert } from "node:assert";
-import { groupNamespace, proxyName } from "../../lib/bridge/model";
+import { proxyName } from "../../lib/bridge/model";
 import { bridgeSettings } from "./bridge-settings";
-import { parseBridgeSettings, proxySettingsFor, renderBridgeSettings } from "../../lib/bridge/settings";
+import { renderBridgeSettings } from "../../lib/bridge/settings";
+import { groupSettings, parseBridgeSettings } from "../group-settings";
 import { environmentSchema } from "../../config/schema";
 
 function config(appClusters: unknown[]) {
@@ -81,16 +82,17 @@ describe("Crossplane bridge: settings from the environment (pure)", () => {
     );
   });
 
-  it("looks up a group's proxy settings by its consumer namespace", () => {
-    assert.deepEqual(proxySettingsFor(settings, groupNamespace("cluster-a-app/proxy")), {
+  it("looks up a group's own settings by its consumer namespace and implementation", () => {
+    assert.deepEqual(groupSettings(settings, "cluster-a-app/proxy"), {
       serviceType: "ClusterIP",
       portRange: { from: 30000, to: 30999 },
       dedicatedCpus: 1,
       exposure: { sourceRanges: [], internal: true, public: false },
     });
-    assert.equal(proxySettingsFor(settings, groupNamespace("cluster-wg/wireguard")), undefined);
-    assert.equal(proxySettingsFor(settings, groupNamespace("_unclaimed/proxy")), undefined);
-    assert.equal(proxySettingsFor(undefined, "cluster-a-app"), undefined);
+    assert.equal(groupSettings(settings, "cluster-wg/wireguard"), undefined);
+    assert.equal(groupSettings(settings, "cluster-a-app/wireguard"), undefined);
+    assert.equal(groupSettings(settings, "_unclaimed/proxy"), undefined);
+    assert.equal(groupSettings(undefined, "cluster-a-app/proxy"), undefined);
   });
 
   it("names each group's proxy with a DNS-1035 label of at most 63 characters, distinct per group", () => {

@@ -1,39 +1,29 @@
 import { consumerNamespace } from "../../lib/bind/app-cluster-plan";
-import type { BridgeSettings, ProxySettings, WireguardSettings } from "../../lib/bridge/settings";
-import type { AppClusterConfig, EnvironmentConfig } from "../../config/schema";
-import type { ProxyConnectorConfig } from "../proxy/model/config";
-import { proxyExposure } from "../proxy/model/exposure";
+import type { BridgeSettings } from "../../lib/bridge/settings";
+import type { EnvironmentConfig } from "../../config/schema";
+import { implementationSpec } from "../registry";
 
 /**
- * The settings of an environment, keyed by consumer namespace. `wireguard`: the tunnel's
- * per app cluster settings (WireguardTunnel.bridgeSettings), known once it is planned.
+ * The settings of an environment, keyed by consumer namespace: each app cluster's app cluster
+ * name, implementation and, under the implementation's name, what its spec tells the bridge
+ * (`bridgeSettings.of`), or what its environment side learnt once built (`planned`, by
+ * implementation then app cluster, e.g. the WireGuard tunnel's addresses).
  */
 export function bridgeSettings(
   config: Pick<EnvironmentConfig, "appClusters" | "bind">,
-  wireguard: Readonly<Record<string, WireguardSettings>> = {},
+  planned: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {},
 ): BridgeSettings {
   const consumers: BridgeSettings["consumers"] = {};
   for (const app of config.appClusters) {
     const connector = app.networkConnector;
-    const tunnel = wireguard[app.name];
+    const name = connector.implementation;
+    const spec = implementationSpec(name);
+    const own: unknown = planned[name]?.[app.name] ?? spec?.bridgeSettings?.of?.(app, connector);
     consumers[consumerNamespace(config.bind.namespacePrefix, app.name)] = {
       appCluster: app.name,
-      implementation: connector.implementation,
-      ...(connector.implementation === "proxy" ? { proxy: proxySettingsOf(app, connector) } : {}),
-      ...(connector.implementation === "wireguard" && tunnel ? { wireguard: tunnel } : {}),
+      implementation: name,
+      ...(own !== undefined ? { [name]: own } : {}),
     };
   }
   return { version: 1, consumers };
-}
-
-function proxySettingsOf(app: AppClusterConfig, connector: ProxyConnectorConfig): ProxySettings {
-  const exposed = proxyExposure(app, connector);
-  return {
-    serviceType: connector.serviceType,
-    portRange: connector.portRange,
-    ...(connector.dedicatedCpus !== undefined ? { dedicatedCpus: connector.dedicatedCpus } : {}),
-    // Validation refused an app cluster without one, so this is only absent for configs
-    // built around validation (tests); the bridge then refuses a non-ClusterIP proxy.
-    ...(exposed.ok ? { exposure: exposed.exposure } : {}),
-  };
 }

@@ -1,40 +1,28 @@
 import * as pulumi from "@pulumi/pulumi";
-import { awsVpcPeeringEnvironment } from "../aws-vpc-peering/environment";
 import type {
-  EnvironmentBuilder,
   EnvironmentNetworkContext,
+  EnvironmentPart,
   NetworkUser,
 } from "../contract/environment-context";
-import type { ConnectorOf } from "../contract/implementation";
-import { openstackEnvironment } from "../openstack/environment";
-import { proxyEnvironment } from "../proxy/environment";
-import { wireguardEnvironment } from "../wireguard/environment";
-import { WireguardTunnel, type WireguardBridgeSettings } from "../wireguard/wireguard-tunnel";
 import { IMPLEMENTATIONS, type ImplementationName } from "../registry";
-
-type Spec<K extends ImplementationName> = Extract<(typeof IMPLEMENTATIONS)[number], { name: K }>;
-
-/**
- * What the environment stack builds per implementation: the registry's environment side.
- * Typed over every name in the registry, so an implementation cannot be added without
- * saying what the environment does for it (undefined: nothing).
- */
-export const ENVIRONMENT_BUILDERS: {
-  [K in ImplementationName]: EnvironmentBuilder<ConnectorOf<Spec<K>>> | undefined;
-} = {
-  proxy: proxyEnvironment,
-  wireguard: wireguardEnvironment,
-  awsVpcPeering: awsVpcPeeringEnvironment,
-  openstack: openstackEnvironment,
-  noop: undefined,
-};
 
 /** The network resources of the environment, by implementation, then by the builder's key. */
 export type NetworkPaths = Partial<Record<ImplementationName, Record<string, pulumi.Resource>>>;
 
-/** Runs every implementation's environment builder over the app clusters that use it. */
-export function buildNetworkPaths(ctx: EnvironmentNetworkContext): NetworkPaths {
-  const out: NetworkPaths = {};
+/** What each implementation's environment side built, and the bridge settings it learnt doing so. */
+export interface BuiltNetwork {
+  paths: NetworkPaths;
+  /** By implementation, then app cluster: settings known only once built (WireGuard's addresses). */
+  plannedSettings: pulumi.Output<Record<string, Record<string, unknown>>>;
+}
+
+/**
+ * Runs every registered implementation's environment side (its spec's `pulumi.environment`)
+ * over the app clusters that use it.
+ */
+export function buildNetworkPaths(ctx: EnvironmentNetworkContext): BuiltNetwork {
+  const paths: NetworkPaths = {};
+  const planned: Record<string, pulumi.Output<Record<string, unknown>>> = {};
   for (const impl of IMPLEMENTATIONS) {
     const users: NetworkUser<unknown>[] = [];
     ctx.config.appClusters.forEach((app, index) => {
@@ -42,22 +30,12 @@ export function buildNetworkPaths(ctx: EnvironmentNetworkContext): NetworkPaths 
       if (app.networkConnector.implementation !== impl.name || !access) return;
       users.push({ app, connector: app.networkConnector, index, access });
     });
-    // The registry pairs each name with its schema, so these users' connectors have the
-    // builder's type; TypeScript cannot follow that through the loop.
-    const build = ENVIRONMENT_BUILDERS[impl.name] as EnvironmentBuilder<unknown> | undefined;
-    if (build && users.length > 0) out[impl.name] = build(ctx, users);
+    if (users.length === 0) continue;
+    const part: EnvironmentPart<unknown> | undefined = impl.pulumi.environment?.();
+    if (!part) continue;
+    const built = part.build(ctx, users);
+    paths[impl.name] = built;
+    if (part.bridgeSettings) planned[impl.name] = part.bridgeSettings(built);
   }
-  return out;
-}
-
-/**
- * What the bridge needs per wireguard app cluster (WireguardTunnel.bridgeSettings): the tunnel's
- * addresses and where to publish flows (a gateway pod's or VM's). Empty without a tunnel.
- */
-export function wireguardBridgeSettings(
-  paths: NetworkPaths,
-): pulumi.Output<Record<string, WireguardBridgeSettings>> {
-  const tunnel = paths.wireguard?.tunnel;
-  if (tunnel instanceof WireguardTunnel && tunnel.bridgeSettings) return tunnel.bridgeSettings;
-  return pulumi.output<Record<string, WireguardBridgeSettings>>({});
+  return { paths, plannedSettings: pulumi.output(planned) };
 }

@@ -4,7 +4,8 @@ import { portAllocationProvider, type PortAllocationInputs } from "./port-alloca
 import { klutchProgram } from "../../program";
 import { groupProgram, type Target } from "../../bridge/program";
 import type { NetworkPathObject } from "../../lib/bridge/model";
-import { parseBridgeSettings, proxySettingsFor, SETTINGS_KEY } from "../../lib/bridge/settings";
+import { SETTINGS_KEY } from "../../lib/bridge/settings";
+import { parseBridgeSettings, targetWithSettings } from "../group-settings";
 import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 import { stackSettings } from "../../test/helpers/stacks";
 
@@ -49,14 +50,18 @@ async function proxyFor(stack: string, config: Record<string, any>, namespace: s
       return { id, state: { ...args.inputs, ...outs } };
     },
   };
-  const target: Target = {
-    kind: "kubernetes",
-    kubeconfig: "fake",
-    namespace: "klutch-proxies",
-    portRange: { from: 30000, to: 30999 },
-    serviceType: "LoadBalancer",
-    ...proxySettingsFor(settings, namespace),
-  };
+  // As the bridge lays a consumer namespace's proxy settings onto its flags (bridge/group-targets.ts).
+  const target: Target = targetWithSettings(
+    {
+      kind: "kubernetes",
+      kubeconfig: "fake",
+      namespace: "klutch-proxies",
+      portRange: { from: 30000, to: 30999 },
+      serviceType: "LoadBalancer",
+    },
+    settings,
+    `${namespace}/proxy`,
+  );
   const path: NetworkPathObject = {
     metadata: { name: "np-1", generation: 1 },
     spec: {

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
 import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
-import type { Target } from "../proxy/model/target";
+import type { BridgeTarget as Target } from "../contract/bridge-target";
 import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
 import { networkPath as pathOf } from "../../test/helpers/network-path";
 import { wireguardProgram } from "./bridge-program";

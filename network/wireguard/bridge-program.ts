@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { PathEndpoint, NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { forwarderProblems, realisedOnly } from "./model/forwarder-problems";
 import { pathId } from "../../lib/bridge/model";
-import type { Target } from "../proxy/model/target";
+import type { BridgeTarget as Target } from "../contract/bridge-target";
 import { clusterWireguardProgram } from "./cluster-program";
 import { planWireguardGroup } from "./model/group-plan";
 import { WireguardKeyPair } from "./key-provider";
@@ -17,6 +17,7 @@ import {
 } from "./model/local-plan";
 import { LocalTcpForwarder, LocalWireguardAllowedHosts, LocalWireguardClient } from "./local/resources";
 import { NFT_TABLE } from "./model/render-nftables";
+import type { WireguardSettings } from "./model/settings";
 
 /**
  * The bridge's Pulumi program for one WireGuard group (a consumer namespace, i.e. one app
@@ -41,7 +42,12 @@ export function wireguardProgram(
   target: Target,
 ): () => Promise<Record<string, unknown>> {
   if (target.kind !== "local")
-    return clusterWireguardProgram(group, paths, target.kubeconfig, target.wireguard);
+    return clusterWireguardProgram(
+      group,
+      paths,
+      target.kubeconfig,
+      target.settings as WireguardSettings | undefined,
+    );
   return () => {
     const names = localNames(group);
     const dataNetns = process.env[LOCAL_DATA_NETNS_ENV] ?? "";

@@ -3,7 +3,7 @@ import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
-import type { EnvironmentBuilder } from "../contract/environment-context";
+import type { EnvironmentBuilder, EnvironmentPart } from "../contract/environment-context";
 import type { WireguardConnectorConfig } from "./model/config";
 import { gatewayExposure } from "./model/exposure";
 import { WireguardKeyPair } from "./key-provider";
@@ -178,4 +178,18 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
     { ...opts, dependsOn: [...namespaces, gatewayNamespace] },
   );
   return out;
+};
+
+/**
+ * The environment side as the registry's spec loads it: the tunnel, and what the bridge needs
+ * per app cluster (WireguardTunnel.bridgeSettings), known once the tunnel is planned.
+ */
+export const wireguardEnvironmentPart: EnvironmentPart<WireguardConnectorConfig> = {
+  build: wireguardEnvironment,
+  bridgeSettings: (built) => {
+    const tunnel = built.tunnel;
+    if (tunnel instanceof WireguardTunnel && tunnel.bridgeSettings)
+      return tunnel.bridgeSettings.apply((s): Record<string, unknown> => s);
+    return pulumi.output(0).apply((): Record<string, unknown> => ({}));
+  },
 };

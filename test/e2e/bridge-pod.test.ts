@@ -15,8 +15,8 @@ import {
   SETTINGS_KEY,
   SETTINGS_NAMESPACE,
   renderBridgeSettings,
-  type WireguardSettings,
 } from "../../lib/bridge/settings";
+import type { WireguardSettings } from "../../network/wireguard/model/settings";
 import { pulumiBackedComposition, renderResourcesMode } from "../../lib/connector-api/compositions";
 import { WIREGUARD_CLIENT_NAMESPACE } from "../../network/wireguard/environment";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";

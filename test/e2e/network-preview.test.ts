@@ -9,11 +9,11 @@ import {
   SETTINGS_CONFIGMAP,
   SETTINGS_KEY,
   SETTINGS_NAMESPACE,
-  parseBridgeSettings,
   renderBridgeSettings,
 } from "../../lib/bridge/settings";
 import { type ConnectionReport, type NetworkPreviewReport } from "../../lib/network-preview/schema";
 import { LocalClusters } from "../../local-clusters";
+import { parseBridgeSettings } from "../../network/group-settings";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
 import { repoRoot, toolchainEnv } from "../../automation/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";

@@ -1,7 +1,7 @@
 import type { NetworkPathObject } from "../../lib/bridge/model";
-import type { WireguardSettings } from "../../lib/bridge/settings";
+import type { WireguardSettings } from "../../network/wireguard/model/settings";
 import { networkPath } from "./network-path";
-import type { Target } from "../../network/proxy/model/target";
+import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
 
 /** Test fixtures of a WireGuard group on clusters (the bridge's kubernetes target). */
 export const CLUSTER_SETTINGS: WireguardSettings = {
@@ -18,7 +18,7 @@ export function clusterTarget(wireguard?: WireguardSettings): Target {
     namespace: "klutch-network",
     portRange: { from: 30000, to: 30099 },
     serviceType: "ClusterIP",
-    ...(wireguard ? { wireguard } : {}),
+    ...(wireguard ? { settings: wireguard } : {}),
   };
 }
 

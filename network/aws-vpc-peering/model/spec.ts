@@ -1,5 +1,9 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the Pulumi side, loaded when asked (implementation.ts) */
 import { formatPath } from "../../../lib/config/messages";
 import { cidrInside, cidrProblem } from "../../../lib/net/cidr";
+import type { GroupProgram } from "../../contract/bridge-target";
+import type { EnvironmentBuilder } from "../../contract/environment-context";
+import type { AwsVpcPeeringConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
 import { checkRoutedPair } from "../../contract/routed-checks";
 import { awsVpcPeeringConnector } from "./config";
@@ -40,6 +44,16 @@ export const awsVpcPeering: ImplementationSpec<"awsVpcPeering", typeof awsVpcPee
         );
       }
     }
+  },
+  pulumi: {
+    environment: () => ({
+      build: (
+        require("../environment") as {
+          awsVpcPeeringEnvironment: EnvironmentBuilder<AwsVpcPeeringConnectorConfig>;
+        }
+      ).awsVpcPeeringEnvironment,
+    }),
+    bridge: () => (require("../bridge-program") as { bridgeProgram: GroupProgram }).bridgeProgram,
   },
 };
 

@@ -8,4 +8,6 @@ export const noop: ImplementationSpec<"noop", typeof noopConnector> = {
   summary:
     "nothing is built: the consumer reaches the instance as it is (a marker NetworkPath records the connection)",
   schema: noopConnector,
+  // Nothing to build, nothing for the bridge: its marker NetworkPath is left alone.
+  pulumi: {},
 };

@@ -1,3 +1,7 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the Pulumi side, loaded when asked (implementation.ts) */
+import type { GroupProgram } from "../../contract/bridge-target";
+import type { EnvironmentBuilder } from "../../contract/environment-context";
+import type { OpenstackConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
 import { checkRoutedPair } from "../../contract/routed-checks";
 import { openstackConnector } from "./config";
@@ -12,5 +16,13 @@ export const openstack: ImplementationSpec<"openstack", typeof openstackConnecto
   check({ users, controlPlane, add }) {
     if (!controlPlane) return;
     for (const app of users) checkRoutedPair(app, controlPlane, "openstack", "openstack", add);
+  },
+  pulumi: {
+    environment: () => ({
+      build: (
+        require("../environment") as { openstackEnvironment: EnvironmentBuilder<OpenstackConnectorConfig> }
+      ).openstackEnvironment,
+    }),
+    bridge: () => (require("../bridge-program") as { bridgeProgram: GroupProgram }).bridgeProgram,
   },
 };

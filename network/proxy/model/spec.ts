@@ -1,13 +1,33 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the Pulumi side, loaded when asked (implementation.ts) */
+import type { GroupProgram } from "../../contract/bridge-target";
+import type { EnvironmentBuilder } from "../../contract/environment-context";
+import type { ProxyConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
 import { checkProxy } from "./checks";
 import { proxyConnector } from "./config";
+import { proxySettings, proxySettingsOf } from "./settings";
 
 /** The implementation as the registry (network/registry.ts) lists it. */
-export const proxy: ImplementationSpec<"proxy", typeof proxyConnector> = {
+export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof proxySettings> = {
   name: "proxy",
   realisation: "proxy",
   summary:
     "a TCP proxy (HAProxy) per consumer namespace in the data-service cluster; consumers dial the proxy",
   schema: proxyConnector,
   check: checkProxy,
+  bridgeSettings: {
+    schema: proxySettings,
+    of: proxySettingsOf,
+    // The consumer namespace's Service type, ports, exposure and CPUs replace the bridge's flags.
+    applyToTarget: (target, settings) => ({ ...target, ...settings }),
+  },
+  // A NodePort proxy reports a node's address, which the bridge looks up.
+  needsNodeList: (connector) => connector.serviceType === "NodePort",
+  pulumi: {
+    environment: () => ({
+      build: (require("../environment") as { proxyEnvironment: EnvironmentBuilder<ProxyConnectorConfig> })
+        .proxyEnvironment,
+    }),
+    bridge: () => (require("../bridge-program") as { proxyProgram: GroupProgram }).proxyProgram,
+  },
 };

@@ -1,15 +1,29 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the Pulumi side, loaded when asked (implementation.ts) */
+import type { GroupProgram } from "../../contract/bridge-target";
+import type { EnvironmentPart } from "../../contract/environment-context";
+import type { WireguardConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
 import { checkWireguard } from "./checks";
 import { wireguardConnector } from "./config";
+import { wireguardSettings } from "./settings";
 
 /** The implementation as the registry (network/registry.ts) lists it. */
-export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnector> = {
-  name: "wireguard",
-  // The tunnel is the environment stack's; the bridge realises a forwarder per connection
-  // and the gateway's allowed hosts (network/wireguard/bridge-program.ts).
-  realisation: "forwarded",
-  summary:
-    "a WireGuard tunnel from each app cluster to a gateway in the data-service network; consumers dial a forwarder in their own cluster",
-  schema: wireguardConnector,
-  check: checkWireguard,
-};
+export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnector, typeof wireguardSettings> =
+  {
+    name: "wireguard",
+    // The tunnel is the environment stack's; the bridge realises a forwarder per connection
+    // and the gateway's allowed hosts (network/wireguard/bridge-program.ts).
+    realisation: "forwarded",
+    summary:
+      "a WireGuard tunnel from each app cluster to a gateway in the data-service network; consumers dial a forwarder in their own cluster",
+    schema: wireguardConnector,
+    check: checkWireguard,
+    // Known once the environment planned the tunnel (environment.ts wireguardEnvironmentPart).
+    bridgeSettings: { schema: wireguardSettings },
+    pulumi: {
+      environment: () =>
+        (require("../environment") as { wireguardEnvironmentPart: EnvironmentPart<WireguardConnectorConfig> })
+          .wireguardEnvironmentPart,
+      bridge: () => (require("../bridge-program") as { wireguardProgram: GroupProgram }).wireguardProgram,
+    },
+  };
