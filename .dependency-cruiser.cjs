@@ -88,7 +88,10 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)(node_modules|provider/sdk|test/sdk|\\.klutch|\\.pulumi|bin)/" },
+    // test/fixtures/direct-implementation is checked where it belongs, in a copy (test/e2e/plugin-seam.test.ts).
+    exclude: {
+      path: "(^|/)(node_modules|provider/sdk|test/sdk|test/fixtures/direct-implementation|\\.klutch|\\.pulumi|bin)/",
+    },
     includeOnly: { path: "\\.ts$|^node_modules|^(node:)?[a-z_/]+$" },
     tsConfig: { fileName: "tsconfig.json" },
     tsPreCompilationDeps: true,

@@ -16,6 +16,8 @@ export default tseslint.config(
       ".klutch/**",
       "provider/sdk/**",
       "test/sdk/**",
+      // Linted in the copy where it is network/direct/ (test/e2e/plugin-seam.test.ts).
+      "test/fixtures/direct-implementation/**",
       "eslint.config.mjs",
       ".dependency-cruiser.cjs",
       "architecture/layers.cjs",

@@ -8,11 +8,11 @@ import { proxy } from "./proxy/model/spec";
 import { wireguard } from "./wireguard/model/spec";
 
 /**
- * The network implementations, once, each its folder's spec. The config schema, validation,
- * the environment, the compositions and the bridge all read this list. Its Pulumi side is
- * gathered in network/plugins/ (environments.ts, bridge-programs.ts), typed to need an entry
- * for each name here, so the compiler names what a new implementation still lacks. The first
- * is the default.
+ * The network implementations, once, each its folder's spec (network/<impl>/model/spec.ts): a
+ * new one is its folder and a line here (test/e2e/plugin-seam.test.ts adds one that way). The
+ * config schema, validation, the environment, the compositions, the bridge and the network
+ * preview all read this list; network/plugins/ calls each spec's Pulumi side. The first is the
+ * default.
  */
 export const IMPLEMENTATIONS = [proxy, wireguard, awsVpcPeering, openstack, noop] as const;
 
