@@ -76,6 +76,12 @@ const LAYERS = [
     holds: "the network preview's planning: which groups a change touches, where they run, what they become",
   },
   {
+    name: "environment-model",
+    pure: true,
+    paths: ["^components/plan/"],
+    holds: "the environment's plan: what each of its parts builds, decided from the config alone",
+  },
+  {
     name: "components",
     paths: ["^components/"],
     holds: "Pulumi components: Crossplane, bind, the bridge Deployment, the environment",

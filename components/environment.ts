@@ -1,43 +1,24 @@
-import * as k8s from "@pulumi/kubernetes";
+import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { ClusterConfig } from "../lib/config/schema";
-import type { EnvironmentConfig } from "../config/schema";
-import { localKubeconfigPath } from "../config/validate";
-import { environmentLabels, plannedNamespaces } from "../lib/environment-plan";
-import { ExistingCluster } from "./clusters/existing-cluster";
-import { LocalCluster } from "./clusters/local-cluster";
-import { ClusterAccess } from "./clusters/types";
-import * as path from "node:path";
-import type { AnyninesCredentials } from "../lib/crossplane/credentials";
-import { Crossplane } from "./crossplane/crossplane";
-import { NetworkConnectorApi } from "./connector-api/connector-api";
-import { backendUrls } from "../lib/bind/backend-plan";
-import { clusterEndpoint } from "../lib/bind/cluster-endpoint";
-import { KlutchBindBackend } from "./bind/bind-backend";
-import { ExportedApi } from "./bind/exported-api";
-import { OidcProvider } from "./bind/oidc-provider";
-import { AppClusterBinding } from "./bind/app-cluster-binding";
-import { boundApis } from "../lib/bind/app-cluster-plan";
-import { releaseImages } from "../lib/bind/upstream/release";
-import { AwsCluster } from "./clusters/aws/aws-cluster";
-import { OpenstackCluster } from "./clusters/openstack/openstack-cluster";
-import { buildNetworkPaths, type NetworkPaths } from "../network/plugins/environments";
-import { BridgeIdentity } from "./bridge/bridge-identity";
-import { BridgeSettings } from "./bridge/bridge-settings";
-import { BridgeDataPlane } from "./bridge/bridge-data-plane";
-import { BridgeDeployment } from "./bridge/bridge-deployment";
-import type { BridgePlan } from "../lib/bridge/bridge-plan";
-import { LOCAL_CORE_FLAGS, type CrossplanePlan } from "../lib/crossplane/crossplane-plan";
 import type { CrossplaneSource } from "../automation/crossplane-source";
-import {
-  LEADER_LEASE,
-  SETTINGS_CONFIGMAP,
-  SETTINGS_KEY,
-  SETTINGS_NAMESPACE,
-  renderBridgeSettings,
-} from "../lib/bridge/settings";
-import { DEFAULT_IMPLEMENTATION, implementationSpec, realisationOf } from "../network/registry";
-import { bridgeSettings } from "../network/plugins/bridge-settings";
+import type { EnvironmentConfig } from "../config/schema";
+import type { BridgePlan } from "../lib/bridge/bridge-plan";
+import { SETTINGS_NAMESPACE } from "../lib/bridge/settings";
+import type { AnyninesCredentials } from "../lib/crossplane/credentials";
+import type { CrossplanePlan } from "../lib/crossplane/crossplane-plan";
+import { buildNetworkPaths, type NetworkPaths } from "../network/plugins/environments";
+import type { AppClusterBinding } from "./bind/app-cluster-binding";
+import type { KlutchBindBackend } from "./bind/bind-backend";
+import type { ExportedApi } from "./bind/exported-api";
+import type { OidcProvider } from "./bind/oidc-provider";
+import type { BridgeDeployment } from "./bridge/bridge-deployment";
+import type { ClusterAccess } from "./clusters/types";
+import { NetworkConnectorApi } from "./connector-api/connector-api";
+import { Crossplane } from "./crossplane/crossplane";
+import { bindPart } from "./environment-parts/bind";
+import { bridgePart } from "./environment-parts/bridge";
+import { clusterAccess, plannedNamespaceResources } from "./environment-parts/clusters";
+import { planEnvironment } from "./plan/environment-plan";
 
 /** The secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
 export interface EnvironmentSecrets {
@@ -90,46 +71,39 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   constructor(name: string, args: KlutchEnvironmentArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:index:Environment", name, {}, opts);
     const { config } = args;
-    const labels = environmentLabels(config.environment);
+    const plan = planEnvironment(config, args.crossplanePlan, args.bridge);
+    const cp = config.controlPlane.name;
 
-    this.controlPlane = this.cluster(`${name}-${config.controlPlane.name}`, config.controlPlane, args);
+    // The clusters, and the namespaces the parts below place objects in.
+    const env = { config, projectDir: args.projectDir };
+    this.controlPlane = clusterAccess(this, `${name}-${cp}`, config.controlPlane, env);
     this.appClusters = Object.fromEntries(
-      config.appClusters.map((app) => [app.name, this.cluster(`${name}-${app.name}`, app, args)]),
+      config.appClusters.map((app) => [app.name, clusterAccess(this, `${name}-${app.name}`, app, env)]),
     );
-    const byName: Record<string, ClusterAccess> = {
-      ...this.appClusters,
-      [config.controlPlane.name]: this.controlPlane,
-    };
+    const namespaces = plannedNamespaceResources(
+      this,
+      name,
+      plan.namespaces,
+      { ...this.appClusters, [cp]: this.controlPlane },
+      plan.labels,
+    );
+    this.namespaces = namespacesByCluster(namespaces);
 
-    const created: Record<string, pulumi.Output<string>[]> = {};
-    const namespaceResources: Record<string, k8s.core.v1.Namespace> = {};
-    for (const plan of plannedNamespaces(config)) {
-      const cluster = byName[plan.cluster];
-      if (!cluster) throw new Error(`internal: no cluster ${plan.cluster}`);
-      const ns = new k8s.core.v1.Namespace(
-        `${name}-${plan.cluster}-${plan.namespace}`,
-        { metadata: { name: plan.namespace, labels } },
-        { parent: this, provider: cluster.provider },
-      );
-      (created[plan.cluster] ??= []).push(ns.metadata.name);
-      namespaceResources[`${plan.cluster}/${plan.namespace}`] = ns;
-    }
+    // Each app cluster's network implementation: what its environment side builds.
     const network = buildNetworkPaths({
       name,
       config,
       controlPlane: this.controlPlane,
       appClusters: this.appClusters,
       parent: this,
-      namespaces: namespaceResources,
+      namespaces,
     });
     this.networkPaths = network.paths;
-    this.namespaces = pulumi.output(
-      Object.fromEntries(Object.entries(created).map(([cluster, names]) => [cluster, pulumi.all(names)])),
-    );
 
+    // Crossplane, and the connector API on it.
+    const crossplaneNs = namespaces[`${cp}/crossplane-system`];
     const xp = config.crossplane;
-    const xpPlan = args.crossplanePlan;
-    const crossplaneNs = namespaceResources[`${config.controlPlane.name}/crossplane-system`];
+    const xpDeploy = plan.crossplane;
     this.crossplane = new Crossplane(
       `${name}-crossplane`,
       {
@@ -146,232 +120,49 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         },
         anyninesServices: xp.anyninesServices,
         anyninesCredentials: args.secrets?.anyninesCredentials,
-        // A Crossplane that cannot pull packages never gets the providers' CRDs; its packages
-        // are applied only.
-        installProviderConfigs: xpPlan.packagesPullable,
-        // Awaited where the chart's pods run (a node's image, or the published one); with core
-        // as a local process they are at zero replicas, and the chart's webhook Service would
-        // wait for endpoints forever.
-        skipAwait: xpPlan.run.kind === "process",
-        // The local process is the core: the chart's pods would be a second one on a node.
-        runLocally: xpPlan.run.kind === "process",
-        ...(xpPlan.run.kind === "node"
-          ? {
-              image: { ...xpPlan.run.image, pullPolicy: "Never" as const },
-              coreArgs: LOCAL_CORE_FLAGS,
-              // A local API server runs on the host, outside the pod network; it calls
-              // Crossplane's webhooks at their endpoints (--enable-aggregator-routing), which
-              // in the node's network namespace is the node's own address.
-              hostNetwork: true,
-            }
-          : {}),
-        labels,
+        installProviderConfigs: xpDeploy.installProviderConfigs,
+        skipAwait: xpDeploy.skipAwait,
+        runLocally: xpDeploy.runLocally,
+        ...(xpDeploy.node ?? {}),
+        labels: plan.labels,
       },
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },
     );
-
-    // Every implementation an app cluster uses, plus the registry's default (Klutch's: the
-    // proxy); one nobody realises (NOOP) gets its marker composition from the API anyway.
-    const implementations = [
-      ...new Set([
-        DEFAULT_IMPLEMENTATION,
-        ...config.appClusters.map((a) => a.networkConnector.implementation),
-      ]),
-    ].filter((i) => realisationOf(i) !== "ignored");
     this.connectorApi = new NetworkConnectorApi(
       `${name}-connector-api`,
       {
         provider: this.controlPlane.provider,
-        implementations,
-        defaultImplementation: DEFAULT_IMPLEMENTATION,
-        // Pipeline mode needs function-patch-and-transform, a package: where none can be pulled,
-        // the same compositions in Crossplane's function-less form.
-        compositionMode: xpPlan.packagesPullable ? "Pipeline" : "Resources",
-        labels,
+        ...plan.connectorApi,
+        labels: plan.labels,
         dependsOn: [this.crossplane],
       },
       { parent: this },
     );
 
-    // What the Crossplane bridge needs on the control plane: its identity, and each app
-    // cluster's network connector settings, keyed by the consumer namespace its claims land in.
-    const networkNs = namespaceResources[`${config.controlPlane.name}/${SETTINGS_NAMESPACE}`];
-    const bridgeSettingsMap = new BridgeSettings(
-      `${name}-bridge-settings`,
-      {
-        kubeconfig: this.controlPlane.kubeconfig,
-        context: config.controlPlane.kubeconfig?.context,
-        namespace: SETTINGS_NAMESPACE,
-        configMapName: SETTINGS_CONFIGMAP,
-        key: SETTINGS_KEY,
-        // With what the implementations' environment sides learnt once built (the WireGuard
-        // tunnel's addresses).
-        settings: network.plannedSettings.apply((planned) =>
-          renderBridgeSettings(bridgeSettings(config, planned)),
-        ),
-        labels,
-      },
-      { parent: this, dependsOn: networkNs ? [networkNs] : [] },
-    );
-    const bridgeIdentity = new BridgeIdentity(
-      `${name}-bridge-identity`,
-      {
-        provider: this.controlPlane.provider,
-        namespace: SETTINGS_NAMESPACE,
-        coordination: { namespace: SETTINGS_NAMESPACE, settings: SETTINGS_CONFIGMAP, lease: LEADER_LEASE },
-        labels,
-      },
-      { parent: this, dependsOn: networkNs ? [networkNs] : [] },
-    );
-    const plan = args.bridge;
-    if (plan) {
-      if (!args.secrets?.bridgePassphrase)
-        throw new Error(
-          "internal: the bridge is deployed without klutch:bridgePassphrase (validation checks it)",
-        );
-      // The data services, and so the proxies, live in the control plane's cluster: the bridge
-      // builds them there as an identity of their namespace only.
-      const dataPlane = new BridgeDataPlane(
-        `${name}-bridge-data-plane`,
-        {
-          provider: this.controlPlane.provider,
-          namespace: SETTINGS_NAMESPACE,
-          labels,
-          listNodes: config.appClusters.some(
-            (a) =>
-              implementationSpec(a.networkConnector.implementation)?.needsNodeList?.(a.networkConnector) ??
-              false,
-          ),
-        },
-        { parent: this, dependsOn: networkNs ? [networkNs] : [] },
-      );
-      this.bridge = new BridgeDeployment(
-        `${name}-bridge`,
-        {
-          provider: this.controlPlane.provider,
-          namespace: SETTINGS_NAMESPACE,
-          serviceAccountName: bridgeIdentity.serviceAccountName,
-          image: plan.image,
-          imagePullPolicy: plan.imagePullPolicy,
-          replicas: plan.replicas,
-          state: plan.state,
-          passphrase: args.secrets.bridgePassphrase,
-          dataPlaneKubeconfig: dataPlane.kubeconfig,
-          bridgeFlags: plan.flags,
-          labels,
-        },
-        {
-          parent: this,
-          // Its leader watches NetworkPaths (the connector API's CRD) and reads the settings;
-          // its pods are Ready only once that watch runs, which Pulumi waits for.
-          dependsOn: [
-            bridgeIdentity,
-            bridgeSettingsMap,
-            dataPlane,
-            this.connectorApi,
-            ...(networkNs ? [networkNs] : []),
-          ],
-        },
-      );
-    }
+    // The Crossplane bridge: its settings and identity, and its Deployment when planned.
+    this.bridge = bridgePart(this, name, {
+      config,
+      plan,
+      controlPlane: this.controlPlane,
+      network,
+      networkNamespace: namespaces[`${cp}/${SETTINGS_NAMESPACE}`],
+      connectorApi: this.connectorApi,
+      passphrase: args.secrets?.bridgePassphrase,
+    });
 
-    // Applied only on local clusters, node or not: Dex, the klutch-bind backend and the
-    // konnector are upstream images a local node cannot pull (no registry), so their pods never
-    // become Ready there. What this project builds (the bridge, its proxies) runs from images
-    // the node imported and is awaited (args.bridge above).
-    const skipAwait = config.controlPlane.infrastructure === "local";
-    const bindNs = namespaceResources[`${config.controlPlane.name}/bind`];
-    const urls = backendUrls(config.bind, config.oidc);
-    this.oidc = new OidcProvider(
-      `${name}-oidc`,
-      {
-        provider: this.controlPlane.provider,
-        namespace: "bind",
-        oidc: config.oidc,
-        issuerUrl: urls.issuerUrl,
-        callbackUrl: urls.callbackUrl,
-        clientName: config.bind.prettyName,
-        clientSecret: args.secrets?.oidcClientSecret,
-        keyRotation: config.bind.keyRotation,
-        labels,
-        skipAwait,
-      },
-      { parent: this, dependsOn: bindNs ? [bindNs] : [] },
-    );
-    // The address and CA konnectors use are public facts of the control plane's
-    // kubeconfig; taking them out of the (secret) kubeconfig must not carry its secrecy.
-    const cpContext = config.controlPlane.kubeconfig?.context;
-    const endpoint = pulumi.unsecret(
-      this.controlPlane.kubeconfig.apply((k) => clusterEndpoint(k, cpContext)),
-    );
-    const apiServer = endpoint.apply((e) => ({
-      address: config.bind.apiServerAddress ?? e.server,
-      caPem: e.caPem ?? "",
-    }));
-    this.bindBackend = new KlutchBindBackend(
-      `${name}-bind`,
-      {
-        provider: this.controlPlane.provider,
-        bind: config.bind,
-        urls,
-        exportedApis: config.exportedApis,
-        oidc: {
-          clientId: this.oidc.clientId,
-          clientSecret: this.oidc.clientSecret,
-          dexService: this.oidc.service,
-        },
-        apiServer,
-        cookieSigningKey: args.secrets?.bindCookieSigningKey,
-        cookieEncryptionKey: args.secrets?.bindCookieEncryptionKey,
-        tls:
-          args.secrets?.bindTlsCertificate && args.secrets.bindTlsKey
-            ? { certificate: args.secrets.bindTlsCertificate, key: args.secrets.bindTlsKey }
-            : undefined,
-        createNamespace: false,
-        namespace: "bind",
-        labels,
-        skipAwait,
-      },
-      { parent: this, dependsOn: bindNs ? [bindNs] : [] },
-    );
-    // Klutch's backend looks for templates in crossplane-system (seed 004).
-    this.exportedApis = config.exportedApis.map(
-      (api) =>
-        new ExportedApi(
-          `${name}-export-${api.resource}`,
-          { provider: this.controlPlane.provider, namespace: "crossplane-system", api, labels },
-          { parent: this, dependsOn: [...this.bindBackend.crds, ...(crossplaneNs ? [crossplaneNs] : [])] },
-        ),
-    );
-
-    this.bindings = Object.fromEntries(
-      config.appClusters.map((app) => {
-        const appNs = namespaceResources[`${app.name}/klutch-bind`];
-        const binding = new AppClusterBinding(
-          `${name}-${app.name}-binding`,
-          {
-            appCluster: app.name,
-            controlPlaneProvider: this.controlPlane.provider,
-            controlPlaneKubeconfig: this.controlPlane.kubeconfig,
-            appClusterProvider: this.appClusters[app.name]!.provider,
-            namespacePrefix: config.bind.namespacePrefix,
-            prettyName: config.bind.prettyName,
-            apis: boundApis(app, config.exportedApis),
-            controlPlane: apiServer,
-            release: config.bind.version,
-            konnectorImage: config.bind.konnectorImage ?? releaseImages(config.bind.version).konnector,
-            // Where no backend can run (local clusters), nothing would answer the requests.
-            awaitExports: config.bind.awaitExports ?? !skipAwait,
-            createKonnectorNamespace: false,
-            controlPlaneDependsOn: this.bindBackend.crds,
-            labels,
-            skipAwait,
-          },
-          { parent: this, dependsOn: appNs ? [appNs] : [] },
-        );
-        return [app.name, binding];
-      }),
-    );
+    // klutch-bind: OIDC, the backend, the exported APIs, a binding per app cluster.
+    const bind = bindPart(this, name, {
+      config,
+      plan,
+      controlPlane: this.controlPlane,
+      appClusters: this.appClusters,
+      namespaces,
+      secrets: args.secrets,
+    });
+    this.oidc = bind.oidc;
+    this.bindBackend = bind.backend;
+    this.exportedApis = bind.exportedApis;
+    this.bindings = bind.bindings;
 
     this.registerOutputs({ namespaces: this.namespaces });
   }
@@ -394,68 +185,16 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       pulumi.all(Object.fromEntries(Object.entries(this.bindings).map(([app, b]) => [app, b.kubeconfig]))),
     );
   }
+}
 
-  private cluster(name: string, config: ClusterConfig, args: KlutchEnvironmentArgs): ClusterAccess {
-    switch (config.infrastructure) {
-      case "local":
-        return new LocalCluster(
-          name,
-          {
-            clusterName: config.name,
-            kubeconfigPath: localKubeconfigPath(
-              args.projectDir,
-              args.config.localClusters.stateDir,
-              config.name,
-            ),
-          },
-          { parent: this },
-        );
-      case "existing":
-        if (!config.kubeconfig)
-          throw new Error(`internal: ${config.name} has no kubeconfig (validation should have caught this)`);
-        return new ExistingCluster(
-          name,
-          {
-            clusterName: config.name,
-            kubeconfigPath: path.resolve(args.projectDir, config.kubeconfig.path),
-            context: config.kubeconfig.context,
-          },
-          { parent: this },
-        );
-      case "aws":
-        if (!config.aws || !config.network)
-          throw new Error(
-            `internal: ${config.name} has no aws or network settings (validation should have caught this)`,
-          );
-        return new AwsCluster(
-          name,
-          {
-            clusterName: config.name,
-            aws: config.aws,
-            vpcCidr: config.network.nodeCidr,
-            eksName: `${args.config.environment}-${config.name}`,
-            tags: { "klutch.anynines.com/environment": args.config.environment },
-          },
-          { parent: this },
-        );
-      case "openstack":
-        if (!config.openstack || !config.network)
-          throw new Error(
-            `internal: ${config.name} has no openstack or network settings (validation should have caught this)`,
-          );
-        return new OpenstackCluster(
-          name,
-          {
-            clusterName: config.name,
-            openstack: config.openstack,
-            cidr: config.network.nodeCidr,
-            kubeconfigPath: config.kubeconfig
-              ? path.resolve(args.projectDir, config.kubeconfig.path)
-              : undefined,
-            kubeconfigContext: config.kubeconfig?.context,
-          },
-          { parent: this },
-        );
-    }
-  }
+/** The names of the created namespaces, by cluster. */
+function namespacesByCluster(
+  namespaces: Readonly<Record<string, k8s.core.v1.Namespace>>,
+): pulumi.Output<Record<string, string[]>> {
+  const byCluster: Record<string, pulumi.Output<string>[]> = {};
+  for (const [key, ns] of Object.entries(namespaces))
+    (byCluster[key.slice(0, key.indexOf("/"))] ??= []).push(ns.metadata.name);
+  return pulumi.output(
+    Object.fromEntries(Object.entries(byCluster).map(([cluster, names]) => [cluster, pulumi.all(names)])),
+  );
 }

@@ -1,0 +1,97 @@
+import { strict as assert } from "node:assert";
+import { environmentSchema } from "../../config/schema";
+import type { CrossplanePlan } from "../../lib/crossplane/crossplane-plan";
+import { planEnvironment } from "./environment-plan";
+
+function config(appClusters: unknown[], controlPlane: Record<string, unknown> = { infrastructure: "local" }) {
+  return environmentSchema.parse({
+    environment: "t",
+    controlPlane: { name: "cp", ...controlPlane },
+    appClusters,
+  });
+}
+
+const PROCESS: CrossplanePlan = { run: { kind: "process" }, toolchainChart: true, packagesPullable: false };
+const NODE: CrossplanePlan = {
+  run: { kind: "node", image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11" } },
+  toolchainChart: true,
+  packagesPullable: false,
+};
+const CLUSTER: CrossplanePlan = { run: { kind: "cluster" }, toolchainChart: false, packagesPullable: true };
+
+describe("the environment's plan (pure)", () => {
+  it("local: upstream images are applied, not awaited; the compositions are function-less; core runs as a process", () => {
+    const plan = planEnvironment(config([{ name: "app", infrastructure: "local" }]), PROCESS);
+    assert.equal(plan.skipAwaitUpstream, true);
+    assert.equal(plan.connectorApi.compositionMode, "Resources");
+    assert.deepEqual(plan.crossplane, { installProviderConfigs: false, skipAwait: true, runLocally: true });
+    assert.deepEqual(
+      plan.bind.appClusters.map((a) => [a.name, a.awaitExports]),
+      [["app", false]],
+    );
+    assert.deepEqual(
+      plan.namespaces.map((n) => `${n.cluster}/${n.namespace}`),
+      ["cp/crossplane-system", "cp/bind", "cp/klutch-network", "app/klutch-bind"],
+    );
+    assert.equal(plan.labels["klutch.anynines.com/environment"], "t");
+  });
+
+  it("a local node runs core from its image, pinned, in the node's network, and awaits it", () => {
+    const plan = planEnvironment(config([{ name: "app", infrastructure: "local" }]), NODE);
+    assert.deepEqual(plan.crossplane, {
+      installProviderConfigs: false,
+      skipAwait: false,
+      runLocally: false,
+      node: {
+        image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11", pullPolicy: "Never" },
+        coreArgs: ["--enable-realtime-compositions=false", "--poll-interval=5s"],
+        hostNetwork: true,
+      },
+    });
+  });
+
+  it("an existing cluster awaits everything and uses Pipeline compositions", () => {
+    const cp = { infrastructure: "existing", kubeconfig: { path: "k" } };
+    const plan = planEnvironment(
+      config([{ name: "app", infrastructure: "existing", kubeconfig: { path: "k" } }], cp),
+      CLUSTER,
+    );
+    assert.equal(plan.skipAwaitUpstream, false);
+    assert.equal(plan.connectorApi.compositionMode, "Pipeline");
+    assert.deepEqual(plan.crossplane, { installProviderConfigs: true, skipAwait: false, runLocally: false });
+    assert.equal(plan.bind.appClusters[0]?.awaitExports, true);
+  });
+
+  it("offers the default implementation and every one in use, never NOOP; lists nodes only for a NodePort proxy", () => {
+    const apps = (connectors: unknown[]) =>
+      connectors.map((networkConnector, i) => ({ name: `a${i}`, infrastructure: "local", networkConnector }));
+    const wg = planEnvironment(
+      config(apps([{ implementation: "wireguard" }, { implementation: "noop" }])),
+      PROCESS,
+    );
+    assert.deepEqual(wg.connectorApi.implementations, ["proxy", "wireguard"]);
+    assert.equal(wg.connectorApi.defaultImplementation, "proxy");
+    assert.equal(wg.bridge.listNodes, false);
+    const nodePort = planEnvironment(
+      config(apps([{ implementation: "proxy", serviceType: "NodePort" }, { implementation: "proxy" }])),
+      PROCESS,
+    );
+    assert.equal(nodePort.bridge.listNodes, true);
+    assert.equal(nodePort.bridge.deployment, undefined);
+  });
+
+  it("binds each app cluster's APIs with the release's konnector unless the config names one", () => {
+    const raw = config([{ name: "app", infrastructure: "local" }]);
+    const plan = planEnvironment(raw, PROCESS);
+    assert.match(plan.bind.appClusters[0]?.konnectorImage ?? "", /konnector/);
+    assert.deepEqual(
+      plan.bind.appClusters[0]?.apis.map((a) => a.resource),
+      raw.exportedApis.map((a) => a.resource),
+    );
+    const own = planEnvironment(
+      { ...raw, bind: { ...raw.bind, konnectorImage: "registry.example/konnector:1" } },
+      PROCESS,
+    );
+    assert.equal(own.bind.appClusters[0]?.konnectorImage, "registry.example/konnector:1");
+  });
+});

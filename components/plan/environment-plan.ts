@@ -1,0 +1,125 @@
+import type { EnvironmentConfig } from "../../config/schema";
+import { boundApis } from "../../lib/bind/app-cluster-plan";
+import { backendUrls, type BackendUrls } from "../../lib/bind/backend-plan";
+import { releaseImages } from "../../lib/bind/upstream/release";
+import type { BridgePlan } from "../../lib/bridge/bridge-plan";
+import type { ExportedApiConfig } from "../../lib/config/schema";
+import { LOCAL_CORE_FLAGS, type CrossplanePlan, type ImageRef } from "../../lib/crossplane/crossplane-plan";
+import { environmentLabels, plannedNamespaces, type NamespacePlan } from "../../lib/environment-plan";
+import { DEFAULT_IMPLEMENTATION, implementationSpec, realisationOf } from "../../network/registry";
+
+/**
+ * What a whole Klutch environment builds, decided from the config alone: the plan that
+ * components/environment.ts hands to its parts (components/environment/). Pure, so each
+ * decision is tested here without Pulumi (environment-plan.test.ts).
+ */
+export interface EnvironmentPlan {
+  /** Every object of the environment carries them, so `kubectl get -l` finds them all. */
+  labels: Record<string, string>;
+  /** The namespaces later parts place objects in, per cluster. */
+  namespaces: NamespacePlan[];
+  /**
+   * Upstream images (Dex, the klutch-bind backend, the konnector) cannot run on local clusters
+   * (no registry to pull from): their objects are applied, not awaited.
+   */
+  skipAwaitUpstream: boolean;
+  crossplane: CrossplaneDeployment;
+  connectorApi: {
+    /** Every implementation an app cluster uses, plus the registry's default; none nobody realises. */
+    implementations: string[];
+    defaultImplementation: string;
+    /** Pipeline needs function-patch-and-transform, a package; where none can be pulled, the function-less form. */
+    compositionMode: "Pipeline" | "Resources";
+  };
+  bridge: {
+    /** Whether the bridge's data-plane identity may list nodes (some implementation reports a node's address). */
+    listNodes: boolean;
+    /** The bridge Deployment, when the config deploys it. */
+    deployment?: BridgePlan;
+  };
+  bind: {
+    urls: BackendUrls;
+    appClusters: AppClusterBindingPlan[];
+  };
+}
+
+/** How Crossplane is deployed (components/crossplane/crossplane.ts), from the Crossplane plan. */
+export interface CrossplaneDeployment {
+  /** A Crossplane that cannot pull packages never gets the providers' CRDs: its packages are applied only. */
+  installProviderConfigs: boolean;
+  /** Core as a local process: the chart's pods stay at zero replicas, so nothing of theirs is awaited. */
+  skipAwait: boolean;
+  runLocally: boolean;
+  /** Core as a pod of a local node, from the node's image. */
+  node?: { image: ImageRef & { pullPolicy: "Never" }; coreArgs: string[]; hostNetwork: true };
+}
+
+export interface AppClusterBindingPlan {
+  name: string;
+  apis: ExportedApiConfig[];
+  konnectorImage: string;
+  /** Wait until the backend answers the binding's exports; never where no backend can run. */
+  awaitExports: boolean;
+}
+
+export function planEnvironment(
+  config: EnvironmentConfig,
+  crossplane: CrossplanePlan,
+  bridge?: BridgePlan,
+): EnvironmentPlan {
+  const skipAwaitUpstream = config.controlPlane.infrastructure === "local";
+  const used = config.appClusters.map((a) => a.networkConnector.implementation);
+  return {
+    labels: environmentLabels(config.environment),
+    namespaces: plannedNamespaces(config),
+    skipAwaitUpstream,
+    crossplane: crossplaneDeployment(crossplane),
+    connectorApi: {
+      // One nobody realises (NOOP) gets its marker composition from the API anyway.
+      implementations: [...new Set([DEFAULT_IMPLEMENTATION, ...used])].filter(
+        (i) => realisationOf(i) !== "ignored",
+      ),
+      defaultImplementation: DEFAULT_IMPLEMENTATION,
+      compositionMode: crossplane.packagesPullable ? "Pipeline" : "Resources",
+    },
+    bridge: {
+      listNodes: config.appClusters.some(
+        (a) =>
+          implementationSpec(a.networkConnector.implementation)?.needsNodeList?.(a.networkConnector) ?? false,
+      ),
+      ...(bridge ? { deployment: bridge } : {}),
+    },
+    bind: {
+      urls: backendUrls(config.bind, config.oidc),
+      appClusters: config.appClusters.map((app) => ({
+        name: app.name,
+        apis: boundApis(app, config.exportedApis),
+        konnectorImage: config.bind.konnectorImage ?? releaseImages(config.bind.version).konnector,
+        awaitExports: config.bind.awaitExports ?? !skipAwaitUpstream,
+      })),
+    },
+  };
+}
+
+function crossplaneDeployment(plan: CrossplanePlan): CrossplaneDeployment {
+  const runLocally = plan.run.kind === "process";
+  return {
+    installProviderConfigs: plan.packagesPullable,
+    // Awaited where the chart's pods run (a node's image, or the published one).
+    skipAwait: runLocally,
+    // The local process is the core: the chart's pods would be a second one on a node.
+    runLocally,
+    ...(plan.run.kind === "node"
+      ? {
+          node: {
+            image: { ...plan.run.image, pullPolicy: "Never" as const },
+            coreArgs: [...LOCAL_CORE_FLAGS],
+            // A local API server runs on the host, outside the pod network; it calls Crossplane's
+            // webhooks at their endpoints (--enable-aggregator-routing), which in the node's
+            // network namespace is the node's own address.
+            hostNetwork: true as const,
+          },
+        }
+      : {}),
+  };
+}
