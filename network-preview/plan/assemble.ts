@@ -1,14 +1,12 @@
 import { pathId, proxyName } from "../../lib/bridge/model";
 import { admitConnections } from "../../network/proxy/model/admission";
-import { realisationOf } from "../../network/registry";
+import { implementationSpec, realisationOf } from "../../network/registry";
 import type { ConnectionInput, PortGroupInput } from "../../lib/network-preview/model";
 import type { Endpoint, Hop } from "../../lib/network-preview/schema";
 import { toConnection } from "../../network/proxy/model/target";
 import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
-import type { WireguardSettings } from "../../network/wireguard/model/settings";
 import { consumerEndpoints, proxyHost } from "../../network/proxy/model/haproxy-config";
 import { listenerKey, type PortRange } from "../../network/proxy/model/types";
-import { planWireguardGroup } from "../../network/wireguard/model/group-plan";
 import { toHop, type ResourceStep } from "./steps";
 import type { GroupPlan } from "./model";
 import { pendingId, pendingLabel } from "./groups";
@@ -90,16 +88,8 @@ export function assemble(
   const portsStep = steps.find((s) => s.name === (target.kind === "local" ? "ports" : `${proxy}-ports`));
   const host = target.kind === "local" ? target.bindAddress : kubernetesHost(target, proxy, steps);
   const plan = realisation === "proxy" && g.after.length > 0 ? predictPorts(portsStep) : undefined;
-  const forwarded =
-    realisation === "forwarded"
-      ? planWireguardGroup(
-          g.key,
-          g.after,
-          target.kind === "local"
-            ? { kind: "local" }
-            : { kind: "kubernetes", settings: target.settings as WireguardSettings | undefined },
-        )
-      : undefined;
+  // A forwarded implementation predicts its own endpoints (its spec's planEndpoints).
+  const forwarded = implementationSpec(implementation)?.planEndpoints?.(g.key, g.after, target);
   const proxied = admitConnections(g.after.map(toConnection));
   const admitted = proxied.admitted;
   // What the bridge refuses: its forwarded implementations' own rules, else the proxy's.

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { AddIssue, Located } from "../../lib/config/located";
+import type { NetworkPathObject } from "../../lib/bridge/api";
 import type { AppClusterConfig, ControlPlaneConfig } from "../../lib/config/schema";
 import type { BridgeTarget, GroupProgram } from "./bridge-target";
 import type { EnvironmentPart } from "./environment-context";
@@ -55,6 +56,19 @@ export interface BridgeSettingsSpec<Connector, Settings extends z.ZodTypeAny> {
   applyToTarget?(target: KubernetesTarget, settings: z.output<Settings>): KubernetesTarget;
 }
 
+/**
+ * Where a forwarded implementation's bridge program will place each path, predicted from the
+ * paths alone (its own planner, the one the program runs), for the network preview.
+ */
+export interface PlannedEndpoints {
+  /** Where consumers will dial each served path. */
+  endpoints: Record<string, { hostForConsumer: string; port: number }>;
+  /** Why each path it cannot serve is refused (on that path alone). */
+  rejected: Record<string, string>;
+  /** Set when the group as a whole cannot be served (every path gets it). */
+  refusal?: string;
+}
+
 export interface ImplementationSpec<
   Name extends string = string,
   Schema extends z.ZodTypeAny = z.ZodTypeAny,
@@ -71,6 +85,12 @@ export interface ImplementationSpec<
   check?(input: ConnectorCheckInput<z.output<Schema>>): void;
   /** What the bridge is told per app cluster, if anything. */
   readonly bridgeSettings?: BridgeSettingsSpec<z.output<Schema>, Settings>;
+  /**
+   * For the network preview: where the bridge program will place the group's paths, when that
+   * is the implementation's own planning (a forwarded one). Absent: proxies are predicted from
+   * the port allocation's preview, routed paths report the instance itself.
+   */
+  planEndpoints?(group: string, paths: NetworkPathObject[], target: BridgeTarget): PlannedEndpoints;
   /** Whether the bridge's data-plane identity must list nodes (a path that reports a node's address). */
   needsNodeList?(connector: z.output<Schema>): boolean;
   /**

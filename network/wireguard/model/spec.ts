@@ -5,7 +5,8 @@ import type { WireguardConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
 import { checkWireguard } from "./checks";
 import { wireguardConnector } from "./config";
-import { wireguardSettings } from "./settings";
+import { planWireguardGroup } from "./group-plan";
+import { wireguardSettings, type WireguardSettings } from "./settings";
 
 /** The implementation as the registry (network/registry.ts) lists it. */
 export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnector, typeof wireguardSettings> =
@@ -20,6 +21,15 @@ export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnecto
     check: checkWireguard,
     // Known once the environment planned the tunnel (environment.ts wireguardEnvironmentPart).
     bridgeSettings: { schema: wireguardSettings },
+    // The bridge program's own planner (bridge-program.ts runs the same).
+    planEndpoints: (group, paths, target) =>
+      planWireguardGroup(
+        group,
+        paths,
+        target.kind === "local"
+          ? { kind: "local" }
+          : { kind: "kubernetes", settings: target.settings as WireguardSettings | undefined },
+      ),
     pulumi: {
       environment: () =>
         (require("../environment") as { wireguardEnvironmentPart: EnvironmentPart<WireguardConnectorConfig> })
