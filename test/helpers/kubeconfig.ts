@@ -17,9 +17,19 @@ export function fakeKubeconfig(name: string, server = "https://127.0.0.1:6443"):
   });
 }
 
-/** A temporary local-clusters state dir holding kubeconfigs for the given cluster names. */
+/** The fake state dirs of this process, removed when it exits (tests hold them until then). */
+const fakeStateDirs = new Set<string>();
+process.on("exit", () => {
+  for (const dir of fakeStateDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A temporary local-clusters state dir holding kubeconfigs for the given cluster names; removed
+ * when the test process exits.
+ */
 export function fakeLocalStateDir(names: string[]): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-local-"));
+  fakeStateDirs.add(dir);
   for (const name of names) {
     fs.mkdirSync(path.join(dir, name));
     fs.writeFileSync(path.join(dir, name, "kubeconfig"), fakeKubeconfig(name));
