@@ -30,10 +30,13 @@ const pluginLoaderRules = [
   {
     name: "plugin-loaders",
     comment:
-      "an implementation's spec lazily requires only its own folder's Pulumi side (network/<impl>/environment.ts, bridge-program.ts): see network/contract/implementation.ts `pulumi`",
+      "an implementation's spec lazily requires only its own folder's Pulumi side (network/<impl>/environment.ts, bridge-program.ts, provider/surface.ts): see network/contract/implementation.ts `pulumi`",
     severity: "error",
     from: { path: SPEC },
-    to: { dependencyTypes: ["require"], pathNot: "^network/$1/(environment|bridge-program)\\.ts$" },
+    to: {
+      dependencyTypes: ["require"],
+      pathNot: "^network/$1/(environment\\.ts|bridge-program\\.ts|provider/surface\\.ts)$",
+    },
   },
 ];
 

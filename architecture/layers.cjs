@@ -31,6 +31,12 @@ const LAYERS = [
     holds: "the cluster components and identities every part builds on",
   },
   {
+    name: "provider-kit",
+    paths: ["^provider-kit/"],
+    holds:
+      "what the klutch provider's surface is made of: its schema model, property helpers and constructor checks",
+  },
+  {
     name: "connector-contract",
     pure: true,
     paths: ["^network/contract/"],

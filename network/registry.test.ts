@@ -3,6 +3,8 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { appCluster } from "../config/schema";
+import { KLUTCH_PACKAGE } from "../provider/catalog";
+import { CONSTRUCTORS } from "../provider/constructors";
 import { bridgeSettings } from "./plugins/bridge-settings";
 import { bridgeProgramOf } from "./plugins/bridge-programs";
 import {
@@ -74,6 +76,22 @@ describe("network implementation registry", () => {
       assert.equal(part === undefined, i.name === "noop", i.name);
       if (part) assert.equal(typeof part.build, "function", i.name);
     }
+  });
+
+  it("each provider surface a spec names is served whole: every component in the catalog, each with its constructor", () => {
+    const served = new Set(KLUTCH_PACKAGE.components.map((c) => c.token));
+    const withSurface: string[] = [];
+    for (const i of IMPLEMENTATIONS) {
+      const surface = i.pulumi.provider?.();
+      if (!surface) continue;
+      withSurface.push(i.name);
+      for (const c of surface.components) {
+        assert.ok(served.has(c.token), `${i.name}: ${c.token} is not in provider/catalog.ts`);
+        assert.equal(CONSTRUCTORS[c.token], surface.constructors[c.token], `${i.name}: ${c.token}`);
+      }
+      for (const token of Object.keys(surface.types)) assert.ok(KLUTCH_PACKAGE.types[token], token);
+    }
+    assert.deepEqual(withSurface, ["proxy", "wireguard", "awsVpcPeering", "openstack"]);
   });
 
   it("loading the registry and the config schema loads no Pulumi module: the specs' Pulumi sides load when asked", () => {

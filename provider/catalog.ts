@@ -1,10 +1,9 @@
-import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "./spec/schema-model";
-import { KUBECONFIG, bool, int, list, map, ref, str } from "./spec/props";
+import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "../provider-kit/schema-model";
+import { KUBECONFIG, bool, int, list, map, ref, str } from "../provider-kit/props";
 import { bindComponents, bindTypes } from "./spec/bind";
-import { cloudComponents, cloudTypes } from "./spec/cloud";
 import { crossplaneComponents, crossplaneTypes } from "./spec/crossplane";
 import { environmentComponents, environmentTypes } from "./spec/environment";
-import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
+import { IMPLEMENTATIONS } from "../network/registry";
 
 /**
  * The components the `klutch` provider serves, described once: schema.json is generated from
@@ -14,21 +13,6 @@ import { wireguardComponents, wireguardTypes } from "./spec/wireguard";
  */
 
 const types: Record<string, ObjectType> = {
-  "klutch:network:TcpConnection": {
-    description: "One XTCPConnection as the proxy sees it (spec.instanceHost, spec.port, spec.enhancements).",
-    properties: {
-      id: str(
-        "`namespace/name` of a TCPConnection claim, or `name` of a cluster-scoped XTCPConnection; names the HAProxy section.",
-      ),
-      instanceHost: str("DNS name or IP address of the data-service instance."),
-      port: int("Port of the data-service instance."),
-      enhancements: list(
-        map(str("value"), "entry"),
-        "spec.enhancements: {InstanceType: PostgreSQL} turns on a PostgreSQL health check; {ConnectionType: tlsSNI, serverName} shares the SNI port.",
-      ),
-    },
-    required: ["id", "instanceHost", "port"],
-  },
   "klutch:network:PortRange": {
     description: "Inclusive range of ports the proxy hands out.",
     properties: { from: int("First port."), to: int("Last port.") },
@@ -97,83 +81,6 @@ const components: ComponentSpec[] = [
     requiredOutputs: ["clusterName", "kubeconfig"],
   },
   {
-    token: "klutch:network:TcpProxy",
-    description:
-      "The default network path of XTCPConnections: HAProxy in TCP mode on a cluster, one port per connection (SNI-routed ones share one), behind one Service; ports survive every later run.",
-    inputs: {
-      kubeconfig: KUBECONFIG,
-      namespace: str("Namespace of the proxy; must exist."),
-      connections: list(ref("klutch:network:TcpConnection", "connection"), "The connections to serve."),
-      portRange: ref(
-        "klutch:network:PortRange",
-        "Ports handed out, one per connection (plus one shared SNI port). Default 30000-30999.",
-      ),
-      serviceType: str("How app clusters reach the proxy. Default LoadBalancer.", {
-        plain: true,
-        enum: ["ClusterIP", "NodePort", "LoadBalancer"],
-      }),
-      exposure: ref(
-        "klutch:network:Exposure",
-        "Who may connect; required for NodePort and LoadBalancer, so a proxy is never an open relay by omission.",
-        true,
-      ),
-      image: str("HAProxy image. Default docker.io/library/haproxy:2.6.12.", { plain: true }),
-      replicas: int("Proxy pods. Default 2."),
-      skipAwait: bool("Do not wait for the Deployment and Service (clusters without a kubelet).", true),
-      externalHost: str("Host consumers dial instead of the Service's address."),
-      nodeHost: str("For NodePort: a node address app clusters reach."),
-      clusterDomain: str("Default cluster.local.", { plain: true }),
-      overflow: str(
-        '"leave-out": connections that do not fit the port range are left out (listed in unplaced). Default "error".',
-        {
-          plain: true,
-          enum: ["error", "leave-out"],
-        },
-      ),
-      dedicatedCpus: int(
-        "Whole CPUs of its own per proxy pod (Guaranteed QoS, one HAProxy thread each).",
-        true,
-      ),
-    },
-    requiredInputs: ["kubeconfig", "namespace", "connections"],
-    outputs: {
-      endpoints: map(
-        ref("klutch:network:ConsumerEndpoint", "endpoint"),
-        "Per connection id: what its XTCPConnection status reports.",
-      ),
-      assignments: map(int("port"), "Listener key to port."),
-      config: str("The rendered haproxy.cfg."),
-      unplaced: list(str("listener key"), "Listener keys left without a port (overflow leave-out)."),
-      serviceName: str("The proxy's Service."),
-    },
-    requiredOutputs: ["endpoints", "assignments", "config", "unplaced", "serviceName"],
-  },
-  {
-    token: "klutch:network:LocalTcpProxy",
-    description:
-      "The TCP proxy path realised on this machine (the bridge's local target): the same rendered HAProxy configuration run as a process, for clusters without a kubelet.",
-    inputs: {
-      connections: list(ref("klutch:network:TcpConnection", "connection"), "The connections to serve.", true),
-      portRange: ref(
-        "klutch:network:PortRange",
-        "Ports handed out: one per listener plus the proxy's stats and health ports.",
-        true,
-      ),
-      bindAddress: str("Address HAProxy listens on and consumers dial. Default 127.0.0.1.", { plain: true }),
-      stateDir: str("Directory of the proxy's haproxy.cfg and pid file (one per proxy).", { plain: true }),
-    },
-    requiredInputs: ["connections", "portRange", "stateDir"],
-    outputs: {
-      endpoints: map(
-        ref("klutch:network:ConsumerEndpoint", "endpoint"),
-        "Per connection id: the host and port consumers dial.",
-      ),
-      config: str("The rendered haproxy.cfg."),
-      unplaced: list(str("listener key"), "Listener keys left without a port (the range is full)."),
-    },
-    requiredOutputs: ["endpoints", "config", "unplaced"],
-  },
-  {
     token: "klutch:bind:ExportedApi",
     description:
       "One data-service API offered for binding: an APIServiceExportTemplate on the control plane selecting the API's resource and the objects that travel with it.",
@@ -197,6 +104,16 @@ const components: ComponentSpec[] = [
   },
 ];
 
+/** What each registered implementation serves (its spec's `pulumi.provider`), in registry order. */
+const surfaces = IMPLEMENTATIONS.flatMap((i) => {
+  const surface = i.pulumi.provider?.();
+  return surface ? [surface] : [];
+});
+const surfaceTypes: Record<string, ObjectType> = Object.assign({}, ...surfaces.map((s) => s.types)) as Record<
+  string,
+  ObjectType
+>;
+
 export const KLUTCH_PACKAGE: PackageSpec = {
   name: "klutch",
   version: "0.1.0",
@@ -204,18 +121,16 @@ export const KLUTCH_PACKAGE: PackageSpec = {
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: the whole environment, clusters, Crossplane, the bind backend, OIDC, exported APIs, app cluster bindings and the network paths (TCP proxy, WireGuard, AWS VPC peering, OpenStack routing).",
   types: {
     ...types,
-    ...wireguardTypes,
+    ...surfaceTypes,
     ...bindTypes,
     ...crossplaneTypes,
-    ...cloudTypes,
     ...environmentTypes,
   },
   components: [
     ...components,
-    ...wireguardComponents,
+    ...surfaces.flatMap((s) => s.components),
     ...bindComponents,
     ...crossplaneComponents,
-    ...cloudComponents,
     ...environmentComponents,
   ],
 };

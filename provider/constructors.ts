@@ -2,20 +2,16 @@ import * as fs from "node:fs";
 import { ExistingCluster } from "../components/clusters/existing-cluster";
 import { LocalCluster } from "../components/clusters/local-cluster";
 import { ExportedApi } from "../components/bind/exported-api";
-import { LocalTcpProxy } from "../network/proxy/local-tcp-proxy";
-import { TcpProxy } from "../network/proxy/tcp-proxy";
-import type { ProxyConnection } from "../network/proxy/model/types";
-import { type Constructor, clusterProvider, refuse } from "./construct/common";
+import { type Constructor, clusterProvider, refuse } from "../provider-kit/construct";
 import { apiConfig, bindConstructors } from "./construct/bind";
-import { cloudConstructors } from "./construct/cloud";
 import { crossplaneConstructors } from "./construct/crossplane";
 import { environmentConstructors } from "./construct/environment";
-import { wireguardConstructors } from "./construct/wireguard";
+import { IMPLEMENTATIONS } from "../network/registry";
 
-export type { Constructed, Constructor } from "./construct/common";
+export type { Constructed, Constructor } from "../provider-kit/construct";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
 
 function readableFile(field: string, file: unknown): string[] {
   if (typeof file !== "string") return [];
@@ -31,10 +27,13 @@ function readableFile(field: string, file: unknown): string[] {
 
 /** Token → how the TypeScript component of that token is made from schema-shaped inputs. */
 export const CONSTRUCTORS: Record<string, Constructor> = {
-  ...wireguardConstructors,
+  // What each registered implementation serves (its spec's `pulumi.provider`).
+  ...(Object.assign({}, ...IMPLEMENTATIONS.map((i) => i.pulumi.provider?.().constructors ?? {})) as Record<
+    string,
+    Constructor
+  >),
   ...bindConstructors,
   ...crossplaneConstructors,
-  ...cloudConstructors,
   ...environmentConstructors,
   "klutch:cluster:LocalCluster": (name, args, opts) => {
     refuse("LocalCluster", name, readableFile("kubeconfigPath", args.kubeconfigPath));
@@ -53,54 +52,6 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
       opts,
     );
     return { resource: c, outputs: { clusterName: c.clusterName, kubeconfig: c.kubeconfig } };
-  },
-  "klutch:network:TcpProxy": (name, args, opts) => {
-    const proxy = new TcpProxy(
-      name,
-      {
-        provider: clusterProvider(name, args.kubeconfig, opts),
-        namespace: args.namespace,
-        connections: args.connections,
-        portRange: args.portRange,
-        serviceType: args.serviceType,
-        exposure: args.exposure,
-        image: args.image,
-        replicas: args.replicas,
-        skipAwait: args.skipAwait,
-        externalHost: args.externalHost,
-        nodeHost: args.nodeHost,
-        clusterDomain: args.clusterDomain,
-        overflow: args.overflow,
-        dedicatedCpus: args.dedicatedCpus,
-      },
-      opts,
-    );
-    return {
-      resource: proxy,
-      outputs: {
-        endpoints: proxy.endpoints,
-        assignments: proxy.assignments,
-        config: proxy.config,
-        unplaced: proxy.unplaced,
-        serviceName: proxy.serviceName,
-      },
-    };
-  },
-  "klutch:network:LocalTcpProxy": (name, args, opts) => {
-    const proxy = new LocalTcpProxy(
-      name,
-      {
-        connections: args.connections as ProxyConnection[],
-        portRange: args.portRange,
-        bindAddress: args.bindAddress,
-        stateDir: args.stateDir,
-      },
-      opts,
-    );
-    return {
-      resource: proxy,
-      outputs: { endpoints: proxy.endpoints, config: proxy.config, unplaced: proxy.unplaced },
-    };
   },
   "klutch:bind:ExportedApi": (name, args, opts) => {
     const parsed = apiConfig(args, "");

@@ -2,7 +2,13 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as provider from "@pulumi/pulumi/provider";
 import { KLUTCH_PACKAGE } from "./catalog";
 import { CONSTRUCTORS } from "./constructors";
-import { type PackageSpec, UNKNOWN, inputProblems, isKnown, packageSchema } from "./spec/schema-model";
+import {
+  type PackageSpec,
+  UNKNOWN,
+  inputProblems,
+  isKnown,
+  packageSchema,
+} from "../provider-kit/schema-model";
 
 /** How the engine marks a value unknown during a preview (@pulumi/pulumi runtime/rpc). */
 const UNKNOWN_SIG = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { KLUTCH_PACKAGE } from "./catalog";
-import { packageSchema } from "./spec/schema-model";
+import { packageSchema } from "../provider-kit/schema-model";
 
 /** Where the generated schema is committed; `npm run provider:schema` writes it. */
 export const SCHEMA_FILE = path.join(__dirname, "schema.json");

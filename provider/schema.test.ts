@@ -5,7 +5,7 @@ import { KLUTCH_PACKAGE } from "./catalog";
 import { CONSTRUCTORS } from "./constructors";
 import { KlutchProvider } from "./provider";
 import { SCHEMA_FILE, schemaText } from "./schema-file";
-import { type PackageSpec, inputProblems, packageSchema } from "./spec/schema-model";
+import { type PackageSpec, inputProblems, packageSchema } from "../provider-kit/schema-model";
 import { mockPulumi } from "../test/helpers/mocks";
 
 describe("klutch provider schema", () => {

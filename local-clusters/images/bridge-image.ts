@@ -42,11 +42,12 @@ interface LockPackage {
 }
 
 /**
- * What the bridge never loads although a module names it: each implementation's environment side,
- * which its spec's loader requires only for the environment stack (network/contract/implementation.ts
+ * What the bridge never loads although a module names it: each implementation's environment side
+ * and provider surface, which its spec's loaders require only for the environment stack and the
+ * klutch provider (network/contract/implementation.ts
  * `pulumi`); it would bring the cloud SDKs (@pulumi/aws, @pulumi/openstack) into the image.
  */
-export const NOT_IN_BRIDGE = /^network\/[^/]+\/environment\.ts$/;
+export const NOT_IN_BRIDGE = /^network\/[^/]+\/(environment\.ts|provider\/)/;
 
 /**
  * The project's own modules the entry point loads, and the packages they require, by name;

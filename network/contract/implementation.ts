@@ -4,6 +4,7 @@ import type { NetworkPathObject } from "../../lib/bridge/api";
 import type { AppClusterConfig, ControlPlaneConfig } from "../../lib/config/schema";
 import type { BridgeTarget, GroupProgram } from "./bridge-target";
 import type { EnvironmentPart } from "./environment-context";
+import type { ProviderSurface } from "./provider-surface";
 
 /**
  * What a network implementation is, as plain data: each implementation's folder declares one
@@ -103,6 +104,8 @@ export interface ImplementationSpec<
     environment?: () => EnvironmentPart<z.output<Schema>>;
     /** The bridge's per-group program; absent for an implementation no bridge realises (NOOP). */
     bridge?: () => GroupProgram;
+    /** The components it serves through the klutch provider (its `provider/` folder). */
+    provider?: () => ProviderSurface;
   };
 }
 

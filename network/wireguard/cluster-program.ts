@@ -3,7 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { pathId } from "../../lib/bridge/model";
-import type { WireguardSettings } from "../../network/wireguard/model/settings";
+import type { WireguardSettings } from "./model/settings";
 import { clientConfigKey, flowsKey, renderClientConfig, renderFlowsNft } from "./model/cluster-config";
 import { planWireguardGroup } from "./model/group-plan";
 

@@ -19,7 +19,7 @@ import { renderGatewayCloudInit } from "./model/render-cloud-init";
 import { renderClientWgQuick, renderGatewaySetconf, renderGatewayWgQuick } from "./model/render-wg-quick";
 import { WireguardKeyPair } from "./key-provider";
 import { DEFAULT_CONFIG_PORT } from "./model/cluster-config";
-import type { WireguardSettings } from "../../network/wireguard/model/settings";
+import type { WireguardSettings } from "./model/settings";
 
 export interface WireguardAppClusterArgs {
   /** The app cluster's name in the environment config; names its resources. */

@@ -10,11 +10,18 @@ import { type BindRelease, DEFAULT_BIND_RELEASE, releaseImages } from "../../lib
 import { type ExportedApiConfig, bind, exportedApi, oidc } from "../../lib/config/schema";
 import { checkBindBackend, cookieKeyProblem } from "../../config/validate";
 import { DNS_LABEL, DNS_LABEL_RULE } from "../../lib/net/dns";
-import { UNKNOWN } from "../spec/schema-model";
-import { type Args, type Constructor, clusterProvider, given, refuse, zodProblems } from "./common";
+import { UNKNOWN } from "../../provider-kit/schema-model";
+import {
+  type Args,
+  type Constructor,
+  clusterProvider,
+  given,
+  refuse,
+  zodProblems,
+} from "../../provider-kit/construct";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
 
 /**
  * The schema's API (flat claims {group, resource, version, owner}) as the config model's

@@ -4,11 +4,18 @@ import { crossplane } from "../../lib/config/schema";
 import { packageManifests } from "../../lib/crossplane/packages";
 import { localCrossplaneSource } from "../../automation/local-crossplane-source";
 import { toolchainEnv } from "../../automation/toolchain";
-import { isKnown } from "../spec/schema-model";
-import { type Args, type Constructor, clusterProvider, given, refuse, zodProblems } from "./common";
+import { isKnown } from "../../provider-kit/schema-model";
+import {
+  type Args,
+  type Constructor,
+  clusterProvider,
+  given,
+  refuse,
+  zodProblems,
+} from "../../provider-kit/construct";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
 
 function folderProblem(field: string, dir: unknown): string[] {
   if (typeof dir !== "string" || fs.existsSync(dir)) return [];

@@ -9,12 +9,12 @@ import { unsupportedInfrastructure } from "../../lib/environment-plan";
 import type { BridgePlan } from "../../lib/bridge/bridge-plan";
 import { bridgePlanOf, crossplanePlanOf, readOnce } from "../../stack-config";
 import { toolchainEnv } from "../../automation/toolchain";
-import { UNKNOWN } from "../spec/schema-model";
-import { type Args, type Constructor, given, refuse } from "./common";
+import { UNKNOWN } from "../../provider-kit/schema-model";
+import { type Args, type Constructor, given, refuse } from "../../provider-kit/construct";
 import { apiRaw } from "./bind";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
 
 /** The secret settings: separate secret inputs of the Environment. */
 const SECRETS = SECRET_SETTINGS;

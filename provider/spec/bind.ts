@@ -1,6 +1,6 @@
 import { BIND_RELEASES } from "../../lib/bind/upstream/release";
-import type { ComponentSpec, ObjectType } from "./schema-model";
-import { KUBECONFIG, LABELS, SKIP_AWAIT, bool, int, list, ref, secret, str } from "./props";
+import type { ComponentSpec, ObjectType } from "../../provider-kit/schema-model";
+import { KUBECONFIG, LABELS, SKIP_AWAIT, bool, int, list, ref, secret, str } from "../../provider-kit/props";
 
 /**
  * The klutch-bind components as the provider serves them: the backend, its OIDC provider and

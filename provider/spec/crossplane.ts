@@ -1,5 +1,5 @@
-import type { ComponentSpec, ObjectType } from "./schema-model";
-import { KUBECONFIG, LABELS, SKIP_AWAIT, bool, list, map, ref, secret, str } from "./props";
+import type { ComponentSpec, ObjectType } from "../../provider-kit/schema-model";
+import { KUBECONFIG, LABELS, SKIP_AWAIT, bool, list, map, ref, secret, str } from "../../provider-kit/props";
 
 /** components/crossplane/crossplane.ts as the provider serves it (the config model's `crossplane`). */
 

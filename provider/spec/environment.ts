@@ -1,8 +1,8 @@
 import { BIND_RELEASES } from "../../lib/bind/upstream/release";
 import { INFRASTRUCTURES } from "../../lib/config/schema";
 import { IMPLEMENTATION_NAMES } from "../../network/registry";
-import type { ComponentSpec, ObjectType } from "./schema-model";
-import { bool, int, list, map, ref, secret, str } from "./props";
+import type { ComponentSpec, ObjectType } from "../../provider-kit/schema-model";
+import { bool, int, list, map, ref, secret, str } from "../../provider-kit/props";
 
 /**
  * The whole Klutch environment from one typed args object: the config model (lib/config/

@@ -2,6 +2,7 @@
 import { formatPath } from "../../../lib/config/messages";
 import { cidrInside, cidrProblem } from "../../../lib/net/cidr";
 import type { GroupProgram } from "../../contract/bridge-target";
+import type { ProviderSurface } from "../../contract/provider-surface";
 import type { EnvironmentBuilder } from "../../contract/environment-context";
 import type { AwsVpcPeeringConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
@@ -54,6 +55,7 @@ export const awsVpcPeering: ImplementationSpec<"awsVpcPeering", typeof awsVpcPee
       ).awsVpcPeeringEnvironment,
     }),
     bridge: () => (require("../bridge-program") as { bridgeProgram: GroupProgram }).bridgeProgram,
+    provider: () => (require("../provider/surface") as { providerSurface: ProviderSurface }).providerSurface,
   },
 };
 

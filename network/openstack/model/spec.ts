@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the Pulumi side, loaded when asked (implementation.ts) */
 import type { GroupProgram } from "../../contract/bridge-target";
+import type { ProviderSurface } from "../../contract/provider-surface";
 import type { EnvironmentBuilder } from "../../contract/environment-context";
 import type { OpenstackConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
@@ -24,5 +25,6 @@ export const openstack: ImplementationSpec<"openstack", typeof openstackConnecto
       ).openstackEnvironment,
     }),
     bridge: () => (require("../bridge-program") as { bridgeProgram: GroupProgram }).bridgeProgram,
+    provider: () => (require("../provider/surface") as { providerSurface: ProviderSurface }).providerSurface,
   },
 };

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the Pulumi side, loaded when asked (implementation.ts) */
 import type { GroupProgram } from "../../contract/bridge-target";
+import type { ProviderSurface } from "../../contract/provider-surface";
 import type { EnvironmentBuilder } from "../../contract/environment-context";
 import type { ProxyConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
@@ -29,5 +30,6 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
         .proxyEnvironment,
     }),
     bridge: () => (require("../bridge-program") as { proxyProgram: GroupProgram }).proxyProgram,
+    provider: () => (require("../provider/surface") as { providerSurface: ProviderSurface }).providerSurface,
   },
 };

@@ -1,6 +1,6 @@
 import type { NetworkPathObject } from "../../../lib/bridge/model";
 import { pathId } from "../../../lib/bridge/model";
-import type { WireguardSettings } from "../../../network/wireguard/model/settings";
+import type { WireguardSettings } from "./settings";
 import {
   LOCAL_FORWARDER_ADDRESS,
   admitWireguard,

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- the Pulumi side, loaded when asked (implementation.ts) */
 import type { GroupProgram } from "../../contract/bridge-target";
+import type { ProviderSurface } from "../../contract/provider-surface";
 import type { EnvironmentPart } from "../../contract/environment-context";
 import type { WireguardConnectorConfig } from "./config";
 import type { ImplementationSpec } from "../../contract/implementation";
@@ -35,5 +36,7 @@ export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnecto
         (require("../environment") as { wireguardEnvironmentPart: EnvironmentPart<WireguardConnectorConfig> })
           .wireguardEnvironmentPart,
       bridge: () => (require("../bridge-program") as { wireguardProgram: GroupProgram }).wireguardProgram,
+      provider: () =>
+        (require("../provider/surface") as { providerSurface: ProviderSurface }).providerSurface,
     },
   };

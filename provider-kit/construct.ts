@@ -1,8 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { z } from "zod";
-import { kubeconfigProvider } from "../../components/clusters/kubeconfig-provider";
-import { errorMap, zodIssues } from "../../lib/config/messages";
-import { isKnown } from "../spec/schema-model";
+import { z } from "zod";
+import { dataServicePorts } from "../lib/config/fields";
+import { kubeconfigProvider } from "../components/clusters/kubeconfig-provider";
+import { errorMap, zodIssues } from "../lib/config/messages";
+import { isKnown } from "./schema-model";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 // Inputs arrive as the engine sends them, checked against provider/catalog.ts first
@@ -83,4 +84,9 @@ export function allKnown(...values: unknown[]): boolean {
 /** A known string value, or undefined (not given or not known yet). */
 export function knownString(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
+}
+
+/** Checks a component's `dataServicePorts` as the config does (lib/config/fields.ts). */
+export function dataServicePortsOf(ports: unknown) {
+  return zodProblems(z.object({ dataServicePorts }), given({ dataServicePorts: ports }));
 }

@@ -1,19 +1,22 @@
 import * as aws from "@pulumi/aws";
-import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { dataServicePorts } from "../../lib/config/fields";
-import { planRoutedPath } from "../../lib/cloud/openstack/network-plan";
-import { planIngressRules } from "../../lib/cloud/ingress-rules";
-import { awsVpcPeeringConnector } from "../../network/aws-vpc-peering/model/config";
-import { checkPeering } from "../../network/aws-vpc-peering/model/peering-plan";
-import { VpcPeering, type VpcPeeringSide } from "../../network/aws-vpc-peering/vpc-peering";
-import { OpenstackRoutedPath } from "../../network/openstack/routed-path";
-import { UNKNOWN, isKnown } from "../spec/schema-model";
-import { type Args, type Constructor, given, itemField, refuse, zodProblems } from "./common";
+import { UNKNOWN, isKnown } from "../../../provider-kit/schema-model";
+import {
+  type Args,
+  type Constructor,
+  dataServicePortsOf,
+  given,
+  itemField,
+  refuse,
+  zodProblems,
+} from "../../../provider-kit/construct";
+import { awsVpcPeeringConnector } from "../model/config";
+import { checkPeering } from "../model/peering-plan";
+import { VpcPeering, type VpcPeeringSide } from "../vpc-peering";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
 
 const sideRules = z
   .object({
@@ -48,15 +51,12 @@ function sideProblems(side: unknown, field: string): string[] {
   return problems;
 }
 
-const PORTS = (ports: unknown) =>
-  zodProblems(z.object({ dataServicePorts }), given({ dataServicePorts: ports }));
-
 export function peeringProblems(values: Args): string[] {
   const problems = [
     ...sideProblems(values.requester, "requester"),
     ...sideProblems(values.accepter, "accepter"),
   ];
-  const ports = PORTS(values.dataServicePorts);
+  const ports = dataServicePortsOf(values.dataServicePorts);
   problems.push(...ports.problems);
   if (values.accepterRoleArn !== undefined)
     problems.push(
@@ -82,26 +82,6 @@ export function peeringProblems(values: Args): string[] {
     connections: values.connections,
     accepterRoleArn: values.accepterRoleArn,
   });
-}
-
-export function routedPathProblems(values: Args): string[] {
-  const problems: string[] = [];
-  for (const field of ["app", "dataService"])
-    if (!isKnown((values[field] as Args | undefined)?.cidr))
-      problems.push(`${field}.cidr must be known before the component is created (it decides the routes)`);
-  const ports = PORTS(values.dataServicePorts);
-  problems.push(...ports.problems);
-  if (problems.length > 0) return problems;
-  const appCidr = (values.app as Args).cidr as string;
-  const dataCidr = (values.dataServiceCidr ?? (values.dataService as Args).cidr) as string;
-  try {
-    planRoutedPath(appCidr, dataCidr);
-    planIngressRules(ports.data!.dataServicePorts, [appCidr]);
-  } catch (e) {
-    // The planner speaks of the config model's setting; here it is the app network's cidr.
-    problems.push((e as Error).message.replace("network.nodeCidr ", "app.cidr "));
-  }
-  return problems;
 }
 
 /** One side's AWS provider: its region, its account only, and its role when given. */
@@ -146,31 +126,7 @@ function awsSide(
   };
 }
 
-function openstackSide(
-  name: string,
-  label: string,
-  input: pulumi.Input<Args>,
-  s: Args,
-  opts: pulumi.ComponentResourceOptions,
-) {
-  const region = typeof s.region === "string" ? s.region : undefined;
-  const field = (key: string) => pulumi.output(input).apply((v) => v[key] as string);
-  return {
-    provider: new openstack.Provider(
-      `${name}-${label}-openstack`,
-      { ...(region ? { region } : {}) },
-      { parent: opts.parent },
-    ),
-    cidr: s.cidr as string,
-    // Only floating IPs use it; the routed path makes none.
-    externalNetworkId: "",
-    networkId: field("networkId"),
-    subnetId: field("subnetId"),
-    routerId: field("routerId"),
-  };
-}
-
-export const cloudConstructors: Record<string, Constructor> = {
+export const awsVpcPeeringConstructors: Record<string, Constructor> = {
   "klutch:network:VpcPeering": (name, args, opts, values) => {
     refuse("VpcPeering", name, peeringProblems(values));
     const requester = awsSide(name, "requester", args.requester, values.requester, opts);
@@ -190,7 +146,7 @@ export const cloudConstructors: Record<string, Constructor> = {
         requester,
         accepter,
         accepterRoleArn: args.accepterRoleArn,
-        dataServicePorts: PORTS(values.dataServicePorts).data!.dataServicePorts,
+        dataServicePorts: dataServicePortsOf(values.dataServicePorts).data!.dataServicePorts,
         connections: args.connections,
         dnsResolution: args.dnsResolution,
         tags: args.tags,
@@ -205,20 +161,5 @@ export const cloudConstructors: Record<string, Constructor> = {
         endpoints: peering.endpoints,
       },
     };
-  },
-  "klutch:network:OpenstackRoutedPath": (name, args, opts, values) => {
-    refuse("OpenstackRoutedPath", name, routedPathProblems(values));
-    const path = new OpenstackRoutedPath(
-      name,
-      {
-        app: openstackSide(name, "app", args.app, values.app, opts),
-        dataService: openstackSide(name, "data-service", args.dataService, values.dataService, opts),
-        dataServiceCidr: args.dataServiceCidr,
-        dataServicePorts: PORTS(values.dataServicePorts).data!.dataServicePorts,
-        appLabel: args.appLabel ?? "app cluster",
-      },
-      opts,
-    );
-    return { resource: path, outputs: { securityGroupId: path.securityGroupId } };
   },
 };

@@ -1,13 +1,20 @@
-import { DNS_LABEL, DNS_LABEL_RULE } from "../../lib/net/dns";
-import { type Exposure, exposureArgProblem } from "../../network/contract/exposure";
-import { planWireguard } from "../../network/wireguard/model/planner";
-import { GATEWAY, WireguardPlanError } from "../../network/wireguard/model/types";
-import { type WireguardConnectionArgs, WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
-import { UNKNOWN } from "../spec/schema-model";
-import { type Args, type Constructor, allKnown, clusterProvider, itemField, refuse } from "./common";
+import { DNS_LABEL, DNS_LABEL_RULE } from "../../../lib/net/dns";
+import { type Exposure, exposureArgProblem } from "../../contract/exposure";
+import { planWireguard } from "../model/planner";
+import { GATEWAY, WireguardPlanError } from "../model/types";
+import { type WireguardConnectionArgs, WireguardTunnel } from "../wireguard-tunnel";
+import { UNKNOWN } from "../../../provider-kit/schema-model";
+import {
+  type Args,
+  type Constructor,
+  allKnown,
+  clusterProvider,
+  itemField,
+  refuse,
+} from "../../../provider-kit/construct";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see construct/common.ts.
+// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
 
 /** Stands in for an endpoint the plan cannot know before the gateway's Service has an address. */
 const LATER_ENDPOINT = "gateway.invalid";

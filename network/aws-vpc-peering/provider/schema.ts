@@ -1,15 +1,12 @@
-import type { ComponentSpec, ObjectType } from "./schema-model";
-import { bool, int, list, map, ref, str } from "./props";
+import type { ComponentSpec, ObjectType } from "../../../provider-kit/schema-model";
+import { DATA_SERVICE_PORTS, bool, int, list, map, ref, str } from "../../../provider-kit/props";
 
 /**
- * The routed network paths on clouds as the provider serves them: AWS VPC peering
- * (network/aws-vpc-peering/vpc-peering.ts) and the OpenStack router path
- * (network/openstack/routed-path.ts). Each side's cloud provider is made from its region (and,
- * on AWS, account and role); credentials come from the environment as the clouds' own tools read
- * them (AWS_* or a profile; OS_* or clouds.yaml), never from inputs.
+ * The AWS VPC peering path as the klutch provider serves it (vpc-peering.ts). Each side's AWS
+ * provider is made from its region, account and role; credentials come from the environment as
+ * AWS's own tools read them (AWS_* or a profile), never from inputs.
  */
-
-export const cloudTypes: Record<string, ObjectType> = {
+export const awsVpcPeeringTypes: Record<string, ObjectType> = {
   "klutch:network:RouteTable": {
     description: "A route table of a VPC side; the name keys its routes (it must be known before creation).",
     properties: {
@@ -51,26 +48,9 @@ export const cloudTypes: Record<string, ObjectType> = {
     properties: { port: int("Port consumers dial (the instance's own).") },
     required: ["port"],
   },
-  "klutch:network:OpenstackNetwork": {
-    description: "An OpenStack network of a routed path: its subnet and router.",
-    properties: {
-      region: str("OpenStack region; the cloud's default when omitted."),
-      cidr: str("The subnet's CIDR."),
-      networkId: str("Network id."),
-      subnetId: str("Subnet id."),
-      routerId: str("Router id."),
-    },
-    required: ["cidr", "networkId", "subnetId", "routerId"],
-  },
 };
 
-const PORTS = list(
-  int("port"),
-  "TCP ports of the data services, opened to the app side's CIDRs only. Default [5432].",
-  true,
-);
-
-export const cloudComponents: ComponentSpec[] = [
+export const awsVpcPeeringComponents: ComponentSpec[] = [
   {
     token: "klutch:network:VpcPeering",
     description:
@@ -79,7 +59,7 @@ export const cloudComponents: ComponentSpec[] = [
       requester: ref("klutch:network:PeeringSide", "The app cluster's VPC: it requests the peering."),
       accepter: ref("klutch:network:PeeringSide", "The data-service VPC: it accepts."),
       accepterRoleArn: str("The accepter account's role, required across accounts.", { plain: true }),
-      dataServicePorts: PORTS,
+      dataServicePorts: DATA_SERVICE_PORTS,
       connections: list(
         ref("klutch:network:PeeringConnection", "connection"),
         "XTCPConnections served.",
@@ -98,22 +78,5 @@ export const cloudComponents: ComponentSpec[] = [
       ),
     },
     requiredOutputs: ["peeringConnectionId", "securityGroupId", "endpoints"],
-  },
-  {
-    token: "klutch:network:OpenstackRoutedPath",
-    description:
-      "The OpenStack network path: the data-service router gets a port in the app subnet (a fixed address kept out of its pool), the app router routes the data-service CIDR to it, and a security group admits only the data-service ports from the app subnet. Tested with mocks only (no OpenStack here).",
-    inputs: {
-      app: ref("klutch:network:OpenstackNetwork", "The app cluster's network (the consumer)."),
-      dataService: ref("klutch:network:OpenstackNetwork", "The data-service network."),
-      dataServiceCidr: str("The CIDR data services live in; the data-service network's when omitted.", {
-        plain: true,
-      }),
-      dataServicePorts: PORTS,
-      appLabel: str("Names the app cluster in descriptions. Default app cluster.", { plain: true }),
-    },
-    requiredInputs: ["app", "dataService"],
-    outputs: { securityGroupId: str("Attach this group to the data-service instances.") },
-    requiredOutputs: ["securityGroupId"],
   },
 ];

@@ -1,5 +1,5 @@
-import type { ComponentSpec, ObjectType } from "./schema-model";
-import { KUBECONFIG, SKIP_AWAIT, bool, int, list, map, ref, secret, str } from "./props";
+import type { ComponentSpec, ObjectType } from "../../../provider-kit/schema-model";
+import { KUBECONFIG, SKIP_AWAIT, bool, int, list, map, ref, secret, str } from "../../../provider-kit/props";
 
 /** network/wireguard/wireguard-tunnel.ts as the provider serves it. */
 

@@ -1,11 +1,11 @@
 import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
-import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
-import { wireguardProblems } from "./wireguard";
-import { KlutchProvider } from "../provider";
-import { UNKNOWN } from "../spec/schema-model";
-import { mockPulumi, plainStrings } from "../../test/helpers/mocks";
-import { ENGINE_UNKNOWN, finish, outputsOf } from "../../test/helpers/provider";
+import { wireguardKeyProvider } from "../key-provider";
+import { wireguardProblems } from "./construct";
+import { KlutchProvider } from "../../../provider/provider";
+import { UNKNOWN } from "../../../provider-kit/schema-model";
+import { mockPulumi, plainStrings } from "../../../test/helpers/mocks";
+import { ENGINE_UNKNOWN, finish, outputsOf } from "../../../test/helpers/provider";
 
 const KEY_TYPE = "pulumi-nodejs:dynamic/klutch:WireguardKeyPair";
 

@@ -50,3 +50,10 @@ export const SKIP_AWAIT = bool(
   "Do not wait for workloads to become ready (local clusters without a node run no pods).",
   true,
 );
+
+/** The data services' TCP ports a routed path opens to the app side (VpcPeering, OpenstackRoutedPath). */
+export const DATA_SERVICE_PORTS = list(
+  int("port"),
+  "TCP ports of the data services, opened to the app side's CIDRs only. Default [5432].",
+  true,
+);

@@ -1,0 +1,10 @@
+import type { ProviderSurface } from "../../contract/provider-surface";
+import { proxyConstructors } from "./construct";
+import { proxyComponents, proxyTypes } from "./schema";
+
+/** What this implementation serves through the klutch provider (its spec's `pulumi.provider`). */
+export const providerSurface: ProviderSurface = {
+  types: proxyTypes,
+  components: proxyComponents,
+  constructors: proxyConstructors,
+};
