@@ -1,6 +1,6 @@
 import type { NetworkPathObject } from "../lib/bridge/model";
 import type { BridgeTarget } from "../network/contract/bridge-target";
-import { implementationOf } from "../network/group-settings";
+import { groupImplementation } from "../lib/bridge/grouping";
 import { bridgeProgramOf } from "../network/plugins/bridge-programs";
 import { unsupportedImplementation } from "../network/registry";
 
@@ -18,6 +18,6 @@ export function groupProgram(
   target: BridgeTarget,
 ): () => Promise<Record<string, unknown>> {
   const program = bridgeProgramOf(group);
-  if (!program) return () => Promise.reject(new Error(unsupportedImplementation(implementationOf(group))));
+  if (!program) return () => Promise.reject(new Error(unsupportedImplementation(groupImplementation(group))));
   return program(group, paths, target);
 }

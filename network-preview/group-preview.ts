@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { bridgeStatePaths } from "../bridge/state-dir";
 import { PROJECT } from "../bridge/workspaces";
-import { stackName } from "../lib/bridge/model";
+import { groupImplementation, stackName } from "../lib/bridge/model";
 import { parseSlots, type Slots } from "../lib/bridge/slots";
 import type { ConnectionInput, PortGroupInput } from "../lib/network-preview/model";
 import { bridgeProgramOf } from "../network/plugins/bridge-programs";
@@ -49,7 +49,7 @@ export async function previewGroup(
   g: GroupPlan,
   progress: (line: string) => void,
 ): Promise<{ connections: ConnectionInput[]; ports?: PortGroupInput; notes: string[] }> {
-  const implementation = g.key.slice(g.key.lastIndexOf("/") + 1);
+  const implementation = groupImplementation(g.key);
   const notes: string[] = [];
   const program = bridgeProgramOf(g.key);
   if (!program) {

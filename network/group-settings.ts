@@ -1,4 +1,4 @@
-import { groupNamespace } from "../lib/bridge/grouping";
+import { groupImplementation, groupNamespace } from "../lib/bridge/grouping";
 import { parseSettingsEnvelope, type BridgeSettings } from "../lib/bridge/settings";
 import type { KubernetesTarget } from "./contract/implementation";
 import { implementationSpec } from "./registry";
@@ -14,14 +14,14 @@ export function parseBridgeSettings(text: string): BridgeSettings {
   const settings = parseSettingsEnvelope(text);
   for (const [namespace, consumer] of Object.entries(settings.consumers)) {
     const { implementation } = consumer;
+    const spec = implementationSpec(implementation);
+    // An implementation this bridge does not know: its groups are refused by name when they run.
+    if (!spec) continue;
     const own = Object.fromEntries(
       Object.entries(consumer).filter(([k]) => k !== "appCluster" && k !== "implementation"),
     );
-    const spec = implementationSpec(implementation);
     for (const [key, value] of Object.entries(own)) {
       const at = `consumers.${namespace}.${key}`;
-      // An implementation this bridge does not know: its groups are refused by name when they run.
-      if (!spec) continue;
       if (key !== implementation)
         throw new Error(
           `bridge settings: ${at}: a ${implementation} consumer holds only "${implementation}" settings`,
@@ -44,7 +44,7 @@ export function parseBridgeSettings(text: string): BridgeSettings {
 export function groupSettings(settings: BridgeSettings | undefined, group: string): unknown {
   const namespace = groupNamespace(group);
   const consumer = namespace === undefined ? undefined : settings?.consumers[namespace];
-  const implementation = implementationOf(group);
+  const implementation = groupImplementation(group);
   return consumer?.implementation === implementation ? consumer[implementation] : undefined;
 }
 
@@ -56,12 +56,7 @@ export function targetWithSettings(
 ): KubernetesTarget {
   const own = groupSettings(settings, group);
   if (own === undefined) return base;
-  const spec = implementationSpec(implementationOf(group));
+  const spec = implementationSpec(groupImplementation(group));
   const target = spec?.bridgeSettings?.applyToTarget?.(base, own) ?? base;
   return { ...target, settings: own };
-}
-
-/** The implementation of a group key (`<namespace>/<implementation>`). */
-export function implementationOf(group: string): string {
-  return group.slice(group.lastIndexOf("/") + 1);
 }

@@ -31,6 +31,11 @@ export function groupNamespace(key: string): string | undefined {
   return ns && ns !== UNCLAIMED ? ns : undefined;
 }
 
+/** The implementation of a group key (the part after its namespace). */
+export function groupImplementation(key: string): string {
+  return key.slice(key.lastIndexOf("/") + 1);
+}
+
 /**
  * The name of a group's proxy (its Deployment and Service) in the data-plane namespace:
  * one per group, so groups never share objects; a DNS-1035 label of at most 63 characters,

@@ -1,4 +1,5 @@
 import { admitConnections } from "../../network/proxy/model/admission";
+import { groupImplementation } from "../../lib/bridge/grouping";
 import { internalConsumers, nodePortHost, picksNodeHost } from "../../lib/bridge/node-host";
 import { groupSettings, targetWithSettings } from "../../network/group-settings";
 import { groupPorts, placeGroup, type Slots } from "../../lib/bridge/slots";
@@ -48,7 +49,7 @@ export function groupTarget(bridge: BridgeLayout, slots: Slots, g: GroupPlan, no
     return { ...base, portRange: range, reservedPorts: reserved };
   }
   const own = groupSettings(bridge.settings?.value, g.key);
-  const implementation = g.key.slice(g.key.lastIndexOf("/") + 1);
+  const implementation = groupImplementation(g.key);
   notes.push(
     `group ${g.key}: previewed on the kubernetes target (namespace ${base.namespace}), ` +
       (own !== undefined

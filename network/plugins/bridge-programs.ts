@@ -1,5 +1,5 @@
 import type { GroupProgram } from "../contract/bridge-target";
-import { implementationOf } from "../group-settings";
+import { groupImplementation } from "../../lib/bridge/grouping";
 import { implementationSpec } from "../registry";
 
 /**
@@ -8,5 +8,5 @@ import { implementationSpec } from "../registry";
  * environment side and so never a cloud SDK). Undefined for an implementation no bridge realises.
  */
 export function bridgeProgramOf(group: string): GroupProgram | undefined {
-  return implementationSpec(implementationOf(group))?.pulumi.bridge?.();
+  return implementationSpec(groupImplementation(group))?.pulumi.bridge?.();
 }
