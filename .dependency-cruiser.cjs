@@ -76,11 +76,34 @@ const pureRules = LAYERS.flatMap((layer, i) => {
   ];
 });
 
+// composition-function/ stands outside the layers: its image holds that folder and its packages
+// only (local-clusters/images/function-image.ts), and its tests check it against the compositions.
+const FUNCTION_DIR = "^composition-function/";
+const compositionFunctionRules = [
+  {
+    name: "composition-function-self-contained",
+    comment:
+      "composition-function/ imports only its own modules (and packages): its image holds nothing else",
+    severity: "error",
+    from: { path: FUNCTION_DIR, pathNot: OUTSIDE },
+    to: { pathNot: FUNCTION_DIR, dependencyTypes: ["local"] },
+  },
+  {
+    name: "composition-function-tests",
+    comment:
+      "composition-function/'s tests import it and what they check it against: lib/ and network/registry.ts",
+    severity: "error",
+    from: { path: `${FUNCTION_DIR}.*${OUTSIDE}` },
+    to: { pathNot: [FUNCTION_DIR, "^lib/", "^network/registry\\.ts$"], dependencyTypes: ["local"] },
+  },
+];
+
 module.exports = {
   forbidden: [
     ...layerRules,
     ...pureRules,
     ...pluginLoaderRules,
+    ...compositionFunctionRules,
     {
       name: "no-circular",
       comment: "modules that import each other through a chain: cut it where a lower part reaches up",

@@ -124,6 +124,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         skipAwait: xpDeploy.skipAwait,
         runLocally: xpDeploy.runLocally,
         ...(xpDeploy.node ?? {}),
+        ...(xpDeploy.localPackages ? { localPackages: xpDeploy.localPackages } : {}),
         labels: plan.labels,
       },
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },

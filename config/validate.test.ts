@@ -5,7 +5,12 @@ import { parse } from "yaml";
 import { renderIssues } from "../lib/config/messages";
 import { SETTING_KEYS } from "../lib/config/schema";
 import { validateEnvironment } from "./validate";
-import { fakeKubeconfig, fakeValidationContext } from "../test/helpers/kubeconfig";
+import {
+  FAKE_REGISTRY,
+  fakeKubeconfig,
+  fakePublishedPackages,
+  fakeValidationContext,
+} from "../test/helpers/kubeconfig";
 
 /** Files the validator may read; anything else "does not exist". */
 const context = fakeValidationContext;
@@ -114,8 +119,14 @@ describe("environment config", () => {
           haproxy: "klutch.local/haproxy:2.6.12-1-0123456789ab",
           crossplane: "klutch.local/crossplane:1.20.11-0123456789ab",
         },
+        registry: FAKE_REGISTRY,
       });
-      const files = { ...localFiles, "/project/.klutch/local/control-plane/node/node.json": node };
+      const files = {
+        ...localFiles,
+        "/project/.klutch/local/control-plane/node/node.json": node,
+        // What `up` publishes to the local registry (local-clusters/packages).
+        ...fakePublishedPackages("/project/.klutch/local"),
+      };
       const result = validateEnvironment(raw, context(files));
       assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "local"));
     });

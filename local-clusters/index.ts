@@ -1,7 +1,12 @@
 import * as fs from "node:fs";
 import { LocalCrossplane, isCrossplaneProcess } from "./crossplane";
 import * as path from "node:path";
-import { toolchainEnv } from "../automation/toolchain";
+import { repoRoot, toolchainEnv } from "../automation/toolchain";
+import { imageCacheDir } from "./images/catalog";
+import { nodeLink } from "./node/addresses";
+import { publishPackages } from "./packages/publish";
+import { LocalRegistry } from "./registry/registry";
+import { REGISTRY_DIR } from "../lib/local/packages";
 import { resolveBinaries } from "./host/binaries";
 import { isComponentProcess, LocalCluster } from "./cluster";
 import { isValidClusterName, validateClusterName } from "./host/layout";
@@ -72,7 +77,7 @@ export class LocalClusters {
     const log = this.options.log ?? (() => undefined);
     const readyTimeoutMs = this.options.readyTimeoutMs ?? 180_000;
 
-    const results = await withStateLock(this.stateDir, () => {
+    const results = await withStateLock(this.stateDir, async () => {
       // Every port any cluster here has persisted, so a new allocation never takes the port
       // of a cluster that is merely down right now.
       const reserved = new Set<number>();
@@ -87,7 +92,15 @@ export class LocalClusters {
         if (slot !== undefined && !names.includes(cluster.name)) reservedSlots.add(slot);
       }
       const nodeTimeoutMs = this.options.nodeTimeoutMs ?? 180_000;
-      return Promise.allSettled(
+      // Nodes pull the project's Crossplane packages from the local registry: its port is
+      // fixed before they start (their DNAT and registry host config name it).
+      const registry = requests.some((r) => (r.nodes ?? 0) > 0)
+        ? new LocalRegistry(this.stateDir, env)
+        : undefined;
+      const registryRef = registry
+        ? { port: await registry.port(reserved), caCert: registry.caCert }
+        : undefined;
+      const settled = await Promise.allSettled(
         requests.map(async (request) => {
           const cluster = new LocalCluster(this.stateDir, request.name);
           const info = await cluster.up(ctx);
@@ -100,6 +113,7 @@ export class LocalClusters {
               apiServerPort: info.ports.apiServer,
               reservedSlots,
               timeoutMs: nodeTimeoutMs,
+              ...(registryRef ? { registry: registryRef } : {}),
             });
           } else if (node.state() !== undefined) {
             const stopped = await node.stop();
@@ -112,6 +126,10 @@ export class LocalClusters {
           return info;
         }),
       );
+      if (registry && settled.every((r) => r.status === "fulfilled")) {
+        await this.publish(registry, reserved, env, (m) => log("registry", m));
+      }
+      return settled;
     });
     const failures = results.flatMap((r, i) =>
       r.status === "rejected"
@@ -124,6 +142,31 @@ export class LocalClusters {
       );
     }
     return results.map((r) => (r as PromiseFulfilledResult<ClusterInfo>).value);
+  }
+
+  /**
+   * Runs the package registry with a certificate for every node's link under this state dir
+   * and publishes the project's packages to it.
+   */
+  private async publish(
+    registry: LocalRegistry,
+    reserved: Set<number>,
+    env: NodeJS.ProcessEnv,
+    log: (m: string) => void,
+  ): Promise<void> {
+    const addresses = this.clusters().flatMap((c) => {
+      const slot = new LocalNode(c.layout.dir, c.name).state()?.slot;
+      return slot === undefined ? [] : [nodeLink(slot).hostAddress];
+    });
+    const info = await registry.up(addresses, reserved);
+    await publishPackages({
+      root: repoRoot,
+      cacheDir: imageCacheDir(env),
+      registry: info,
+      registryDir: registry.dir,
+      env,
+      log,
+    });
   }
 
   /**
@@ -160,6 +203,8 @@ export class LocalClusters {
         log(cluster.name, stopped > 0 ? `stopped ${stopped} process(es)` : "not running");
       }),
     );
+    if (await new LocalRegistry(this.stateDir, this.options.env ?? process.env).stop())
+      log("registry", "stopped the package registry");
     const leftovers = this.leftoverProcesses();
     for (const pid of leftovers.filter(
       (p) => isComponentProcess(p) || isCrossplaneProcess(p) || isNodeProcess(p),
@@ -233,7 +278,10 @@ export class LocalClusters {
     const strangers = fs
       .readdirSync(this.stateDir, { withFileTypes: true })
       .filter(
-        (e) => e.name !== LOCK_FILE && !(e.isDirectory() && isClusterDir(path.join(this.stateDir, e.name))),
+        (e) =>
+          e.name !== LOCK_FILE &&
+          e.name !== REGISTRY_DIR &&
+          !(e.isDirectory() && isClusterDir(path.join(this.stateDir, e.name))),
       )
       .map((e) => e.name);
     if (strangers.length > 0) {

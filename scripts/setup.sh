@@ -34,13 +34,16 @@ done
 # the host (nftables); gcc and libc6-dev compile the static pause binary of the CRI sandbox
 # image. The node's images copy this machine's HAProxy and PostgreSQL (local-clusters/images/catalog.ts),
 # and the bridge's local target runs HAProxy processes, and for WireGuard connections
-# wireguard-go with wg in network namespaces and a socat forwarder per connection.
+# wireguard-go with wg in network namespaces and a socat forwarder per connection. The local
+# clusters' package registry is distribution's (docker-registry): the project's Crossplane
+# packages are pushed to it and the nodes pull them (local-clusters/registry).
 runtime_pairs=(
   openssl:openssl ps:procps flock:util-linux nsenter:util-linux taskset:util-linux
   ip:iproute2 nft:nftables haproxy:haproxy
   wg:wireguard-tools wireguard-go:wireguard-go socat:socat
   '/usr/lib/postgresql/*/bin/postgres:postgresql' psql:postgresql-client
   containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins
+  docker-registry:docker-registry
   iptables:iptables conntrack:conntrack gcc:gcc /usr/include/stdio.h:libc6-dev
 )
 # Only the tests and benchmarks (none today: the bridge's local target now runs WireGuard

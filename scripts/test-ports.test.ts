@@ -44,8 +44,8 @@ const NOT_HOST_PORTS: Readonly<Record<string, readonly number[]>> = {
   "test/e2e/local-stack.test.ts": [46200, 46399],
   // A ClusterIP Service's port, inside the node's network.
   "test/e2e/node.test.ts": [15432],
-  // API server addresses of kubeconfigs that are never dialled.
-  "test/helpers/kubeconfig.ts": [6443],
+  // API server addresses of kubeconfigs, and a fake node's registry address, never dialled.
+  "test/helpers/kubeconfig.ts": [6443, 5000],
   "test/helpers/mocks.ts": [6443],
   // A planner's NodePort range in unit-test targets: planned as data, never bound.
   "test/helpers/wireguard-fixtures.ts": [30000, 30099],

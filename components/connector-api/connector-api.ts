@@ -7,6 +7,7 @@ import {
   noopComposition,
   pulumiBackedComposition,
   renderPipeline,
+  type PipelineFunction,
   renderResourcesMode,
 } from "../../lib/connector-api/compositions";
 import { crossplaneNetworkPathRole, networkPathCrd } from "../../lib/connector-api/network-path-crd";
@@ -20,10 +21,12 @@ export interface NetworkConnectorApiArgs {
   /** Implementation connections get when they select none (Klutch's default is the proxy). */
   defaultImplementation: string;
   /**
-   * "Pipeline" (function-patch-and-transform, production) or "Resources" (a Crossplane without
-   * function pods, such as the local one). Both forms come from the same composition models.
+   * "Pipeline" or "Resources" (a Crossplane core without function pods: a local one as a
+   * process). Both forms come from the same composition models.
    */
   compositionMode: "Pipeline" | "Resources";
+  /** The Pipeline's function: function-patch-and-transform unless given (Klutch's own on local nodes). */
+  pipelineFunction?: PipelineFunction;
   labels: Record<string, string>;
   /** Crossplane's installation, so its CRDs exist before the XRD and compositions. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
@@ -77,9 +80,12 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
     );
 
     const models: CompositionModel[] = [noopComposition(), ...implementations.map(pulumiBackedComposition)];
-    const render = args.compositionMode === "Pipeline" ? renderPipeline : renderResourcesMode;
+    const render = (model: CompositionModel) =>
+      args.compositionMode === "Pipeline"
+        ? renderPipeline(model, args.labels, args.pipelineFunction)
+        : renderResourcesMode(model, args.labels);
     for (const model of models) {
-      new k8s.apiextensions.CustomResource(`${name}-${model.name}`, render(model, args.labels), {
+      new k8s.apiextensions.CustomResource(`${name}-${model.name}`, render(model), {
         ...child,
         dependsOn: [xrd, pathCrd],
       });

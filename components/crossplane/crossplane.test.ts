@@ -155,4 +155,60 @@ describe("Crossplane component (mocks)", () => {
     const provs = run.ofType("kubernetes:pkg.crossplane.io/v1:Provider");
     assert.equal(provs[0]?.inputs.metadata.annotations["pulumi.com/skipAwait"], "true");
   });
+
+  it("on a local node installs the project's Functions from the local registry, trusting its CA, and waits until each is Healthy", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", {});
+    const reference = "172.30.0.5:5000/klutch/function-klutch:v0.1.0-g0123456789ab";
+    new Crossplane("xp", {
+      ...base,
+      provider,
+      chart: { path: "/cache/crossplane/cluster/charts/crossplane" },
+      anyninesServices: [],
+      installProviderConfigs: false,
+      skipAwait: false,
+      localPackages: { references: { "function-klutch": reference }, caBundle: "PEM" },
+    });
+    await settle();
+    // The chart mounts the bundle for the package manager (CA_BUNDLE_PATH).
+    const ca = run.ofType("kubernetes:core/v1:ConfigMap");
+    assert.deepEqual(
+      ca.map((c) => [c.inputs.metadata.namespace, c.inputs.metadata.name, c.inputs.data]),
+      [["crossplane-system", "klutch-registry-ca", { "ca-bundle.crt": "PEM" }]],
+    );
+    const chart = run.ofType("kubernetes:helm.sh/v4:Chart")[0];
+    assert.deepEqual(chart?.inputs.values.registryCaBundleConfig, {
+      name: "klutch-registry-ca",
+      key: "ca-bundle.crt",
+    });
+    const fn = run
+      .ofType("kubernetes:pkg.crossplane.io/v1:Function")
+      .find((f) => f.inputs.metadata.name === "function-klutch");
+    assert.equal(fn?.inputs.spec.package, reference);
+    assert.equal(fn?.inputs.metadata.annotations["pulumi.com/waitFor"], "condition=Healthy");
+    // The upstream Function that cannot be pulled here is still applied only.
+    const pt = run
+      .ofType("kubernetes:pkg.crossplane.io/v1:Function")
+      .find((f) => f.inputs.metadata.name === "function-patch-and-transform");
+    assert.equal(pt?.inputs.metadata.annotations["pulumi.com/skipAwait"], "true");
+  });
+
+  it("elsewhere: no registry CA, no local Functions", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", {});
+    new Crossplane("xp", {
+      ...base,
+      provider,
+      chart: { repository: "https://charts.crossplane.io/stable" },
+      anyninesServices: [],
+      installProviderConfigs: true,
+      skipAwait: false,
+    });
+    await settle();
+    assert.equal(run.ofType("kubernetes:core/v1:ConfigMap").length, 0);
+    assert.equal(
+      run.ofType("kubernetes:helm.sh/v4:Chart")[0]?.inputs.values.registryCaBundleConfig,
+      undefined,
+    );
+  });
 });

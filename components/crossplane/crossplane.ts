@@ -11,6 +11,14 @@ import {
   providerConfigManifests,
 } from "../../lib/crossplane/packages";
 import type { AnyninesCredentials } from "../../lib/crossplane/credentials";
+import type { LocalPackages } from "../../lib/local/packages";
+
+/**
+ * The ConfigMap and key the chart mounts for the package manager's registry CA bundle
+ * (`registryCaBundleConfig` of the crossplane chart 1.20.11: mounted at /certs, CA_BUNDLE_PATH).
+ */
+export const REGISTRY_CA_CONFIGMAP = "klutch-registry-ca";
+export const REGISTRY_CA_KEY = "ca-bundle.crt";
 
 export interface CrossplaneArgs {
   /** Provider of the control plane cluster. */
@@ -61,6 +69,12 @@ export interface CrossplaneArgs {
    * and where their images can be pulled a second core would reconcile the same objects.
    */
   runLocally?: boolean;
+  /**
+   * The project's own packages (by Function name) on the local registry, and the CA its
+   * certificate is from: the package manager trusts that CA and installs them, and Pulumi waits
+   * until each is Healthy (its pod runs).
+   */
+  localPackages?: LocalPackages;
   labels: Record<string, string>;
 }
 
@@ -71,6 +85,8 @@ export interface CrossplaneArgs {
 export class Crossplane extends pulumi.ComponentResource {
   /** The package objects, for components that must wait for them. */
   public readonly packages: k8s.apiextensions.CustomResource[];
+  /** The project's own Functions, installed from the local registry (none elsewhere). */
+  public readonly localFunctions: k8s.apiextensions.CustomResource[];
 
   constructor(name: string, args: CrossplaneArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:crossplane:Crossplane", name, {}, opts);
@@ -80,6 +96,16 @@ export class Crossplane extends pulumi.ComponentResource {
     const packagesSkipAwait =
       args.skipAwait || !args.installProviderConfigs ? { "pulumi.com/skipAwait": "true" } : undefined;
 
+    const registryCa = args.localPackages
+      ? new k8s.core.v1.ConfigMap(
+          `${name}-registry-ca`,
+          {
+            metadata: { name: REGISTRY_CA_CONFIGMAP, namespace: args.namespace, labels: args.labels },
+            data: { [REGISTRY_CA_KEY]: args.localPackages.caBundle },
+          },
+          child,
+        )
+      : undefined;
     const chartSource =
       "path" in args.chart
         ? { chart: args.chart.path }
@@ -110,9 +136,12 @@ export class Crossplane extends pulumi.ComponentResource {
           // rbac-manager-deployment.yaml of crossplane 1.20.11), so 0 is kept as 0; the RBAC
           // manager's roles stay (rbacManager.deploy).
           ...(args.runLocally ? { replicas: 0, rbacManager: { replicas: 0 } } : {}),
+          ...(registryCa
+            ? { registryCaBundleConfig: { name: REGISTRY_CA_CONFIGMAP, key: REGISTRY_CA_KEY } }
+            : {}),
         },
       },
-      child,
+      registryCa ? { ...child, dependsOn: [registryCa] } : child,
     );
 
     const crds = args.crdsPath
@@ -130,6 +159,21 @@ export class Crossplane extends pulumi.ComponentResource {
     const afterCore = { ...child, dependsOn: [chart, ...crds] };
     this.packages = packageManifests(args.packages, args.labels).map((m) =>
       this.customResource(name, m, packagesSkipAwait, afterCore),
+    );
+
+    this.localFunctions = Object.entries(args.localPackages?.references ?? {}).map(([fn, reference]) =>
+      this.customResource(
+        name,
+        {
+          apiVersion: "pkg.crossplane.io/v1",
+          kind: "Function",
+          metadata: { name: fn, labels: args.labels },
+          spec: { package: reference },
+        },
+        // Installed when its revision is Healthy: the package was pulled and its pod runs.
+        args.skipAwait ? { "pulumi.com/skipAwait": "true" } : { "pulumi.com/waitFor": "condition=Healthy" },
+        afterCore,
+      ),
     );
 
     this.providerKubernetesRbac(name, args, child);

@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import { environmentSchema } from "../../config/schema";
 import type { CrossplanePlan } from "../../lib/crossplane/crossplane-plan";
 import { planEnvironment } from "./environment-plan";
+import { KLUTCH_FUNCTION } from "../../lib/connector-api/compositions";
 
 function config(appClusters: unknown[], controlPlane: Record<string, unknown> = { infrastructure: "local" }) {
   return environmentSchema.parse({
@@ -12,8 +13,16 @@ function config(appClusters: unknown[], controlPlane: Record<string, unknown> = 
 }
 
 const PROCESS: CrossplanePlan = { run: { kind: "process" }, toolchainChart: true, packagesPullable: false };
+const PACKAGES = {
+  references: { "function-klutch": "172.30.0.5:5000/klutch/function-klutch:v0.1.0-gabc" },
+  caBundle: "-----BEGIN CERTIFICATE-----\n",
+};
 const NODE: CrossplanePlan = {
-  run: { kind: "node", image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11" } },
+  run: {
+    kind: "node",
+    image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11" },
+    packages: PACKAGES,
+  },
   toolchainChart: true,
   packagesPullable: false,
 };
@@ -36,8 +45,10 @@ describe("the environment's plan (pure)", () => {
     assert.equal(plan.labels["klutch.anynines.com/environment"], "t");
   });
 
-  it("a local node runs core from its image, pinned, in the node's network, and awaits it", () => {
+  it("a local node runs core from its image, pinned, in the node's network, and awaits it; Klutch's function from the local registry composes", () => {
     const plan = planEnvironment(config([{ name: "app", infrastructure: "local" }]), NODE);
+    assert.equal(plan.connectorApi.compositionMode, "Pipeline");
+    assert.deepEqual(plan.connectorApi.pipelineFunction, KLUTCH_FUNCTION);
     assert.deepEqual(plan.crossplane, {
       installProviderConfigs: false,
       skipAwait: false,
@@ -47,6 +58,7 @@ describe("the environment's plan (pure)", () => {
         coreArgs: ["--enable-realtime-compositions=false", "--poll-interval=5s"],
         hostNetwork: true,
       },
+      localPackages: PACKAGES,
     });
   });
 
@@ -58,6 +70,7 @@ describe("the environment's plan (pure)", () => {
     );
     assert.equal(plan.skipAwaitUpstream, false);
     assert.equal(plan.connectorApi.compositionMode, "Pipeline");
+    assert.equal(plan.connectorApi.pipelineFunction, undefined, "function-patch-and-transform, Klutch's pin");
     assert.deepEqual(plan.crossplane, { installProviderConfigs: true, skipAwait: false, runLocally: false });
     assert.equal(plan.bind.appClusters[0]?.awaitExports, true);
   });

@@ -6,6 +6,8 @@ import type { BridgePlan } from "../../lib/bridge/bridge-plan";
 import type { ExportedApiConfig } from "../../lib/config/schema";
 import { LOCAL_CORE_FLAGS, type CrossplanePlan, type ImageRef } from "../../lib/crossplane/crossplane-plan";
 import { environmentLabels, plannedNamespaces, type NamespacePlan } from "../../lib/environment-plan";
+import { KLUTCH_FUNCTION, type PipelineFunction } from "../../lib/connector-api/compositions";
+import type { LocalPackages } from "../../lib/local/packages";
 import { DEFAULT_IMPLEMENTATION, implementationSpec, realisationOf } from "../../network/registry";
 
 /**
@@ -28,8 +30,13 @@ export interface EnvironmentPlan {
     /** Every implementation an app cluster uses, plus the registry's default; none nobody realises. */
     implementations: string[];
     defaultImplementation: string;
-    /** Pipeline needs function-patch-and-transform, a package; where none can be pulled, the function-less form. */
+    /**
+     * Pipeline where a function can run: function-patch-and-transform where packages can be
+     * pulled, Klutch's own function from the local registry on a local node; the function-less
+     * form for a core without a node.
+     */
     compositionMode: "Pipeline" | "Resources";
+    pipelineFunction?: PipelineFunction;
   };
   bridge: {
     /** Whether the bridge's data-plane identity may list nodes (some implementation reports a node's address). */
@@ -52,6 +59,8 @@ export interface CrossplaneDeployment {
   runLocally: boolean;
   /** Core as a pod of a local node, from the node's image. */
   node?: { image: ImageRef & { pullPolicy: "Never" }; coreArgs: string[]; hostNetwork: true };
+  /** The project's own packages from the local registry, which a node's Crossplane installs. */
+  localPackages?: LocalPackages;
 }
 
 export interface AppClusterBindingPlan {
@@ -80,7 +89,7 @@ export function planEnvironment(
         (i) => realisationOf(i) !== "ignored",
       ),
       defaultImplementation: DEFAULT_IMPLEMENTATION,
-      compositionMode: crossplane.packagesPullable ? "Pipeline" : "Resources",
+      ...compositionForm(crossplane),
     },
     bridge: {
       listNodes: config.appClusters.some(
@@ -101,6 +110,14 @@ export function planEnvironment(
   };
 }
 
+function compositionForm(
+  plan: CrossplanePlan,
+): Pick<EnvironmentPlan["connectorApi"], "compositionMode" | "pipelineFunction"> {
+  if (plan.packagesPullable) return { compositionMode: "Pipeline" };
+  if (plan.run.kind === "node") return { compositionMode: "Pipeline", pipelineFunction: KLUTCH_FUNCTION };
+  return { compositionMode: "Resources" };
+}
+
 function crossplaneDeployment(plan: CrossplanePlan): CrossplaneDeployment {
   const runLocally = plan.run.kind === "process";
   return {
@@ -119,6 +136,7 @@ function crossplaneDeployment(plan: CrossplanePlan): CrossplaneDeployment {
             // network namespace is the node's own address.
             hostNetwork: true as const,
           },
+          localPackages: plan.run.packages,
         }
       : {}),
   };

@@ -11,6 +11,8 @@ import {
   fakeKubeconfig,
   fakeLocalStateDir,
   fakeNodeState,
+  fakePublishedPackages,
+  FAKE_REGISTRY,
   fakeValidationContext,
 } from "../../test/helpers/kubeconfig";
 import { mockPulumi, plainStrings, settle } from "../../test/helpers/mocks";
@@ -38,10 +40,12 @@ const nodeJson = (
     podCidr: "10.244.0.0/24",
     apiServerPort: 1,
     images,
+    registry: FAKE_REGISTRY,
   });
 
 /** Files the validator may read; anything else "does not exist". */
-const context = fakeValidationContext;
+const context = (files: Record<string, string>) =>
+  fakeValidationContext({ ...fakePublishedPackages("/project/.klutch/local"), ...files });
 
 const kubeconfigs = {
   "/project/.klutch/local/control-plane/kubeconfig": fakeKubeconfig("control-plane"),

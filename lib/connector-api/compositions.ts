@@ -8,9 +8,10 @@ import {
 
 /**
  * Compositions of XTCPConnection, each written once as a model and rendered in two forms:
- * Pipeline mode with function-patch-and-transform (what Klutch runs in production) and the
- * legacy Resources mode (what a Crossplane 1.x without function pods, such as the local
- * one, can run). Both forms come from the same resources and patches.
+ * Pipeline mode, and the legacy Resources mode (for a Crossplane 1.x core that runs no function
+ * pods: a local core as a process). The Pipeline step is function-patch-and-transform (Klutch's
+ * pin, where packages can be pulled) or Klutch's own function (composition-function/, installed
+ * from the local registry on local nodes), which takes the same resources and patches.
  */
 
 export interface Patch {
@@ -128,11 +129,31 @@ function header(model: CompositionModel, labels: Record<string, string>) {
 
 const compositeTypeRef = { apiVersion: `${CONNECTOR_GROUP}/${CONNECTOR_VERSION}`, kind: XR_KIND };
 
-/** Production form: Pipeline mode, one function-patch-and-transform step. */
+/** The function a Pipeline composition's one step calls, and the apiVersion of its `Resources` input. */
+export interface PipelineFunction {
+  name: string;
+  inputApiVersion: string;
+}
+
+export const PATCH_AND_TRANSFORM: PipelineFunction = {
+  name: "function-patch-and-transform",
+  inputApiVersion: "pt.fn.crossplane.io/v1beta1",
+};
+
+/**
+ * Klutch's composition function (composition-function/input.ts): the subset of
+ * function-patch-and-transform's `Resources` these compositions use, under its own group.
+ */
+export const KLUTCH_FUNCTION: PipelineFunction = {
+  name: "function-klutch",
+  inputApiVersion: "fn.klutch.anynines.com/v1alpha1",
+};
+
+/** Production form: Pipeline mode, one step of `fn` (function-patch-and-transform by default). */
 export function renderPipeline(
   model: CompositionModel,
   labels: Record<string, string> = {},
-  functionName = "function-patch-and-transform",
+  fn: PipelineFunction = PATCH_AND_TRANSFORM,
 ) {
   return {
     ...header(model, labels),
@@ -142,9 +163,9 @@ export function renderPipeline(
       pipeline: [
         {
           step: "patch-and-transform",
-          functionRef: { name: functionName },
+          functionRef: { name: fn.name },
           input: {
-            apiVersion: "pt.fn.crossplane.io/v1beta1",
+            apiVersion: fn.inputApiVersion,
             kind: "Resources",
             resources: composedResources(model),
           },

@@ -29,14 +29,23 @@ function plan(
   );
   return { result, problems };
 }
-const nodeState = (images: Record<string, string>) =>
+const REGISTRY = "172.30.0.5:41234";
+const nodeState = (images: Record<string, string>, registry: string | undefined = REGISTRY) =>
   JSON.stringify({
     slot: 1,
     nodeName: "control-plane-node",
     podCidr: "10.244.0.0/24",
     apiServerPort: 1,
     images,
+    ...(registry ? { registry } : {}),
   });
+/** What `npm run clusters -- up` leaves in the registry's directory (local-clusters/packages). */
+const PUBLISHED = {
+  "/state/.registry/packages.json": JSON.stringify({
+    "function-klutch": { repository: "klutch/function-klutch", tag: "v0.1.0-g0a1b2c3d4e5f" },
+  }),
+  "/state/.registry/pki/ca.crt": "-----BEGIN CERTIFICATE-----\nregistry CA\n",
+};
 
 describe("how Crossplane core runs (pure)", () => {
   it("a local control plane without a node: a process by default, the toolchain's chart, no packages", () => {
@@ -46,10 +55,22 @@ describe("how Crossplane core runs (pure)", () => {
   });
 
   it("a local control plane with a node: the chart's pods from the node's crossplane image", () => {
-    const { result, problems } = plan({ nodes: 1 }, {}, { [NODE_FILE]: nodeState({ crossplane: IMAGE }) });
+    const { result, problems } = plan(
+      { nodes: 1 },
+      {},
+      { [NODE_FILE]: nodeState({ crossplane: IMAGE }), ...PUBLISHED },
+    );
     assert.deepEqual(problems, []);
     assert.deepEqual(result, {
-      run: { kind: "node", image: { repository: "klutch.local/crossplane", tag: "1.20.11-0a1b2c3d4e5f" } },
+      run: {
+        kind: "node",
+        image: { repository: "klutch.local/crossplane", tag: "1.20.11-0a1b2c3d4e5f" },
+        // As the node reaches the registry: its link's host end.
+        packages: {
+          references: { "function-klutch": `${REGISTRY}/klutch/function-klutch:v0.1.0-g0a1b2c3d4e5f` },
+          caBundle: "-----BEGIN CERTIFICATE-----\nregistry CA\n",
+        },
+      },
       toolchainChart: true,
       packagesPullable: false,
     });
@@ -87,6 +108,19 @@ describe("how Crossplane core runs (pure)", () => {
       /^klutch:crossplane\.version: is 1\.19\.3, but the node of "control-plane" holds Crossplane klutch\.local\/crossplane:1\.20\.11-0a1b2c3d4e5f/,
     );
     assert.match(plan({ nodes: 1 }, {}, { [NODE_FILE]: "{" }).problems.join("\n"), /node\.json is not JSON/);
+    // A node started before the registry existed, and a registry that has published nothing.
+    assert.match(
+      plan(
+        { nodes: 1 },
+        {},
+        { [NODE_FILE]: nodeState({ crossplane: IMAGE }, ""), ...PUBLISHED },
+      ).problems.join("\n"),
+      /^klutch:controlPlane\.nodes: the node of "control-plane" cannot install the project's Crossplane packages \(the node was started without the local package registry\): start it with `npm run clusters -- up`/,
+    );
+    assert.match(
+      plan({ nodes: 1 }, {}, { [NODE_FILE]: nodeState({ crossplane: IMAGE }) }).problems.join("\n"),
+      /no packages have been published \(\/state\/\.registry\/packages\.json is missing or not JSON\)/,
+    );
   });
 
   it("splits an image reference at the tag's colon, a registry port included", () => {

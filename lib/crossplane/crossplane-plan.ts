@@ -3,6 +3,7 @@ import type { AddIssue, Located } from "../config/located";
 import { formatPath } from "../config/messages";
 import type { ControlPlaneConfig, CrossplaneConfig } from "../config/schema";
 import { readNodeImages } from "../local/node-state";
+import { readLocalPackages, type LocalPackages } from "../local/packages";
 
 /**
  * How the environment stack runs Crossplane core, from `klutch:crossplane` and the control
@@ -17,10 +18,14 @@ import { readNodeImages } from "../local/node-state";
  * - `cluster`: any other control plane; the published image from the chart's repository.
  *
  * On local clusters the chart and CRDs come from the toolchain (no chart repository is
- * reachable) and no package can be pulled, so compositions are rendered without functions and
- * no ProviderConfig is installed.
+ * reachable). Of the packages, only the project's own can be had: `npm run clusters -- up`
+ * publishes them to the local registry (local-clusters/registry), from which a node's Crossplane
+ * installs them (`packages`). Upstream's packages cannot be pulled, so no ProviderConfig is
+ * installed; a core without a node (`process`) runs no function pods, so its compositions are
+ * rendered without functions.
  */
-export type CrossplaneRun = { kind: "process" } | { kind: "node"; image: ImageRef } | { kind: "cluster" };
+export type CrossplaneRun =
+  { kind: "process" } | { kind: "node"; image: ImageRef; packages: LocalPackages } | { kind: "cluster" };
 
 /**
  * Flags Crossplane core runs with on local clusters, as a process or as the node's pod.
@@ -103,5 +108,13 @@ export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): Cross
     );
     return undefined;
   }
-  return { run: { kind: "node", image }, ...common };
+  const packages = readLocalPackages(input.localStateDir, read.registry, input.readFile);
+  if (!packages.ok) {
+    add(
+      nodesAt,
+      `the node of "${cp.name}" cannot install the project's Crossplane packages (${packages.problem}): ${start}`,
+    );
+    return undefined;
+  }
+  return { run: { kind: "node", image, packages: packages.packages }, ...common };
 }

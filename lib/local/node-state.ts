@@ -17,6 +17,11 @@ export interface NodeState {
    * `klutch.local/<name>:<version>-<12 hex of the manifest digest>`, as imported.
    */
   images: Record<string, string>;
+  /**
+   * The local package registry as this node and its pods reach it, `<host end>:<port>`
+   * (local-clusters/registry): absent for a node started without one.
+   */
+  registry?: string;
 }
 
 /** The node state file of the local cluster whose directory is `clusterDir`. */
@@ -50,7 +55,7 @@ export function readNodeImages(
   clusterDir: string,
   readFile: (file: string) => string,
 ):
-  | { ok: true; file: string; images: Record<string, string> }
+  | { ok: true; file: string; images: Record<string, string>; registry?: string }
   | { ok: false; file: string; missing: boolean; problem: string } {
   const file = nodeStatePath(clusterDir);
   let text: string;
@@ -61,5 +66,10 @@ export function readNodeImages(
   }
   const parsed = parseNodeState(text);
   if (!parsed.ok) return { ok: false, file, missing: false, problem: `${file} ${parsed.problem}` };
-  return { ok: true, file, images: parsed.state.images };
+  return {
+    ok: true,
+    file,
+    images: parsed.state.images,
+    ...(parsed.state.registry ? { registry: parsed.state.registry } : {}),
+  };
 }

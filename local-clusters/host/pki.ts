@@ -261,3 +261,65 @@ export async function issueClientCert(
   await issue(pkiDir, outBase, subject, "client");
   return { cert: `${outBase}.crt`, key: `${outBase}.key` };
 }
+
+/**
+ * A CA of its own in `dir` (ca.crt, ca.key), made once: for a service on this machine that is
+ * not one cluster's (the local package registry), so trusting it trusts nothing else.
+ */
+export async function ensureCa(dir: string, commonName: string): Promise<{ caCert: string; caKey: string }> {
+  const caCert = path.join(dir, "ca.crt");
+  const caKey = path.join(dir, "ca.key");
+  if (fs.existsSync(caCert) && fs.existsSync(caKey)) return { caCert, caKey };
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(path.join(dir, "openssl.cnf"), OPENSSL_CONFIG);
+  await newKey("ca.key", dir);
+  await openssl(
+    ["req", "-x509", "-new", "-config", "openssl.cnf", "-extensions", "ca", "-key", "ca.key"].concat([
+      "-subj",
+      `/CN=${commonName}`,
+      "-days",
+      DAYS,
+      "-out",
+      "ca.crt",
+    ]),
+    dir,
+  );
+  return { caCert, caKey };
+}
+
+/**
+ * A serving certificate from the CA in `dir` for exactly these IP addresses (written as
+ * `<base>.crt`/`<base>.key` there), replacing an earlier one.
+ */
+export async function issueServingCert(
+  dir: string,
+  base: string,
+  subject: string,
+  addresses: string[],
+): Promise<{ cert: string; key: string }> {
+  if (addresses.length === 0) throw new Error("a serving certificate needs at least one address");
+  for (const a of addresses)
+    if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(a)) throw new Error(`not an IPv4 address for a certificate: ${a}`);
+  const extensions = `${OPENSSL_CONFIG}
+[addresses]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = ${addresses.map((a) => `IP:${a}`).join(",")}
+authorityKeyIdentifier = keyid
+`;
+  fs.writeFileSync(path.join(dir, "openssl.cnf"), extensions);
+  await newKey(`${base}.key`, dir);
+  await openssl(
+    ["req", "-new", "-config", "openssl.cnf", "-key", `${base}.key`, "-subj", subject, "-out", `${base}.csr`],
+    dir,
+  );
+  await openssl(
+    ["x509", "-req", "-in", `${base}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key"]
+      .concat(["-set_serial", `0x${randomBytes(16).toString("hex")}`, "-days", DAYS])
+      .concat(["-extfile", "openssl.cnf", "-extensions", "addresses", "-out", `${base}.crt`]),
+    dir,
+  );
+  fs.rmSync(path.join(dir, `${base}.csr`));
+  return { cert: path.join(dir, `${base}.crt`), key: path.join(dir, `${base}.key`) };
+}

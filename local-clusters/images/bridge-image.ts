@@ -66,7 +66,10 @@ export function importClosure(
     const info = ts.preProcessFile(fs.readFileSync(path.join(root, file), "utf8"), true, true);
     for (const { fileName: spec } of info.importedFiles) {
       if (spec.startsWith(".")) {
-        const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+        // An ES module names its sibling by the JavaScript file it becomes (`./input.js`).
+        const base = path.posix
+          .normalize(path.posix.join(path.posix.dirname(file), spec))
+          .replace(/\.js$/, "");
         const found = [`${base}.ts`, `${base}/index.ts`].find((f) => fs.existsSync(path.join(root, f)));
         if (!found) throw new Error(`${file} imports ${spec}, which is not a TypeScript module here`);
         if (!omit?.test(found)) visit(found);
@@ -127,23 +130,29 @@ export function productionPackages(
 }
 
 /**
- * The bridge's modules as JavaScript, written once per content into `cacheDir` (a warm build
- * reads the sources to hash them and finds the output there).
+ * An app's modules as JavaScript, written once per content into `cacheDir` (a warm build
+ * reads the sources to hash them and finds the output there). CommonJS like tsx makes of the
+ * checkout, or ES modules for a folder that is one (`"type": "module"`).
  */
-function transpiled(root: string, modules: string[], cacheDir: string): string {
+export function transpiled(
+  root: string,
+  modules: string[],
+  cacheDir: string,
+  kind: "commonjs" | "esm" = "commonjs",
+): string {
   const hash = createHash("sha256");
   const sources = modules.map((m) => {
     const text = fs.readFileSync(path.join(root, m), "utf8");
     hash.update(`${m}\0${text}\0`);
     return [m, text] as const;
   });
-  hash.update(ts.version);
+  hash.update(`${ts.version}\0${kind}`);
   const out = path.join(cacheDir, ".bridge-app", hash.digest("hex").slice(0, 16));
   if (fs.existsSync(path.join(out, ".complete"))) return out;
   const tmp = `${out}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   const compilerOptions: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.CommonJS,
+    module: kind === "esm" ? ts.ModuleKind.ES2022 : ts.ModuleKind.CommonJS,
     esModuleInterop: true,
     resolveJsonModule: true,
   };
@@ -172,12 +181,12 @@ const NOT_RUNTIME = /(\.d\.[cm]?ts|\.map|\.md|\.markdown)$/i;
  * Every file and symlink of a package directory that Node may load, without its nested
  * node_modules (listed on their own).
  */
-function packageEntries(root: string, dir: string): LayerEntry[] {
+export function packageEntries(root: string, dir: string, app = APP): LayerEntry[] {
   const entries: LayerEntry[] = [];
   const walk = (rel: string) => {
     for (const e of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
       const child = `${rel}/${e.name}`;
-      const target = `${APP}/${child}`;
+      const target = `${app}/${child}`;
       if (e.isDirectory()) {
         if (e.name !== "node_modules") walk(child);
       } else if (e.isSymbolicLink()) {

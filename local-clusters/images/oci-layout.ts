@@ -35,6 +35,12 @@ export interface ImageSpec {
   version: string;
   config: ImageRuntimeConfig;
   entries: LayerEntry[];
+  /**
+   * Also write Docker's `manifest.json` into the archive (as `docker save` does beside the OCI
+   * layout since Docker 25): the form `crossplane xpkg build --embed-runtime-image-tarball`
+   * reads (go-containerregistry's tarball.ImageFromPath).
+   */
+  dockerManifest?: boolean;
 }
 
 export interface BuiltImage {
@@ -231,7 +237,13 @@ export function fingerprint(spec: ImageSpec): string {
     return { ...e, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
   });
   return sha256(
-    JSON.stringify({ repository: spec.repository, version: spec.version, config: spec.config, files }),
+    JSON.stringify({
+      repository: spec.repository,
+      version: spec.version,
+      config: spec.config,
+      files,
+      ...(spec.dockerManifest ? { dockerManifest: true } : {}),
+    }),
   );
 }
 
@@ -247,7 +259,7 @@ async function packImage(spec: ImageSpec, cacheDir: string): Promise<BuiltImage>
     // the same content under another version is another archive.
     const archive = path.join(
       cacheDir,
-      `${name}-${docs.reference.slice(docs.reference.lastIndexOf(":") + 1)}.oci.tar`,
+      `${name}-${docs.reference.slice(docs.reference.lastIndexOf(":") + 1)}${spec.dockerManifest ? ".docker" : ""}.oci.tar`,
     );
     const result = {
       reference: docs.reference,
@@ -272,6 +284,12 @@ async function packImage(spec: ImageSpec, cacheDir: string): Promise<BuiltImage>
     const blob = (digest: string) => `blobs/sha256/${digest.slice(7)}`;
     await add(blob(sha256(docs.config)), docs.config);
     await add(blob(docs.manifestDigest), docs.manifest);
+    if (spec.dockerManifest) {
+      const docker = [
+        { Config: blob(sha256(docs.config)), RepoTags: [docs.reference], Layers: [blob(layer.digest)] },
+      ];
+      await add("manifest.json", JSON.stringify(docker));
+    }
     await new Promise<void>((resolve, reject) => {
       const entry = out.entry(
         { name: blob(layer.digest), size: layer.size, mode: 0o644, mtime: EPOCH, uid: 0, gid: 0 },

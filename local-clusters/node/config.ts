@@ -21,6 +21,8 @@ export interface NodeSettings {
   /** The cluster DNS Service's address (cluster-dns.ts), written into every pod's resolv.conf. */
   clusterDns: string;
   clusterDomain: string;
+  /** The local package registry as the node reaches it, and the CA its certificate is from. */
+  registry?: { address: string; caCert: string };
 }
 
 /** Where the CNI plugins of the Debian package live (not upstream's /opt/cni/bin). */
@@ -81,6 +83,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         BinaryName = "runc"
         SystemdCgroup = false
         Root = ${toml(`${layout.containerdState}/runc`)}
+
+  [${cri}.registry]
+    # Registry hosts (local-clusters/registry/config.ts containerdHostsToml): the local package
+    # registry's CA, and nothing else: with no directory for a host, containerd's defaults hold.
+    config_path = ${toml(layout.registryHostsDir)}
 
   [${cri}.cni]
     bin_dir = ${toml(CNI_BIN_DIR)}

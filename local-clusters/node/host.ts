@@ -67,6 +67,7 @@ export async function createNodeNetwork(
   link: NodeLink,
   apiServerPort: number,
   serviceCidr: string,
+  registryPort?: number,
 ): Promise<void> {
   await deleteNodeNetwork(names);
   const ns = names.netns;
@@ -102,7 +103,12 @@ export async function createNodeNetwork(
     `table ip ${names.nftTable} {
   chain prerouting {
     type nat hook prerouting priority dstnat; policy accept;
-    iifname "${names.hostInterface}" ip daddr ${link.hostAddress} tcp dport ${apiServerPort} dnat to 127.0.0.1:${apiServerPort}
+    iifname "${names.hostInterface}" ip daddr ${link.hostAddress} tcp dport ${apiServerPort} dnat to 127.0.0.1:${apiServerPort}${
+      registryPort === undefined
+        ? ""
+        : `
+    iifname "${names.hostInterface}" ip daddr ${link.hostAddress} tcp dport ${registryPort} dnat to 127.0.0.1:${registryPort}`
+    }
   }
   chain forward {
     type filter hook forward priority filter; policy accept;

@@ -16,6 +16,8 @@ export interface NodeLayout {
   stateFile: string;
   pkiDir: string;
   containerdConfig: string;
+  /** containerd's registry host configuration (`<host:port>/hosts.toml`), rewritten on start. */
+  registryHostsDir: string;
   containerdRoot: string;
   containerdState: string;
   containerdSocket: string;
@@ -43,6 +45,7 @@ export function nodeLayout(clusterDir: string): NodeLayout {
     stateFile: nodeStatePath(clusterDir),
     pkiDir,
     containerdConfig: path.join(containerd, "config.toml"),
+    registryHostsDir: path.join(containerd, "certs.d"),
     containerdRoot: path.join(containerd, "root"),
     containerdState: path.join(containerd, "state"),
     containerdSocket: path.join(containerd, "containerd.sock"),

@@ -22,6 +22,7 @@ import {
 } from "../host/processes";
 import type { ProgressLog } from "../host/types";
 import type { NodeState } from "../../lib/local/node-state";
+import { containerdHostsToml } from "../registry/config";
 import { chooseSlot, DEFAULT_POD_CIDR, nodeLink, type NodeLink } from "./addresses";
 import {
   CLUSTER_DNS_DEPLOYMENT,
@@ -116,6 +117,8 @@ export interface NodeContext {
   /** Slots other nodes under the same state dir have persisted (taken by concurrent starts too). */
   reservedSlots: Set<number>;
   timeoutMs: number;
+  /** The local package registry (local-clusters/registry): its loopback port and CA. */
+  registry?: { port: number; caCert: string };
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -316,7 +319,8 @@ export class LocalNode {
       old !== undefined &&
       old.podCidr === podCidr &&
       JSON.stringify(old.images) === JSON.stringify(refs) &&
-      old.apiServerPort === ctx.apiServerPort;
+      old.apiServerPort === ctx.apiServerPort &&
+      old.registry === registryAddress(nodeLink(old.slot), ctx.registry);
     if (same && (await this.isHealthy(ctx.pki, ctx.apiServerPort))) {
       ctx.reservedSlots.add(old.slot);
       // An image deleted from containerd (`ctr images rm`) comes back without a restart.
@@ -338,6 +342,7 @@ export class LocalNode {
       podCidr,
       apiServerPort: ctx.apiServerPort,
       images: refs,
+      ...(ctx.registry ? { registry: registryAddress(link, ctx.registry) } : {}),
     };
     const settings: NodeSettings = {
       nodeName: this.nodeName,
@@ -349,10 +354,21 @@ export class LocalNode {
       caCert: ctx.pki.caCert,
       clusterDns: clusterDnsAddress(SERVICE_CLUSTER_IP_RANGE),
       clusterDomain: CLUSTER_DOMAIN,
+      ...(ctx.registry
+        ? {
+            registry: { address: registryAddress(link, ctx.registry) as string, caCert: ctx.registry.caCert },
+          }
+        : {}),
     };
     try {
       await this.prepare(state, settings, ctx.pki);
-      await createNodeNetwork(this.names, link, ctx.apiServerPort, SERVICE_CLUSTER_IP_RANGE);
+      await createNodeNetwork(
+        this.names,
+        link,
+        ctx.apiServerPort,
+        SERVICE_CLUSTER_IP_RANGE,
+        ctx.registry?.port,
+      );
       createCgroupRoot(this.names.cgroupRoot);
       log(`network namespace ${this.names.netns}, node address ${link.nodeAddress}, pods ${podCidr}`);
 
@@ -468,6 +484,15 @@ export class LocalNode {
       );
     }
     fs.writeFileSync(l.containerdConfig, containerdConfig(l, s));
+    fs.rmSync(l.registryHostsDir, { recursive: true, force: true });
+    if (s.registry) {
+      const hostDir = path.join(l.registryHostsDir, s.registry.address);
+      fs.mkdirSync(hostDir, { recursive: true });
+      fs.writeFileSync(
+        path.join(hostDir, "hosts.toml"),
+        containerdHostsToml(s.registry.address, s.registry.caCert),
+      );
+    }
     fs.writeFileSync(path.join(l.cniConfDir, "10-klutch.conflist"), cniConfig(l, s));
     fs.writeFileSync(l.kubeletConfig, kubeletConfig(l, this.names, s));
     fs.writeFileSync(l.proxyConfig, kubeProxyConfig(l, s));
@@ -732,4 +757,9 @@ function logTail(file: string, lines = 15): string {
     .slice(-lines)
     .map((l) => `    ${l}`)
     .join("\n");
+}
+
+/** Where the node and its pods reach the local registry: its port at their link's host end. */
+function registryAddress(link: NodeLink, registry: NodeContext["registry"]): string | undefined {
+  return registry ? `${link.hostAddress}:${registry.port}` : undefined;
 }

@@ -339,11 +339,16 @@ describe("local stack on real clusters (e2e)", function () {
       (p.metadata.namespace === "klutch-bind" && p.metadata.name.startsWith("konnector"));
     // A ReplicaSet names its pods `<deployment>-<pod-template-hash>-<5 chars>`; the hash's
     // length varies (it is a safe-encoded FNV hash), so strip the label's own value.
+    // A Function's Deployment is named after its revision, `<function>-<12 hex>`.
     const workloadName = (p: Pod) => {
       const hash = p.metadata.labels?.["pod-template-hash"];
-      return hash === undefined
-        ? p.metadata.name
-        : p.metadata.name.replace(new RegExp(`-${hash}-[a-z0-9]{5}$`), "");
+      const deployment =
+        hash === undefined
+          ? p.metadata.name
+          : p.metadata.name.replace(new RegExp(`-${hash}-[a-z0-9]{5}$`), "");
+      return p.metadata.labels?.["pkg.crossplane.io/function"]
+        ? deployment.replace(/-[0-9a-f]{12}$/, "")
+        : deployment;
     };
     const ours: Record<string, string[]> = {};
     for (const cluster of names) {
@@ -370,6 +375,7 @@ describe("local stack on real clusters (e2e)", function () {
     assert.deepEqual(ours["control-plane"], [
       "crossplane-system/crossplane",
       "crossplane-system/crossplane-rbac-manager",
+      "crossplane-system/function-klutch",
       "klutch-network/local-bridge",
       "klutch-network/local-bridge",
       "kube-system/coredns",
@@ -404,6 +410,54 @@ describe("local stack on real clusters (e2e)", function () {
     const provider = kubectlJson(cp, ["get", "providers.pkg.crossplane.io", "provider-kubernetes"]);
     assert.match(provider.spec.package, /provider-kubernetes:v\d/);
     assert.notEqual(kubectlTry(kubeconfig("app-1"), ["get", "crd", "providers.pkg.crossplane.io"]).status, 0);
+  });
+
+  it("installs Klutch's composition function as a package from the local registry: Healthy, its pod Ready, the compositions a Pipeline calling it", () => {
+    const cp = kubeconfig("control-plane");
+    const fn = kubectlJson(cp, ["get", "functions.pkg.crossplane.io", "function-klutch"]);
+    const condition = (o: any, type: string) =>
+      o.status?.conditions?.find((c: any) => c.type === type)?.status;
+    assert.equal(condition(fn, "Installed"), "True");
+    assert.equal(condition(fn, "Healthy"), "True");
+    // Pulled over TLS from the registry at the control plane node's link (its CA given to
+    // Crossplane through the chart and to containerd through its registry host config).
+    const node = infos.find((i) => i.name === "control-plane")?.node;
+    const prefix = `${node!.hostAddress}:`;
+    assert.ok(fn.spec.package.startsWith(prefix), `${fn.spec.package} is not at ${prefix}`);
+    assert.match(
+      fn.spec.package.slice(prefix.length),
+      /^\d+\/klutch\/function-klutch:v\d+\.\d+\.\d+-g[0-9a-f]{12}$/,
+    );
+    const revisions = kubectlJson(cp, [
+      "get",
+      "functionrevisions.pkg.crossplane.io",
+      "-l",
+      "pkg.crossplane.io/package=function-klutch",
+    ]).items;
+    assert.equal(revisions.length, 1);
+    assert.equal(condition(revisions[0], "Healthy"), "True");
+    const pods = kubectlJson<{ items: Pod[] }>(cp, [
+      "-n",
+      "crossplane-system",
+      "get",
+      "pods",
+      "-l",
+      "pkg.crossplane.io/function=function-klutch",
+    ]).items;
+    assert.equal(pods.length, 1);
+    assert.ok(podReady(pods[0]!), "the function's pod is Ready");
+    assert.equal(pods[0]!.spec.containers[0]!.image, fn.spec.package, "the package is the runtime image");
+    // No Resources-mode composition is left on the local stack.
+    const compositions = kubectlJson(cp, ["get", "compositions"]).items;
+    assert.deepEqual(
+      compositions
+        .map((c: any) => [c.metadata.name, c.spec.mode, c.spec.pipeline?.[0]?.functionRef?.name])
+        .sort(),
+      [
+        ["xtcpconnections-noop", "Pipeline", "function-klutch"],
+        ["xtcpconnections-proxy", "Pipeline", "function-klutch"],
+      ],
+    );
   });
 
   it("Crossplane's pod establishes the XTCPConnection XRD and serves its claim", async () => {
@@ -512,7 +566,8 @@ describe("local stack on real clusters (e2e)", function () {
         );
       },
     );
-    // Resources mode needs one composed resource: an inert NetworkPath the bridge ignores.
+    // The composition composes one inert NetworkPath the bridge ignores (a Pipeline step with no
+    // resources is refused by function-patch-and-transform, so the model keeps its marker).
     const paths = kubectlJson(cp, ["get", "networkpaths"]).items;
     assert.deepEqual(
       paths.map((p: any) => [p.spec.implementation, p.spec.instanceHost, p.spec.consumerNamespace]),

@@ -15,7 +15,7 @@ export interface Condition {
 /** A pod as kubectl prints it: the fields the tests look at. */
 export interface Pod {
   metadata: { name: string; namespace: string; deletionTimestamp?: string; labels?: Record<string, string> };
-  spec: { containers: { name: string; securityContext?: Record<string, unknown> }[] };
+  spec: { containers: { name: string; image?: string; securityContext?: Record<string, unknown> }[] };
   status: {
     phase?: string;
     podIP?: string;

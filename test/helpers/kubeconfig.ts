@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { stringify } from "yaml";
 import type { ValidationContext } from "../../config/validate";
 import { nodeStatePath } from "../../lib/local/node-state";
+import { FUNCTION_PACKAGE, PACKAGES_FILE, REGISTRY_DIR } from "../../lib/local/packages";
 
 /** A syntactically valid kubeconfig for a cluster that does not need to exist. */
 export function fakeKubeconfig(name: string, server = "https://127.0.0.1:6443"): string {
@@ -37,7 +38,14 @@ export function fakeLocalStateDir(names: string[]): string {
   return dir;
 }
 
-/** A started node's state (node.json) for a cluster of such a state dir, with these image references. */
+/** Where a fake node reaches the local registry (its link's host end for slot 1). */
+export const FAKE_REGISTRY = "172.30.0.5:5000";
+export const FAKE_FUNCTION_TAG = "v0.1.0-g0123456789ab";
+
+/**
+ * A started node's state (node.json) for a cluster of such a state dir, with these image
+ * references, and the packages `up` publishes to the local registry beside it.
+ */
 export function fakeNodeState(stateDir: string, cluster: string, images: Record<string, string>): void {
   const file = nodeStatePath(path.join(stateDir, cluster));
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -49,8 +57,24 @@ export function fakeNodeState(stateDir: string, cluster: string, images: Record<
       podCidr: "10.244.0.0/24",
       apiServerPort: 1,
       images,
+      registry: FAKE_REGISTRY,
     }),
   );
+  for (const [file, text] of Object.entries(fakePublishedPackages(stateDir))) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+  }
+}
+
+/** The files `npm run clusters -- up` leaves in a state dir's registry directory (local-clusters/packages). */
+export function fakePublishedPackages(stateDir: string): Record<string, string> {
+  const registryDir = path.join(stateDir, REGISTRY_DIR);
+  return {
+    [path.join(registryDir, PACKAGES_FILE)]: JSON.stringify({
+      [FUNCTION_PACKAGE.name]: { repository: FUNCTION_PACKAGE.repository, tag: FAKE_FUNCTION_TAG },
+    }),
+    [path.join(registryDir, "pki", "ca.crt")]: "-----BEGIN CERTIFICATE-----\nfake\n",
+  };
 }
 
 /** A validation context whose files are these (under projectDir /project); any other "does not exist". */

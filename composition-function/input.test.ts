@@ -1,0 +1,167 @@
+import { strict as assert } from "node:assert";
+import { INPUT_API_VERSION, InputError, RESOURCES_KIND, parseInput } from "./input.js";
+
+const resource = (extra: Record<string, unknown> = {}) => ({
+  name: "network-path",
+  base: {
+    apiVersion: "klutch.anynines.com/v1alpha1",
+    kind: "NetworkPath",
+    spec: { implementation: "proxy" },
+  },
+  patches: [
+    {
+      type: "FromCompositeFieldPath",
+      fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
+      toFieldPath: "spec.consumerNamespace",
+    },
+    {
+      type: "FromCompositeFieldPath",
+      fromFieldPath: "spec.port",
+      toFieldPath: "spec.port",
+      policy: { fromFieldPath: "Required" },
+    },
+    { type: "ToCompositeFieldPath", fromFieldPath: "status.port" },
+  ],
+  readinessChecks: [{ type: "MatchCondition", matchCondition: { type: "Ready", status: "True" } }],
+  ...extra,
+});
+const input = (resources: unknown, extra: Record<string, unknown> = {}) => ({
+  apiVersion: INPUT_API_VERSION,
+  kind: RESOURCES_KIND,
+  resources,
+  ...extra,
+});
+
+function refuses(value: unknown, message: RegExp): void {
+  assert.throws(
+    () => parseInput(value),
+    (e: unknown) => e instanceof InputError && message.test(e.message),
+  );
+}
+
+describe("composition function: input", () => {
+  it("turns the input into typed templates, defaulting policy and toFieldPath", () => {
+    assert.deepEqual(parseInput(input([resource()])), [
+      {
+        name: "network-path",
+        base: {
+          apiVersion: "klutch.anynines.com/v1alpha1",
+          kind: "NetworkPath",
+          spec: { implementation: "proxy" },
+        },
+        patches: [
+          {
+            type: "FromCompositeFieldPath",
+            fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
+            toFieldPath: "spec.consumerNamespace",
+            fromFieldPathPolicy: "Optional",
+          },
+          {
+            type: "FromCompositeFieldPath",
+            fromFieldPath: "spec.port",
+            toFieldPath: "spec.port",
+            fromFieldPathPolicy: "Required",
+          },
+          {
+            type: "ToCompositeFieldPath",
+            fromFieldPath: "status.port",
+            toFieldPath: "status.port",
+            fromFieldPathPolicy: "Optional",
+          },
+        ],
+        readinessChecks: [{ type: "MatchCondition", matchCondition: { type: "Ready", status: "True" } }],
+      },
+    ]);
+  });
+
+  it("takes a resource without patches or readiness checks, and a None check", () => {
+    const [t] = parseInput(
+      input([{ ...resource(), patches: undefined, readinessChecks: [{ type: "None" }] }]),
+    );
+    assert.deepEqual(t!.patches, []);
+    assert.deepEqual(t!.readinessChecks, [{ type: "None" }]);
+  });
+
+  it("refuses a missing input, naming what it expects", () => {
+    refuses(undefined, /has input nothing; function-klutch needs an input with apiVersion fn\.klutch/);
+    refuses({}, /has input \{\}/);
+  });
+
+  it("refuses another apiVersion or kind, naming both what it got and what it takes", () => {
+    refuses(
+      { ...input([resource()]), apiVersion: "pt.fn.crossplane.io/v1beta1" },
+      /apiVersion "pt\.fn\.crossplane\.io\/v1beta1", kind "Resources"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources/,
+    );
+    refuses({ ...input([resource()]), kind: "Other" }, /kind "Other"/);
+  });
+
+  it("requires resources, as function-patch-and-transform does", () => {
+    refuses(input([]), /resources are required/);
+    refuses(input(undefined), /resources are required/);
+    refuses(input({ a: 1 }), /input\.resources is \{"a":1\}; it must be a list/);
+  });
+
+  it("refuses an unknown patch type, naming the resource, the index and the value", () => {
+    const patches = [...resource().patches, { type: "CombineFromComposite", combine: {} }];
+    refuses(
+      input([resource({ patches })]),
+      /input\.resources\[0\] "network-path": patches\[3\]\.type is "CombineFromComposite"; function-klutch supports patch types FromCompositeFieldPath, ToCompositeFieldPath/,
+    );
+  });
+
+  it("refuses an unknown readiness check type, naming the resource, the index and the value", () => {
+    refuses(
+      input([resource({ readinessChecks: [{ type: "None" }, { type: "MatchString", fieldPath: "x" }] })]),
+      /input\.resources\[0\] "network-path": readinessChecks\[1\]\.type is "MatchString"; function-klutch supports readiness check types MatchCondition, None/,
+    );
+  });
+
+  it("refuses what it would otherwise ignore: transforms, patch sets, environment", () => {
+    const patches = [{ ...resource().patches[0], transforms: [{ type: "string" }] }];
+    refuses(input([resource({ patches })]), /patches\[0\]: unsupported field "transforms"/);
+    refuses(input([resource()], { patchSets: [] }), /input: unsupported field "patchSets"/);
+    refuses(
+      input([resource({ connectionDetails: [] })]),
+      /input\.resources\[0\]: unsupported field "connectionDetails"/,
+    );
+  });
+
+  it("refuses malformed resources, patches and checks with the field and the fix", () => {
+    refuses(
+      input([resource({ name: "" })]),
+      /input\.resources\[0\]\.name is ""; it must be a non-empty string/,
+    );
+    refuses(
+      input([resource({ base: undefined })]),
+      /"network-path": base is nothing; it must be the composed resource's manifest/,
+    );
+    refuses(input([resource({ base: { kind: "NetworkPath" } })]), /base\.apiVersion is nothing/);
+    refuses(input([resource(), resource()]), /input\.resources\[1\]\.name "network-path" is used twice/);
+    refuses(
+      input([resource({ patches: [{ type: "FromCompositeFieldPath", fromFieldPath: "spec..port" }] })]),
+      /patches\[0\]\.fromFieldPath: invalid field path "spec\.\.port": unexpected "\." at position 5/,
+    );
+    refuses(
+      input([resource({ patches: [{ type: "FromCompositeFieldPath" }] })]),
+      /patches\[0\]\.fromFieldPath is nothing; it must be a non-empty string/,
+    );
+    refuses(
+      input([
+        resource({
+          patches: [
+            { type: "FromCompositeFieldPath", fromFieldPath: "a", policy: { fromFieldPath: "Always" } },
+          ],
+        }),
+      ]),
+      /patches\[0\]\.policy\.fromFieldPath is "Always"; it must be Optional or Required/,
+    );
+    refuses(
+      input([resource({ readinessChecks: [{ type: "MatchCondition", matchCondition: { type: "Ready" } }] })]),
+      /readinessChecks\[0\]\.matchCondition\.status is nothing/,
+    );
+    refuses(
+      input([resource({ readinessChecks: [{ type: "MatchCondition" }] })]),
+      /readinessChecks\[0\]\.matchCondition is nothing; type MatchCondition needs matchCondition \{type, status\}/,
+    );
+  });
+});

@@ -1,0 +1,225 @@
+import { strict as assert } from "node:assert";
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseAllDocuments } from "yaml";
+import { repoRoot } from "../../automation/toolchain";
+import {
+  KLUTCH_FUNCTION,
+  pulumiBackedComposition,
+  renderPipeline,
+} from "../../lib/connector-api/compositions";
+import {
+  CONNECTOR_GROUP,
+  CONNECTOR_VERSION,
+  NETWORK_PATH_API_VERSION,
+  XR_KIND,
+} from "../../lib/connector-api/names";
+import { FUNCTION_NAME, INPUT_API_VERSION } from "../../composition-function/input";
+import { stopChild } from "../helpers/child-process";
+import { runCli } from "../helpers/crossplane-cli";
+
+/** Objects parsed from the CLI's YAML. */
+type Json = any;
+
+const COMPOSITION_RESOURCE_NAME = "crossplane.io/composition-resource-name";
+
+/**
+ * A port nobody listens on now, from the kernel's ephemeral range: the function server binds it
+ * right after, on loopback only, so it can meet no other test file's fixed ports.
+ */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Resolves once something accepts connections on 127.0.0.1:`port`; rejects when `child` exits first or time is up. */
+async function listening(port: number, child: ChildProcess, log: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(
+        `the function exited (${child.exitCode ?? child.signalCode}):\n${fs.readFileSync(log, "utf8")}`,
+      );
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (up) return;
+    if (Date.now() > deadline)
+      throw new Error(`the function did not listen within ${timeoutMs} ms:\n${fs.readFileSync(log, "utf8")}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * composition-function/ as a real gRPC server, called by the real `crossplane render` of the
+ * toolchain's Crossplane (1.20.11) through render's Development runtime (it dials the address in
+ * the Function's annotations, without TLS, instead of pulling and running a package): the
+ * project's production composition, with this function as its one step, rendered against an
+ * XTCPConnection before and after its NetworkPath is observed Ready.
+ */
+describe("composition function under `crossplane render` (e2e)", function () {
+  this.timeout(120_000);
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-function-render-"));
+  const log = path.join(work, "function.log");
+  let child: ChildProcess | undefined;
+  let port = 0;
+
+  before(async () => {
+    port = await freePort();
+    // The log goes to a file, not a pipe: nothing here reads a pipe while render runs
+    // synchronously, and a full pipe would stall the server.
+    const out = fs.openSync(log, "w");
+    try {
+      child = spawn(
+        process.execPath,
+        ["--import", "tsx", "composition-function/main.ts", "--insecure", `--address=127.0.0.1:${port}`],
+        { cwd: repoRoot, stdio: ["ignore", out, out] },
+      );
+    } finally {
+      fs.closeSync(out);
+    }
+    await listening(port, child, log, 60_000);
+  });
+
+  after(async () => {
+    try {
+      await stopChild(child);
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  const composition = () => renderPipeline(pulumiBackedComposition("proxy"), {}, KLUTCH_FUNCTION);
+
+  const functions = () => [
+    {
+      apiVersion: "pkg.crossplane.io/v1beta1",
+      kind: "Function",
+      metadata: {
+        name: FUNCTION_NAME,
+        annotations: {
+          "render.crossplane.io/runtime": "Development",
+          "render.crossplane.io/runtime-development-target": `127.0.0.1:${port}`,
+        },
+      },
+      // Not pulled: the Development runtime only dials the target above.
+      spec: { package: "localhost/function-klutch:development" },
+    },
+  ];
+
+  const xr = (spec: Json) => ({
+    apiVersion: `${CONNECTOR_GROUP}/${CONNECTOR_VERSION}`,
+    kind: XR_KIND,
+    metadata: { name: "team-a-pg", labels: { "crossplane.io/claim-namespace": "team-a" } },
+    spec: { ...spec, compositionRef: { name: composition().metadata.name } },
+  });
+
+  /** `crossplane render`, with observed composed resources when given; the documents it prints. */
+  function render(composite: Json, observed: Json[] = [], extraArgs: string[] = []): Json[] {
+    const files: Record<string, object[]> = {
+      "xr.yaml": [composite],
+      "composition.yaml": [composition()],
+      "functions.yaml": functions(),
+    };
+    if (observed.length > 0) files["observed.yaml"] = observed;
+    const r = runCli(
+      (dir) => [
+        "render",
+        ...["xr", "composition", "functions"].map((f) => path.join(dir, `${f}.yaml`)),
+        ...(observed.length > 0 ? [`--observed-resources=${path.join(dir, "observed.yaml")}`] : []),
+        ...extraArgs,
+      ],
+      files,
+    );
+    assert.equal(
+      r.status,
+      0,
+      `crossplane render failed:\n${r.stderr}\nfunction log:\n${fs.readFileSync(log, "utf8")}`,
+    );
+    return parseAllDocuments(r.stdout).map((d): Json => d.toJS());
+  }
+
+  const networkPaths = (docs: Json[]) => docs.filter((d) => d.kind === "NetworkPath");
+  const renderedXr = (docs: Json[]) => docs.find((d) => d.kind === XR_KIND);
+  const condition = (o: Json, type: string) => o?.status?.conditions?.find((c: Json) => c.type === type);
+
+  it("renders a composition whose step is this function, with this function's input", () => {
+    const step = composition().spec.pipeline[0]!;
+    assert.equal(step.functionRef.name, FUNCTION_NAME);
+    assert.equal(step.input.apiVersion, INPUT_API_VERSION);
+  });
+
+  it("composes the NetworkPath from the XR on the first call, not ready yet", () => {
+    const docs = render(xr({ instanceHost: "pg.example.internal", port: 5432 }));
+    const [np, ...more] = networkPaths(docs);
+    assert.deepEqual(more, []);
+    assert.equal(np.apiVersion, NETWORK_PATH_API_VERSION);
+    assert.equal(np.metadata.annotations[COMPOSITION_RESOURCE_NAME], "network-path");
+    assert.deepEqual(np.spec, {
+      implementation: "proxy",
+      consumerNamespace: "team-a",
+      connection: "team-a-pg",
+      instanceHost: "pg.example.internal",
+      port: 5432,
+    });
+    const composite = renderedXr(docs);
+    assert.equal(composite.status?.hostForConsumer, undefined);
+    assert.notEqual(condition(composite, "Ready")?.status, "True");
+  });
+
+  it("copies the observed NetworkPath's result into the XR once it is Ready", () => {
+    const observed = {
+      apiVersion: NETWORK_PATH_API_VERSION,
+      kind: "NetworkPath",
+      metadata: {
+        name: "team-a-pg-4fj9d",
+        annotations: { [COMPOSITION_RESOURCE_NAME]: "network-path" },
+        labels: { "crossplane.io/composite": "team-a-pg" },
+      },
+      spec: { implementation: "proxy", connection: "team-a-pg" },
+      status: {
+        hostForConsumer: "pg.team-a.svc.cluster.local",
+        port: 5433,
+        conditions: [
+          {
+            type: "Ready",
+            status: "True",
+            reason: "ConnectivityEstablished",
+            lastTransitionTime: "2026-01-01T00:00:00Z",
+          },
+        ],
+      },
+    };
+    const docs = render(xr({ instanceHost: "pg.example.internal", port: 5432 }), [observed]);
+    const composite = renderedXr(docs);
+    assert.equal(composite.status.hostForConsumer, "pg.team-a.svc.cluster.local");
+    assert.equal(composite.status.port, 5433);
+    assert.equal(condition(composite, "Ready")?.status, "True", JSON.stringify(composite.status));
+    const [np] = networkPaths(docs);
+    assert.equal(np.metadata.name, "team-a-pg-4fj9d");
+    assert.equal(np.spec.instanceHost, "pg.example.internal");
+  });
+
+  it("holds the NetworkPath back, with a warning, while the XR has no instance host", () => {
+    const docs = render(xr({ port: 5432 }), [], ["--include-function-results"]);
+    assert.deepEqual(networkPaths(docs), []);
+    const warnings = docs.filter((d) => d.kind === "Result" && d.severity === "SEVERITY_WARNING");
+    assert.equal(warnings.length, 1, JSON.stringify(docs));
+    assert.match(warnings[0].message, /"network-path".*"spec\.instanceHost"/);
+  });
+});
