@@ -1,3 +1,4 @@
+import { LocalDataServices } from "./dataservices/local-data-services";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { CrossplaneSource } from "../automation/crossplane-source";
@@ -139,6 +140,21 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       },
       { parent: this },
     );
+
+    // Where anynines' backends cannot run: the data-service API with the local backend.
+    if (plan.localDataServices) {
+      new LocalDataServices(
+        `${name}-data-services`,
+        {
+          provider: this.controlPlane.provider,
+          postgresImage: plan.localDataServices.postgresImage,
+          crossplaneNamespace: "crossplane-system",
+          labels: plan.labels,
+          dependsOn: [this.crossplane, this.connectorApi],
+        },
+        { parent: this },
+      );
+    }
 
     // The Crossplane bridge: its settings and identity, and its Deployment when planned.
     this.bridge = bridgePart(this, name, {

@@ -4,10 +4,19 @@ import {
   RunFunctionRequest,
   RunFunctionResponse,
   Severity,
+  Status,
+  Target,
   fromCompose,
 } from "@crossplane-org/function-sdk-typescript";
 import { compose } from "./compose.js";
-import { INPUT_API_VERSION, RESOURCES_KIND } from "./input.js";
+import {
+  INPUT_API_VERSION,
+  LOCAL_POSTGRESQL_BINDING_KIND,
+  LOCAL_POSTGRESQL_INSTANCE_KIND,
+  NETWORK_CONNECTION_KIND,
+  RESOURCES_KIND,
+} from "./input.js";
+import { roleName } from "./local-binding.js";
 
 type Json = Record<string, unknown>;
 
@@ -61,19 +70,49 @@ async function run(request: {
   input?: Json;
   composite?: Json;
   observed?: Record<string, Json>;
+  /** Connection details of observed composed resources, by name (values as Secrets hold them). */
+  observedDetails?: Record<string, Record<string, string>>;
   desired?: Record<string, Json>;
   desiredComposite?: Json;
+  desiredCompositeDetails?: Record<string, string>;
+  desiredCompositeReady?: Ready;
+  /** Extra resources Crossplane delivers, by key; a key left out was not asked for yet. */
+  extraResources?: Record<string, Json[]>;
 }): Promise<RunFunctionResponse> {
-  const wrap = (resources: Record<string, Json> = {}) =>
-    Object.fromEntries(Object.entries(resources).map(([k, resource]) => [k, { resource }]));
+  const bytes = (details: Record<string, string> = {}) =>
+    Object.fromEntries(Object.entries(details).map(([k, v]) => [k, Buffer.from(v)]));
+  const wrap = (resources: Record<string, Json> = {}, details: Record<string, Record<string, string>> = {}) =>
+    Object.fromEntries(
+      Object.entries(resources).map(([k, resource]) => [
+        k,
+        { resource, connectionDetails: bytes(details[k]) },
+      ]),
+    );
   const req = RunFunctionRequest.fromPartial({
     meta: { tag: "t" },
     input: request.input,
-    observed: { composite: { resource: request.composite ?? XR }, resources: wrap(request.observed) },
+    observed: {
+      composite: { resource: request.composite ?? XR },
+      resources: wrap(request.observed, request.observedDetails),
+    },
     desired: {
-      ...(request.desiredComposite ? { composite: { resource: request.desiredComposite } } : {}),
+      ...(request.desiredComposite
+        ? {
+            composite: {
+              resource: request.desiredComposite,
+              connectionDetails: bytes(request.desiredCompositeDetails),
+              ready: request.desiredCompositeReady ?? Ready.READY_UNSPECIFIED,
+            },
+          }
+        : {}),
       resources: wrap(request.desired),
     },
+    extraResources: Object.fromEntries(
+      Object.entries(request.extraResources ?? {}).map(([k, items]) => [
+        k,
+        { items: items.map((resource) => ({ resource })) },
+      ]),
+    ),
   });
   const wire = RunFunctionRequest.decode(RunFunctionRequest.encode(req).finish());
   const rsp = await fromCompose(compose).RunFunction(wire);
@@ -231,5 +270,488 @@ describe("composition function: compose (SDK request in, desired state out)", ()
       const rsp = await fromCompose(compose).RunFunction(req);
       assert.deepEqual(results(rsp), [[Severity.SEVERITY_FATAL, "function-klutch failed: boom"]]);
     });
+  });
+});
+
+const details = (d: Readonly<Record<string, Buffer>> | undefined) =>
+  Object.fromEntries(Object.entries(d ?? {}).map(([k, v]) => [k, v.toString("utf8")]));
+const conditions = (rsp: RunFunctionResponse) =>
+  rsp.conditions.map((c) => ({
+    type: c.type,
+    status: c.status,
+    reason: c.reason,
+    message: c.message,
+    target: c.target,
+  }));
+const spec = (rsp: RunFunctionResponse, name: string): Record<string, any> =>
+  rsp.desired!.resources[name]!.resource!.spec;
+const CLAIMED = (name: string) => ({
+  "crossplane.io/claim-name": name,
+  "crossplane.io/claim-namespace": "team-a",
+});
+const readyObject = (manifest: Json = {}, ready = true): Json => ({
+  apiVersion: "kubernetes.crossplane.io/v1alpha2",
+  kind: "Object",
+  metadata: { name: "generated-x1" },
+  spec: { forProvider: { manifest } },
+  status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+});
+
+describe("composition function: compose, the local PostgreSQL steps", () => {
+  const INSTANCE_INPUT = {
+    apiVersion: INPUT_API_VERSION,
+    kind: LOCAL_POSTGRESQL_INSTANCE_KIND,
+    image: "klutch.local/postgres:15",
+    providerConfigName: "local",
+  };
+  const INSTANCE_XR = {
+    apiVersion: "anynines.com/v1",
+    kind: "XPostgresqlInstance",
+    metadata: { name: "pg-x7k2p", uid: "i-1", labels: CLAIMED("pg") },
+    spec: {},
+  };
+
+  it("LocalPostgresqlInstance: three Objects, not ready, a generated password, status.managed on the XR", async () => {
+    const rsp = await run({ input: INSTANCE_INPUT, composite: INSTANCE_XR });
+    assert.deepEqual(results(rsp), []);
+    assert.deepEqual(
+      Object.entries(rsp.desired!.resources).map(([k, r]) => [k, r.ready]),
+      [
+        ["admin-credentials", Ready.READY_FALSE],
+        ["server", Ready.READY_FALSE],
+        ["service", Ready.READY_FALSE],
+      ],
+    );
+    const password = spec(rsp, "admin-credentials").forProvider.manifest.stringData.password;
+    assert.match(password, /^[A-Za-z0-9_-]{32}$/);
+    assert.deepEqual(rsp.desired!.composite!.resource, {
+      apiVersion: "anynines.com/v1",
+      kind: "XPostgresqlInstance",
+      status: { managed: { host: "pg-pg.team-a.svc.cluster.local", port: 5432, adminSecret: "pg-pg-admin" } },
+    });
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_UNSPECIFIED);
+    assert.deepEqual(rsp.conditions, []);
+    assert.equal(rsp.requirements, undefined);
+
+    // The next call reads the password back from the observed Object, and sees what is ready.
+    const again = await run({
+      input: INSTANCE_INPUT,
+      composite: INSTANCE_XR,
+      observed: {
+        "admin-credentials": readyObject(spec(rsp, "admin-credentials").forProvider.manifest),
+        server: readyObject({}, false),
+        service: readyObject(),
+      },
+    });
+    assert.equal(spec(again, "admin-credentials").forProvider.manifest.stringData.password, password);
+    assert.deepEqual(
+      Object.values(again.desired!.resources).map((r) => r.ready),
+      [Ready.READY_TRUE, Ready.READY_FALSE, Ready.READY_TRUE],
+    );
+  });
+
+  it("LocalPostgresqlInstance without the claim's labels: fatal, naming the label", async () => {
+    const rsp = await run({
+      input: INSTANCE_INPUT,
+      composite: { ...INSTANCE_XR, metadata: { name: "pg-x7k2p" } },
+    });
+    assert.equal(rsp.results.length, 1);
+    assert.equal(rsp.results[0]!.severity, Severity.SEVERITY_FATAL);
+    assert.match(
+      rsp.results[0]!.message,
+      /^XPostgresqlInstance "pg-x7k2p" has no label crossplane\.io\/claim-name/,
+    );
+    assert.deepEqual(rsp.desired!.resources, {});
+  });
+
+  const BINDING_INPUT = {
+    apiVersion: INPUT_API_VERSION,
+    kind: LOCAL_POSTGRESQL_BINDING_KIND,
+    image: "klutch.local/postgres:15",
+    providerConfigName: "local",
+    connectionSecretNamespace: "crossplane-system",
+  };
+  const BINDING_XR = {
+    apiVersion: "anynines.com/v1",
+    kind: "XServiceBinding",
+    metadata: { name: "app-db-9fk2d", uid: "b-1", labels: CLAIMED("app-db") },
+    spec: { instanceRef: "pg", serviceInstanceType: "postgresql" },
+  };
+  const INSTANCE_FOUND = {
+    ...INSTANCE_XR,
+    status: { managed: { host: "pg-pg.team-a.svc", port: 5432, adminSecret: "pg-pg-admin" } },
+  };
+  const SELECTOR = {
+    apiVersion: "anynines.com/v1",
+    kind: "XPostgresqlInstance",
+    matchName: undefined,
+    matchLabels: { labels: { "crossplane.io/claim-name": "pg", "crossplane.io/claim-namespace": "team-a" } },
+    namespace: undefined,
+  };
+
+  it("LocalPostgresqlBinding, instance not delivered yet: states the requirement, composes nothing, keeps desired", async () => {
+    const rsp = await run({
+      input: BINDING_INPUT,
+      composite: BINDING_XR,
+      desired: { earlier: { apiVersion: "v1", kind: "ConfigMap" } },
+    });
+    assert.deepEqual(results(rsp), []);
+    assert.deepEqual(rsp.requirements!.extraResources, { instance: SELECTOR });
+    assert.deepEqual(rsp.requirements!.resources, {});
+    assert.deepEqual(Object.keys(rsp.desired!.resources), ["earlier"]);
+    assert.deepEqual(rsp.conditions, []);
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_UNSPECIFIED);
+  });
+
+  it("LocalPostgresqlBinding, no instance found: a warning and a condition on composite and claim, not ready", async () => {
+    const rsp = await run({ input: BINDING_INPUT, composite: BINDING_XR, extraResources: { instance: [] } });
+    const message = 'PostgresqlInstance "pg" not found in namespace "team-a"';
+    assert.deepEqual(rsp.results, [
+      {
+        severity: Severity.SEVERITY_WARNING,
+        message,
+        reason: undefined,
+        target: Target.TARGET_COMPOSITE_AND_CLAIM,
+      },
+    ]);
+    assert.deepEqual(conditions(rsp), [
+      {
+        type: "InstanceFound",
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: "InstanceNotFound",
+        message,
+        target: Target.TARGET_COMPOSITE_AND_CLAIM,
+      },
+    ]);
+    assert.deepEqual(rsp.desired!.resources, {});
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_FALSE);
+    assert.deepEqual(rsp.requirements!.extraResources, { instance: SELECTOR });
+  });
+
+  it("LocalPostgresqlBinding, instance found: credentials and role, the binding's status, InstanceFound True", async () => {
+    const rsp = await run({
+      input: BINDING_INPUT,
+      composite: BINDING_XR,
+      extraResources: { instance: [INSTANCE_FOUND] },
+    });
+    assert.deepEqual(results(rsp), []);
+    assert.deepEqual(
+      Object.entries(rsp.desired!.resources).map(([k, r]) => [k, r.ready]),
+      [
+        ["credentials", Ready.READY_FALSE],
+        ["role", Ready.READY_FALSE],
+      ],
+    );
+    const stringData = spec(rsp, "credentials").forProvider.manifest.stringData;
+    assert.deepEqual(
+      { ...stringData, password: "…" },
+      {
+        username: roleName("b-1"),
+        password: "…",
+        database: "postgres",
+        instance_service: "pg-pg.team-a.svc",
+      },
+    );
+    assert.deepEqual(spec(rsp, "credentials").writeConnectionSecretToRef, {
+      namespace: "crossplane-system",
+      name: "b-1-credentials",
+    });
+    assert.equal(spec(rsp, "role").forProvider.manifest.kind, "Job");
+    assert.deepEqual(rsp.desired!.composite!.resource, {
+      apiVersion: "anynines.com/v1",
+      kind: "XServiceBinding",
+      status: {
+        managed: { secret: { name: "app-db-service-binding", namespace: "team-a" }, implemented: false },
+      },
+    });
+    assert.deepEqual(rsp.desired!.composite!.connectionDetails, {});
+    assert.deepEqual(
+      conditions(rsp).map((c) => [c.type, c.status, c.reason]),
+      [["InstanceFound", Status.STATUS_CONDITION_TRUE, "InstanceFound"]],
+    );
+  });
+
+  it("LocalPostgresqlBinding, both Objects ready: implemented, the credentials published as the backend wrote them", async () => {
+    const backend = {
+      username: roleName("b-1"),
+      password: "pw",
+      database: "postgres",
+      instance_service: "pg-pg.team-a.svc",
+    };
+    const rsp = await run({
+      input: BINDING_INPUT,
+      composite: BINDING_XR,
+      extraResources: { instance: [INSTANCE_FOUND] },
+      observed: {
+        credentials: readyObject({ stringData: { password: "pw" } }),
+        role: readyObject(),
+      },
+      observedDetails: { credentials: backend },
+    });
+    assert.equal(spec(rsp, "credentials").forProvider.manifest.stringData.password, "pw");
+    assert.deepEqual(details(rsp.desired!.composite!.connectionDetails), backend);
+    assert.equal(rsp.desired!.composite!.resource!.status.managed.implemented, true);
+  });
+});
+
+describe("composition function: compose, the NetworkConnection step after a backend step", () => {
+  const INPUT = {
+    apiVersion: INPUT_API_VERSION,
+    kind: NETWORK_CONNECTION_KIND,
+    credentialsFrom: "credentials",
+    hostKey: "instance_service",
+    defaultPort: 5432,
+  };
+  const BINDING = {
+    apiVersion: "anynines.com/v1",
+    kind: "XServiceBinding",
+    metadata: { name: "app-db-9fk2d", uid: "b-1", labels: CLAIMED("app-db") },
+    spec: { instanceRef: "pg" },
+  };
+  const BACKEND = {
+    username: "klutch_x",
+    password: "pw",
+    database: "postgres",
+    instance_service: "pg-pg.team-a.svc",
+  };
+  // What the binding step left in desired state: its Objects, its status, the backend's credentials.
+  const EARLIER = {
+    desired: { credentials: readyObject(), role: readyObject() },
+    desiredComposite: {
+      apiVersion: BINDING.apiVersion,
+      kind: BINDING.kind,
+      status: { managed: { implemented: true } },
+    },
+    desiredCompositeDetails: BACKEND,
+  };
+  const observedConnection = (status: Json): Json => ({
+    apiVersion: "klutch.anynines.com/v1",
+    kind: "XTCPConnection",
+    metadata: { name: "app-db-9fk2d-c1" },
+    spec: { instanceHost: "pg-pg.team-a.svc", port: 5432 },
+    status,
+  });
+  const READY = { type: "Ready", status: "True", reason: "Available" };
+
+  it("credentials not observed yet: no connection, the earlier credentials withdrawn, waiting, not ready", async () => {
+    const partial: Record<string, Record<string, string>>[] = [
+      {},
+      { credentials: { username: "klutch_x", password: "pw" } },
+    ];
+    for (const observedDetails of partial) {
+      const rsp = await run({
+        input: INPUT,
+        composite: BINDING,
+        ...EARLIER,
+        observed: { credentials: readyObject() },
+        observedDetails,
+      });
+      assert.deepEqual(results(rsp), []);
+      assert.deepEqual(Object.keys(rsp.desired!.resources), ["credentials", "role"]);
+      assert.deepEqual(rsp.desired!.composite!.connectionDetails, {});
+      assert.equal(rsp.desired!.composite!.ready, Ready.READY_FALSE);
+      assert.deepEqual(rsp.desired!.composite!.resource!.status, { managed: { implemented: true } });
+      assert.deepEqual(
+        conditions(rsp).map((c) => [c.type, c.status, c.reason, c.target]),
+        [
+          [
+            "ConnectionReady",
+            Status.STATUS_CONDITION_FALSE,
+            "WaitingForCredentials",
+            Target.TARGET_COMPOSITE_AND_CLAIM,
+          ],
+        ],
+      );
+    }
+  });
+
+  it("credentials observed, connection not ready: the connection composed, no credentials published, its reason shown", async () => {
+    const rsp = await run({
+      input: { ...INPUT, implementation: "proxy" },
+      composite: BINDING,
+      ...EARLIER,
+      observed: {
+        credentials: readyObject(),
+        connection: observedConnection({
+          conditions: [
+            {
+              type: "Ready",
+              status: "False",
+              reason: "Creating",
+              message: "Unready resources: network-path",
+            },
+          ],
+        }),
+      },
+      observedDetails: { credentials: BACKEND },
+    });
+    assert.deepEqual(Object.keys(rsp.desired!.resources), ["credentials", "role", "connection"]);
+    const connection = rsp.desired!.resources.connection!;
+    assert.deepEqual(connection.resource, {
+      apiVersion: "klutch.anynines.com/v1",
+      kind: "XTCPConnection",
+      spec: {
+        instanceHost: "pg-pg.team-a.svc",
+        port: 5432,
+        compositionRef: { name: "xtcpconnections-proxy" },
+      },
+    });
+    assert.equal(connection.ready, Ready.READY_FALSE);
+    assert.deepEqual(rsp.desired!.composite!.connectionDetails, {});
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_FALSE);
+    const message = "the connection to the instance is not Ready (Creating): Unready resources: network-path";
+    assert.deepEqual(conditions(rsp), [
+      {
+        type: "ConnectionReady",
+        status: Status.STATUS_CONDITION_FALSE,
+        reason: "ConnectionNotReady",
+        message,
+        target: Target.TARGET_COMPOSITE_AND_CLAIM,
+      },
+    ]);
+    assert.deepEqual(results(rsp), [[Severity.SEVERITY_WARNING, message]]);
+  });
+
+  it("a Ready connection: the backend's keys with host and port rewritten for the app cluster", async () => {
+    const rsp = await run({
+      input: INPUT,
+      composite: BINDING,
+      ...EARLIER,
+      observed: {
+        credentials: readyObject(),
+        connection: observedConnection({
+          hostForConsumer: "app-db-9fk2d-c1.team-a.svc.cluster.local",
+          port: 40001,
+          conditions: [READY],
+        }),
+      },
+      observedDetails: { credentials: BACKEND },
+    });
+    assert.deepEqual(results(rsp), []);
+    assert.equal(rsp.desired!.resources.connection!.ready, Ready.READY_TRUE);
+    assert.deepEqual(details(rsp.desired!.composite!.connectionDetails), {
+      ...BACKEND,
+      instance_service: "app-db-9fk2d-c1.team-a.svc.cluster.local",
+      host: "app-db-9fk2d-c1.team-a.svc.cluster.local",
+      port: "40001",
+    });
+    // Not made ready here: Crossplane derives it from the composed resources, or an earlier step's False stands.
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_UNSPECIFIED);
+    assert.deepEqual(
+      conditions(rsp).map((c) => [c.type, c.status, c.reason]),
+      [["ConnectionReady", Status.STATUS_CONDITION_TRUE, "ConnectionEstablished"]],
+    );
+  });
+
+  it("NOOP: a Ready connection without hostForConsumer publishes the instance's own host and port", async () => {
+    const rsp = await run({
+      input: INPUT,
+      composite: BINDING,
+      ...EARLIER,
+      observed: { credentials: readyObject(), connection: observedConnection({ conditions: [READY] }) },
+      observedDetails: { credentials: BACKEND },
+    });
+    assert.deepEqual(details(rsp.desired!.composite!.connectionDetails), {
+      ...BACKEND,
+      host: "pg-pg.team-a.svc",
+      port: "5432",
+    });
+    assert.equal(rsp.conditions[0]!.status, Status.STATUS_CONDITION_TRUE);
+  });
+
+  it("an earlier step's not-ready composite stays not ready, whatever the connection", async () => {
+    const rsp = await run({
+      input: INPUT,
+      composite: BINDING,
+      ...EARLIER,
+      desiredCompositeReady: Ready.READY_FALSE,
+      observed: { connection: observedConnection({ conditions: [READY] }), credentials: readyObject() },
+      observedDetails: { credentials: BACKEND },
+    });
+    assert.equal(rsp.conditions[0]!.status, Status.STATUS_CONDITION_TRUE);
+    assert.equal(rsp.desired!.composite!.ready, Ready.READY_FALSE);
+  });
+
+  it("in one pipeline after LocalPostgresqlBinding: the binding's resources stay, the credentials are rewritten", async () => {
+    const binding = await run({
+      input: {
+        apiVersion: INPUT_API_VERSION,
+        kind: LOCAL_POSTGRESQL_BINDING_KIND,
+        image: "klutch.local/postgres:15",
+        providerConfigName: "local",
+        connectionSecretNamespace: "crossplane-system",
+      },
+      composite: BINDING,
+      extraResources: {
+        instance: [
+          {
+            apiVersion: "anynines.com/v1",
+            kind: "XPostgresqlInstance",
+            metadata: { name: "pg-1", labels: CLAIMED("pg") },
+            status: { managed: { host: "pg-pg.team-a.svc", port: 5432, adminSecret: "pg-pg-admin" } },
+          },
+        ],
+      },
+      observed: { credentials: readyObject({ stringData: { password: "pw" } }), role: readyObject() },
+      observedDetails: { credentials: BACKEND },
+    });
+    const observed = {
+      credentials: readyObject({ stringData: { password: "pw" } }),
+      role: readyObject(),
+      connection: observedConnection({ hostForConsumer: "c.team-a.svc", port: 40001, conditions: [READY] }),
+    };
+    const rsp = await run({
+      input: INPUT,
+      composite: BINDING,
+      desired: Object.fromEntries(
+        Object.entries(binding.desired!.resources).map(([k, r]) => [k, r.resource!]),
+      ),
+      desiredComposite: binding.desired!.composite!.resource!,
+      desiredCompositeDetails: details(binding.desired!.composite!.connectionDetails),
+      desiredCompositeReady: binding.desired!.composite!.ready,
+      observed,
+      observedDetails: { credentials: BACKEND },
+    });
+    assert.deepEqual(Object.keys(rsp.desired!.resources), ["credentials", "role", "connection"]);
+    assert.deepEqual(rsp.desired!.resources.role!.resource, binding.desired!.resources.role!.resource);
+    assert.deepEqual(details(rsp.desired!.composite!.connectionDetails), {
+      ...BACKEND,
+      instance_service: "c.team-a.svc",
+      host: "c.team-a.svc",
+      port: "40001",
+    });
+    assert.deepEqual(rsp.desired!.composite!.resource!.status.managed, {
+      secret: { name: "app-db-service-binding", namespace: "team-a" },
+      implemented: true,
+    });
+    assert.deepEqual(
+      conditions(rsp).map((c) => c.type),
+      ["ConnectionReady"],
+    );
+  });
+
+  it("a NetworkConnection input without a port: fatal, naming both ways to give one", async () => {
+    const noPort: Json = { ...INPUT };
+    delete noPort.defaultPort;
+    const rsp = await run({ input: noPort, composite: BINDING });
+    assert.equal(rsp.results[0]!.severity, Severity.SEVERITY_FATAL);
+    assert.match(
+      rsp.results[0]!.message,
+      /^invalid function-klutch input: input has neither portKey nor defaultPort/,
+    );
+  });
+
+  it("an unknown kind: fatal, naming the kinds it knows", async () => {
+    const rsp = await run({
+      input: { apiVersion: INPUT_API_VERSION, kind: "PostgresqlBinding" },
+      composite: BINDING,
+    });
+    assert.deepEqual(results(rsp), [
+      [
+        Severity.SEVERITY_FATAL,
+        'invalid function-klutch input: the input has apiVersion "fn.klutch.anynines.com/v1alpha1", kind "PostgresqlBinding"; ' +
+          "function-klutch takes apiVersion fn.klutch.anynines.com/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding or NetworkConnection",
+      ],
+    ]);
   });
 });

@@ -1,28 +1,46 @@
 /**
- * The composition function: the SDK's request in, the SDK's response out, with the composing
- * itself done by patchAndTransform over plain objects.
+ * The composition function: the SDK's request in, the SDK's response out. The input's kind picks
+ * the step, and the step composes over plain objects: patchAndTransform for `Resources`, the
+ * local PostgreSQL backend and the network connection for the others (local-postgresql.ts,
+ * local-binding.ts, network-connection.ts). Only this file knows the SDK.
  */
 import {
   Ready,
   Resource,
+  Severity,
+  Status,
+  Target,
   fatal,
   getDesiredCompositeResource,
   getInput,
   getObservedComposedResources,
   getObservedCompositeResource,
-  warning,
   type ComposeFunction,
   type ComposeResponse,
   type Logger,
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from "@crossplane-org/function-sdk-typescript";
-import { FUNCTION_NAME, InputError, parseInput, type ResourceTemplate } from "./input.js";
+import {
+  FUNCTION_NAME,
+  InputError,
+  LOCAL_POSTGRESQL_BINDING_KIND,
+  LOCAL_POSTGRESQL_INSTANCE_KIND,
+  NETWORK_CONNECTION_KIND,
+  RESOURCES_KIND,
+  parseInput,
+  type FunctionInput,
+} from "./input.js";
 import { deepMerge, isJsonObject, type JsonObject } from "./json.js";
-import { patchAndTransform, type Composition, type ObservedComposed } from "./patch-and-transform.js";
+import { generatePassword } from "./kubernetes-object.js";
+import { INSTANCE_REQUIREMENT, composeLocalPostgresqlBinding } from "./local-binding.js";
+import { composeLocalPostgresqlInstance } from "./local-postgresql.js";
+import { composeNetworkConnection } from "./network-connection.js";
+import { patchAndTransform } from "./patch-and-transform.js";
+import { CompositeError, type ObservedResource, type StepCondition, type StepResult } from "./step.js";
 
 /**
- * Composes the input's resources. Never throws: any failure is a fatal result, on which
+ * Composes what the input asks for. Never throws: any failure is a fatal result, on which
  * Crossplane applies nothing and reports the message on the composite resource.
  */
 export const compose: ComposeFunction = (req, rsp, logger) => {
@@ -37,9 +55,9 @@ export const compose: ComposeFunction = (req, rsp, logger) => {
 };
 
 function run(req: RunFunctionRequest, rsp: ComposeResponse, logger?: Logger): RunFunctionResponse {
-  let templates: ResourceTemplate[];
+  let input: FunctionInput;
   try {
-    templates = parseInput(getInput(req));
+    input = parseInput(getInput(req));
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     return fatal(rsp, `invalid ${FUNCTION_NAME} input: ${e.message}`);
@@ -52,40 +70,116 @@ function run(req: RunFunctionRequest, rsp: ComposeResponse, logger?: Logger): Ru
       `cannot compose: the request has no observed composite resource with apiVersion and kind`,
     );
 
-  const observed: Record<string, ObservedComposed> = {};
+  const observed: Record<string, ObservedResource> = {};
   for (const [name, r] of Object.entries(getObservedComposedResources(req)))
-    if (isJsonObject(r.resource)) observed[name] = { resource: r.resource };
+    if (isJsonObject(r.resource))
+      observed[name] = { resource: r.resource, connectionDetails: r.connectionDetails ?? {} };
 
-  const composition = patchAndTransform(oxr, observed, templates);
-  const fatalResult = composition.results.find((r) => r.severity === "Fatal");
+  let step: StepResult;
+  try {
+    step = runStep(req, input, oxr, observed);
+  } catch (e) {
+    if (!(e instanceof CompositeError)) throw e;
+    return fatal(rsp, e.message);
+  }
+  const fatalResult = step.results.find((r) => r.severity === "Fatal");
   if (fatalResult) return fatal(rsp, fatalResult.message);
 
-  // No Normal result on success: Crossplane turns each into an event on the composite resource,
-  // one per reconcile (function-patch-and-transform reports success only in its log).
-  for (const r of composition.results) warning(rsp, r.message);
-  writeDesired(req, rsp, oxr, composition);
+  // Warnings about the claim's own resources go to the claim too, where its owner looks;
+  // patch-and-transform's are about the composition, for whoever wrote it.
+  writeResponse(
+    req,
+    rsp,
+    oxr,
+    step,
+    input.kind === RESOURCES_KIND ? Target.TARGET_COMPOSITE : Target.TARGET_COMPOSITE_AND_CLAIM,
+  );
   logger?.debug(
     {
-      composed: composition.composed.map((c) => `${c.name}:${c.ready ? "ready" : "not ready"}`),
-      warnings: composition.results.length,
+      step: input.kind,
+      composed: step.composed.map((c) => `${c.name}:${c.ready ? "ready" : "not ready"}`),
+      conditions: step.conditions.map((c) => `${c.type}=${c.status}:${c.reason}`),
+      warnings: step.results.length,
     },
     "composed resources",
   );
   return rsp;
 }
 
+function runStep(
+  req: RunFunctionRequest,
+  input: FunctionInput,
+  oxr: JsonObject,
+  observed: Readonly<Record<string, ObservedResource>>,
+): StepResult {
+  switch (input.kind) {
+    case RESOURCES_KIND: {
+      const c = patchAndTransform(oxr, observed, input.resources);
+      return {
+        composed: c.composed,
+        compositePatch: c.compositeStatusPatch,
+        ...(c.compositeReady === false ? { compositeReady: false as const } : {}),
+        conditions: [],
+        results: c.results,
+      };
+    }
+    case LOCAL_POSTGRESQL_INSTANCE_KIND:
+      return composeLocalPostgresqlInstance(oxr, observed, input, generatePassword);
+    case LOCAL_POSTGRESQL_BINDING_KIND: {
+      // Crossplane 1.20 sends what the last response's requirements.extra_resources asked for
+      // under the same key: no key, not asked yet; an empty list, nothing matched.
+      const delivered = req.extraResources?.[INSTANCE_REQUIREMENT];
+      const instances = delivered?.items.map((r) => r.resource).filter(isJsonObject);
+      return composeLocalPostgresqlBinding(oxr, observed, instances, input, generatePassword);
+    }
+    case NETWORK_CONNECTION_KIND:
+      return composeNetworkConnection(observed, input);
+  }
+}
+
+const CONDITION_STATUS: Record<StepCondition["status"], Status> = {
+  True: Status.STATUS_CONDITION_TRUE,
+  False: Status.STATUS_CONDITION_FALSE,
+  Unknown: Status.STATUS_CONDITION_UNKNOWN,
+};
+
 /**
- * Writes the composition into the response's desired state, on top of what earlier pipeline
- * steps desired (the response's desired state is the request's): composed resources of other
- * names stay, and the composite keeps what they asked of it.
+ * Writes a step's outcome into the response, on top of what earlier pipeline steps desired (the
+ * response's desired state is the request's): composed resources of other names stay, and the
+ * composite keeps what they asked of it, connection details included unless the step replaces them.
  */
-function writeDesired(
+function writeResponse(
   req: RunFunctionRequest,
   rsp: ComposeResponse,
   oxr: JsonObject,
-  composition: Composition,
+  step: StepResult,
+  target: Target,
 ): void {
-  for (const c of composition.composed)
+  // No Normal result on success: Crossplane turns each into an event on the composite resource,
+  // one per reconcile (function-patch-and-transform reports success only in its log).
+  for (const r of step.results)
+    rsp.results.push({ severity: Severity.SEVERITY_WARNING, message: r.message, target });
+  for (const c of step.conditions)
+    rsp.conditions.push({
+      type: c.type,
+      status: CONDITION_STATUS[c.status],
+      reason: c.reason,
+      ...(c.message !== undefined ? { message: c.message } : {}),
+      target: Target.TARGET_COMPOSITE_AND_CLAIM,
+    });
+  if (step.requirements) {
+    // Crossplane 1.20 reads extra_resources; the SDK's requireResource writes `resources`,
+    // which only Crossplane 2 reads, so the selectors are written here.
+    rsp.requirements ??= { extraResources: {}, resources: {}, schemas: {} };
+    for (const [key, s] of Object.entries(step.requirements))
+      rsp.requirements.extraResources[key] = {
+        apiVersion: s.apiVersion,
+        kind: s.kind,
+        matchLabels: { labels: { ...s.matchLabels } },
+      };
+  }
+
+  for (const c of step.composed)
     rsp.desired.resources[c.name] = Resource.fromPartial({
       resource: c.resource,
       ready: c.ready ? Ready.READY_TRUE : Ready.READY_FALSE,
@@ -97,12 +191,11 @@ function writeDesired(
   const resource = deepMerge(isJsonObject(earlier?.resource) ? earlier.resource : {}, {
     apiVersion: oxr.apiVersion,
     kind: oxr.kind,
-    ...composition.compositeStatusPatch,
+    ...step.compositePatch,
   });
   rsp.desired.composite = Resource.fromPartial({
     resource,
-    connectionDetails: earlier?.connectionDetails ?? {},
-    ready:
-      composition.compositeReady === false ? Ready.READY_FALSE : (earlier?.ready ?? Ready.READY_UNSPECIFIED),
+    connectionDetails: { ...(step.connectionDetails ?? earlier?.connectionDetails ?? {}) },
+    ready: step.compositeReady === false ? Ready.READY_FALSE : (earlier?.ready ?? Ready.READY_UNSPECIFIED),
   });
 }

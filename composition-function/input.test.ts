@@ -1,5 +1,14 @@
 import { strict as assert } from "node:assert";
-import { INPUT_API_VERSION, InputError, RESOURCES_KIND, parseInput } from "./input.js";
+import {
+  INPUT_API_VERSION,
+  InputError,
+  LOCAL_POSTGRESQL_BINDING_KIND,
+  LOCAL_POSTGRESQL_INSTANCE_KIND,
+  NETWORK_CONNECTION_KIND,
+  RESOURCES_KIND,
+  parseInput,
+  type ResourceTemplate,
+} from "./input.js";
 
 const resource = (extra: Record<string, unknown> = {}) => ({
   name: "network-path",
@@ -32,6 +41,12 @@ const input = (resources: unknown, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+function templates(value: unknown): ResourceTemplate[] {
+  const parsed = parseInput(value);
+  assert.equal(parsed.kind, RESOURCES_KIND);
+  return parsed.kind === RESOURCES_KIND ? parsed.resources : [];
+}
+
 function refuses(value: unknown, message: RegExp): void {
   assert.throws(
     () => parseInput(value),
@@ -41,7 +56,7 @@ function refuses(value: unknown, message: RegExp): void {
 
 describe("composition function: input", () => {
   it("turns the input into typed templates, defaulting policy and toFieldPath", () => {
-    assert.deepEqual(parseInput(input([resource()])), [
+    assert.deepEqual(templates(input([resource()])), [
       {
         name: "network-path",
         base: {
@@ -75,7 +90,7 @@ describe("composition function: input", () => {
   });
 
   it("takes a resource without patches or readiness checks, and a None check", () => {
-    const [t] = parseInput(
+    const [t] = templates(
       input([{ ...resource(), patches: undefined, readinessChecks: [{ type: "None" }] }]),
     );
     assert.deepEqual(t!.patches, []);
@@ -92,7 +107,10 @@ describe("composition function: input", () => {
       { ...input([resource()]), apiVersion: "pt.fn.crossplane.io/v1beta1" },
       /apiVersion "pt\.fn\.crossplane\.io\/v1beta1", kind "Resources"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources/,
     );
-    refuses({ ...input([resource()]), kind: "Other" }, /kind "Other"/);
+    refuses(
+      { ...input([resource()]), kind: "Other" },
+      /kind "Other"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding or NetworkConnection$/,
+    );
   });
 
   it("requires resources, as function-patch-and-transform does", () => {
@@ -163,5 +181,134 @@ describe("composition function: input", () => {
       input([resource({ readinessChecks: [{ type: "MatchCondition" }] })]),
       /readinessChecks\[0\]\.matchCondition is nothing; type MatchCondition needs matchCondition \{type, status\}/,
     );
+  });
+
+  describe("kind LocalPostgresqlInstance", () => {
+    const instance = (extra: Record<string, unknown> = {}) => ({
+      apiVersion: INPUT_API_VERSION,
+      kind: LOCAL_POSTGRESQL_INSTANCE_KIND,
+      image: "klutch.local/postgres:15",
+      providerConfigName: "local",
+      ...extra,
+    });
+
+    it("takes image and providerConfigName, imagePullPolicy defaulting to Never, clusterDomain to cluster.local", () => {
+      assert.deepEqual(parseInput(instance()), {
+        kind: LOCAL_POSTGRESQL_INSTANCE_KIND,
+        image: "klutch.local/postgres:15",
+        imagePullPolicy: "Never",
+        providerConfigName: "local",
+        clusterDomain: "cluster.local",
+      });
+      assert.equal(
+        (parseInput(instance({ clusterDomain: "corp.example" })) as any).clusterDomain,
+        "corp.example",
+      );
+      assert.equal(
+        (parseInput(instance({ imagePullPolicy: "IfNotPresent" })) as any).imagePullPolicy,
+        "IfNotPresent",
+      );
+    });
+
+    it("refuses a missing or malformed field, and fields of other kinds, naming them", () => {
+      refuses(
+        instance({ image: undefined }),
+        /input\.image is nothing; it must be a non-empty string \(the PostgreSQL image/,
+      );
+      refuses(
+        instance({ providerConfigName: 3 }),
+        /input\.providerConfigName is 3; it must be a non-empty string/,
+      );
+      refuses(
+        instance({ imagePullPolicy: "never" }),
+        /input\.imagePullPolicy is "never"; it must be Never, IfNotPresent, Always/,
+      );
+      refuses(
+        instance({ resources: [] }),
+        /input: unsupported field "resources"; function-klutch supports only/,
+      );
+      refuses(instance({ connectionSecretNamespace: "x" }), /unsupported field "connectionSecretNamespace"/);
+    });
+  });
+
+  describe("kind LocalPostgresqlBinding", () => {
+    const binding = (extra: Record<string, unknown> = {}) => ({
+      apiVersion: INPUT_API_VERSION,
+      kind: LOCAL_POSTGRESQL_BINDING_KIND,
+      image: "klutch.local/postgres:15",
+      providerConfigName: "local",
+      connectionSecretNamespace: "crossplane-system",
+      ...extra,
+    });
+
+    it("takes image, providerConfigName and connectionSecretNamespace", () => {
+      assert.deepEqual(parseInput(binding({ imagePullPolicy: "Always" })), {
+        kind: LOCAL_POSTGRESQL_BINDING_KIND,
+        image: "klutch.local/postgres:15",
+        imagePullPolicy: "Always",
+        providerConfigName: "local",
+        connectionSecretNamespace: "crossplane-system",
+      });
+    });
+
+    it("refuses a connection secret namespace that is no namespace name", () => {
+      refuses(
+        binding({ connectionSecretNamespace: undefined }),
+        /input\.connectionSecretNamespace is nothing/,
+      );
+      refuses(
+        binding({ connectionSecretNamespace: "Crossplane_System" }),
+        /input\.connectionSecretNamespace is "Crossplane_System"; it must be a DNS label/,
+      );
+    });
+  });
+
+  describe("kind NetworkConnection", () => {
+    const connection = (extra: Record<string, unknown> = {}) => ({
+      apiVersion: INPUT_API_VERSION,
+      kind: NETWORK_CONNECTION_KIND,
+      credentialsFrom: "credentials",
+      hostKey: "instance_service",
+      ...extra,
+    });
+
+    it("takes credentialsFrom and hostKey, with portKey, defaultPort and implementation when given", () => {
+      assert.deepEqual(parseInput(connection({ defaultPort: 5432 })), {
+        kind: NETWORK_CONNECTION_KIND,
+        credentialsFrom: "credentials",
+        hostKey: "instance_service",
+        defaultPort: 5432,
+      });
+      assert.deepEqual(
+        parseInput(connection({ hostKey: "host", portKey: "port", implementation: "proxy" })),
+        {
+          kind: NETWORK_CONNECTION_KIND,
+          credentialsFrom: "credentials",
+          hostKey: "host",
+          portKey: "port",
+          implementation: "proxy",
+        },
+      );
+    });
+
+    it("needs a port from somewhere: portKey or defaultPort", () => {
+      refuses(connection(), /input has neither portKey nor defaultPort; set portKey .* or defaultPort/);
+    });
+
+    it("refuses malformed fields, naming them", () => {
+      refuses(connection({ credentialsFrom: "", defaultPort: 1 }), /input\.credentialsFrom is ""/);
+      refuses(connection({ hostKey: undefined, defaultPort: 1 }), /input\.hostKey is nothing/);
+      refuses(connection({ portKey: 5432 }), /input\.portKey is 5432; it must be a non-empty string/);
+      refuses(
+        connection({ defaultPort: "5432" }),
+        /input\.defaultPort is "5432"; it must be a port number from 1 to 65535/,
+      );
+      refuses(connection({ defaultPort: 70000 }), /input\.defaultPort is 70000/);
+      refuses(
+        connection({ defaultPort: 1, implementation: "Proxy" }),
+        /input\.implementation is "Proxy"; it must be a DNS label/,
+      );
+      refuses(connection({ defaultPort: 1, image: "x" }), /input: unsupported field "image"/);
+    });
   });
 });

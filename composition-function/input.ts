@@ -1,12 +1,17 @@
 /**
  * The function's input: the `input` block of a composition's pipeline step, checked and turned
- * into typed resource templates. Crossplane passes the block through as it stands in the
- * Composition (no schema checks it on the way), so every mistake is caught here, named by its
- * place in the input, with the value found and what to write instead.
+ * into a typed step. Crossplane passes the block through as it stands in the Composition (no
+ * schema checks it on the way), so every mistake is caught here, named by its place in the
+ * input, with the value found and what to write instead.
  *
- * The input is the part of function-patch-and-transform's `Resources` (pt.fn.crossplane.io/v1beta1)
- * that this project's compositions use; anything else is refused rather than ignored, so a
- * composition never silently loses a transform or a patch type it relies on.
+ * The input's kind says which step this is:
+ * - `Resources`: the part of function-patch-and-transform's `Resources` (pt.fn.crossplane.io/v1beta1)
+ *   that this project's compositions use; anything else is refused rather than ignored, so a
+ *   composition never silently loses a transform or a patch type it relies on.
+ * - `LocalPostgresqlInstance`, `LocalPostgresqlBinding`: a local PostgreSQL backend for Klutch's
+ *   data-service claims (local-postgresql.ts, local-binding.ts).
+ * - `NetworkConnection`: the connector's XTCPConnection for a backend's credentials, which it
+ *   rewrites to what the app cluster reaches (network-connection.ts).
  */
 import { FieldPathError, parseFieldPath } from "./field-path.js";
 import { isJsonObject, type JsonObject } from "./json.js";
@@ -15,6 +20,20 @@ import { isJsonObject, type JsonObject } from "./json.js";
 export const FUNCTION_NAME = "function-klutch";
 export const INPUT_API_VERSION = "fn.klutch.anynines.com/v1alpha1";
 export const RESOURCES_KIND = "Resources";
+export const LOCAL_POSTGRESQL_INSTANCE_KIND = "LocalPostgresqlInstance";
+export const LOCAL_POSTGRESQL_BINDING_KIND = "LocalPostgresqlBinding";
+export const NETWORK_CONNECTION_KIND = "NetworkConnection";
+export const INPUT_KINDS = [
+  RESOURCES_KIND,
+  LOCAL_POSTGRESQL_INSTANCE_KIND,
+  LOCAL_POSTGRESQL_BINDING_KIND,
+  NETWORK_CONNECTION_KIND,
+] as const;
+export type InputKind = (typeof INPUT_KINDS)[number];
+
+/** Kubernetes' image pull policies; the local backends default to Never (the node holds the image). */
+export const IMAGE_PULL_POLICIES = ["Never", "IfNotPresent", "Always"] as const;
+export type ImagePullPolicy = (typeof IMAGE_PULL_POLICIES)[number];
 
 export const PATCH_TYPES = ["FromCompositeFieldPath", "ToCompositeFieldPath"] as const;
 export type PatchType = (typeof PATCH_TYPES)[number];
@@ -45,6 +64,54 @@ export interface ResourceTemplate {
   /** Empty: ready when the Ready condition is True. */
   readinessChecks: ReadinessCheck[];
 }
+
+export interface ResourcesInput {
+  kind: typeof RESOURCES_KIND;
+  resources: ResourceTemplate[];
+}
+
+/** The local PostgreSQL server a PostgresqlInstance claim stands for (local-postgresql.ts). */
+/** Kubernetes' default DNS domain, which the local nodes use too. */
+export const DEFAULT_CLUSTER_DOMAIN = "cluster.local";
+
+export interface LocalPostgresqlInstanceInput {
+  kind: typeof LOCAL_POSTGRESQL_INSTANCE_KIND;
+  /** The PostgreSQL image the node holds. */
+  image: string;
+  imagePullPolicy: ImagePullPolicy;
+  /** The provider-kubernetes ProviderConfig the composed Objects use. */
+  providerConfigName: string;
+  /** The cluster's DNS domain, for the instance's fully qualified host name. */
+  clusterDomain: string;
+}
+
+/** A login role in a local PostgreSQL server, with a8s-shaped credentials (local-binding.ts). */
+export interface LocalPostgresqlBindingInput {
+  kind: typeof LOCAL_POSTGRESQL_BINDING_KIND;
+  /** The image the role Job runs psql from: the instance's PostgreSQL image. */
+  image: string;
+  imagePullPolicy: ImagePullPolicy;
+  providerConfigName: string;
+  /** Where the composed Objects write their connection secrets (Crossplane reads them back). */
+  connectionSecretNamespace: string;
+}
+
+/** The connector's XTCPConnection for a backend's credentials (network-connection.ts). */
+export interface NetworkConnectionInput {
+  kind: typeof NETWORK_CONNECTION_KIND;
+  /** The composed resource whose observed connection details are the backend's credentials. */
+  credentialsFrom: string;
+  /** The credentials' key holding the instance's host (a8s: instance_service, a9s: host). */
+  hostKey: string;
+  /** The credentials' key holding the port; without it, or when the key is missing, defaultPort. */
+  portKey?: string;
+  defaultPort?: number;
+  /** The connector implementation to ask for; without it, the XRD's default composition applies. */
+  implementation?: string;
+}
+
+export type FunctionInput =
+  ResourcesInput | LocalPostgresqlInstanceInput | LocalPostgresqlBindingInput | NetworkConnectionInput;
 
 /** A mistake in the input; its message names the field, the value found and the fix. */
 export class InputError extends Error {
@@ -83,21 +150,39 @@ function fieldPath(where: string, value: unknown): string {
   return path;
 }
 
+const KINDS_TEXT = `${INPUT_KINDS.slice(0, -1).join(", ")} or ${INPUT_KINDS[INPUT_KINDS.length - 1]}`;
+
 /**
- * The resource templates of a function input; throws an InputError for a missing input, another
- * apiVersion or kind, no resources, and any field this function does not support.
+ * The step a function input asks for; throws an InputError for a missing input, another
+ * apiVersion or kind, and any field the step does not support or that is missing or malformed.
  */
-export function parseInput(input: unknown): ResourceTemplate[] {
-  const expected = `apiVersion ${INPUT_API_VERSION}, kind ${RESOURCES_KIND}`;
+export function parseInput(input: unknown): FunctionInput {
+  const expected = `apiVersion ${INPUT_API_VERSION}, kind ${KINDS_TEXT}`;
   if (!isJsonObject(input) || Object.keys(input).length === 0)
     throw new InputError(
       `the pipeline step has input ${show(input)}; ${FUNCTION_NAME} needs an input with ${expected}`,
     );
-  if (input.apiVersion !== INPUT_API_VERSION || input.kind !== RESOURCES_KIND)
+  if (input.apiVersion !== INPUT_API_VERSION || !INPUT_KINDS.includes(input.kind as InputKind))
     throw new InputError(
       `the input has apiVersion ${show(input.apiVersion)}, kind ${show(input.kind)}; ${FUNCTION_NAME} takes ${expected}`,
     );
-  onlyKeys("input", input, ["apiVersion", "kind", "metadata", "resources"]);
+  switch (input.kind as InputKind) {
+    case RESOURCES_KIND:
+      return { kind: RESOURCES_KIND, resources: parseResources(input) };
+    case LOCAL_POSTGRESQL_INSTANCE_KIND:
+      return parseLocalPostgresqlInstance(input);
+    case LOCAL_POSTGRESQL_BINDING_KIND:
+      return parseLocalPostgresqlBinding(input);
+    case NETWORK_CONNECTION_KIND:
+      return parseNetworkConnection(input);
+  }
+}
+
+const HEADER = ["apiVersion", "kind", "metadata"];
+
+/** The resource templates of a `Resources` input: at least one, each name once. */
+function parseResources(input: JsonObject): ResourceTemplate[] {
+  onlyKeys("input", input, [...HEADER, "resources"]);
   const resources = input.resources;
   // function-patch-and-transform refuses an input without resources too (ValidateResources).
   if (resources === undefined || (Array.isArray(resources) && resources.length === 0))
@@ -117,6 +202,122 @@ export function parseInput(input: unknown): ResourceTemplate[] {
     seen.add(t.name);
   }
   return templates;
+}
+
+function parseLocalPostgresqlInstance(input: JsonObject): LocalPostgresqlInstanceInput {
+  onlyKeys("input", input, [...HEADER, "image", "imagePullPolicy", "providerConfigName", "clusterDomain"]);
+  return {
+    kind: LOCAL_POSTGRESQL_INSTANCE_KIND,
+    clusterDomain:
+      input.clusterDomain === undefined
+        ? DEFAULT_CLUSTER_DOMAIN
+        : nonEmptyString(
+            "input.clusterDomain",
+            input.clusterDomain,
+            `the cluster's DNS domain (default ${DEFAULT_CLUSTER_DOMAIN})`,
+          ),
+    image: nonEmptyString("input.image", input.image, "the PostgreSQL image the node holds"),
+    imagePullPolicy: imagePullPolicy(input.imagePullPolicy),
+    providerConfigName: nonEmptyString(
+      "input.providerConfigName",
+      input.providerConfigName,
+      "the name of the provider-kubernetes ProviderConfig for the local cluster",
+    ),
+  };
+}
+
+function parseLocalPostgresqlBinding(input: JsonObject): LocalPostgresqlBindingInput {
+  onlyKeys("input", input, [
+    ...HEADER,
+    "image",
+    "imagePullPolicy",
+    "providerConfigName",
+    "connectionSecretNamespace",
+  ]);
+  return {
+    kind: LOCAL_POSTGRESQL_BINDING_KIND,
+    image: nonEmptyString("input.image", input.image, "the PostgreSQL image the node holds, for psql"),
+    imagePullPolicy: imagePullPolicy(input.imagePullPolicy),
+    providerConfigName: nonEmptyString(
+      "input.providerConfigName",
+      input.providerConfigName,
+      "the name of the provider-kubernetes ProviderConfig for the local cluster",
+    ),
+    connectionSecretNamespace: dnsLabel(
+      "input.connectionSecretNamespace",
+      input.connectionSecretNamespace,
+      "the namespace the composed Objects write their connection secrets to, e.g. crossplane-system",
+    ),
+  };
+}
+
+function parseNetworkConnection(input: JsonObject): NetworkConnectionInput {
+  onlyKeys("input", input, [
+    ...HEADER,
+    "credentialsFrom",
+    "hostKey",
+    "portKey",
+    "defaultPort",
+    "implementation",
+  ]);
+  const parsed: NetworkConnectionInput = {
+    kind: NETWORK_CONNECTION_KIND,
+    credentialsFrom: nonEmptyString(
+      "input.credentialsFrom",
+      input.credentialsFrom,
+      "the name of the composed resource whose connection details are the backend's credentials, e.g. credentials",
+    ),
+    hostKey: nonEmptyString(
+      "input.hostKey",
+      input.hostKey,
+      "the credentials' key holding the instance's host, e.g. instance_service for a8s or host for a9s",
+    ),
+  };
+  if (input.portKey !== undefined)
+    parsed.portKey = nonEmptyString(
+      "input.portKey",
+      input.portKey,
+      "the credentials' key holding the port, e.g. port",
+    );
+  if (input.defaultPort !== undefined) {
+    const port = input.defaultPort;
+    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
+      throw new InputError(
+        `input.defaultPort is ${show(port)}; it must be a port number from 1 to 65535, e.g. 5432 for a8s PostgreSQL`,
+      );
+    parsed.defaultPort = port;
+  }
+  // The connection needs a port: from the credentials, or the one the backend always uses.
+  if (parsed.portKey === undefined && parsed.defaultPort === undefined)
+    throw new InputError(
+      `input has neither portKey nor defaultPort; set portKey to the credentials' port key, or defaultPort to the port the backend always uses (5432 for a8s PostgreSQL)`,
+    );
+  if (input.implementation !== undefined)
+    parsed.implementation = dnsLabel(
+      "input.implementation",
+      input.implementation,
+      "a connector implementation such as proxy; the connection then uses composition xtcpconnections-<implementation>",
+    );
+  return parsed;
+}
+
+function imagePullPolicy(value: unknown): ImagePullPolicy {
+  if (value === undefined) return "Never";
+  if (!IMAGE_PULL_POLICIES.includes(value as ImagePullPolicy))
+    throw new InputError(
+      `input.imagePullPolicy is ${show(value)}; it must be ${IMAGE_PULL_POLICIES.join(", ")} (or left out for Never: the node holds the image)`,
+    );
+  return value as ImagePullPolicy;
+}
+
+/** A lower-case RFC 1123 label, as namespace names and the names built from it must be. */
+function dnsLabel(where: string, value: unknown, fix: string): string {
+  const label = nonEmptyString(where, value, fix);
+  if (label.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(label))
+    throw new InputError(
+      `${where} is ${show(label)}; it must be a DNS label: at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit (${fix})`,
+    );
+  return label;
 }
 
 function parseResource(where: string, raw: unknown): ResourceTemplate {

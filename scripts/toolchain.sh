@@ -23,7 +23,7 @@ export GOFLAGS="-mod=mod"
 export GOTOOLCHAIN=local
 # This proxy serves the Pulumi modules, but the checksum database has no
 # entries for some of them; their integrity comes from the proxy alone.
-export GONOSUMDB="github.com/pulumi/*,github.com/crossplane/*"
+export GONOSUMDB="github.com/pulumi/*,github.com/crossplane/*,github.com/crossplane-contrib/*"
 export CGO_ENABLED=0
 
 log() { printf '\033[1m[toolchain]\033[0m %s\n' "$*" >&2; }
@@ -39,6 +39,7 @@ node_dir() { echo "$CACHE/kubernetes-node-$KUBERNETES_VERSION"; }
 etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
 crossplane_dir() { echo "$CACHE/crossplane-$CROSSPLANE_VERSION"; }
 crossplane_cli_dir() { echo "$CACHE/crossplane-cli-$CROSSPLANE_VERSION"; }
+provider_kubernetes_dir() { echo "$CACHE/provider-kubernetes-$PROVIDER_KUBERNETES_VERSION"; }
 coredns_dir() {
   local hash
   hash=$(sha256sum "$ROOT/toolchain/coredns/main.go" | cut -c1-12)
@@ -399,6 +400,28 @@ build_crossplane_cli() {
   finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_VERSION"
 }
 
+# provider-kubernetes (cmd/provider) at the pinned version, built in its own module (its go.mod
+# and go.sum as released), static; its package root (package/: crossplane.yaml and the CRDs) is
+# kept next to the binary for `crossplane xpkg build`.
+build_provider_kubernetes() {
+  local dir pdir
+  dir=$(provider_kubernetes_dir)
+  if is_built "$dir"; then
+    log "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: cached ($dir)"
+    return
+  fi
+  log "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: building (cold: ~3 min)"
+  rm -rf "$dir" && mkdir -p "$dir/bin"
+  pdir=$(module_dir "github.com/crossplane-contrib/provider-kubernetes@v$PROVIDER_KUBERNETES_VERSION")
+  (
+    cd "$pdir"
+    run_logged "provider-kubernetes: compiling cmd/provider" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w" -o "$dir/bin/provider" ./cmd/provider
+  )
+  cp -r "$pdir/package" "$dir/package" && chmod -R u+w "$dir/package"
+  finish "$dir" "provider-kubernetes v$PROVIDER_KUBERNETES_VERSION"
+}
+
 # CoreDNS for the local nodes' cluster DNS image (local-clusters/images/catalog.ts): the
 # command in toolchain/coredns (upstream's main with only the plugins used) in a wrapper module
 # that requires the pinned release and keeps its remote replaces. A static binary (CGO off).
@@ -647,6 +670,7 @@ print_env() {
   echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:$(coredns_dir)/bin:\$PATH\""
   echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
   echo "export KLUTCH_CROSSPLANE_CLI=\"$(crossplane_cli_dir)/bin/crank\""
+  echo "export KLUTCH_PROVIDER_KUBERNETES_DIR=\"$(provider_kubernetes_dir)\""
   echo "export KLUTCH_GEN_SDK=\"$(gen_sdk_dir)/bin/klutch-gen-sdk\""
   echo "export KLUTCH_GEN_SDK_DOTNET=\"$(gen_sdk_dir)/bin/klutch-gen-sdk-dotnet\""
   echo "export KLUTCH_PULUMI_PYTHON=\"$(python_dir)/venv/bin/python\""
@@ -656,7 +680,7 @@ print_env() {
 
 status() {
   local d
-  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(coredns_dir)" "$(pulumi_yaml_dir)" "$(gen_sdk_dir)" "$(python_dir)"; do
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(provider_kubernetes_dir)" "$(coredns_dir)" "$(pulumi_yaml_dir)" "$(gen_sdk_dir)" "$(python_dir)"; do
     if is_built "$d"; then
       printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
     else
@@ -684,6 +708,7 @@ main() {
       [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
       [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
       [[ "$only" == all || "$only" == crossplane-cli ]] && build_crossplane_cli
+      [[ "$only" == all || "$only" == provider-kubernetes ]] && build_provider_kubernetes
       [[ "$only" == all || "$only" == coredns ]] && build_coredns
       [[ "$only" == all || "$only" == pulumi-yaml ]] && build_pulumi_yaml
       [[ "$only" == all || "$only" == gen-sdk ]] && build_gen_sdk

@@ -11,7 +11,7 @@ import {
   providerConfigManifests,
 } from "../../lib/crossplane/packages";
 import type { AnyninesCredentials } from "../../lib/crossplane/credentials";
-import type { LocalPackages } from "../../lib/local/packages";
+import { FUNCTION_PACKAGE, PROVIDER_KUBERNETES_PACKAGE, type LocalPackages } from "../../lib/local/packages";
 
 /**
  * The ConfigMap and key the chart mounts for the package manager's registry CA bundle
@@ -157,24 +157,43 @@ export class Crossplane extends pulumi.ComponentResource {
     // Packages need Crossplane's CRDs: wait for the chart (its Deployment's init container
     // installs them on a real cluster) or for the CRDs applied above.
     const afterCore = { ...child, dependsOn: [chart, ...crds] };
-    this.packages = packageManifests(args.packages, args.labels).map((m) =>
-      this.customResource(name, m, packagesSkipAwait, afterCore),
-    );
-
-    this.localFunctions = Object.entries(args.localPackages?.references ?? {}).map(([fn, reference]) =>
+    // Installed when its revision is Healthy: the package was pulled and its pod runs.
+    const awaitHealthy: Record<string, string> = args.skipAwait
+      ? { "pulumi.com/skipAwait": "true" }
+      : { "pulumi.com/waitFor": "condition=Healthy" };
+    const local = args.localPackages?.references ?? {};
+    const localProviderKubernetes = local[PROVIDER_KUBERNETES_PACKAGE.name];
+    const refs = localProviderKubernetes
+      ? { ...args.packages, providerKubernetes: localProviderKubernetes }
+      : args.packages;
+    const isProviderKubernetes = (m: Manifest) =>
+      m.kind === "Provider" && m.metadata.name === "provider-kubernetes";
+    const manifests = packageManifests(refs, args.labels);
+    this.packages = manifests.map((m) =>
       this.customResource(
         name,
-        {
-          apiVersion: "pkg.crossplane.io/v1",
-          kind: "Function",
-          metadata: { name: fn, labels: args.labels },
-          spec: { package: reference },
-        },
-        // Installed when its revision is Healthy: the package was pulled and its pod runs.
-        args.skipAwait ? { "pulumi.com/skipAwait": "true" } : { "pulumi.com/waitFor": "condition=Healthy" },
+        m,
+        // The local registry's build of provider-kubernetes can be pulled: awaited like on any cluster.
+        localProviderKubernetes && isProviderKubernetes(m) ? awaitHealthy : packagesSkipAwait,
         afterCore,
       ),
     );
+
+    this.localFunctions = Object.entries(local)
+      .filter(([fn]) => fn === FUNCTION_PACKAGE.name)
+      .map(([fn, reference]) =>
+        this.customResource(
+          name,
+          {
+            apiVersion: "pkg.crossplane.io/v1",
+            kind: "Function",
+            metadata: { name: fn, labels: args.labels },
+            spec: { package: reference },
+          },
+          awaitHealthy,
+          afterCore,
+        ),
+      );
 
     this.providerKubernetesRbac(name, args, child);
 
@@ -183,6 +202,12 @@ export class Crossplane extends pulumi.ComponentResource {
       for (const m of providerConfigManifests(args.anyninesServices, args.namespace, args.labels)) {
         this.customResource(name, m, skipAwait, { ...child, dependsOn: [...this.packages, ...secrets] });
       }
+    } else if (localProviderKubernetes) {
+      // provider-kubernetes from the local registry brings its CRDs: its ProviderConfig can be made
+      // once it is Healthy (the anynines ones need provider-anynines, which cannot be pulled here).
+      const provider = this.packages.filter((_, i) => isProviderKubernetes(manifests[i]!));
+      for (const m of providerConfigManifests([], args.namespace, args.labels))
+        this.customResource(name, m, skipAwait, { ...child, dependsOn: provider });
     }
     this.registerOutputs({});
   }

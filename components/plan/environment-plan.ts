@@ -38,6 +38,11 @@ export interface EnvironmentPlan {
     compositionMode: "Pipeline" | "Resources";
     pipelineFunction?: PipelineFunction;
   };
+  /**
+   * The data-service API where anynines' backends cannot run (a local node): upstream's XRDs, the
+   * local backend and the network-aware binding (components/dataservices).
+   */
+  localDataServices?: { postgresImage: string };
   bridge: {
     /** Whether the bridge's data-plane identity may list nodes (some implementation reports a node's address). */
     listNodes: boolean;
@@ -91,6 +96,9 @@ export function planEnvironment(
       defaultImplementation: DEFAULT_IMPLEMENTATION,
       ...compositionForm(crossplane),
     },
+    ...(crossplane.run.kind === "node" && crossplane.run.postgresImage
+      ? { localDataServices: { postgresImage: crossplane.run.postgresImage } }
+      : {}),
     bridge: {
       listNodes: config.appClusters.some(
         (a) =>

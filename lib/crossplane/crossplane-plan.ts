@@ -25,7 +25,15 @@ import { readLocalPackages, type LocalPackages } from "../local/packages";
  * rendered without functions.
  */
 export type CrossplaneRun =
-  { kind: "process" } | { kind: "node"; image: ImageRef; packages: LocalPackages } | { kind: "cluster" };
+  | { kind: "process" }
+  | {
+      kind: "node";
+      image: ImageRef;
+      packages: LocalPackages;
+      /** The PostgreSQL image the node holds, which the local data-service backend runs. */
+      postgresImage?: string;
+    }
+  | { kind: "cluster" };
 
 /**
  * Flags Crossplane core runs with on local clusters, as a process or as the node's pod.
@@ -116,5 +124,9 @@ export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): Cross
     );
     return undefined;
   }
-  return { run: { kind: "node", image, packages: packages.packages }, ...common };
+  const postgresImage = read.images.postgres;
+  return {
+    run: { kind: "node", image, packages: packages.packages, ...(postgresImage ? { postgresImage } : {}) },
+    ...common,
+  };
 }

@@ -13,11 +13,20 @@ export const FUNCTION_PACKAGE = {
   repository: "klutch/function-klutch",
 } as const;
 
+/**
+ * provider-kubernetes at Klutch's pinned version (toolchain/versions.env), built by the toolchain
+ * and published under upstream's version.
+ */
+export const PROVIDER_KUBERNETES_PACKAGE = {
+  name: "provider-kubernetes",
+  repository: "klutch/provider-kubernetes",
+} as const;
+
 /** What `up` pushed, by package name, in the registry's directory. */
 export const PACKAGES_FILE = "packages.json";
 export const REGISTRY_DIR = ".registry";
 
-export type PublishedPackages = Record<string, { repository: string; tag: string }>;
+export type PublishedPackages = Record<string, { repository: string; tag: string; content?: string }>;
 
 export interface LocalPackages {
   /** `<registry as the node reaches it>/<repository>:<tag>` by package name. */

@@ -4,11 +4,27 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { functionImageSpec } from "../images/function-image";
-import { buildImage } from "../images/oci-layout";
+import { buildImage, type ImageSpec } from "../images/oci-layout";
+import { providerKubernetesImageSpec } from "../images/provider-kubernetes-image";
 import { hasTag, type RegistryInfo } from "../registry/registry";
-import { FUNCTION_PACKAGE, PACKAGES_FILE, type PublishedPackages } from "../../lib/local/packages";
+import {
+  FUNCTION_PACKAGE,
+  PACKAGES_FILE,
+  PROVIDER_KUBERNETES_PACKAGE,
+  type PublishedPackages,
+} from "../../lib/local/packages";
 
 const execFileAsync = promisify(execFile);
+
+/** One package to publish: its runtime image, its package root (crossplane.yaml and objects) and tag. */
+interface PackageBuild {
+  name: string;
+  repository: string;
+  image: ImageSpec;
+  packageRoot: string;
+  /** The tag, given the 12 hex digits that name the content (image and package root). */
+  tag: (content: string) => string;
+}
 
 /**
  * Builds the project's Crossplane packages and pushes them to the local registry, the way an
@@ -16,7 +32,12 @@ const execFileAsync = promisify(execFile);
  * runtime image embedded, then `crossplane xpkg push`, which turns the build's
  * `io.crossplane.xpkg` config labels into the layer annotation Crossplane's package manager
  * looks for (cmd/crank/xpkg/push.go). A package whose content is unchanged is neither rebuilt
- * (the .xpkg is cached by content) nor pushed again (the registry already has its tag).
+ * (the .xpkg is cached by content) nor pushed again (the registry has its tag with that content).
+ *
+ * - function-klutch: Klutch's composition function (composition-function/), tagged
+ *   `v<package.json version>-g<content>`, a semantic version whose pre-release part names the content;
+ * - provider-kubernetes: upstream's provider at Klutch's pinned version, built by the toolchain
+ *   from its Go module with upstream's package root, tagged with upstream's version.
  */
 export async function publishPackages(opts: {
   root: string;
@@ -27,62 +48,99 @@ export async function publishPackages(opts: {
   log: (message: string) => void;
 }): Promise<PublishedPackages> {
   const cli = opts.env.KLUTCH_CROSSPLANE_CLI;
-  if (!cli || !fs.existsSync(cli))
-    throw new Error(
-      `the crossplane CLI is not built (${cli ?? "unset"}): run \`bash scripts/toolchain.sh build\``,
-    );
+  const providerDir = opts.env.KLUTCH_PROVIDER_KUBERNETES_DIR;
+  for (const [what, file] of [
+    ["the crossplane CLI", cli],
+    ["provider-kubernetes", providerDir],
+  ] as const)
+    if (!file || !fs.existsSync(file))
+      throw new Error(`${what} is not built (${file ?? "unset"}): run \`bash scripts/toolchain.sh build\``);
   const pkg = JSON.parse(fs.readFileSync(path.join(opts.root, "package.json"), "utf8")) as {
     version: string;
   };
-
-  const image = await buildImage(
-    functionImageSpec(opts.root, opts.cacheDir, `klutch.local/${FUNCTION_PACKAGE.name}`),
-    opts.cacheDir,
-  );
-  const packageRoot = path.join(opts.root, FUNCTION_PACKAGE.packageRoot);
-  const meta = fs.readFileSync(path.join(packageRoot, "crossplane.yaml"), "utf8");
-  const content = createHash("sha256").update(`${image.manifestDigest}\0${meta}`).digest("hex").slice(0, 12);
-  // A semantic version, as Crossplane wants of package tags; the pre-release part names the content.
-  const tag = `v${pkg.version}-g${content}`;
-  const xpkg = path.join(opts.cacheDir, "packages", `${FUNCTION_PACKAGE.name}-${tag}.xpkg`);
-  if (!fs.existsSync(xpkg)) {
-    const start = Date.now();
-    fs.mkdirSync(path.dirname(xpkg), { recursive: true });
-    const tmp = `${xpkg}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-    await run(
-      cli,
-      [
-        "xpkg",
-        "build",
-        `--package-root=${packageRoot}`,
-        `--examples-root=${path.join(packageRoot, "examples")}`,
-        `--embed-runtime-image-tarball=${image.archive}`,
-        `--package-file=${tmp}`,
-      ],
-      opts.env,
-    );
-    fs.renameSync(tmp, xpkg);
-    opts.log(`built ${path.basename(xpkg)} (${mib(xpkg)} MiB) in ${seconds(start)}s`);
+  const providerVersion = path.basename(providerDir!).replace(/^provider-kubernetes-/, "");
+  const builds: PackageBuild[] = [
+    {
+      name: FUNCTION_PACKAGE.name,
+      repository: FUNCTION_PACKAGE.repository,
+      image: functionImageSpec(opts.root, opts.cacheDir, `klutch.local/${FUNCTION_PACKAGE.name}`),
+      packageRoot: path.join(opts.root, FUNCTION_PACKAGE.packageRoot),
+      tag: (content) => `v${pkg.version}-g${content}`,
+    },
+    {
+      name: PROVIDER_KUBERNETES_PACKAGE.name,
+      repository: PROVIDER_KUBERNETES_PACKAGE.repository,
+      image: providerKubernetesImageSpec(providerDir!, providerVersion),
+      packageRoot: path.join(providerDir!, "package"),
+      tag: () => `v${providerVersion}`,
+    },
+  ];
+  const file = path.join(opts.registryDir, PACKAGES_FILE);
+  let before: PublishedPackages = {};
+  try {
+    before = JSON.parse(fs.readFileSync(file, "utf8")) as PublishedPackages;
+  } catch {
+    // nothing published yet
   }
-  const { port, caCert } = opts.registry;
-  if (!(await hasTag(port, caCert, FUNCTION_PACKAGE.repository, tag))) {
-    const start = Date.now();
-    await run(
-      cli,
-      ["xpkg", "push", `--package-files=${xpkg}`, `127.0.0.1:${port}/${FUNCTION_PACKAGE.repository}:${tag}`],
-      {
-        ...opts.env,
+  const published: PublishedPackages = {};
+  for (const b of builds) {
+    const image = await buildImage(b.image, opts.cacheDir);
+    const content = contentOf(image.manifestDigest, b.packageRoot);
+    const tag = b.tag(content);
+    const xpkg = path.join(opts.cacheDir, "packages", `${b.name}-${tag}-${content}.xpkg`);
+    if (!fs.existsSync(xpkg)) {
+      const start = Date.now();
+      fs.mkdirSync(path.dirname(xpkg), { recursive: true });
+      const tmp = `${xpkg}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+      await run(
+        cli!,
+        [
+          "xpkg",
+          "build",
+          `--package-root=${b.packageRoot}`,
+          `--examples-root=${path.join(b.packageRoot, "examples")}`,
+          `--embed-runtime-image-tarball=${image.archive}`,
+          `--package-file=${tmp}`,
+        ],
+        opts.env,
+      );
+      fs.renameSync(tmp, xpkg);
+      opts.log(`built ${path.basename(xpkg)} (${mib(xpkg)} MiB) in ${seconds(start)}s`);
+    }
+    const { port, caCert } = opts.registry;
+    const known = before[b.name];
+    const pushed =
+      known?.tag === tag && known.content === content && (await hasTag(port, caCert, b.repository, tag));
+    if (!pushed) {
+      const start = Date.now();
+      await run(
+        cli!,
+        ["xpkg", "push", `--package-files=${xpkg}`, `127.0.0.1:${port}/${b.repository}:${tag}`],
         // The CLI's transport trusts the system pool only (internal/xpkg/upbound/context.go).
-        SSL_CERT_FILE: caCert,
-      },
-    );
-    opts.log(`pushed ${FUNCTION_PACKAGE.repository}:${tag} in ${seconds(start)}s`);
+        { ...opts.env, SSL_CERT_FILE: caCert },
+      );
+      opts.log(`pushed ${b.repository}:${tag} in ${seconds(start)}s`);
+    }
+    published[b.name] = { repository: b.repository, tag, content };
+    fs.writeFileSync(file, `${JSON.stringify({ ...before, ...published }, null, 2)}\n`);
   }
-  const published: PublishedPackages = {
-    [FUNCTION_PACKAGE.name]: { repository: FUNCTION_PACKAGE.repository, tag },
-  };
-  fs.writeFileSync(path.join(opts.registryDir, PACKAGES_FILE), `${JSON.stringify(published, null, 2)}\n`);
   return published;
+}
+
+/** 12 hex digits of the runtime image's digest and every file of the package root. */
+function contentOf(imageDigest: string, packageRoot: string): string {
+  const hash = createHash("sha256").update(`${imageDigest}\0`);
+  const walk = (dir: string) => {
+    for (const e of fs
+      .readdirSync(dir, { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) hash.update(`${path.relative(packageRoot, p)}\0`).update(fs.readFileSync(p));
+    }
+  };
+  walk(packageRoot);
+  return hash.digest("hex").slice(0, 12);
 }
 
 async function run(cli: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {

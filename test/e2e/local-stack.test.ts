@@ -137,6 +137,44 @@ const README_COMMANDS: Record<
       },
     ],
   },
+  // An app developer's flow: in README order, each line after the one before it.
+  "kubectl --context control-plane apply -f examples/data-service/postgresql.yaml -f examples/data-service/binding.yaml":
+    {
+      run: [
+        {
+          line: `${ENV_LOCAL} && kubectl --context control-plane apply -f examples/data-service/postgresql.yaml -f examples/data-service/binding.yaml`,
+          expect:
+            /postgresqlinstance\.anynines\.com\/orders (created|configured|unchanged)[\s\S]*servicebinding\.anynines\.com\/orders-app (created|configured|unchanged)/,
+        },
+      ],
+    },
+  "kubectl --context control-plane -n cluster-app-1 wait servicebinding/orders-app --for=condition=Ready --timeout=5m":
+    {
+      run: [
+        {
+          line: `${ENV_LOCAL} && kubectl --context control-plane -n cluster-app-1 wait servicebinding/orders-app --for=condition=Ready --timeout=5m`,
+          expect: /servicebinding\.anynines\.com\/orders-app condition met/,
+        },
+      ],
+    },
+  "kubectl --context control-plane -n cluster-app-1 get secret orders-app-credentials -o jsonpath='{.data.host}' | base64 -d":
+    {
+      run: [
+        {
+          // The proxy's NodePort path: a node link's address, not the instance's cluster DNS name.
+          line: `${ENV_LOCAL} && kubectl --context control-plane -n cluster-app-1 get secret orders-app-credentials -o jsonpath='{.data.host}' | base64 -d`,
+          expect: /^172\.30\.\d+\.\d+$/m,
+        },
+      ],
+    },
+  "bash examples/data-service/connect-from-app-cluster.sh": {
+    run: [
+      {
+        line: "bash examples/data-service/connect-from-app-cluster.sh",
+        expect: /^connected to postgres as klutch_[0-9a-f]{12}$/m,
+      },
+    ],
+  },
   "npm run pulumi -- preview": {
     // Nothing but unchanged resources and reads (the data plane looks up the `kubernetes` Service).
     run: [{ line: "npm run pulumi -- preview", expect: /preview: \{("read":\d+,)?"same":\d+\}/ }],
@@ -604,6 +642,140 @@ describe("local stack on real clusters (e2e)", function () {
       "--wait=true",
       "--timeout=60s",
     ]);
+  });
+
+  it("a ServiceBinding through the network-aware composition gets credentials for a proxy path, which psql uses from an app cluster's pod; a second binding shares the group's proxy; deleting one releases its path; a binding to a missing instance says so and takes nothing down", async () => {
+    const cp = kubeconfig("control-plane");
+    // app-1's binding namespace on the control plane (bind.namespacePrefix `cluster`): what the
+    // konnector creates for app-1 lands here, and the bridge knows it as app-1's consumers.
+    const ns = "cluster-app-1";
+    const apply = (doc: object) => {
+      const r = kubectlApply(cp, JSON.stringify(doc));
+      assert.equal(r.status, 0, r.stderr);
+    };
+    const binding = (name: string, instanceRef: string) => ({
+      apiVersion: "anynines.com/v1",
+      kind: "ServiceBinding",
+      metadata: { name, namespace: ns },
+      spec: {
+        instanceRef,
+        serviceInstanceType: "postgresql",
+        compositionRef: { name: "a8s-servicebinding-network" },
+        writeConnectionSecretToRef: { name: `${name}-credentials` },
+      },
+    });
+    const condition = (kind: string, name: string, type: string) =>
+      kubectlJson(cp, ["-n", ns, "get", kind, name]).status?.conditions?.find((c: any) => c.type === type);
+    const ready = (name: string) => condition("servicebinding", name, "Ready")?.status === "True";
+    const credentials = (name: string): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries(
+          kubectlJson<{ data: Record<string, string> }>(cp, [
+            "-n",
+            ns,
+            "get",
+            "secret",
+            `${name}-credentials`,
+          ]).data,
+        ).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+      );
+    const connections = (claim: string) =>
+      kubectlJson(cp, [
+        "get",
+        "xtcpconnections",
+        "-l",
+        `crossplane.io/claim-name=${claim},crossplane.io/claim-namespace=${ns}`,
+      ]).items;
+    const proxies = () =>
+      kubectlJson(cp, ["-n", "klutch-network", "get", "deployments"])
+        .items.map((d: any) => d.metadata.name as string)
+        .filter((n: string) => !n.startsWith("local-bridge"))
+        .sort();
+
+    const started = Date.now();
+    apply({
+      apiVersion: "anynines.com/v1",
+      kind: "PostgresqlInstance",
+      metadata: { name: "inventory", namespace: ns },
+      spec: {
+        compositionRef: { name: "a8s-postgresql" },
+        service: "a9s-postgresql14",
+        plan: "postgresql-single-nano",
+        expose: "Internal",
+      },
+    });
+    apply(binding("inventory-a", "inventory"));
+    await eventually("binding inventory-a to be Ready", () => ready("inventory-a"), 300_000);
+    console.log(
+      `      (instance and binding applied → binding Ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+
+    // The backend's keys, plus host and port of the connection's path, not the instance's own.
+    const a = credentials("inventory-a");
+    assert.deepEqual(Object.keys(a).sort(), [
+      "database",
+      "host",
+      "instance_service",
+      "password",
+      "port",
+      "username",
+    ]);
+    // a8s's own host key names the path too: an app written for a8s's keys reaches it as well.
+    assert.equal(a.instance_service, a.host);
+    const [connection] = connections("inventory-a");
+    assert.equal(a.host, connection.status.hostForConsumer);
+    assert.equal(a.port, String(connection.status.port));
+    assert.equal(
+      a.host,
+      infos.find((i) => i.name === "control-plane")!.node!.nodeAddress,
+      "a NodePort on the control plane's node",
+    );
+    const psql = shell(`bash examples/data-service/connect-from-app-cluster.sh inventory-a ${ns}`);
+    assert.equal(psql.status, 0, psql.out);
+    assert.match(psql.out, new RegExp(`^connected to postgres as ${a.username}$`, "m"));
+
+    // A second binding to the same instance: the group's proxy serves it too.
+    const before = proxies();
+    apply(binding("inventory-b", "inventory"));
+    await eventually("binding inventory-b to be Ready", () => ready("inventory-b"), 300_000);
+    assert.deepEqual(proxies(), before, "no second proxy for the same consumer namespace");
+    const b = credentials("inventory-b");
+    assert.equal(b.host, a.host);
+    assert.notEqual(b.username, a.username, "a role of its own");
+
+    // Deleting a binding deletes its connection, and the path is released.
+    const pathOf = (c: any) => c.spec.resourceRefs.find((r: any) => r.kind === "NetworkPath")?.name as string;
+    const aPath = pathOf(connection);
+    kubectl(cp, ["-n", ns, "delete", "servicebinding", "inventory-a", "--wait=false"]);
+    await eventually(
+      "binding inventory-a's connection and path to go",
+      () =>
+        connections("inventory-a").length === 0 && kubectlTry(cp, ["get", "networkpath", aPath]).status !== 0,
+      180_000,
+    );
+    assert.ok(ready("inventory-b"), "the other binding stays Ready");
+
+    // A binding to an instance that does not exist: a clear reason on the claim, nothing else touched.
+    apply(binding("ghost", "no-such-instance"));
+    await eventually(
+      "binding ghost to report the missing instance",
+      () => condition("servicebinding", "ghost", "InstanceFound")?.reason === "InstanceNotFound",
+      120_000,
+    );
+    assert.match(
+      condition("servicebinding", "ghost", "InstanceFound").message,
+      /PostgresqlInstance "no-such-instance" not found in namespace "cluster-app-1"/,
+    );
+    assert.ok(!ready("ghost"));
+    assert.equal(connections("ghost").length, 0);
+    assert.ok(ready("inventory-b"), "the other binding stays Ready");
+
+    for (const [kind, name] of [
+      ["servicebinding", "ghost"],
+      ["servicebinding", "inventory-b"],
+      ["postgresqlinstance", "inventory"],
+    ] as const)
+      kubectl(cp, ["-n", ns, "delete", kind, name, "--wait=false"]);
   });
 
   it("the namespaces exist on the right API servers, labelled with the environment", () => {

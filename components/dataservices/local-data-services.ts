@@ -1,0 +1,96 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import {
+  localPostgresqlComposition,
+  localServiceBindingComposition,
+  networkServiceBindingComposition,
+} from "../../lib/dataservices/compositions";
+import { postgresqlInstanceXrd, serviceBindingXrd } from "../../lib/dataservices/xrds";
+import { PROVIDER_KUBERNETES_SERVICE_ACCOUNT } from "../../lib/crossplane/packages";
+
+export interface LocalDataServicesArgs {
+  /** Provider of the control plane cluster. */
+  provider: k8s.Provider;
+  /** The PostgreSQL image the control plane's node holds. */
+  postgresImage: string;
+  /** Crossplane's namespace, where provider-kubernetes runs. */
+  crossplaneNamespace: string;
+  labels: Record<string, string>;
+  /** Crossplane with Klutch's function and provider-kubernetes installed; the connector API. */
+  dependsOn?: pulumi.Input<pulumi.Resource>[];
+}
+
+/**
+ * Klutch's data-service API on a control plane where anynines' backends cannot run: upstream's
+ * PostgresqlInstance and ServiceBinding XRDs, the local backend under a8s's composition names,
+ * and the network-aware binding (lib/dataservices/compositions.ts). Type token
+ * `klutch:dataservices:LocalDataServices`.
+ */
+export class LocalDataServices extends pulumi.ComponentResource {
+  public readonly compositions: string[];
+
+  constructor(name: string, args: LocalDataServicesArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("klutch:dataservices:LocalDataServices", name, {}, opts);
+    const child = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
+    const xrds = [serviceBindingXrd(args.labels), postgresqlInstanceXrd(args.labels)].map(
+      (x) =>
+        new k8s.apiextensions.CustomResource(
+          `${name}-${(x.metadata as { name: string }).name.split(".")[0]}`,
+          x as k8s.apiextensions.CustomResourceArgs,
+          child,
+        ),
+    );
+    const backend = { image: args.postgresImage };
+    const compositions = [
+      localPostgresqlComposition(backend, args.labels),
+      localServiceBindingComposition(backend, args.labels),
+      networkServiceBindingComposition(backend, args.labels),
+    ];
+    for (const c of compositions)
+      new k8s.apiextensions.CustomResource(
+        `${name}-${(c.metadata as { name: string }).name}`,
+        c as k8s.apiextensions.CustomResourceArgs,
+        { ...child, dependsOn: xrds },
+      );
+
+    // provider-kubernetes applies what the local backend composes: the Deployment of an instance
+    // and the Job that makes a binding's role (Secrets and Services it may handle already:
+    // components/crossplane/crossplane.ts).
+    const role = new k8s.rbac.v1.ClusterRole(
+      `${name}-provider-kubernetes`,
+      {
+        metadata: { name: "klutch:provider-kubernetes:local-data-services", labels: args.labels },
+        rules: [
+          {
+            apiGroups: ["apps"],
+            resources: ["deployments"],
+            verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+          },
+          {
+            apiGroups: ["batch"],
+            resources: ["jobs"],
+            verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+          },
+        ],
+      },
+      { parent: this, provider: args.provider },
+    );
+    new k8s.rbac.v1.ClusterRoleBinding(
+      `${name}-provider-kubernetes`,
+      {
+        metadata: { name: "klutch:provider-kubernetes:local-data-services", labels: args.labels },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
+        subjects: [
+          {
+            kind: "ServiceAccount",
+            name: PROVIDER_KUBERNETES_SERVICE_ACCOUNT,
+            namespace: args.crossplaneNamespace,
+          },
+        ],
+      },
+      { parent: this, provider: args.provider },
+    );
+    this.compositions = compositions.map((c) => (c.metadata as { name: string }).name);
+    this.registerOutputs({ compositions: this.compositions });
+  }
+}

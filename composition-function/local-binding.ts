@@ -1,0 +1,219 @@
+/**
+ * A ServiceBinding to a local PostgreSQL instance (an XServiceBinding, anynines.com/v1, whose
+ * spec.instanceRef names a PostgresqlInstance claim of the same namespace): a login role of its
+ * own in the instance's server, and its credentials in a8s' shape. a8s writes a Secret
+ * `<binding>-service-binding` with username, password, database and instance_service (the host;
+ * the port is always 5432); so does this, and Crossplane reads the keys back as the `credentials`
+ * Object's connection details, which become the binding's.
+ *
+ * The instance is an extra resource: Crossplane 1.20 fetches what the response's
+ * requirements.extra_resources asks for and calls the function again with it (the SDK's
+ * requireResource writes `requirements.resources`, which only Crossplane 2 reads).
+ *
+ * Pure, but for the password: `newPassword` is asked only while no observed Secret has one.
+ */
+import { createHash } from "node:crypto";
+import type { LocalPostgresqlBindingInput } from "./input.js";
+import type { JsonObject } from "./json.js";
+import {
+  fromSecret,
+  kubernetesObject,
+  observedStringData,
+  restrictedSecurityContext,
+  secretConnectionDetails,
+} from "./kubernetes-object.js";
+import { ADMIN_DATABASE, ADMIN_USER } from "./local-postgresql.js";
+import {
+  CLAIM_NAMESPACE_LABEL,
+  CLAIM_NAME_LABEL,
+  CompositeError,
+  claimOf,
+  describe,
+  isReadyTrue,
+  stringAt,
+  uidOf,
+  type Claim,
+  type ExtraResourceSelector,
+  type ObservedResource,
+  type StepCondition,
+  type StepResult,
+} from "./step.js";
+
+/** The key the instance is asked for, and delivered under, in the request's extra resources. */
+export const INSTANCE_REQUIREMENT = "instance";
+export const INSTANCE_API_VERSION = "anynines.com/v1";
+export const INSTANCE_KIND = "XPostgresqlInstance";
+
+/** The composed resources' names in the pipeline. */
+export const BINDING_RESOURCES = { credentials: "credentials", role: "role" } as const;
+
+/** a8s' binding Secret keys, in the order a8s lists them. */
+export const BINDING_KEYS = ["username", "password", "database", "instance_service"] as const;
+
+export const INSTANCE_FOUND = "InstanceFound";
+
+const STEP = "LocalPostgresqlBinding";
+
+/** The instance's composite: the one made for the claim spec.instanceRef names, in the binding's namespace. */
+export function instanceSelector(claim: Claim, instanceRef: string): ExtraResourceSelector {
+  return {
+    apiVersion: INSTANCE_API_VERSION,
+    kind: INSTANCE_KIND,
+    matchLabels: { [CLAIM_NAME_LABEL]: instanceRef, [CLAIM_NAMESPACE_LABEL]: claim.namespace },
+  };
+}
+
+/**
+ * The binding's login role: its composite's uid hashed, so it is the binding's own for its life,
+ * never another binding's, and a valid unquoted identifier (PostgreSQL folds to lower case).
+ */
+export function roleName(uid: string): string {
+  return `klutch_${createHash("sha256").update(uid).digest("hex").slice(0, 12)}`;
+}
+
+/**
+ * The script of the role Job. No password is in it or in the Job spec: both come from Secrets
+ * through the environment, and psql takes the new one as a variable, which it interpolates
+ * (quoted, :'pw') only in statements it reads from a script, here stdin, never with -c.
+ * `\gexec` runs the CREATE only when the role does not exist yet; ALTER then sets the password
+ * on every run, so a Job run again after a failure ends in the same state.
+ */
+export const ROLE_SCRIPT = `set -eu
+psql --no-psqlrc -v ON_ERROR_STOP=1 -v role="$ROLE_NAME" -v pw="$ROLE_PASSWORD" <<'SQL'
+SELECT format('CREATE ROLE %I', :'role')
+  WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = :'role')
+\\gexec
+ALTER ROLE :"role" WITH LOGIN PASSWORD :'pw';
+GRANT ALL PRIVILEGES ON DATABASE ${ADMIN_DATABASE} TO :"role";
+GRANT ALL ON SCHEMA public TO :"role";
+SQL
+`;
+
+export function composeLocalPostgresqlBinding(
+  composite: JsonObject,
+  observed: Readonly<Record<string, ObservedResource>>,
+  /** The extra resources delivered under INSTANCE_REQUIREMENT; undefined: not delivered yet. */
+  instances: readonly JsonObject[] | undefined,
+  input: LocalPostgresqlBindingInput,
+  newPassword: () => string,
+): StepResult {
+  const claim = claimOf(composite, STEP);
+  const instanceRef = stringAt(composite, "spec", "instanceRef");
+  if (!instanceRef)
+    throw new CompositeError(
+      `${describe(composite)} has no spec.instanceRef; set it to the name of the PostgresqlInstance claim in namespace ${JSON.stringify(claim.namespace)} to bind to`,
+    );
+  const requirements = { [INSTANCE_REQUIREMENT]: instanceSelector(claim, instanceRef) };
+  // Crossplane calls again with the instance (or none) right away: nothing to say or compose yet.
+  if (instances === undefined) return { composed: [], requirements, conditions: [], results: [] };
+
+  const where = `PostgresqlInstance ${JSON.stringify(instanceRef)}`;
+  const inNamespace = `in namespace ${JSON.stringify(claim.namespace)}`;
+  const withoutInstance = (reason: string, message: string): StepResult => ({
+    composed: [],
+    compositeReady: false,
+    requirements,
+    conditions: [{ type: INSTANCE_FOUND, status: "False", reason, message }],
+    results: [{ severity: "Warning", message }],
+  });
+  if (instances.length === 0) return withoutInstance("InstanceNotFound", `${where} not found ${inNamespace}`);
+  // One claim has one composite; two would be objects labelled by hand, and either could be the wrong one.
+  if (instances.length > 1)
+    return withoutInstance(
+      "InstanceAmbiguous",
+      `${where} ${inNamespace} matches ${instances.length} ${INSTANCE_KIND}s (${instances.map(describe).join(", ")}); ` +
+        `only the one Crossplane made for the claim may carry its ${CLAIM_NAME_LABEL} and ${CLAIM_NAMESPACE_LABEL} labels`,
+    );
+  const instance = instances[0]!;
+  const host = stringAt(instance, "status", "managed", "host");
+  const adminSecret = stringAt(instance, "status", "managed", "adminSecret");
+  if (!host || !adminSecret)
+    return withoutInstance(
+      "InstanceNotReady",
+      `${where} ${inNamespace} has no status.managed.${host ? "adminSecret" : "host"} yet; the binding waits until its server is composed`,
+    );
+
+  const R = BINDING_RESOURCES;
+  const uid = uidOf(composite, STEP);
+  const secret = { name: `${claim.name}-service-binding`, namespace: claim.namespace };
+  const credentialsObserved = observed[R.credentials];
+  const password = observedStringData(credentialsObserved?.resource, "password") ?? newPassword();
+  const stringData: Record<(typeof BINDING_KEYS)[number], string> = {
+    username: roleName(uid),
+    password,
+    database: ADMIN_DATABASE,
+    instance_service: host,
+  };
+  const credentials = kubernetesObject({
+    manifest: { apiVersion: "v1", kind: "Secret", metadata: secret, type: "Opaque", stringData },
+    providerConfigName: input.providerConfigName,
+    readiness: { policy: "SuccessfulCreate" },
+    connectionDetails: secretConnectionDetails(secret, BINDING_KEYS),
+    writeConnectionSecretToRef: {
+      namespace: input.connectionSecretNamespace,
+      name: `${uid}-credentials`,
+    },
+  });
+
+  const job = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: `${claim.name}-role`, namespace: claim.namespace },
+    spec: {
+      // The server may still be starting: each failed run is retried, with back-off, up to six times.
+      backoffLimit: 6,
+      template: {
+        spec: {
+          restartPolicy: "OnFailure",
+          automountServiceAccountToken: false,
+          containers: [
+            {
+              name: "role",
+              image: input.image,
+              imagePullPolicy: input.imagePullPolicy,
+              command: ["/bin/sh", "-c", ROLE_SCRIPT],
+              env: [
+                { name: "PGHOST", value: host },
+                { name: "PGUSER", value: ADMIN_USER },
+                { name: "PGDATABASE", value: ADMIN_DATABASE },
+                fromSecret("PGPASSWORD", adminSecret, "password"),
+                fromSecret("ROLE_NAME", secret.name, "username"),
+                fromSecret("ROLE_PASSWORD", secret.name, "password"),
+              ],
+              securityContext: restrictedSecurityContext(),
+            },
+          ],
+        },
+      },
+    },
+  };
+  const role = kubernetesObject({
+    manifest: job,
+    providerConfigName: input.providerConfigName,
+    readiness: {
+      policy: "DeriveFromCelQuery",
+      celQuery: "has(object.status.succeeded) && object.status.succeeded > 0",
+    },
+  });
+
+  const credentialsReady = isReadyTrue(credentialsObserved?.resource);
+  const roleReady = isReadyTrue(observed[R.role]?.resource);
+  const found: StepCondition = {
+    type: INSTANCE_FOUND,
+    status: "True",
+    reason: INSTANCE_FOUND,
+    message: `${where} ${inNamespace} serves at ${host}`,
+  };
+  const details = credentialsObserved?.connectionDetails ?? {};
+  return {
+    composed: [
+      { name: R.credentials, resource: credentials, ready: credentialsReady },
+      { name: R.role, resource: role, ready: roleReady },
+    ],
+    compositePatch: { status: { managed: { secret, implemented: credentialsReady && roleReady } } },
+    ...(Object.keys(details).length > 0 ? { connectionDetails: { ...details } } : {}),
+    requirements,
+    conditions: [found],
+    results: [],
+  };
+}

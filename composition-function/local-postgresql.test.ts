@@ -1,0 +1,210 @@
+import { strict as assert } from "node:assert";
+import type { LocalPostgresqlInstanceInput } from "./input.js";
+import {
+  INSTANCE_RESOURCES,
+  POSTGRESQL_POD_LABEL,
+  composeLocalPostgresqlInstance,
+  managedInstance,
+} from "./local-postgresql.js";
+import { CompositeError, type ObservedResource } from "./step.js";
+
+type Json = Record<string, any>;
+/** A composed resource, for reading its fields without a cast at each. */
+const json = (o: unknown): Json => o as Json;
+
+const INPUT: LocalPostgresqlInstanceInput = {
+  kind: "LocalPostgresqlInstance",
+  image: "klutch.local/postgres:15",
+  imagePullPolicy: "Never",
+  providerConfigName: "local",
+  clusterDomain: "cluster.local",
+};
+
+const xr = (
+  labels: Record<string, string> = {
+    "crossplane.io/claim-name": "pg",
+    "crossplane.io/claim-namespace": "team-a",
+  },
+) => ({
+  apiVersion: "anynines.com/v1",
+  kind: "XPostgresqlInstance",
+  metadata: { name: "pg-x7k2p", uid: "u-1", labels },
+  spec: { service: "a9s-postgresql13", plan: "postgresql-single-nano" },
+});
+
+const observedObject = (manifest: Json, ready: boolean): ObservedResource => ({
+  resource: {
+    apiVersion: "kubernetes.crossplane.io/v1alpha2",
+    kind: "Object",
+    metadata: { name: "pg-x7k2p-abcde" },
+    spec: { forProvider: { manifest } },
+    status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+  },
+  connectionDetails: {},
+});
+
+const fixedPassword = () => "generated-password-0123456789abc";
+const noPassword = () => assert.fail("no password may be generated once the Secret has one");
+
+describe("composition function: local PostgreSQL instance", () => {
+  it("composes the admin Secret, the server Deployment and the Service as provider-kubernetes Objects, none ready yet", () => {
+    const out = composeLocalPostgresqlInstance(xr(), {}, INPUT, fixedPassword);
+    assert.deepEqual(
+      out.composed.map((c) => [c.name, c.ready]),
+      [
+        ["admin-credentials", false],
+        ["server", false],
+        ["service", false],
+      ],
+    );
+    for (const c of out.composed) {
+      assert.equal(c.resource.apiVersion, "kubernetes.crossplane.io/v1alpha2");
+      assert.equal(c.resource.kind, "Object");
+      assert.deepEqual((c.resource.spec as Json).providerConfigRef, { name: "local" });
+      // Cluster-scoped: Crossplane names it after the composite.
+      assert.equal(c.resource.metadata, undefined);
+    }
+    const [admin, server, service] = out.composed.map((c) => c.resource.spec as Json);
+    assert.deepEqual(admin!.forProvider.manifest, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "pg-pg-admin", namespace: "team-a" },
+      type: "Opaque",
+      stringData: {
+        username: "postgres",
+        password: "generated-password-0123456789abc",
+        database: "postgres",
+      },
+    });
+    assert.deepEqual(admin!.readiness, { policy: "SuccessfulCreate" });
+    assert.deepEqual(service!.readiness, { policy: "SuccessfulCreate" });
+    assert.deepEqual(server!.readiness, {
+      policy: "DeriveFromCelQuery",
+      celQuery: "has(object.status.readyReplicas) && object.status.readyReplicas > 0",
+    });
+
+    const deployment = server!.forProvider.manifest;
+    assert.deepEqual(deployment.metadata, {
+      name: "pg-pg",
+      namespace: "team-a",
+      labels: { [POSTGRESQL_POD_LABEL]: "pg" },
+    });
+    assert.equal(deployment.spec.replicas, 1);
+    assert.deepEqual(deployment.spec.strategy, { type: "Recreate" });
+    assert.deepEqual(deployment.spec.selector, { matchLabels: { [POSTGRESQL_POD_LABEL]: "pg" } });
+    assert.deepEqual(deployment.spec.template.metadata.labels, { [POSTGRESQL_POD_LABEL]: "pg" });
+    const pod = deployment.spec.template.spec;
+    assert.deepEqual(pod.volumes, [{ name: "data", emptyDir: {} }]);
+    assert.equal(pod.containers.length, 1);
+    const c = pod.containers[0];
+    assert.equal(c.name, "postgres");
+    assert.equal(c.image, "klutch.local/postgres:15");
+    assert.equal(c.imagePullPolicy, "Never");
+    assert.deepEqual(c.env, [
+      { name: "POSTGRES_PASSWORD", valueFrom: { secretKeyRef: { name: "pg-pg-admin", key: "password" } } },
+    ]);
+    assert.deepEqual(c.ports, [{ name: "postgresql", containerPort: 5432, protocol: "TCP" }]);
+    assert.deepEqual(c.readinessProbe.exec.command, ["pg_isready", "-h", "127.0.0.1", "-U", "postgres"]);
+    assert.deepEqual(c.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 999,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
+    assert.deepEqual(c.volumeMounts, [{ name: "data", mountPath: "/var/lib/postgresql/data" }]);
+    // No password in the Deployment itself.
+    assert.doesNotMatch(JSON.stringify(deployment), /generated-password/);
+
+    assert.deepEqual(service!.forProvider.manifest, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "pg-pg", namespace: "team-a", labels: { [POSTGRESQL_POD_LABEL]: "pg" } },
+      spec: {
+        type: "ClusterIP",
+        selector: { [POSTGRESQL_POD_LABEL]: "pg" },
+        ports: [{ name: "postgresql", port: 5432, targetPort: 5432, protocol: "TCP" }],
+      },
+    });
+
+    assert.deepEqual(out.compositePatch, {
+      status: { managed: { host: "pg-pg.team-a.svc.cluster.local", port: 5432, adminSecret: "pg-pg-admin" } },
+    });
+    assert.equal(out.compositeReady, undefined);
+    assert.deepEqual(
+      [out.conditions, out.results, out.requirements, out.connectionDetails],
+      [[], [], undefined, undefined],
+    );
+  });
+
+  it("takes the image pull policy from the input", () => {
+    const out = composeLocalPostgresqlInstance(
+      xr(),
+      {},
+      { ...INPUT, imagePullPolicy: "IfNotPresent" },
+      fixedPassword,
+    );
+    const server = json(out.composed.find((c) => c.name === INSTANCE_RESOURCES.server)!.resource);
+    assert.equal(
+      server.spec.forProvider.manifest.spec.template.spec.containers[0].imagePullPolicy,
+      "IfNotPresent",
+    );
+  });
+
+  it("keeps the password the observed Secret has, and counts each Object ready by its Ready condition", () => {
+    const first = composeLocalPostgresqlInstance(xr(), {}, INPUT, fixedPassword);
+    const observed = {
+      "admin-credentials": observedObject(
+        (first.composed[0]!.resource.spec as Json).forProvider.manifest,
+        true,
+      ),
+      server: observedObject({}, false),
+      service: observedObject({}, true),
+    };
+    const again = composeLocalPostgresqlInstance(xr(), observed, INPUT, noPassword);
+    assert.deepEqual(
+      again.composed.map((c) => c.resource),
+      first.composed.map((c) => c.resource),
+    );
+    assert.deepEqual(
+      again.composed.map((c) => c.ready),
+      [true, false, true],
+    );
+  });
+
+  it("generates a new password while the observed Secret has none", () => {
+    const out = composeLocalPostgresqlInstance(
+      xr(),
+      { "admin-credentials": observedObject({ stringData: {} }, false) },
+      INPUT,
+      () => "another",
+    );
+    assert.equal(
+      (out.composed[0]!.resource.spec as Json).forProvider.manifest.stringData.password,
+      "another",
+    );
+  });
+
+  it("is fatal for a composite made without a claim, naming the label and the fix", () => {
+    assert.throws(
+      () =>
+        composeLocalPostgresqlInstance(xr({ "crossplane.io/claim-name": "pg" }), {}, INPUT, fixedPassword),
+      (e: unknown) =>
+        e instanceof CompositeError &&
+        /^XPostgresqlInstance "pg-x7k2p" has no label crossplane\.io\/claim-namespace; LocalPostgresqlInstance composes only composite resources made from a claim.*create the claim/.test(
+          e.message,
+        ),
+    );
+  });
+
+  it("is fatal for a claim name no Service can be named after", () => {
+    assert.throws(
+      () => managedInstance({ name: "1pg.db", namespace: "team-a" }),
+      /PostgresqlInstance claim "1pg\.db" would get Service "1pg\.db-pg", which is not a DNS-1035 label/,
+    );
+    assert.throws(() => managedInstance({ name: "p".repeat(61), namespace: "n" }), CompositeError);
+    assert.equal(
+      managedInstance({ name: "p".repeat(60), namespace: "n" }).host,
+      `${"p".repeat(60)}-pg.n.svc.cluster.local`,
+    );
+  });
+});

@@ -1,0 +1,75 @@
+import { strict as assert } from "node:assert";
+import {
+  CONNECTION_SECRETS_NAMESPACE,
+  NETWORK_SERVICE_BINDING,
+  localPostgresqlComposition,
+  localServiceBindingComposition,
+  networkServiceBindingComposition,
+} from "./compositions";
+import { postgresqlInstanceXrd, serviceBindingXrd } from "./xrds";
+
+const backend = { image: "klutch.local/postgres:15.18-0123456789ab" };
+type Json = any;
+
+describe("the data-service compositions (pure)", () => {
+  it("the local backend takes a8s's names, which upstream's XRDs default to and admit", () => {
+    const pg: Json = localPostgresqlComposition(backend);
+    const binding: Json = localServiceBindingComposition(backend);
+    assert.equal(pg.metadata.name, (postgresqlInstanceXrd() as Json).spec.defaultCompositionRef.name);
+    assert.equal(binding.metadata.name, (serviceBindingXrd() as Json).spec.defaultCompositionRef.name);
+    assert.deepEqual(pg.spec.compositeTypeRef, {
+      apiVersion: "anynines.com/v1",
+      kind: "XPostgresqlInstance",
+    });
+    assert.deepEqual(pg.spec.pipeline, [
+      {
+        step: "instance",
+        functionRef: { name: "function-klutch" },
+        input: {
+          apiVersion: "fn.klutch.anynines.com/v1alpha1",
+          kind: "LocalPostgresqlInstance",
+          image: backend.image,
+          imagePullPolicy: "Never",
+          providerConfigName: "kubernetes-provider",
+        },
+      },
+    ]);
+  });
+
+  it("the network-aware binding runs the backend's binding, then the connection step, and writes connection Secrets", () => {
+    const c: Json = networkServiceBindingComposition(backend);
+    assert.equal(c.metadata.name, NETWORK_SERVICE_BINDING);
+    assert.equal(c.spec.mode, "Pipeline");
+    assert.equal(c.spec.writeConnectionSecretsToNamespace, CONNECTION_SECRETS_NAMESPACE);
+    assert.deepEqual(
+      c.spec.pipeline.map((s: Json) => [s.step, s.input.kind]),
+      [
+        ["binding", "LocalPostgresqlBinding"],
+        ["network-connection", "NetworkConnection"],
+      ],
+    );
+    // The backend's binding step is the same as in its own composition.
+    assert.deepEqual(c.spec.pipeline[0], (localServiceBindingComposition(backend) as Json).spec.pipeline[0]);
+    assert.deepEqual(c.spec.pipeline[1].input, {
+      apiVersion: "fn.klutch.anynines.com/v1alpha1",
+      kind: "NetworkConnection",
+      credentialsFrom: "credentials",
+      hostKey: "instance_service",
+      defaultPort: 5432,
+    });
+  });
+
+  it("upstream's XRDs: names, claims and the CEL rule that ties other types to other compositions", () => {
+    const sb: Json = serviceBindingXrd();
+    assert.equal(sb.metadata.name, "xservicebindings.anynines.com");
+    assert.deepEqual(sb.spec.claimNames, { kind: "ServiceBinding", plural: "servicebindings" });
+    const spec = sb.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    assert.deepEqual(spec.required, ["instanceRef", "serviceInstanceType"]);
+    assert.match(spec["x-kubernetes-validations"][0].rule, /self\.serviceInstanceType == 'postgresql'/);
+    const pg: Json = postgresqlInstanceXrd();
+    assert.equal(pg.spec.defaultCompositeDeletePolicy, "Foreground");
+    const pgSpec = pg.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    assert.deepEqual(pgSpec.required, ["service", "plan"]);
+    assert.equal(Object.keys(pgSpec.properties.parameters.properties).length, 24);
+  });
+});

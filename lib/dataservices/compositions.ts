@@ -1,0 +1,105 @@
+import { KLUTCH_FUNCTION } from "../connector-api/compositions";
+import { A8S_POSTGRESQL, A8S_SERVICE_BINDING, DATASERVICES_GROUP } from "./xrds";
+
+/**
+ * The data-service compositions this project renders, all Pipeline mode with Klutch's function
+ * (composition-function/, steps by input kind):
+ *
+ * - the local backend, a stand-in for a8s where a8s cannot run (local clusters): under a8s's own
+ *   composition names, because upstream's XRD admits PostgreSQL services and plans only for
+ *   `a8s-postgresql` and `a9s-postgresql` (its CEL rules), so a claim written for a8s works as is.
+ *   An instance is PostgreSQL as a Deployment with a Service and an admin Secret, from the node's
+ *   image; a binding is a login role made by a Job and a Secret with a8s's keys (`username`,
+ *   `password`, `database`, `instance_service`), all through provider-kubernetes Objects.
+ * - the network-aware binding (the seed's TODO, `compositionRef: a8s-servicebinding-network`): the
+ *   same binding, plus one XTCPConnection to the instance's host and port, and the claim's
+ *   Secret with the binding's keys and `host`/`port` of the connection's path.
+ */
+
+export const NETWORK_SERVICE_BINDING = "a8s-servicebinding-network";
+/** Where composite resources' connection Secrets are written before Crossplane copies them to claims. */
+export const CONNECTION_SECRETS_NAMESPACE = "crossplane-system";
+/** provider-kubernetes' ProviderConfig (lib/crossplane/packages.ts providerConfigManifests). */
+export const KUBERNETES_PROVIDER_CONFIG = "kubernetes-provider";
+/** a8s's PostgreSQL port: its binding Secret carries no port. */
+export const A8S_POSTGRESQL_PORT = 5432;
+
+type Json = Record<string, unknown>;
+
+function composition(
+  name: string,
+  kind: string,
+  steps: { step: string; input: Json }[],
+  labels: Record<string, string>,
+): Json {
+  return {
+    apiVersion: "apiextensions.crossplane.io/v1",
+    kind: "Composition",
+    metadata: { name, labels },
+    spec: {
+      compositeTypeRef: { apiVersion: `${DATASERVICES_GROUP}/v1`, kind },
+      // Without it Crossplane writes no XR connection Secret, and so no claim Secret
+      // (internal/controller/apiextensions/composite/api.go of 1.20).
+      writeConnectionSecretsToNamespace: CONNECTION_SECRETS_NAMESPACE,
+      mode: "Pipeline",
+      pipeline: steps.map(({ step, input }) => ({
+        step,
+        functionRef: { name: KLUTCH_FUNCTION.name },
+        input: { apiVersion: KLUTCH_FUNCTION.inputApiVersion, ...input },
+      })),
+    },
+  };
+}
+
+export interface LocalBackend {
+  /** The PostgreSQL image the control plane's node holds (`klutch.local/postgres:<tag>`). */
+  image: string;
+}
+
+const backendInput = (b: LocalBackend): Json => ({
+  image: b.image,
+  imagePullPolicy: "Never",
+  providerConfigName: KUBERNETES_PROVIDER_CONFIG,
+});
+
+const bindingStep = (b: LocalBackend) => ({
+  step: "binding",
+  input: {
+    kind: "LocalPostgresqlBinding",
+    ...backendInput(b),
+    connectionSecretNamespace: CONNECTION_SECRETS_NAMESPACE,
+  },
+});
+
+export function localPostgresqlComposition(b: LocalBackend, labels: Record<string, string> = {}): Json {
+  return composition(
+    A8S_POSTGRESQL,
+    "XPostgresqlInstance",
+    [{ step: "instance", input: { kind: "LocalPostgresqlInstance", ...backendInput(b) } }],
+    labels,
+  );
+}
+
+export function localServiceBindingComposition(b: LocalBackend, labels: Record<string, string> = {}): Json {
+  return composition(A8S_SERVICE_BINDING, "XServiceBinding", [bindingStep(b)], labels);
+}
+
+export function networkServiceBindingComposition(b: LocalBackend, labels: Record<string, string> = {}): Json {
+  return composition(
+    NETWORK_SERVICE_BINDING,
+    "XServiceBinding",
+    [
+      bindingStep(b),
+      {
+        step: "network-connection",
+        input: {
+          kind: "NetworkConnection",
+          credentialsFrom: "credentials",
+          hostKey: "instance_service",
+          defaultPort: A8S_POSTGRESQL_PORT,
+        },
+      },
+    ],
+    labels,
+  );
+}
