@@ -123,6 +123,9 @@ describe("KlutchEnvironment (mocks)", () => {
       "klutch:bridge:BridgeIdentity",
       "klutch:bridge:BridgeSettings",
       "kubernetes:core/v1:ConfigMap",
+      // Teardown: Crossplane's own webhook configurations after it; every claim before all.
+      "pulumi-nodejs:dynamic/klutch:CrossplaneWebhookConfigurations",
+      "pulumi-nodejs:dynamic/klutch:TeardownDrain",
     ]);
     // One XRD; NOOP and the proxy (Klutch's default), function-less: a local cluster pulls no
     // package, function-patch-and-transform included.
@@ -230,6 +233,43 @@ describe("KlutchEnvironment (mocks)", () => {
         verbs: ["get", "update"],
       },
     ]);
+  });
+
+  it("registers the teardown drain after everything that must outlive it, so a destroy deletes it first", async () => {
+    const stateDir = fakeLocalStateDir(["control-plane", "app-1", "app-2"]);
+    // What the drain must outlive registers slowly: the drain starts only after each is done
+    // if, and only if, it records them as dependencies (the SDK awaits their URNs).
+    const mustOutlive = (type: string, name: string) =>
+      /CompositeResourceDefinition|CustomResourceDefinition|Composition$|helm|pkg\.crossplane\.io|ClusterRole$/.test(
+        type,
+      ) || /konnector/.test(name);
+    const run = mockPulumi(localConfig(stateDir), "test", {
+      delayMs: (args) => (mustOutlive(args.type, args.name) ? 100 : 0),
+    });
+    klutchProgram();
+    const at = (event: string) => run.events.indexOf(event);
+    const started = "start pulumi-nodejs:dynamic/klutch:TeardownDrain local-teardown-drain";
+    for (let i = 0; i < 200 && at(started) < 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await settle();
+    const drain = at(started);
+    assert.ok(drain > 0, "the drain is registered");
+    const outlive = run.resources.filter((r) => mustOutlive(r.type, r.name));
+    assert.ok(outlive.length >= 8, outlive.map((r) => r.name).join(", "));
+    for (const r of outlive)
+      assert.ok(
+        at(`done ${r.type} ${r.name}`) < drain,
+        `${r.type} ${r.name} is done before the drain registers`,
+      );
+    // Its state holds the kubeconfigs only as secrets.
+    const [registered] = run.ofType("pulumi-nodejs:dynamic/klutch:TeardownDrain");
+    assert.deepEqual(
+      Object.keys(registered?.inputs ?? {})
+        .filter((k) => k !== "__provider")
+        .sort(),
+      ["appClusterKubeconfigs", "kubeconfig", "timeoutSeconds"],
+    );
+    for (const key of ["appClusterKubeconfigs", "kubeconfig"])
+      assert.equal(registered?.inputs[key]?.[SECRET_SIG], SECRET_MARKER, `${key} is a secret`);
   });
 
   it("passes each kubeconfig to its provider as a secret", async () => {

@@ -1,3 +1,4 @@
+import { TeardownDrain } from "../dynamic-providers/teardown-drain";
 import { LocalDataServices } from "./dataservices/local-data-services";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -126,6 +127,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         runLocally: xpDeploy.runLocally,
         ...(xpDeploy.node ?? {}),
         ...(xpDeploy.localPackages ? { localPackages: xpDeploy.localPackages } : {}),
+        kubeconfig: this.controlPlane.kubeconfig,
         labels: plan.labels,
       },
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },
@@ -142,19 +144,19 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     );
 
     // Where anynines' backends cannot run: the data-service API with the local backend.
-    if (plan.localDataServices) {
-      new LocalDataServices(
-        `${name}-data-services`,
-        {
-          provider: this.controlPlane.provider,
-          postgresImage: plan.localDataServices.postgresImage,
-          crossplaneNamespace: "crossplane-system",
-          labels: plan.labels,
-          dependsOn: [this.crossplane, this.connectorApi],
-        },
-        { parent: this },
-      );
-    }
+    const dataServices = plan.localDataServices
+      ? new LocalDataServices(
+          `${name}-data-services`,
+          {
+            provider: this.controlPlane.provider,
+            postgresImage: plan.localDataServices.postgresImage,
+            crossplaneNamespace: "crossplane-system",
+            labels: plan.labels,
+            dependsOn: [this.crossplane, this.connectorApi],
+          },
+          { parent: this },
+        )
+      : undefined;
 
     // The Crossplane bridge: its settings and identity, and its Deployment when planned.
     this.bridge = bridgePart(this, name, {
@@ -180,6 +182,29 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     this.bindBackend = bind.backend;
     this.exportedApis = bind.exportedApis;
     this.bindings = bind.bindings;
+
+    // Created last, deleted first: a destroy releases every claim and what it composed while
+    // Crossplane, its providers, the bridge and the konnectors can still do it.
+    new TeardownDrain(
+      `${name}-teardown-drain`,
+      {
+        kubeconfig: this.controlPlane.kubeconfig,
+        appClusterKubeconfigs: pulumi.all(
+          Object.fromEntries(Object.entries(this.appClusters).map(([app, a]) => [app, a.kubeconfig])),
+        ),
+      },
+      {
+        parent: this,
+        dependsOn: [
+          this.crossplane,
+          this.connectorApi,
+          ...(dataServices ? [dataServices] : []),
+          ...(this.bridge ? [this.bridge] : []),
+          bind.backend,
+          ...Object.values(bind.bindings),
+        ],
+      },
+    );
 
     this.registerOutputs({ namespaces: this.namespaces });
   }

@@ -1,5 +1,6 @@
 import { bridgeStackEnv } from "../bridge/state-dir";
-import { ensureKubernetesPlugin, pulumiEnv } from "../automation/pulumi-runner";
+import * as path from "node:path";
+import { ensureKubernetesPlugin, LOCAL_PASSPHRASE_FILE, pulumiEnv } from "../automation/pulumi-runner";
 import type { BridgeView } from "./group-preview";
 
 /**
@@ -17,9 +18,23 @@ export function bridgeView(o: {
   target: BridgeView["target"];
   settings?: BridgeView["settings"];
   nodes?: BridgeView["nodes"];
+  /** The passphrase of the bridge's stacks (a deployed bridge's, from its Secret). */
+  passphrase?: string;
 }): BridgeView {
+  // The bridge's stacks have a passphrase of their own: never the environment stack's, which
+  // `scripts/toolchain.sh env --local-stack` may have exported for the same shell.
+  const own = { ...process.env };
+  if (o.passphrase !== undefined) {
+    own.PULUMI_CONFIG_PASSPHRASE = o.passphrase;
+    delete own.PULUMI_CONFIG_PASSPHRASE_FILE;
+  } else if (
+    own.PULUMI_CONFIG_PASSPHRASE_FILE &&
+    path.resolve(own.PULUMI_CONFIG_PASSPHRASE_FILE) === LOCAL_PASSPHRASE_FILE
+  ) {
+    delete own.PULUMI_CONFIG_PASSPHRASE_FILE;
+  }
   const base = bridgeStackEnv({
-    base: process.env,
+    base: own,
     stateDir: o.stateDir,
     ...(o.backend ? { backend: o.backend } : {}),
     create: false,

@@ -18,6 +18,7 @@ import { repoRoot } from "../automation/toolchain";
 import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import { addTargetOptions, targetFromOptions, type TargetOptions } from "../bridge/target-options";
 import type { Target } from "../bridge/program";
+import { previewArgsFromBridge } from "../lib/network-preview/deployed-bridge";
 
 /** Exit codes for errors; 0/3/4/5 are the report's grades (lib/network-preview/model.ts). */
 const EXIT_FAILED = 1;
@@ -25,64 +26,96 @@ const EXIT_USAGE = 2;
 
 // The bridge's own target flags (--target, --port-range, --bind-address, --data-plane-*, …):
 // each group is previewed as the bridge with these flags would build it.
-const program = addTargetOptions(new Command())
-  .name("preview:network")
-  .description(
-    "Previews the network effect of a change per data-service connection: endpoint before → after, " +
-      "risk, exposure, ports, blast radius, policy, cost. Runs the environment stack's preview (--stack) and the " +
-      "bridge's own group programs with `pulumi preview` on the bridge's stacks; nothing is changed.",
-  )
-  .option(
-    "--stack <name>",
-    "also preview the environment stack's current config (stacks/Pulumi.<name>.yaml) through the engine, with the policy pack",
-  )
-  .option("--no-policy", "run the environment stack's preview without the CrossGuard pack (policy/)")
-  .option(
-    "--connections <file>",
-    "TCPConnection manifests to preview as applied (annotate klutch.anynines.com/preview-action: delete to preview a deletion)",
-  )
-  .option(
-    "--kubeconfig <file>",
-    "control plane the NetworkPaths live on (for the current paths and the pending ones)",
-  )
-  .option("--all-groups", "preview every group on the control plane (e.g. with another --port-range)")
-  .option("--no-pending", "leave out NetworkPaths the bridge has not realised yet")
-  .option("--bridge-state-dir <dir>", "the bridge's --state-dir", path.join(repoRoot, ".klutch", "bridge"))
-  .option("--backend <url>", "the bridge's --backend (default: file backend in its state dir)")
-  .option("--slot-size <n>", "the bridge's --slot-size", "50")
-  .option("--max-ports-per-group <n>", "the bridge's --max-ports-per-group (default: its whole range)")
-  .option(
-    "--settings <namespace/name>",
-    "the bridge's --settings ConfigMap (target kubernetes: groups are built with its proxy settings, or with those --stack plans)",
-    `${SETTINGS_NAMESPACE}/${SETTINGS_CONFIGMAP}`,
-  )
-  .option(
-    "--default-implementation <name>",
-    "implementation of claims that name no composition (the XRD's default)",
-    "proxy",
-  )
-  .option(
-    "--traffic-gb <n>",
-    "GB per month to assume through each changed resource that charges per GB (NAT gateway, peering, load balancer), for a traffic total in the cost estimate",
-  )
-  .option("--format <format>", "json or markdown", "markdown")
-  .option("--out <file>", "write the report here instead of stdout")
-  .option("--svg <file>", "also write the change diagram as an SVG file, coloured by risk")
-  .option(
-    "--fail-on <level>",
-    `lowest level that exits non-zero: ${Object.keys(FAIL_ON).join(", ")}`,
-    "change",
-  )
-  .option("--schema", "print the report's JSON Schema and exit")
-  .addHelpText(
-    "after",
-    "\nExit codes: 0 no network change (or below --fail-on), 3 safe changes, 4 endpoint change, interruption or unknown," +
-      "\n5 broken connection or widened exposure, 1 the preview failed, 2 usage error.",
-  )
-  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE));
+const makeProgram = () =>
+  addTargetOptions(new Command())
+    .name("preview:network")
+    .description(
+      "Previews the network effect of a change per data-service connection: endpoint before → after, " +
+        "risk, exposure, ports, blast radius, policy, cost. Runs the environment stack's preview (--stack) and the " +
+        "bridge's own group programs with `pulumi preview` on the bridge's stacks; nothing is changed.",
+    )
+    .option(
+      "--stack <name>",
+      "also preview the environment stack's current config (stacks/Pulumi.<name>.yaml) through the engine, with the policy pack",
+    )
+    .option("--no-policy", "run the environment stack's preview without the CrossGuard pack (policy/)")
+    .option(
+      "--connections <file>",
+      "TCPConnection manifests to preview as applied (annotate klutch.anynines.com/preview-action: delete to preview a deletion)",
+    )
+    .option(
+      "--kubeconfig <file>",
+      "control plane the NetworkPaths live on (for the current paths and the pending ones)",
+    )
+    .option("--all-groups", "preview every group on the control plane (e.g. with another --port-range)")
+    .option("--no-pending", "leave out NetworkPaths the bridge has not realised yet")
+    .option("--bridge-state-dir <dir>", "the bridge's --state-dir", path.join(repoRoot, ".klutch", "bridge"))
+    .option("--backend <url>", "the bridge's --backend (default: file backend in its state dir)")
+    .option("--slot-size <n>", "the bridge's --slot-size", "50")
+    .option("--max-ports-per-group <n>", "the bridge's --max-ports-per-group (default: its whole range)")
+    .option(
+      "--settings <namespace/name>",
+      "the bridge's --settings ConfigMap (target kubernetes: groups are built with its proxy settings, or with those --stack plans)",
+      `${SETTINGS_NAMESPACE}/${SETTINGS_CONFIGMAP}`,
+    )
+    .option(
+      "--default-implementation <name>",
+      "implementation of claims that name no composition (the XRD's default)",
+      "proxy",
+    )
+    .option(
+      "--traffic-gb <n>",
+      "GB per month to assume through each changed resource that charges per GB (NAT gateway, peering, load balancer), for a traffic total in the cost estimate",
+    )
+    .option("--format <format>", "json or markdown", "markdown")
+    .option("--out <file>", "write the report here instead of stdout")
+    .option("--svg <file>", "also write the change diagram as an SVG file, coloured by risk")
+    .option(
+      "--fail-on <level>",
+      `lowest level that exits non-zero: ${Object.keys(FAIL_ON).join(", ")}`,
+      "change",
+    )
+    .option("--schema", "print the report's JSON Schema and exit")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 no network change (or below --fail-on), 3 safe changes, 4 endpoint change, interruption or unknown," +
+        "\n5 broken connection or widened exposure, 1 the preview failed, 2 usage error.",
+    )
+    .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE));
+
+/** Long flag → whether it takes a value, for every option of the preview. */
+const optionsOf = (cmd: Command) =>
+  new Map(
+    cmd.options.filter((opt) => opt.long).map((opt) => [opt.long as string, opt.required || opt.optional]),
+  );
 
 async function main(): Promise<number> {
+  let program = makeProgram();
   program.parse();
+  // Where the environment stack deploys the bridge, its flags, state, passphrase and control
+  // plane are the defaults: the preview then builds groups as that bridge does. Flags given
+  // here still win (they come last).
+  const stackName = program.opts<{ stack?: string }>().stack;
+  const deployed =
+    stackName && !program.opts<{ schema?: boolean }>().schema
+      ? await (await import("../network-preview/deployed-bridge")).readDeployedBridge(stackName)
+      : undefined;
+  if (deployed) {
+    process.on("exit", deployed.cleanup);
+    const derived = [
+      ...previewArgsFromBridge(deployed.podArgs, optionsOf(program), {
+        ...(deployed.stateHostPath ? { stateDir: deployed.stateHostPath } : {}),
+        dataPlaneKubeconfig: deployed.files.dataPlaneKubeconfig,
+      }),
+      "--kubeconfig",
+      deployed.files.controlPlaneKubeconfig,
+    ];
+    process.stderr.write(
+      `preview:network: the bridge of stack "${stackName}" (Deployment ${deployed.deployment}): ${derived.join(" ")}\n`,
+    );
+    program = makeProgram();
+    program.parse([...derived, ...process.argv.slice(2)], { from: "user" });
+  }
   const o = program.opts<{
     target: string;
     settings: string;
@@ -198,6 +231,7 @@ async function main(): Promise<number> {
         target,
         ...(settings && target.kind === "kubernetes" ? { settings } : {}),
         ...(nodes ? { nodes } : {}),
+        ...(deployed ? { passphrase: deployed.passphrase } : {}),
       });
       const sources = [
         ...(o.connections ? [{ kind: "connections" as const, ref: path.basename(o.connections) }] : []),

@@ -14,6 +14,7 @@ import { selectStack } from "../program-stack";
 import { failureText } from "../automation/command-failure";
 import { validateStackConfig } from "../stack-config";
 import { renderIssues } from "../lib/config/messages";
+import { awaitTerminating } from "../automation/terminating-objects";
 
 const out = (text: string) => process.stdout.write(text);
 
@@ -109,9 +110,12 @@ async function main(): Promise<void> {
     const packs = policyPacks(flags.policyPack);
     const stack = await stackFor(program, flags);
     await checkConfig(stack);
+    // Objects left being deleted (a destroy cut short, a hand-made delete) are waited for and
+    // then re-read, so the update creates them again instead of calling them "same".
+    const reread = await awaitTerminating(stack, out);
     const common = {
       diff: flags.diff,
-      refresh: flags.refresh,
+      refresh: flags.refresh || reread,
       target: flags.target,
       targetDependents: flags.targetDependents,
       policyPacks: packs,
@@ -144,11 +148,12 @@ async function main(): Promise<void> {
     const packs = policyPacks(flags.policyPack);
     const stack = await stackFor(program, flags);
     await checkConfig(stack);
+    const reread = await awaitTerminating(stack, out);
     const res = await stack.preview({
       onOutput: out,
       expectNoChanges: flags.expectNoChanges,
       diff: flags.diff,
-      refresh: flags.refresh,
+      refresh: flags.refresh || reread,
       target: flags.target,
       targetDependents: flags.targetDependents,
       policyPacks: packs,
@@ -175,7 +180,10 @@ async function main(): Promise<void> {
         process.exitCode = 1;
         return;
       }
-      const res = await stack.destroy({ ...common, onOutput: out });
+      const res = await stack.destroy({ ...common, onOutput: out }).catch(async (err: unknown) => {
+        process.stderr.write(`\n${await leftInState(stack)}\n`);
+        throw err;
+      });
       out(`\ndestroy ${res.summary.result}: ${JSON.stringify(res.summary.resourceChanges ?? {})}\n`);
     });
 
@@ -247,6 +255,22 @@ async function main(): Promise<void> {
     });
 
   await program.parseAsync(process.argv);
+}
+
+/** After a failed destroy: how much of the stack is still in its state, by type. */
+async function leftInState(stack: Stack): Promise<string> {
+  const resources =
+    ((await stack.exportStack()).deployment as { resources?: { type: string }[] }).resources ?? [];
+  const byType = new Map<string, number>();
+  for (const r of resources)
+    if (!r.type.startsWith("pulumi:")) byType.set(r.type, (byType.get(r.type) ?? 0) + 1);
+  const total = [...byType.values()].reduce((a, b) => a + b, 0);
+  const top = [...byType]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([type, n]) => `${n} ${type}`)
+    .join(", ");
+  return `The destroy stopped: ${total} resources are still in stack "${stack.name}" and on their clusters (${top}${byType.size > 6 ? ", …" : ""}). Running the destroy again resumes from here.`;
 }
 
 /** Everything on stdin (nothing when it is a terminal: the value must then be given). */

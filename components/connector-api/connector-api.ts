@@ -1,5 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { xrdResource, XRD_DELETE_TIMEOUT } from "../crossplane/xrd-resource";
 import { connectorXrd } from "../../lib/connector-api/xrd";
 import {
   CompositionModel,
@@ -63,17 +64,21 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
     super("klutch:network:ConnectorApi", name, {}, opts);
     const child = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
 
+    // Its delete waits until no NetworkPath is left (the CRD finalizer); the teardown drain
+    // has released them before, so a bounded wait makes a regression an error, not 10 minutes.
     const pathCrd = new k8s.apiextensions.v1.CustomResourceDefinition(
       `${name}-networkpaths`,
       networkPathCrd(args.labels),
+      { ...child, customTimeouts: { delete: XRD_DELETE_TIMEOUT } },
+    );
+    // Crossplane core composes NetworkPaths with its own ServiceAccount when it runs as a pod;
+    // ordered like the CRD, so it goes only after the paths do.
+    new k8s.rbac.v1.ClusterRole(
+      `${name}-crossplane-networkpaths`,
+      crossplaneNetworkPathRole(args.labels),
       child,
     );
-    // Crossplane core composes NetworkPaths with its own ServiceAccount when it runs as a pod.
-    new k8s.rbac.v1.ClusterRole(`${name}-crossplane-networkpaths`, crossplaneNetworkPathRole(args.labels), {
-      parent: this,
-      provider: args.provider,
-    });
-    const xrd = new k8s.apiextensions.CustomResource(
+    const xrd = xrdResource(
       `${name}-xrd`,
       connectorXrd(compositionName(args.defaultImplementation), args.labels),
       child,

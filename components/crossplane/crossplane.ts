@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { CrossplaneWebhookConfigurations } from "../../dynamic-providers/crossplane-webhooks";
 import {
   AnyninesService,
   Manifest,
@@ -75,6 +76,11 @@ export interface CrossplaneArgs {
    * until each is Healthy (its pod runs).
    */
   localPackages?: LocalPackages;
+  /**
+   * Admin kubeconfig of the cluster (a secret). Given, the webhook configurations Crossplane
+   * writes for itself are removed after it on a destroy (dynamic-providers/crossplane-webhooks.ts).
+   */
+  kubeconfig?: pulumi.Input<string>;
   labels: Record<string, string>;
 }
 
@@ -110,6 +116,16 @@ export class Crossplane extends pulumi.ComponentResource {
       "path" in args.chart
         ? { chart: args.chart.path }
         : { chart: "crossplane", version: args.version, repositoryOpts: { repo: args.chart.repository } };
+    // Deleted after the chart: what Crossplane's pod wrote and nothing else removes.
+    const webhooks = args.kubeconfig
+      ? new CrossplaneWebhookConfigurations(
+          `${name}-webhook-configurations`,
+          { kubeconfig: args.kubeconfig },
+          {
+            parent: this,
+          },
+        )
+      : undefined;
     const chart = new k8s.helm.v4.Chart(
       `${name}-chart`,
       {
@@ -141,7 +157,7 @@ export class Crossplane extends pulumi.ComponentResource {
             : {}),
         },
       },
-      registryCa ? { ...child, dependsOn: [registryCa] } : child,
+      { ...child, dependsOn: [registryCa, webhooks].filter((r) => r !== undefined) },
     );
 
     const crds = args.crdsPath

@@ -5,6 +5,7 @@ import {
   localServiceBindingComposition,
   networkServiceBindingComposition,
 } from "../../lib/dataservices/compositions";
+import { xrdResource } from "../crossplane/xrd-resource";
 import { postgresqlInstanceXrd, serviceBindingXrd } from "../../lib/dataservices/xrds";
 import { PROVIDER_KUBERNETES_SERVICE_ACCOUNT } from "../../lib/crossplane/packages";
 
@@ -32,13 +33,8 @@ export class LocalDataServices extends pulumi.ComponentResource {
   constructor(name: string, args: LocalDataServicesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:dataservices:LocalDataServices", name, {}, opts);
     const child = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
-    const xrds = [serviceBindingXrd(args.labels), postgresqlInstanceXrd(args.labels)].map(
-      (x) =>
-        new k8s.apiextensions.CustomResource(
-          `${name}-${(x.metadata as { name: string }).name.split(".")[0]}`,
-          x as k8s.apiextensions.CustomResourceArgs,
-          child,
-        ),
+    const xrds = [serviceBindingXrd(args.labels), postgresqlInstanceXrd(args.labels)].map((x) =>
+      xrdResource(`${name}-${(x.metadata as { name: string }).name.split(".")[0]}`, x, child),
     );
     const backend = { image: args.postgresImage };
     const compositions = [

@@ -68,7 +68,19 @@ const README_COMMANDS: Record<
         // The up stack unchanged: the engine's preview with the policy pack, nothing to report.
         line: "npm run preview:network -- --stack local --svg /tmp/preview.svg --out /tmp/preview.md",
         expect:
-          /previewing the environment stack local with the policy pack[\s\S]*exit 0 — no network change/,
+          /the bridge of stack "local" \(Deployment klutch-network\/local-bridge\): --target kubernetes[\s\S]*previewing the environment stack local with the policy pack[\s\S]*exit 0 — no network change/,
+      },
+    ],
+  },
+  "npm run preview:network -- --stack local --connections examples/connections/orders-db.yaml": {
+    run: [
+      {
+        // In the shell the README sets up (the local stack's passphrase file exported): the
+        // bridge's stacks still get the bridge's own passphrase, from its Secret.
+        line: `${ENV_LOCAL} && npm run preview:network -- --stack local --connections examples/connections/orders-db.yaml`,
+        expect:
+          /--bridge-state-dir \S+\/control-plane\/bridge-state[\s\S]*previewing group cluster-app-2\/proxy[\s\S]*exit 3 — safe changes: 1 added of 1 connections/,
+        absent: /would use the local stack's passphrase|unknown:\d+/,
       },
     ],
   },
@@ -904,6 +916,25 @@ describe("local stack on real clusters (e2e)", function () {
     assert.ok(!can("create", "nodes"), "no cluster infrastructure writes");
   });
 
+  it("`npm run pulumi -- up` waits for an object of the stack that is being deleted, then creates it again instead of calling it the same", () => {
+    const cp = kubeconfig("control-plane");
+    const cm = ["-n", "crossplane-system", "configmap", "klutch-registry-ca"];
+    // Held by a finalizer, as a CRD or claim is held by its controller: deleted, still there.
+    kubectl(cp, ["patch", ...cm, "--type=merge", "-p", '{"metadata":{"finalizers":["klutch.test/hold"]}}']);
+    kubectl(cp, ["delete", ...cm, "--wait=false"]);
+    // Released 20 s into the run, by "the controller".
+    const release = `kubectl --kubeconfig ${cp} patch ${cm.join(" ")} --type=merge -p '{"metadata":{"finalizers":null}}'`;
+    const r = shell(
+      `${ENV_LOCAL} && ( sleep 20; ${release} >/dev/null ) & npm run pulumi -- up --yes; s=$?; wait; exit $s`,
+    );
+    assert.equal(r.status, 0, r.out.slice(-3000));
+    assert.match(r.out, /1 object\(s\) of this stack are being deleted \(ConfigMap klutch-registry-ca\)/);
+    assert.match(r.out, /"create":1/, "the update creates it again");
+    const live = kubectlJson(cp, ["get", ...cm]);
+    assert.equal(live.metadata.deletionTimestamp, undefined);
+    assert.deepEqual(live.metadata.finalizers ?? [], []);
+  });
+
   it("`pulumi preview --expect-no-changes` passes and a second `up` changes nothing", async () => {
     const preview = await stack.preview({ expectNoChanges: true });
     // A read is the data plane's look-up of the `kubernetes` Service, not a change.
@@ -951,17 +982,7 @@ describe("local stack on real clusters (e2e)", function () {
       if (fs.readFileSync(stackFile, "utf8") !== stackFileBefore)
         fs.writeFileSync(stackFile, stackFileBefore);
     }
-    // The data-service example's binding holds a live connection and its instance live Objects:
-    // they go before the destroy below (a destroy over live claims is not handled yet: deleting
-    // an XRD first takes Crossplane's rights on its XRs with it, and their finalizers stay).
-    const cp = kubeconfig("control-plane");
-    kubectlTry(cp, ["-n", "cluster-app-1", "delete", "servicebinding", "orders-app", "--wait=false"]);
-    kubectlTry(cp, ["-n", "cluster-app-1", "delete", "postgresqlinstance", "orders", "--wait=false"]);
-    await eventually(
-      "the example's claims and what they composed to go",
-      () => dataServiceLeftovers(cp, "cluster-app-1").length === 0,
-      300_000,
-    );
+    // The data-service example's claims stay: the destroy below releases them.
     assert.deepEqual(failures, []);
   });
 
@@ -1109,6 +1130,32 @@ describe("local stack on real clusters (e2e)", function () {
     }
   });
 
+  it("has connections live in two consumer namespaces for the destroy: 24 TCPConnections through the proxy, Ready", async () => {
+    const cp = kubeconfig("control-plane");
+    const claims = ["cluster-app-1", "cluster-app-2"].flatMap((ns) =>
+      Array.from({ length: 12 }, (_, i) => ({
+        apiVersion: "klutch.anynines.com/v1",
+        kind: "TCPConnection",
+        metadata: { name: `live-${i}`, namespace: ns },
+        spec: { instanceHost: `pg-${i}.example.internal`, port: 5432 },
+      })),
+    );
+    const r = kubectlApply(cp, JSON.stringify({ apiVersion: "v1", kind: "List", items: claims }));
+    assert.equal(r.status, 0, r.stderr);
+    const readyCount = () =>
+      kubectlJson(cp, ["get", "tcpconnections", "-A"]).items.filter(
+        (c: any) =>
+          c.metadata.name.startsWith("live-") &&
+          c.status?.conditions?.some((x: any) => x.type === "Ready" && x.status === "True"),
+      ).length;
+    await eventually("24 live connections to be Ready", () => readyCount() === 24, 240_000);
+    // Each has a path the bridge holds with its finalizer: what hung the destroy before.
+    const held = kubectlJson(cp, ["get", "networkpaths"]).items.filter(
+      (p: any) => (p.metadata.finalizers ?? []).length > 0,
+    );
+    assert.ok(held.length >= 24, `${held.length} NetworkPaths held by the bridge`);
+  });
+
   it("`npm run pulumi -- destroy` without --yes and without a terminal refuses and deletes nothing", async () => {
     const refused = shell("npm run pulumi -- destroy");
     assert.equal(refused.status, 1, refused.out);
@@ -1118,9 +1165,23 @@ describe("local stack on real clusters (e2e)", function () {
     assert.ok(resources.length >= created, `only ${resources.length} resources left in the state`);
   });
 
-  it("`pulumi destroy` removes everything it created", async () => {
+  it("`pulumi destroy` with live connections and data services releases them first and removes everything it created", async () => {
+    const cp = kubeconfig("control-plane");
+    const started = Date.now();
     const res = await stack.destroy({ onOutput });
+    console.log(
+      `      (destroy with ${created} resources and 26 live claims: ${Math.round((Date.now() - started) / 1000)} s)`,
+    );
     assert.equal(res.summary.result, "succeeded");
+    // Crossplane's own webhook configurations went after it: a next install is not refused.
+    for (const name of ["crossplane", "crossplane-no-usages"])
+      assert.notEqual(
+        kubectlTry(cp, ["get", "validatingwebhookconfiguration", name]).status,
+        0,
+        `${name} is gone`,
+      );
+    for (const crd of ["networkpaths.klutch.anynines.com", "tcpconnections.klutch.anynines.com"])
+      assert.notEqual(kubectlTry(cp, ["get", "crd", crd]).status, 0, `${crd} is gone`);
     assert.equal(res.summary.resourceChanges?.delete, created, log.join(""));
     // Namespace deletion is finalised by the real namespace controller.
     await eventually("namespaces to be gone", () =>
