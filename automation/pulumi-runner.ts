@@ -6,7 +6,7 @@ import { repoRoot, toolchainEnv } from "./toolchain";
 
 /**
  * Passphrase for the `local` stack's secrets. It protects nothing but throw-away local
- * clusters, and is documented in the README; every other stack must set its own
+ * clusters, and is documented in docs/local-stack.md; every other stack must set its own
  * PULUMI_CONFIG_PASSPHRASE (or a secrets provider).
  */
 export const LOCAL_STACK_PASSPHRASE = "klutch-local-only";

@@ -17,6 +17,7 @@ export type PathEventReason =
   | "PortRangeExhausted"
   | "InvalidConnection"
   | "ForwarderFailed"
+  | "NodePortAllocated"
   | "CheckpointRestored"
   | "CheckpointRepaired"
   | "CheckpointRecreated"

@@ -18,6 +18,11 @@ export interface GroupStacks {
   up(key: string, live: NetworkPathObject[], run: RunOptions): Promise<GroupOutputs>;
   /** Destroys and removes the stack of a group that has no paths left, and frees its ports. */
   destroy(key: string, run: RunOptions): Promise<void>;
+  /**
+   * Keeps node ports the API server refused as already allocated out of the group's next runs
+   * (lib/bridge/node-port-refusals.ts); true when that holds out any port not held out yet.
+   */
+  holdOutPorts?(key: string, ports: number[]): boolean;
 }
 
 export interface RunOptions {

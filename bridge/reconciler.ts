@@ -6,6 +6,11 @@ import { EngineDiagnostics } from "../lib/bridge/diagnostics";
 import { hasFinalizer, pathId, planGroup } from "../lib/bridge/grouping";
 import type { BridgeMetrics } from "./metrics";
 import { realisationOf, unsupportedImplementation } from "../network/registry";
+import {
+  NODE_PORT_ALLOCATED,
+  nodePortRefusedMessage,
+  refusedNodePorts,
+} from "../lib/bridge/node-port-refusals";
 import { failedStatus, problemStatus, readyStatus, sameStatus, statusEvent } from "../lib/bridge/status";
 import type { PathWriter } from "./client";
 import type { PathEventReason } from "./events";
@@ -37,6 +42,9 @@ export async function forEachLimit<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failures.length > 0) throw failures[0];
 }
+
+/** How soon a group is built again after the API server refused some of its node ports. */
+export const NODE_PORT_RETRY_MS = 500;
 
 /** How soon a routed group whose probe failed is probed again. */
 export const PROBE_RETRY_MS = 15_000;
@@ -205,6 +213,24 @@ export class GroupReconciler {
       const message = engineError(e as Error, diagnostics);
       d.metrics.recordReconcile("error", (clock() - started) / 1000);
       const now = new Date(clock()).toISOString();
+      // Node ports refused as already allocated: retrying the same plan cannot help, another
+      // port can. Held out of the plan, the group is built again at once.
+      const refused = refusedNodePorts(message);
+      if (refused.length > 0 && d.stacks.holdOutPorts?.(key, refused)) {
+        const moving = nodePortRefusedMessage(key, refused, refused);
+        log("warn", "node ports refused as already allocated; building the group without them", {
+          ports: refused,
+        });
+        await forEachLimit(live, WRITE_CONCURRENCY, async (p) => {
+          await d.writer
+            .writeStatus(p, failedStatus(p, moving, now, NODE_PORT_ALLOCATED))
+            .catch((err: Error) =>
+              log("warn", "could not write status", { path: pathId(p), error: err.message }),
+            );
+          void d.events.record(p, "Warning", NODE_PORT_ALLOCATED, moving);
+        });
+        return { requeueAfter: NODE_PORT_RETRY_MS };
+      }
       for (const p of live) {
         await d.writer
           .writeStatus(p, failedStatus(p, message, now))

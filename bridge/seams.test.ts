@@ -5,7 +5,7 @@ import { compositeNudge, PATH_STATUS_ANNOTATION } from "../lib/bridge/grouping";
 import { pendingOperationCount } from "../lib/bridge/checkpoint";
 import { PathCache, type PathInformer } from "./cache";
 import type { PathStatus, PathWriter } from "./client";
-import { GroupReconciler, PROBE_RETRY_MS, forEachLimit } from "./reconciler";
+import { GroupReconciler, NODE_PORT_RETRY_MS, PROBE_RETRY_MS, forEachLimit } from "./reconciler";
 import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
 import { TerminalError, WorkQueue } from "./workqueue";
 import { FakeClock } from "../test/helpers/fake-clock";
@@ -303,6 +303,12 @@ class FakeStacks implements GroupStacks {
     this.destroyed.push(key);
     return Promise.resolve();
   }
+  heldOut = new Set<number>();
+  holdOutPorts(_key: string, ports: number[]): boolean {
+    const before = this.heldOut.size;
+    for (const port of ports) this.heldOut.add(port);
+    return this.heldOut.size > before;
+  }
 }
 
 function reconciler(paths: NetworkPathObject[], stacks: FakeStacks, writer: FakeWriter, stopping = false) {
@@ -392,6 +398,24 @@ describe("bridge seams: reconciler", () => {
     await assert.rejects(r.reconcile("k"), /engine exploded/);
     assert.equal(writer.statuses.get("a")?.conditions?.find((c) => c.type === "Synced")?.status, "False");
     assert.deepEqual(events, ["Warning ReconcileError"]);
+  });
+
+  it("node ports refused as already allocated are held out and the group is built again at once, with a reason of its own; the same refusal again goes to backoff", async () => {
+    const stacks = new FakeStacks();
+    const writer = new FakeWriter();
+    // What the engine reports when the API server refuses the proxy Service's node port.
+    stacks.outputs = new Error(
+      'kubernetes:core/v1:Service "np-k-proxy" (create): Service "np-k-proxy" is invalid: spec.ports[0].nodePort: Invalid value: 31000: provided port is already allocated',
+    );
+    const { r, events } = reconciler([path("a")], stacks, writer);
+    assert.deepEqual(await r.reconcile("k"), { requeueAfter: NODE_PORT_RETRY_MS });
+    assert.deepEqual([...stacks.heldOut], [31000]);
+    const synced = writer.statuses.get("a")?.conditions?.find((c) => c.type === "Synced");
+    assert.equal(synced?.reason, "NodePortAllocated");
+    assert.match(synced?.message ?? "", /refused node port 31000 of group k as already allocated/);
+    assert.deepEqual(events, ["Warning NodePortAllocated"]);
+    // Holding it out did not help (the same port again): an ordinary failure, with backoff.
+    await assert.rejects(r.reconcile("k"), /provided port is already allocated/);
   });
 
   it("a run cancelled because the bridge stops is no failure", async () => {

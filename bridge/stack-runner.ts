@@ -11,6 +11,7 @@ import { recoverCheckpoint } from "./checkpoint";
 import { upFromEvents } from "./engine-run";
 import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
 import { GroupTargets } from "./group-targets";
+import { HeldOutPorts } from "../lib/bridge/node-port-refusals";
 import { NodeHostTracker } from "./node-host-tracker";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
@@ -35,6 +36,8 @@ export interface StackRunnerOptions {
    * reports when `--node-host` gives none (lib/bridge/node-host.ts).
    */
   nodes?: () => Promise<NodeLike[]>;
+  /** The clock refused node ports are held out by (tests give a fake one). */
+  now?: () => number;
 }
 
 /**
@@ -61,11 +64,13 @@ export class StackRunner implements GroupStacks {
   private readonly locks: StackLocks;
   private readonly slots: SlotStore;
   private readonly targets: GroupTargets;
+  private readonly heldOut: HeldOutPorts;
   private readonly nodeHosts: NodeHostTracker;
   private readonly runs = new CancellableRuns();
   private readonly backendDir: string | undefined;
 
   constructor(private readonly opts: StackRunnerOptions) {
+    this.heldOut = new HeldOutPorts(opts.now ?? Date.now);
     const paths = bridgeStatePaths(opts.stateDir);
     this.backendDir = fileBackendDir(opts.pulumiEnv);
     this.workspaces = new GroupWorkspaces({
@@ -110,6 +115,11 @@ export class StackRunner implements GroupStacks {
   /** Whether the group's proxy reports a node the bridge picked (bridge/node-watch.ts watches). */
   picksNodeHostFor(key: string): boolean {
     return this.nodeHosts.picksNodeHostFor(key);
+  }
+
+  /** Keeps refused node ports out of the group's plan (GroupStacks.holdOutPorts). */
+  holdOutPorts(key: string, ports: number[]): boolean {
+    return this.opts.target.kind === "kubernetes" && this.heldOut.add(key, ports);
   }
 
   /** Forgets a group's stack (after a failed run, so the next one selects it afresh). */
@@ -184,6 +194,12 @@ export class StackRunner implements GroupStacks {
       const ports = this.slots.place(key, portsNeeded(live));
       return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
     }
-    return this.nodeHosts.realise(key, this.targets.kubernetes(key)!, run.log);
+    const heldOutPorts = this.heldOut.of(key);
+    const target = this.targets.kubernetes(key)!;
+    return this.nodeHosts.realise(
+      key,
+      heldOutPorts.length > 0 ? { ...target, heldOutPorts } : target,
+      run.log,
+    );
   }
 }

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { cidrsOverlap } from "../lib/net/cidr";
+import { LOCAL_DEFAULT_POD_CIDR, LOCAL_NODE_LINK_RANGE, LOCAL_SERVICE_CIDR } from "../lib/local/network";
 import type { ConnectorCheckInput } from "../network/contract/implementation";
 import type { AddIssue, Located } from "../lib/config/located";
 import { IMPLEMENTATIONS } from "../network/registry";
@@ -394,6 +395,7 @@ function checkInfrastructure(
       break;
   }
   const net = value.network;
+  if (net && infra === "local") checkLocalNetwork(net, [...at, "network"], add);
   if (net) {
     for (const other of ["podCidr", "serviceCidr"] as const) {
       const cidr = net[other];
@@ -409,6 +411,38 @@ function checkInfrastructure(
         [...at, "network", "serviceCidr"],
         `${net.serviceCidr} overlaps podCidr ${net.podCidr}; choose a disjoint range`,
       );
+    }
+  }
+}
+
+/**
+ * A local cluster's ranges are the project's (lib/local/network.ts): its API server serves
+ * Services from LOCAL_SERVICE_CIDR whatever the config says, and its node reaches this machine
+ * over LOCAL_NODE_LINK_RANGE. A setting that differs would be believed by the other checks
+ * (WireGuard's tunnel, routes) while the cluster does otherwise.
+ */
+function checkLocalNetwork(
+  net: NonNullable<ClusterConfig["network"]>,
+  at: (string | number)[],
+  add: Add,
+): void {
+  if (net.serviceCidr && net.serviceCidr !== LOCAL_SERVICE_CIDR) {
+    add(
+      [...at, "serviceCidr"],
+      `${net.serviceCidr} is not the local clusters' Service range: their API servers serve Services from ${LOCAL_SERVICE_CIDR} (--service-cluster-ip-range); remove it or set it to ${LOCAL_SERVICE_CIDR}`,
+    );
+  }
+  if (net.podCidr) {
+    for (const [range, what] of [
+      [LOCAL_SERVICE_CIDR, "the local clusters' Service range"],
+      [LOCAL_NODE_LINK_RANGE, "the local nodes' links to this machine"],
+    ] as const) {
+      if (cidrsOverlap(net.podCidr, range)) {
+        add(
+          [...at, "podCidr"],
+          `${net.podCidr} overlaps ${what} (${range}); pods would be unreachable there: choose a disjoint range such as ${LOCAL_DEFAULT_POD_CIDR}`,
+        );
+      }
     }
   }
 }

@@ -89,6 +89,8 @@ const optionsOf = (cmd: Command) =>
     cmd.options.filter((opt) => opt.long).map((opt) => [opt.long as string, opt.required || opt.optional]),
   );
 
+type DeployedBridgeModule = typeof import("../network-preview/deployed-bridge");
+
 async function main(): Promise<number> {
   let program = makeProgram();
   program.parse();
@@ -98,7 +100,10 @@ async function main(): Promise<number> {
   const stackName = program.opts<{ stack?: string }>().stack;
   const deployed =
     stackName && !program.opts<{ schema?: boolean }>().schema
-      ? await (await import("../network-preview/deployed-bridge")).readDeployedBridge(stackName)
+      ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when used, as below
+        await (require("../network-preview/deployed-bridge") as DeployedBridgeModule).readDeployedBridge(
+          stackName,
+        )
       : undefined;
   if (deployed) {
     process.on("exit", deployed.cleanup);

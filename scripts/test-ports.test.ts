@@ -40,7 +40,7 @@ const NOT_HOST_PORTS: Readonly<Record<string, readonly number[]>> = {
   "test/e2e/engine-run.test.ts": [22000, 22003],
   // A claim status the composition copies, compared as data.
   "test/e2e/composition-render.test.ts": [40001],
-  // The README's example command, which that file lists as skipped.
+  // The network preview doc's example command (docs/network-preview.md), which that file lists as skipped.
   "test/e2e/local-stack.test.ts": [46200, 46399],
   // A ClusterIP Service's port, inside the node's network.
   "test/e2e/node.test.ts": [15432],

@@ -5,6 +5,7 @@
 # outside the clone, and a venv with Pulumi's Python SDK from PyPI.
 #
 #   scripts/toolchain.sh build     build whatever is missing (default)
+#   scripts/toolchain.sh build up  only what `npm run up` needs; or name parts: build gen-sdk python
 #   scripts/toolchain.sh env       print shell exports for the built tools
 #   scripts/toolchain.sh env --local-stack
 #                                  ... and for plain pulumi/kubectl on the local stack
@@ -699,20 +700,26 @@ main() {
       # One build at a time: the tests and the README's command may both call this.
       exec 9>"$CACHE/.lock"
       flock 9
-      local only="${2:-all}"
-      [[ "$only" == all || "$only" == etcd ]] && build_etcd
-      [[ "$only" == all || "$only" == kubernetes ]] && build_kubernetes
-      [[ "$only" == all || "$only" == node ]] && build_node
-      [[ "$only" == all || "$only" == pulumi ]] && build_pulumi
-      [[ "$only" == all || "$only" == pulumi ]] && install_policy_analyzer
-      [[ "$only" == all || "$only" == pulumi-kubernetes ]] && build_k8s_provider
-      [[ "$only" == all || "$only" == crossplane ]] && build_crossplane
-      [[ "$only" == all || "$only" == crossplane-cli ]] && build_crossplane_cli
-      [[ "$only" == all || "$only" == provider-kubernetes ]] && build_provider_kubernetes
-      [[ "$only" == all || "$only" == coredns ]] && build_coredns
-      [[ "$only" == all || "$only" == pulumi-yaml ]] && build_pulumi_yaml
-      [[ "$only" == all || "$only" == gen-sdk ]] && build_gen_sdk
-      [[ "$only" == all || "$only" == python ]] && build_python
+      # What to build: everything (the tests), `up` (what `npm run up`, `npm run clusters` and
+      # `npm run bridge` run: no SDK generators, YAML language host or Python SDK), or named parts.
+      shift
+      local -a parts=("${@:-all}")
+      [[ "${parts[*]}" != up ]] ||
+        parts=(etcd kubernetes node pulumi pulumi-kubernetes crossplane crossplane-cli provider-kubernetes coredns)
+      want() { [[ " ${parts[*]} " == *" all "* || " ${parts[*]} " == *" $1 "* ]]; }
+      want etcd && build_etcd
+      want kubernetes && build_kubernetes
+      want node && build_node
+      want pulumi && build_pulumi
+      want pulumi && install_policy_analyzer
+      want pulumi-kubernetes && build_k8s_provider
+      want crossplane && build_crossplane
+      want crossplane-cli && build_crossplane_cli
+      want provider-kubernetes && build_provider_kubernetes
+      want coredns && build_coredns
+      want pulumi-yaml && build_pulumi_yaml
+      want gen-sdk && build_gen_sdk
+      want python && build_python
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2
       ;;

@@ -96,6 +96,7 @@ export function failedStatus(
   p: NetworkPathObject,
   error: string,
   now: string,
+  reason = "ReconcileError",
 ): NonNullable<NetworkPathObject["status"]> {
   const prev = p.status?.conditions;
   const generation = p.metadata.generation;
@@ -104,14 +105,14 @@ export function failedStatus(
   const ready =
     wasReady?.status === "True" && p.status?.hostForConsumer
       ? wasReady
-      : condition("Ready", "False", "ReconcileError", message, now, prev, generation);
+      : condition("Ready", "False", reason, message, now, prev, generation);
   return {
     ...(p.status?.hostForConsumer ? { hostForConsumer: p.status.hostForConsumer } : {}),
     ...(p.status?.port ? { port: p.status.port } : {}),
     ...(p.status?.observedGeneration !== undefined
       ? { observedGeneration: p.status.observedGeneration }
       : {}),
-    conditions: [ready, condition("Synced", "False", "ReconcileError", message, now, prev, generation)],
+    conditions: [ready, condition("Synced", "False", reason, message, now, prev, generation)],
   };
 }
 
@@ -121,7 +122,7 @@ export function failedStatus(
  */
 export function statusEvent(status: NonNullable<NetworkPathObject["status"]>): {
   type: "Normal" | "Warning";
-  reason: "PathReady" | "ProbeFailed" | "ReconcileError" | PathProblem["reason"];
+  reason: "PathReady" | "ProbeFailed" | "ReconcileError" | "NodePortAllocated" | PathProblem["reason"];
   message: string;
 } {
   const ready = status.conditions?.find((c) => c.type === "Ready");
@@ -130,7 +131,8 @@ export function statusEvent(status: NonNullable<NetworkPathObject["status"]>): {
     const reason =
       synced.reason === "PortRangeExhausted" ||
       synced.reason === "InvalidConnection" ||
-      synced.reason === "ForwarderFailed"
+      synced.reason === "ForwarderFailed" ||
+      synced.reason === "NodePortAllocated"
         ? synced.reason
         : "ReconcileError";
     return { type: "Warning", reason, message: synced.message };

@@ -1,6 +1,7 @@
 import type { ClusterLayout } from "./layout";
 import type { PkiFiles } from "./pki";
 import type { ClusterPorts } from "./types";
+import { LOCAL_SERVICE_CIDR } from "../../lib/local/network";
 
 const LOOPBACK = "127.0.0.1";
 
@@ -12,7 +13,7 @@ export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.lo
  * has a node) programs it inside that node's own network namespace only. Its first address is
  * in the API server's cert.
  */
-export const SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/16";
+export const SERVICE_CLUSTER_IP_RANGE = LOCAL_SERVICE_CIDR;
 
 export function etcdArgs(layout: ClusterLayout, ports: ClusterPorts): string[] {
   const client = `http://${LOOPBACK}:${ports.etcdClient}`;

@@ -1,10 +1,12 @@
+import { LOCAL_DEFAULT_POD_CIDR, LOCAL_NODE_LINK_RANGE } from "../../lib/local/network";
+
 /**
  * The node's link to the host: a /30 out of NODE_LINK_RANGE per node, host end `.1`, node end
  * `.2`. The range is the project's own choice (nothing else here uses 172.30.0.0/16); the
  * host gets no route anywhere else through a node, and a node no default route: traffic from a
  * node or its pods can reach the host end of its own link and nothing beyond this machine.
  */
-export const NODE_LINK_RANGE = "172.30.0.0/16";
+export const NODE_LINK_RANGE = LOCAL_NODE_LINK_RANGE;
 const BASE = (172 << 24) | (30 << 16);
 export const NODE_LINK_SLOTS = 1 << 14; // /16 in /30s
 
@@ -48,4 +50,4 @@ export function chooseSlot(id: string, used: Set<number>): number {
 }
 
 /** The default pod CIDR of a local node when its cluster sets no network.podCidr. */
-export const DEFAULT_POD_CIDR = "10.244.0.0/24";
+export const DEFAULT_POD_CIDR = LOCAL_DEFAULT_POD_CIDR;

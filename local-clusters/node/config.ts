@@ -3,7 +3,7 @@ import type { NodeLayout, NodeNames } from "./layout";
 
 /**
  * The configuration files of a local node, rendered from its layout and addresses. Pure, so
- * the unit tests check every setting this machine's facts require (see README, "Nodes").
+ * the unit tests check every setting this machine's facts require (see docs/local-stack.md, "Nodes").
  */
 
 export interface NodeSettings {

@@ -140,7 +140,7 @@ export function isNodeProcess(pid: number): boolean {
 
 /**
  * The node of one local cluster: containerd, kubelet, kube-proxy and kube-scheduler in the
- * node's own network namespace (see README, "Nodes"), with its pods in its own cgroup. Like
+ * node's own network namespace (see docs/local-stack.md, "Nodes"), with its pods in its own cgroup. Like
  * the cluster's processes they run detached, and every method works from disk and /proc.
  */
 export class LocalNode {

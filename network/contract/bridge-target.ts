@@ -37,6 +37,11 @@ export type BridgeTarget =
       /** For NodePort: the node address consumers dial (`--node-host`, else a Ready node's). */
       nodeHost?: string;
       /**
+       * Node ports the API server refused as already allocated, kept out of the group's port
+       * plan for a while (lib/bridge/node-port-refusals.ts).
+       */
+      heldOutPorts?: number[];
+      /**
        * The group's implementation's own settings from the environment (its spec's
        * `bridgeSettings.schema`, checked when the bridge read them), when the stack gave any.
        */

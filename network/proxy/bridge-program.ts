@@ -57,6 +57,7 @@ export function proxyProgram(
         skipAwait: target.skipAwait,
         ...(target.proxyImage ? { image: target.proxyImage } : {}),
         ...(target.nodeHost ? { nodeHost: target.nodeHost } : {}),
+        ...(target.heldOutPorts?.length ? { reservedPorts: target.heldOutPorts } : {}),
         overflow: "leave-out",
       });
       // The pod's stats and health ports lie outside the range (TcpProxy reserves them).

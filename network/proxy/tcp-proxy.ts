@@ -47,6 +47,8 @@ export interface TcpProxyArgs {
   connections: pulumi.Input<pulumi.Input<TcpProxyConnectionArgs>[]>;
   /** Ports handed out, one per connection (plus one shared SNI port). Default 30000-30999. */
   portRange?: pulumi.Input<PortRange>;
+  /** Ports of the range never handed out (besides the pods' own stats and health ports). */
+  reservedPorts?: number[];
   /** How app clusters reach the proxy. Default LoadBalancer. */
   serviceType?: ProxyServiceType;
   /**
@@ -136,7 +138,7 @@ export class TcpProxy extends pulumi.ComponentResource {
       {
         range: args.portRange ?? DEFAULT_PORT_RANGE,
         ids: connections.apply(listenerKeys),
-        reserved: [DEFAULT_STATS_PORT, DEFAULT_HEALTH_PORT],
+        reserved: [DEFAULT_STATS_PORT, DEFAULT_HEALTH_PORT, ...(args.reservedPorts ?? [])],
         ...(args.overflow ? { overflow: args.overflow } : {}),
       },
       { parent: this },

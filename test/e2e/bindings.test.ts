@@ -423,8 +423,11 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
 
   it("adding a third app cluster creates only its resources; removing it deletes only those", async () => {
     writeConfig(["app-1", "app-2", "app-3"]);
+    // Environment-wide, updated with every app cluster: the bridge's settings, and the teardown
+    // drain, which holds every app cluster's kubeconfig (it deletes consumer objects there).
     const isSettings = (urn: string) =>
-      /kubernetes:core\/v1:ConfigMap::[^:]*-bridge-settings-configmap$/.test(urn);
+      /kubernetes:core\/v1:ConfigMap::[^:]*-bridge-settings-configmap$/.test(urn) ||
+      /pulumi-nodejs:dynamic\/klutch:TeardownDrain::/.test(urn);
     const adds = await previewChanges();
     for (const [op, urn] of adds) {
       if (isBookkeeping(urn) || isSettings(urn)) continue;

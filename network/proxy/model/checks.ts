@@ -1,15 +1,41 @@
 import { formatPath } from "../../../lib/config/messages";
+import { knownNodePortRange, rangeWithin } from "../../../lib/config/cluster-limits";
 import type { ConnectorCheckInput } from "../../contract/implementation";
 import type { ProxyConnectorConfig } from "./config";
 import { proxyExposure } from "./exposure";
 
 /** The proxy's rules across settings. */
-export function checkProxy({ users, add }: ConnectorCheckInput<ProxyConnectorConfig>): void {
+export function checkProxy({ users, controlPlane, add }: ConnectorCheckInput<ProxyConnectorConfig>): void {
   for (const app of users) {
     const exposure = proxyExposure(app.value, app.connector);
     if (!exposure.ok) add([...app.at, "networkConnector"], exposure.problem);
   }
   checkNodePortRanges(users, add);
+  checkNodePortsAccepted(users, controlPlane, add);
+}
+
+/**
+ * A NodePort proxy's Service takes its ports from portRange as explicit node ports
+ * (network/proxy/tcp-proxy.ts), on the data-service cluster, which is the control plane
+ * (components/bridge/bridge-data-plane.ts). Its API server refuses any outside its
+ * --service-node-port-range: say so now, where that range is known.
+ */
+function checkNodePortsAccepted(
+  users: ConnectorCheckInput<ProxyConnectorConfig>["users"],
+  controlPlane: ConnectorCheckInput<ProxyConnectorConfig>["controlPlane"],
+  add: ConnectorCheckInput<ProxyConnectorConfig>["add"],
+): void {
+  const known = controlPlane ? knownNodePortRange(controlPlane.value) : undefined;
+  if (!controlPlane || !known) return;
+  const { from, to } = known.range;
+  for (const a of users) {
+    const c = a.connector;
+    if (c.serviceType !== "NodePort" || rangeWithin(c.portRange, known.range)) continue;
+    add(
+      [...a.at, "networkConnector", "portRange"],
+      `${c.portRange.from}-${c.portRange.to} is outside the node ports of the data-service cluster ${controlPlane.value.name} (${from}-${to}: ${known.why}); its API server would refuse the proxy's Service ("provided port is not in the valid range"); choose a range within ${from}-${to}`,
+    );
+  }
 }
 
 /**
