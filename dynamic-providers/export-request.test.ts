@@ -1,9 +1,9 @@
 import { strict as assert } from "node:assert";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import { stringify } from "yaml";
 import { exportRequestProvider, type ExportRequestInputs } from "./export-request";
 import { runSerialized } from "../test/helpers/dynamic-provider";
+import { loopbackKubeconfig } from "../test/helpers/kubeconfig";
 
 /**
  * A stand-in API server on loopback that answers like the backend would: it records every
@@ -36,16 +36,7 @@ async function fakeApiServer(answer: "succeeds" | "fails") {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [
-      { name: "c", cluster: { server: `http://127.0.0.1:${port}`, "insecure-skip-tls-verify": true } },
-    ],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-    "current-context": "c",
-  });
+  const kubeconfig = loopbackKubeconfig(port);
   return { seen, kubeconfig, close: () => server.close() };
 }
 

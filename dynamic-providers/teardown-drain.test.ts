@@ -1,10 +1,10 @@
 import { strict as assert } from "node:assert";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import { stringify } from "yaml";
 import { connectorXrd } from "../lib/connector-api/xrd";
 import { postgresqlInstanceXrd, serviceBindingXrd } from "../lib/dataservices/xrds";
 import { runSerialized } from "../test/helpers/dynamic-provider";
+import { loopbackKubeconfig } from "../test/helpers/kubeconfig";
 import { teardownDrainProvider, type TeardownDrainInputs } from "./teardown-drain";
 
 type Obj = { apiVersion: string; kind: string; metadata: Record<string, any>; spec?: Record<string, any> };
@@ -95,16 +95,7 @@ async function fakeCluster(objects: Obj[], stuck: string[] = []) {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [
-      { name: "c", cluster: { server: `http://127.0.0.1:${port}`, "insecure-skip-tls-verify": true } },
-    ],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-    "current-context": "c",
-  });
+  const kubeconfig = loopbackKubeconfig(port);
   return { kubeconfig, deletes, left: () => [...store.values()], close: () => server.close() };
 }
 

@@ -4,7 +4,7 @@
 # and what the destroy left is said.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 # The local stack is throw-away and `npm run down` is the explicit request: no question asked.
 bash scripts/node.sh tsx scripts/pulumi.ts --stack local destroy --yes
 destroyed=$?

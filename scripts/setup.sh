@@ -46,9 +46,9 @@ runtime_pairs=(
   docker-registry:docker-registry
   iptables:iptables conntrack:conntrack gcc:gcc /usr/include/stdio.h:libc6-dev
 )
-# Only the tests and benchmarks (none today: the bridge's local target now runs WireGuard
-# connections itself, so wireguard-go, wg and socat are runtime packages above).
-test_pairs=()
+# Only the tests: shellcheck lints these scripts (a backquote inside a double-quoted message once
+# ran `npm run up` from within itself).
+test_pairs=(shellcheck:shellcheck)
 
 pairs=("${runtime_pairs[@]}")
 $with_test && pairs+=("${test_pairs[@]}")
@@ -92,7 +92,7 @@ if $with_test; then
   step "building the toolchain (cached after the first run)"
   bash scripts/toolchain.sh build
 else
-  step "building the toolchain `npm run up` needs (cached after the first run)"
+  step "building the toolchain that npm run up needs (cached after the first run)"
   bash scripts/toolchain.sh build up
 fi
 step "ready in ${SECONDS}s"

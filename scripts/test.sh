@@ -19,6 +19,8 @@ npx eslint .
 # Which folder may import which, and which folders are pure (architecture/layers.cjs).
 npx depcruise --config .dependency-cruiser.cjs --output-type err .
 npx prettier --check . >/dev/null
+# The shell scripts, style warnings included (SC2006 is a backquote that runs a command).
+shellcheck -x -P SCRIPTDIR -S style scripts/*.sh .ci/run
 
 step "unit and end-to-end tests"
 log=$(mktemp)
@@ -41,15 +43,15 @@ else
     # Longest first, so the workers finish together (seconds of a fresh-clone run with two
     # workers, 2026-11-26): a file missing here runs after these.
     longest_first=(
-      test/e2e/bridge.test.ts                # 550
-      test/e2e/bindings.test.ts              # 483
-      test/e2e/local-stack.test.ts           # 457
-      test/e2e/network-preview-stack.test.ts # 375
-      test/e2e/bridge-pod.test.ts            # 370
-      test/e2e/provider-sdks.test.ts         # 312
-      test/e2e/provider-yaml-bind.test.ts    # 256
-      test/e2e/environment-bridge.test.ts    # 248
-      test/e2e/network-preview.test.ts       # 122
+      test/e2e/local-stack.test.ts           # 964
+      test/e2e/bridge.test.ts                # 653
+      test/e2e/bindings.test.ts              # 492
+      test/e2e/network-preview-stack.test.ts # 387
+      test/e2e/bridge-pod.test.ts            # 341
+      test/e2e/environment-bridge.test.ts    # 283
+      test/e2e/provider-yaml-bind.test.ts    # 225
+      test/e2e/provider-sdks.test.ts         # 117
+      test/e2e/network-preview.test.ts       # 114
     )
     slow=("${longest_first[@]}")
     for file in test/e2e/*.test.ts test/dataplane/*.test.ts; do

@@ -113,6 +113,7 @@ finish() {
 # of the @pulumi/pulumi that the program in the current directory resolves.
 install_bundled_plugins() {
   local bin="$1/bin" plugin="$1/bin/pulumi-resource-pulumi-nodejs"
+  # shellcheck disable=SC2016 # the plugin's own shell expands these when it runs
   local content='#!/bin/sh
 # Host of Pulumi dynamic providers: the @pulumi/pulumi of the program being run.
 script=$(node -e "process.stdout.write(require.resolve(\"@pulumi/pulumi/cmd/dynamic-provider\"))") || exit 1
@@ -603,7 +604,7 @@ build_python() {
   local unpinned
   "$dir/venv/bin/pip" freeze --all --disable-pip-version-check >"$dir/freeze.txt"
   unpinned=$(grep -viE "^(pulumi|pip)==" "$dir/freeze.txt" | grep -vixFf <(grep -v '^#' "$ROOT/toolchain/python-constraints.txt") || true)
-  [[ -z "$unpinned" ]] || die "pip installed packages toolchain/python-constraints.txt does not pin: $(echo $unpinned); add them"
+  [[ -z "$unpinned" ]] || die "pip installed packages toolchain/python-constraints.txt does not pin: ${unpinned//$'\n'/ }; add them"
   finish "$dir" "pulumi v$PULUMI_VERSION for Python $("$dir/venv/bin/python" --version 2>&1 | cut -d' ' -f2)"
 }
 
@@ -707,19 +708,44 @@ main() {
       [[ "${parts[*]}" != up ]] ||
         parts=(etcd kubernetes node pulumi pulumi-kubernetes crossplane crossplane-cli provider-kubernetes coredns)
       want() { [[ " ${parts[*]} " == *" all "* || " ${parts[*]} " == *" $1 "* ]]; }
-      want etcd && build_etcd
-      want kubernetes && build_kubernetes
-      want node && build_node
-      want pulumi && build_pulumi
-      want pulumi && install_policy_analyzer
-      want pulumi-kubernetes && build_k8s_provider
-      want crossplane && build_crossplane
-      want crossplane-cli && build_crossplane_cli
-      want provider-kubernetes && build_provider_kubernetes
-      want coredns && build_coredns
-      want pulumi-yaml && build_pulumi_yaml
-      want gen-sdk && build_gen_sdk
-      want python && build_python
+      # Each part: its cache folder and its cold build on this 2-core machine, in minutes (the
+      # go build of one part already keeps both cores busy, so parts are built one after another).
+      local -A dir_of=([etcd]=etcd_dir [kubernetes]=kubernetes_dir [node]=node_dir [pulumi]=pulumi_dir
+        [pulumi-kubernetes]=k8s_provider_dir [crossplane]=crossplane_dir [crossplane-cli]=crossplane_cli_dir
+        [provider-kubernetes]=provider_kubernetes_dir [coredns]=coredns_dir [pulumi-yaml]=pulumi_yaml_dir
+        [gen-sdk]=gen_sdk_dir [python]=python_dir)
+      local -A minutes_of=([etcd]=1 [kubernetes]=6 [node]=1 [pulumi]=6 [pulumi-kubernetes]=10 [crossplane]=3
+        [crossplane-cli]=1 [provider-kubernetes]=2 [coredns]=1 [pulumi-yaml]=2 [gen-sdk]=4 [python]=1)
+      local -a order=(etcd kubernetes node pulumi pulumi-kubernetes crossplane crossplane-cli
+        provider-kubernetes coredns pulumi-yaml gen-sdk python)
+      local -a todo=()
+      local part left=0 done_parts=0
+      for part in "${order[@]}"; do
+        if want "$part" && ! is_built "$(${dir_of[$part]})"; then
+          todo+=("$part")
+          left=$((left + ${minutes_of[$part]}))
+        fi
+      done
+      ((${#todo[@]} == 0)) ||
+        log "to build: ${todo[*]} (cold: about $left min on 2 cores; cached afterwards)"
+      # Says which part of how many starts, and roughly how long the rest takes.
+      next_part() {
+        [[ " ${todo[*]} " == *" $1 "* ]] || return 0
+        done_parts=$((done_parts + 1))
+        log "[$done_parts/${#todo[@]}] $1 (about $left min left in all)"
+        left=$((left - ${minutes_of[$1]}))
+      }
+      local -A build_of=([etcd]=build_etcd [kubernetes]=build_kubernetes [node]=build_node [pulumi]=build_pulumi
+        [pulumi-kubernetes]=build_k8s_provider [crossplane]=build_crossplane [crossplane-cli]=build_crossplane_cli
+        [provider-kubernetes]=build_provider_kubernetes [coredns]=build_coredns [pulumi-yaml]=build_pulumi_yaml
+        [gen-sdk]=build_gen_sdk [python]=build_python)
+      for part in "${order[@]}"; do
+        want "$part" || continue
+        next_part "$part"
+        "${build_of[$part]}"
+        # The Node.js policy analyzer goes next to the CLI, built or not.
+        [[ $part != pulumi ]] || install_policy_analyzer
+      done
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2
       ;;

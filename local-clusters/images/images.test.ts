@@ -97,6 +97,29 @@ describe("OCI image writer (pure parts and a real archive)", () => {
     assert.notEqual(changed.reference, first.reference, "new content, new tag");
   });
 
+  it("a new archive of a repository drops its older ones but the newest three; other repositories keep theirs", async () => {
+    const cache = path.join(tmp, "pruned");
+    const build = (repository: string, content: string) =>
+      buildImage(
+        {
+          repository: `klutch.local/${repository}`,
+          version: "1",
+          config: {},
+          entries: [{ type: "content", path: "/etc/motd", mode: 0o644, content }],
+        },
+        cache,
+      );
+    const other = await build("other", "kept\n");
+    const archives: string[] = [];
+    for (const n of [1, 2, 3, 4, 5]) {
+      archives.push((await build("changing", `change ${n}\n`)).archive);
+      // Distinct modification times, newest last.
+      fs.utimesSync(archives.at(-1)!, n, n);
+    }
+    const left = fs.readdirSync(cache).filter((f) => f.endsWith(".oci.tar"));
+    assert.deepEqual(left.sort(), [other.archive, ...archives.slice(2)].map((a) => path.basename(a)).sort());
+  });
+
   it("builds of the same image at once in one process all succeed with one archive (up starts every node at once)", async () => {
     const spec: ImageSpec = {
       repository: "klutch.local/same",

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Writable } from "node:stream";
 import { pack, type Headers } from "tar-stream";
+import { archivesToPrune } from "../../lib/local/image-cache";
 
 /**
  * Writes container images as OCI image-layout tar archives (image-spec v1.1: `oci-layout`,
@@ -247,6 +248,21 @@ export function fingerprint(spec: ImageSpec): string {
   );
 }
 
+/** Drops the cache's older archives once a new one is written (lib/local/image-cache.ts). */
+function pruneArchives(cacheDir: string, written: string): void {
+  const archives = fs
+    .readdirSync(cacheDir)
+    .filter((file) => file.endsWith(".oci.tar"))
+    // Another worker may drop a file between the listing and its stat.
+    .flatMap((file) => {
+      const stat = fs.statSync(path.join(cacheDir, file), { throwIfNoEntry: false });
+      return stat ? [{ file, mtimeMs: stat.mtimeMs }] : [];
+    });
+  for (const file of archivesToPrune(archives, [path.basename(written)])) {
+    fs.rmSync(path.join(cacheDir, file), { force: true });
+  }
+}
+
 async function packImage(spec: ImageSpec, cacheDir: string): Promise<BuiltImage> {
   const scratch = path.join(cacheDir, `.layer-${process.pid}-${Date.now()}.tar`);
   try {
@@ -300,6 +316,7 @@ async function packImage(spec: ImageSpec, cacheDir: string): Promise<BuiltImage>
     out.finalize();
     await written;
     fs.renameSync(tmp, archive);
+    pruneArchives(cacheDir, archive);
     return { ...result, built: true };
   } finally {
     fs.rmSync(scratch, { force: true });

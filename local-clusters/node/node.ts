@@ -372,8 +372,14 @@ export class LocalNode {
       createCgroupRoot(this.names.cgroupRoot);
       log(`network namespace ${this.names.netns}, node address ${link.nodeAddress}, pods ${podCidr}`);
 
+      const containerdStart = Date.now();
       await this.startContainerd(env, ctx.timeoutMs);
-      await this.importImages(env, images);
+      const importStart = Date.now();
+      const imported = await this.importImages(env, images);
+      log(
+        `containerd up in ${seconds(importStart - containerdStart)}s, ${imported} image(s) imported in ${seconds(Date.now() - importStart)}s`,
+      );
+      const kubeletStart = Date.now();
 
       // The kubelet rewrites some kernel settings on the host (kernel-tunables.ts): keep the originals.
       saveHostTunables();
@@ -410,6 +416,9 @@ export class LocalNode {
           ctx.timeoutMs,
         ),
       ]);
+      log(
+        `kubelet, kube-proxy and kube-scheduler healthy, node Ready in ${seconds(Date.now() - kubeletStart)}s`,
+      );
       await this.publishApiEndpoints(ctx.pki, ctx.apiServerPort, link.hostAddress);
       const dnsStart = Date.now();
       await this.applyClusterDns(ctx.pki, ctx.apiServerPort, images.coredns.reference, ctx.timeoutMs);
@@ -529,14 +538,18 @@ export class LocalNode {
   }
 
   /** Imports the images containerd does not hold yet (they stay in its root across restarts). */
-  private async importImages(env: NodeJS.ProcessEnv, images: BuiltImages): Promise<void> {
+  /** Imports the images containerd does not have yet; returns how many it imported. */
+  private async importImages(env: NodeJS.ProcessEnv, images: BuiltImages): Promise<number> {
     const have = new Set(
       (await this.ctr(env, ["images", "list", "--quiet"])).split("\n").map((l) => l.trim()),
     );
+    let imported = 0;
     for (const image of Object.values(images)) {
       if (have.has(image.reference)) continue;
       await this.ctr(env, ["images", "import", image.archive]);
+      imported++;
     }
+    return imported;
   }
 
   /**

@@ -470,6 +470,50 @@ const retry = async (call) => {
     await eventually("psql through the NodePort", () => psqlFromHost(port) === "42", 60_000);
   });
 
+  it("a node port the API server refuses as already allocated is held out: the group moves the new claim to a free port within seconds and says so on its path", async () => {
+    // The next port the group would hand out (never used, ascending; the Service's ports are
+    // the ones in use), taken first by a Service outside the group: the API server then
+    // refuses the proxy's update with "provided port is already allocated", as for a leaked
+    // allocation (which only an API server stopped mid-create leaves, issue 34 §6).
+    const [from, to] = PORT_RANGE.split("-").map(Number) as [number, number];
+    const inUse = new Set(proxyService().spec.ports.map((p) => p.nodePort));
+    let blocked = from;
+    while (inUse.has(blocked) && blocked < to) blocked++;
+    const foreign = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "holds-a-node-port", namespace: "default" },
+      spec: { type: "NodePort", selector: { app: "none" }, ports: [{ port: 80, nodePort: blocked }] },
+    };
+    assert.equal(kubectlApply(kc(), JSON.stringify(foreign)).status, 0);
+    try {
+      const applied = Date.now();
+      assert.equal(kubectlApply(kc(), claim("ledger")).status, 0);
+      const ready = await waitClaimReady("ledger");
+      const took = (Date.now() - applied) / 1000;
+      process.stdout.write(
+        `      refused node port ${blocked} → Ready on ${ready.status?.port} in ${took.toFixed(1)} s\n`,
+      );
+      assert.notEqual(ready.status?.port, blocked);
+      assert.ok(took < 120, `ready in ${took} s: not a blind retry of the refused port`);
+      // The path said why it moved: an Event with a reason of its own.
+      const events = kubectlJson<{ items: { reason: string; message: string }[] }>(kc(), [
+        "get",
+        "events",
+        "-A",
+        "--field-selector",
+        "reason=NodePortAllocated",
+      ]).items;
+      assert.ok(
+        events.some((e) => e.message.includes(`refused node port ${blocked} `)),
+        JSON.stringify(events.map((e) => e.message)),
+      );
+      assert.equal(psqlFromHost(ready.status!.port!), "42");
+    } finally {
+      kubectlTry(kc(), ["-n", "default", "delete", "service", "holds-a-node-port", "--wait=false"]);
+    }
+  });
+
   it("pgbench -S through the proxy pods against direct (figures only; the benchmark is test/bench/proxy-pods.ts)", async () => {
     const r = await proxyPodsBench({
       host: node.nodeAddress,

@@ -52,7 +52,7 @@ const README_COMMANDS: Record<
   { run: { line: string; expect: RegExp; absent?: RegExp }[] } | { skip: string }
 > = {
   "npm run up": {
-    skip: "this e2e is its expanded form (clusters up, `pulumi up`, Crossplane start) in a state dir of its own",
+    skip: "run earlier, as the test that creates the environment (in this e2e's own state dir and backend)",
   },
   "npm test": { skip: "runs this test" },
   "npm run preview:network -- --help": {
@@ -395,13 +395,19 @@ describe("local stack on real clusters (e2e)", function () {
     );
   });
 
-  it("`pulumi up` creates the environment through the real engine", async () => {
-    const res = await stack.up({ onOutput });
-    assert.equal(res.summary.result, "succeeded");
-    created = res.summary.resourceChanges?.create ?? 0;
+  it("`npm run up` (setup, the clusters, `pulumi up --yes`) creates the environment through the real engine", async () => {
+    // The README's command itself, not its parts: KLUTCH_LOCAL_DIR and PULUMI_BACKEND_URL point
+    // it at this e2e's clusters (already up, left alone) and state.
+    const r = shell("npm run up", 12 * 60_000);
+    log.push(r.out);
+    assert.equal(r.status, 0, r.out);
+    const summary = /^update succeeded: (\{.*\})$/m.exec(r.out);
+    assert.ok(summary, r.out);
+    created = (JSON.parse(summary[1]!) as { create?: number }).create ?? 0;
     // stack, environment, 3 clusters with their providers, 4 namespaces, Crossplane and its children
-    assert.ok(created > 12, `only ${created} resources created:\n${log.join("")}`);
-    assert.deepEqual(res.outputs.appClusters?.value, ["app-1", "app-2"]);
+    assert.ok(created > 12, `only ${created} resources created:\n${r.out}`);
+    assert.match(r.out, /already running and ready: left alone/);
+    assert.deepEqual((await stack.outputs()).appClusters?.value, ["app-1", "app-2"]);
   });
 
   it("every pod of ours is Ready on its node; the upstream images that cannot be pulled here stay applied only", () => {

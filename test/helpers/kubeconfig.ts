@@ -18,6 +18,20 @@ export function fakeKubeconfig(name: string, server = "https://127.0.0.1:6443"):
   });
 }
 
+/** A kubeconfig for a plain-HTTP fake API server on this machine's loopback (unit tests' servers). */
+export function loopbackKubeconfig(port: number): string {
+  return stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [
+      { name: "c", cluster: { server: `http://127.0.0.1:${port}`, "insecure-skip-tls-verify": true } },
+    ],
+    users: [{ name: "u", user: { token: "t" } }],
+    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+    "current-context": "c",
+  });
+}
+
 /** The fake state dirs of this process, removed when it exits (tests hold them until then). */
 const fakeStateDirs = new Set<string>();
 process.on("exit", () => {
