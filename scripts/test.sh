@@ -37,7 +37,9 @@ else
     # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 2):
     # each file brings up its own clusters, state dirs and network namespaces and takes its ports
     # from its own band (test/helpers/ports.ts), so files at once share only the CPUs. Two keep
-    # this 2-core machine busy: with three, every file took about 1.8 times as long. A file's
+    # this 2-core machine busy: with three, every file took about 1.8 times as long (again on
+    # 2026-11-27: bindings.test.ts 865 s beside two files against 492 s beside one, the CPUs never
+    # idle), so three finish later than two. A file's
     # output is printed when it ends, with its time ([file-time], test/helpers/file-timing.ts).
     jobs="${KLUTCH_E2E_JOBS:-2}"
     # Longest first, so the workers finish together (seconds of a fresh-clone run with two
