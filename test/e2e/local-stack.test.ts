@@ -7,6 +7,7 @@ import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
 import { localClusterRequests, readLocalClusterNames } from "../../automation/stack-file";
 import { LocalClusters, type ClusterInfo } from "../../local-clusters";
+import { mountsUnder } from "../../local-clusters/node/host";
 import {
   LOCAL_STACK_PASSPHRASE,
   ensureKubernetesPlugin,
@@ -365,14 +366,27 @@ describe("local stack on real clusters (e2e)", function () {
   });
 
   after(async () => {
+    // The nodes' machine-wide names (network namespace, nft table), read while their state is there.
+    const nodes = clusters ? names.map((name) => clusters.node(name).names) : [];
     try {
       if (clusters) await clusters.down();
     } finally {
       process.env = saved;
     }
+    // After the destroy with live connections and `down`: no process, mount, namespace or table.
     const leftovers = clusters ? clusters.leftoverProcesses() : [];
+    const mounts = mountsUnder(stateDir);
+    const tables = execFileSync("nft", ["list", "tables"], { encoding: "utf8" }).split("\n");
     fs.rmSync(work, { recursive: true, force: true });
     assert.deepEqual(leftovers, [], "local cluster processes left behind");
+    assert.deepEqual(mounts, [], "mounts left under the state dir");
+    for (const node of nodes) {
+      assert.ok(!fs.existsSync(`/run/netns/${node.netns}`), `network namespace ${node.netns} left behind`);
+      assert.ok(
+        !tables.some((t) => t.trim().endsWith(` ${node.nftTable}`)),
+        `nft table ${node.nftTable} left behind`,
+      );
+    }
   });
 
   const kubeconfig = (cluster: string) => clusters.kubeconfigPath(cluster);
