@@ -537,8 +537,10 @@ export class LocalNode {
     return stdout;
   }
 
-  /** Imports the images containerd does not hold yet (they stay in its root across restarts). */
-  /** Imports the images containerd does not have yet; returns how many it imported. */
+  /**
+   * Imports the images containerd does not hold yet (they stay in its root across restarts);
+   * returns how many it imported.
+   */
   private async importImages(env: NodeJS.ProcessEnv, images: BuiltImages): Promise<number> {
     const have = new Set(
       (await this.ctr(env, ["images", "list", "--quiet"])).split("\n").map((l) => l.trim()),
