@@ -616,6 +616,21 @@ describe("environment config", () => {
         includes: "must be 1 (got 2): the klutch-bind backend has no leader election",
       },
       {
+        // The reach is derived from the contract: the default APIs claim secrets and configmaps.
+        name: "the Cluster consumer scope, which would give every app cluster every namespace",
+        mutate: (c) => (c.bind = { consumerScope: "Cluster" }),
+        path: "klutch:bind.consumerScope",
+        includes:
+          '"Cluster" is refused: the klutch-bind backend then binds ClusterRole klutch-binder-<namespace> cluster-wide',
+      },
+      {
+        name: "the Cluster consumer scope names what it would open: claimed secrets, every bound API",
+        mutate: (c) => (c.bind = { consumerScope: "Cluster" }),
+        path: "klutch:bind.consumerScope",
+        includes:
+          "could get, list, create, update and delete backups.anynines.com, postgresqlinstances.anynines.com, restores.anynines.com, servicebindings.anynines.com, configmaps, secrets in every namespace",
+      },
+      {
         name: "an authorize URL that is not https",
         mutate: (c) => (c.bind = { authorizeUrl: "http://bind.example.com/authorize" }),
         path: "klutch:bind.authorizeUrl",

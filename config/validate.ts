@@ -13,6 +13,7 @@ import {
   ClusterConfig,
   ControlPlaneConfig,
   DEFAULT_EXPORTED_APIS,
+  type ExportedApiConfig,
   SECRET_SETTINGS,
   SETTING_KEYS,
   controlPlaneCluster as controlPlaneSchema,
@@ -27,6 +28,7 @@ import {
   environmentSchema,
 } from "./schema";
 import { planBridge } from "../lib/bridge/bridge-plan";
+import { clusterWideGrants } from "../lib/bind/contract";
 import { planCrossplane } from "../lib/crossplane/crossplane-plan";
 
 /** What validation may look at outside the config itself; injected so tests need no real files. */
@@ -151,7 +153,7 @@ function crossChecks(
   }
   checkApis(raw.exportedApis, apps, add);
   checkConsumerNamespaces(raw.bind, apps, add);
-  checkBindBackend(raw.bind, add);
+  checkBindBackend(raw.bind, add, exportedApisOrDefault(raw.exportedApis));
   checkBridge(raw.bridge, withSecrets.bridgePassphrase, controlPlane, apps, stateDir, ctx, add);
   checkCrossplane(raw.crossplane, controlPlane, stateDir, ctx, add);
   return issues;
@@ -273,7 +275,7 @@ function removeAt(root: Record<string, unknown>, at: (string | number)[]): boole
  * leader election (nothing under contrib/example-backend takes a lease), so two replicas would
  * both run every controller.
  */
-export function checkBindBackend(rawBind: unknown, add: Add): void {
+export function checkBindBackend(rawBind: unknown, add: Add, exportedApis: ExportedApiConfig[]): void {
   const replicas = (rawBind as { replicas?: unknown } | undefined)?.replicas;
   if (typeof replicas === "number" && replicas > 1) {
     add(
@@ -281,6 +283,30 @@ export function checkBindBackend(rawBind: unknown, add: Add): void {
       `must be 1 (got ${replicas}): the klutch-bind backend has no leader election, so every replica would run its controllers; set bind.replicas to 1`,
     );
   }
+  if ((rawBind as { consumerScope?: unknown } | undefined)?.consumerScope === "Cluster") {
+    add(["bind", "consumerScope"], clusterScopeRefusal(exportedApis));
+  }
+}
+
+/**
+ * Why `consumerScope: Cluster` is refused, from what the contract says that scope grants
+ * (lib/bind/contract.ts clusterWideGrants): the backend binds every binding's
+ * klutch-binder-<cns> ClusterRole cluster-wide, and each app cluster holds that identity's
+ * kubeconfig. Upstream offers the scope for kcp, where each binding is a workspace of its own
+ * (the flag's help in contrib/example-backend/options/options.go); on a Kubernetes control
+ * plane nothing then separates one consumer from another.
+ */
+export function clusterScopeRefusal(exportedApis: ExportedApiConfig[]): string {
+  const resources = clusterWideGrants("Cluster", exportedApis).flatMap((r) =>
+    r.resources.map((res) => (r.apiGroups[0] ? `${res}.${r.apiGroups[0]}` : res)),
+  );
+  return (
+    `"Cluster" is refused: the klutch-bind backend then binds ClusterRole klutch-binder-<namespace> cluster-wide ` +
+    `(ClusterRoleBinding, controllers/clusterbinding/clusterbinding_reconcile.go), so the kubeconfig on every app cluster ` +
+    `could get, list, create, update and delete ${resources.join(", ") || "every exported and claimed resource"} in every namespace of the control plane, ` +
+    `other app clusters' included. Upstream meant this scope for kcp workspaces. ` +
+    `Leave consumerScope out or set it to Namespaced`
+  );
 }
 
 /** Each app cluster's consumer namespace on the control plane is `<namespacePrefix>-<name>`. */
@@ -512,6 +538,15 @@ function checkKubeconfigFile(
       );
     }
   }
+}
+
+/** The exported APIs as parsed, the valid entries only (the schema reports the others). */
+function exportedApisOrDefault(rawApis: unknown): ExportedApiConfig[] {
+  const entries = Array.isArray(rawApis) ? rawApis : rawApis === undefined ? DEFAULT_EXPORTED_APIS : [];
+  return entries.flatMap((e: unknown) => {
+    const r = exportedApiSchema.safeParse(e);
+    return r.success ? [r.data] : [];
+  });
 }
 
 function checkApis(rawApis: unknown, apps: Located<AppClusterConfig>[], add: Add): void {

@@ -7,8 +7,9 @@ import * as pulumi from "@pulumi/pulumi";
  * The backend treats a request as a message, not as desired state
  * (controllers/serviceexportrequest/serviceexportrequest_reconcile.go at v1.4.0/v1.5.0): it
  * creates the APIServiceExport `<resource>.<group>` from it, marks it Succeeded, or Failed
- * once its CRD has been missing for over a minute, and deletes every request 10 minutes after
- * it left Pending. As a plain Kubernetes resource it would drift (a refresh sees it gone and
+ * when its CRD is still missing a minute after the request was made, and deletes every request
+ * at the first reconcile after it is 10 minutes old (by creationTimestamp; usually the
+ * 30-minute resync, see row B15 in lib/bind/contract.ts). As a plain Kubernetes resource it would drift (a refresh sees it gone and
  * the next up re-creates it, forever) and a first bring-up before the CRD exists would leave
  * a Failed request behind. So, like `kubectl bind apiservice` (plugin/bind.go), this resource:
  *  - creates the request once and, where a backend runs, waits until the export exists

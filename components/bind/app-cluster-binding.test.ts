@@ -3,7 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { AppClusterBinding } from "./app-cluster-binding";
-import { boundApis } from "../../lib/bind/app-cluster-plan";
+import { boundApis, clusterId } from "../../lib/bind/app-cluster-plan";
 import { environmentSchema } from "../../config/schema";
 import { klutchProgram } from "../../program";
 import { fakeLocalStateDir } from "../../test/helpers/kubeconfig";
@@ -38,6 +38,10 @@ function mocked() {
     call: (a) => shared.call(a),
     newResource: async (a) => {
       const r = await shared.newResource(a);
+      // The API server gives each namespace a UID (the cluster ID of kubectl bind hashes it).
+      if (a.type === "kubernetes:core/v1:Namespace") {
+        return { ...r, state: { ...a.inputs, metadata: { ...a.inputs.metadata, uid: `uid-of-${a.name}` } } };
+      }
       if (a.type === "kubernetes:core/v1:Secret" && a.inputs.type === "kubernetes.io/service-account-token") {
         return { ...r, state: { ...a.inputs, data: { token: Buffer.from(TOKEN).toString("base64") } } };
       }
@@ -47,8 +51,9 @@ function mocked() {
   return run;
 }
 
-function binding(apis = exported) {
+function binding(apis = exported, identity?: { subject: string }) {
   return new AppClusterBinding("app-1", {
+    ...(identity ? { identity } : {}),
     appCluster: "app-1",
     controlPlaneProvider: new k8s.Provider("cp", { kubeconfig: "fake" }),
     controlPlaneKubeconfig: pulumi.secret("admin-kubeconfig"),
@@ -64,6 +69,29 @@ function binding(apis = exported) {
 }
 
 describe("AppClusterBinding (mocks)", () => {
+  it("files the binding's namespace under the binder's identity, as the backend's /bind looks it up", async () => {
+    const run = mocked();
+    binding(exported, { subject: "CiQwOGE4Njg0Yi1kYjg4" });
+    await settle();
+    const consumerNs = run.resources.find(
+      (r) => r.type === "kubernetes:core/v1:Namespace" && r.provider?.includes("::cp::"),
+    )!;
+    const annotations = consumerNs.inputs.metadata.annotations as Record<string, string>;
+    assert.deepEqual(annotations, {
+      "example-backend.klutch.anynines.com/identity": `CiQwOGE4Njg0Yi1kYjg4#${clusterId("uid-of-app-1-konnector-namespace")}`,
+    });
+  });
+
+  it("without a subject the namespace carries no identity", async () => {
+    const run = mocked();
+    binding();
+    await settle();
+    const consumerNs = run.resources.find(
+      (r) => r.type === "kubernetes:core/v1:Namespace" && r.provider?.includes("::cp::"),
+    )!;
+    assert.equal(consumerNs.inputs.metadata.annotations, undefined);
+  });
+
   it("creates exactly the control plane and app cluster objects of one binding", async () => {
     const run = mocked();
     binding();

@@ -9,7 +9,10 @@ import {
   KONNECTOR_ROLE,
   KUBECONFIG_KEY,
   KUBECONFIG_SECRET,
+  IDENTITY_ANNOTATION,
   apiObjectName,
+  bindingIdentity,
+  clusterId,
   consumerNamespace,
   exportRequestSpec,
   renderConsumerKubeconfig,
@@ -40,6 +43,12 @@ export interface AppClusterBindingArgs {
   awaitExports: boolean;
   /** Create the konnector's namespace on the app cluster; false when the caller made it. */
   createKonnectorNamespace?: boolean;
+  /**
+   * Who binds this app cluster interactively: the OIDC subject, and the UID of the app
+   * cluster's klutch-bind namespace when the caller made it (else this component's own). The
+   * binding's namespace is annotated as the backend files its own, so /bind finds it.
+   */
+  identity?: { subject: string; konnectorNamespaceUid?: pulumi.Input<string> };
   labels?: Record<string, string>;
   /** Objects that must exist first on the control plane (the bind CRDs). */
   controlPlaneDependsOn?: pulumi.Input<pulumi.Resource>[];
@@ -71,10 +80,39 @@ export class AppClusterBinding extends pulumi.ComponentResource {
     const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
     this.boundApis = args.apis.map(apiObjectName);
 
+    // --- app cluster: the konnector's namespace, whose UID is the cluster's ID for /bind ---
+    const ownKonnectorNs =
+      args.createKonnectorNamespace === false
+        ? undefined
+        : new k8s.core.v1.Namespace(
+            `${name}-konnector-namespace`,
+            { metadata: { name: KONNECTOR_NAMESPACE, labels } },
+            app,
+          );
+    const konnectorNs = ownKonnectorNs?.metadata.name ?? pulumi.output(KONNECTOR_NAMESPACE);
+
     // --- control plane: what /bind makes (kubernetes/resources/*.go) ---
+    const identity = args.identity;
+    // Someone else's namespace (the caller's, or one kubectl bind made) is read for its UID.
+    const identityUid =
+      identity &&
+      (identity.konnectorNamespaceUid ??
+        ownKonnectorNs?.metadata.uid ??
+        k8s.core.v1.Namespace.get(`${name}-konnector-namespace`, KONNECTOR_NAMESPACE, app).metadata.uid);
+    const annotations = identity
+      ? pulumi
+          .output(identityUid!)
+          .apply((uid) => ({ [IDENTITY_ANNOTATION]: bindingIdentity(identity.subject, clusterId(uid)) }))
+      : undefined;
     const ns = new k8s.core.v1.Namespace(
       `${name}-consumer-namespace`,
-      { metadata: { name: consumerNamespace(args.namespacePrefix, args.appCluster), labels } },
+      {
+        metadata: {
+          name: consumerNamespace(args.namespacePrefix, args.appCluster),
+          labels,
+          ...(annotations ? { annotations } : {}),
+        },
+      },
       cp,
     );
     const namespace = ns.metadata.name;
@@ -151,14 +189,6 @@ export class AppClusterBinding extends pulumi.ComponentResource {
     }
 
     // --- app cluster: what `kubectl bind` makes (bind/deploy/konnector, plugin/*.go) ---
-    const konnectorNs =
-      args.createKonnectorNamespace === false
-        ? pulumi.output(KONNECTOR_NAMESPACE)
-        : new k8s.core.v1.Namespace(
-            `${name}-konnector-namespace`,
-            { metadata: { name: KONNECTOR_NAMESPACE, labels } },
-            app,
-          ).metadata.name;
     const konnector = new k8s.core.v1.ServiceAccount(
       `${name}-konnector-account`,
       { metadata: { name: KONNECTOR, namespace: konnectorNs, labels } },

@@ -1,3 +1,4 @@
+import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { EnvironmentConfig } from "../../config/schema";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
@@ -116,6 +117,9 @@ export function bindPart(parent: pulumi.Resource, name: string, args: BindPartAr
           konnectorImage: app.konnectorImage,
           awaitExports: app.awaitExports,
           createKonnectorNamespace: false,
+          ...(app.bindSubject
+            ? { identity: { subject: app.bindSubject, konnectorNamespaceUid: uidOf(appNs, app.name) } }
+            : {}),
           controlPlaneDependsOn: backend.crds,
           labels,
           skipAwait,
@@ -126,4 +130,11 @@ export function bindPart(parent: pulumi.Resource, name: string, args: BindPartAr
     }),
   );
   return { oidc, backend, exportedApis, bindings };
+}
+
+/** The UID of an app cluster's planned klutch-bind namespace, which its cluster ID hashes. */
+function uidOf(ns: pulumi.Resource | undefined, app: string): pulumi.Output<string> {
+  if (!(ns instanceof k8s.core.v1.Namespace))
+    throw new Error(`internal: no klutch-bind namespace for ${app}`);
+  return ns.metadata.uid;
 }

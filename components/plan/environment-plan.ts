@@ -74,6 +74,8 @@ export interface AppClusterBindingPlan {
   konnectorImage: string;
   /** Wait until the backend answers the binding's exports; never where no backend can run. */
   awaitExports: boolean;
+  /** The OIDC subject the binding's namespace is filed under for the backend's lookup. */
+  bindSubject?: string;
 }
 
 export function planEnvironment(
@@ -113,6 +115,7 @@ export function planEnvironment(
         apis: boundApis(app, config.exportedApis),
         konnectorImage: config.bind.konnectorImage ?? releaseImages(config.bind.version).konnector,
         awaitExports: config.bind.awaitExports ?? !skipAwaitUpstream,
+        ...(app.bindSubject ? { bindSubject: app.bindSubject } : {}),
       })),
     },
   };

@@ -2,7 +2,9 @@ import { strict as assert } from "node:assert";
 import { parse } from "yaml";
 import {
   apiObjectName,
+  bindingIdentity,
   boundApis,
+  clusterId,
   consumerNamespace,
   exportRequestSpec,
   renderConsumerKubeconfig,
@@ -83,5 +85,19 @@ describe("app cluster binding plan", () => {
     );
     assert.deepEqual(k.users[0].user, { token: "tok" });
     assert.equal(k.contexts[0].context.namespace, "cluster-app-1");
+  });
+});
+
+describe("the binding's identity, as the backend files its namespace", () => {
+  // Vectors from Go: sha256.Sum224 and big.Int.Text(62)[:6], the computation of
+  // plugin/bind.go ClusterID at klutchio v1.4.0, run once with go1.26.8.
+  it("clusterId is kubectl bind's: six base-62 digits of the SHA-224 of the namespace UID", () => {
+    assert.equal(clusterId("6a1f0c2e-9a43-4b3e-8f0e-2d7c1b5e4a90"), "cfbQs1");
+    assert.equal(clusterId("00000000-0000-0000-0000-000000000000"), "6EbPoz");
+    assert.equal(clusterId("d3b07384-d9a0-4c9b-8f4e-1c2d3e4f5a6b"), "43jXKQ");
+  });
+
+  it("the identity is the OIDC subject and the cluster ID, joined by #", () => {
+    assert.equal(bindingIdentity("CiQwOGE4Njg0Yi1kYjg4", "cfbQs1"), "CiQwOGE4Njg0Yi1kYjg4#cfbQs1");
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { stringify } from "yaml";
 import type { AppClusterConfig, ExportedApiConfig } from "../config/schema";
 import { BINDER, BINDING_KUBECONFIG_SECRET } from "./contract";
@@ -26,6 +27,39 @@ export const KUBECONFIG_SECRET = BINDING_KUBECONFIG_SECRET;
 export const KUBECONFIG_KEY = "kubeconfig";
 /** Klutch's ClusterBinding is a singleton per consumer namespace, named by its CRD's rule. */
 export { CLUSTER_BINDING_NAME } from "./crds";
+
+/**
+ * How the backend finds a binding's namespace again: /bind looks the namespace up by this
+ * annotation before it makes one with `generateName: <prefix>-` (contrib/example-backend/
+ * kubernetes/manager.go HandleResources, indexers.go, resources/namespace.go).
+ */
+export const IDENTITY_ANNOTATION = "example-backend.klutch.anynines.com/identity";
+
+/** Go's `big.Int.Text(62)` digits: 0-9, then a-z, then A-Z (math/big natconv.go). */
+const BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/**
+ * The cluster ID `kubectl bind` sends as `c` (plugin/bind.go ClusterID): the first six base-62
+ * digits of the SHA-224 of the app cluster's `klutch-bind` namespace UID.
+ */
+export function clusterId(konnectorNamespaceUid: string): string {
+  let n = BigInt(`0x${createHash("sha224").update(konnectorNamespaceUid).digest("hex")}`);
+  let digits = "";
+  do {
+    digits = BASE62[Number(n % 62n)]! + digits;
+    n /= 62n;
+  } while (n > 0n);
+  return digits.slice(0, 6);
+}
+
+/**
+ * The identity the backend files a binding's namespace under: the OIDC subject (the ID token's
+ * `sub`) of whoever binds, `#`, and the app cluster's ID (http/handler.go: `Subject + "#" +
+ * ClusterID`).
+ */
+export function bindingIdentity(subject: string, clusterId: string): string {
+  return `${subject}#${clusterId}`;
+}
 
 /** The consumer's namespace on the control plane: the backend's prefix and the app cluster's name. */
 export function consumerNamespace(prefix: string, appCluster: string): string {

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { boundApis } from "./app-cluster-plan";
-import { CONTRACT, binderNamespaceRules, binderRules } from "./contract";
+import { CONTRACT, binderNamespaceRules, binderRules, clusterWideGrants, contractAt } from "./contract";
 import { bindCrds, bindingCrdFor } from "./crds";
 import {
   allows,
@@ -139,6 +139,61 @@ describe("klutch-bind contract table", () => {
       !allows(rules, { group: "", resource: "events", verb: "create" }),
       "the backend emits no events",
     );
+  });
+});
+
+describe("klutch-bind consumer scopes", () => {
+  const clusterRb = (verb: string) => ({
+    group: "rbac.authorization.k8s.io",
+    resource: "clusterrolebindings",
+    verb,
+  });
+
+  it("every row names its scopes; Cluster adds the cluster-wide grant and drops the per-namespace one", () => {
+    for (const r of CONTRACT) assert.ok(r.scopes.length > 0, r.id);
+    const grants = (scope: "Namespaced" | "Cluster") => new Set(contractAt(scope).map((r) => r.grantedBy));
+    assert.ok(
+      grants("Namespaced").has("klutch-binder-cns") && !grants("Namespaced").has("klutch-binder-cluster"),
+    );
+    assert.ok(grants("Cluster").has("klutch-binder-cluster") && !grants("Cluster").has("klutch-binder-cns"));
+    // The konnector's provider-side informer is cluster-wide only at Cluster scope.
+    const listsEverywhere = (scope: "Namespaced" | "Cluster") =>
+      contractAt(scope).some(
+        (r) => r.actor === "konnector" && r.cluster === "control-plane" && r.namespace === "all",
+      );
+    assert.equal(listsEverywhere("Namespaced"), false);
+    assert.equal(listsEverywhere("Cluster"), true);
+  });
+
+  it("at Namespaced scope the backend cannot create ClusterRoleBinding klutch-binder-<cns> (upstream's flap), at Cluster it could", () => {
+    const namespaced = backendClusterRoleRules(exported);
+    assert.ok(allows(namespaced, clusterRb("delete")), "it still deletes one");
+    assert.ok(!allows(namespaced, clusterRb("create")) && !allows(namespaced, clusterRb("update")));
+    const b6 = CONTRACT.find((r) => r.id === "B6")!;
+    assert.deepEqual(b6.refused, ["create", "update"]);
+    const cluster = backendClusterRoleRules(exported, "Cluster");
+    assert.ok(allows(cluster, clusterRb("create")) && allows(cluster, clusterRb("update")));
+  });
+
+  it("the klutch-binder-<cns> ClusterRole covers every call the Cluster scope's binding makes", () => {
+    const calls = concreteCalls(rowsGrantedBy("klutch-binder-cluster", "Cluster"), {
+      apis: two,
+      clusterNamespace: "cluster-app-1",
+    });
+    assert.ok(calls.length > 0);
+    for (const c of calls)
+      for (const verb of c.verbs)
+        assert.ok(
+          allows(binderNamespaceRules(two), { group: c.group, resource: c.resource, verb }),
+          c.row.id,
+        );
+  });
+
+  it("what the identity holds outside its own namespaces: nothing at Namespaced, every bound and claimed resource at Cluster", () => {
+    assert.deepEqual(clusterWideGrants("Namespaced", exported), []);
+    const wide = clusterWideGrants("Cluster", exported);
+    assert.ok(allows(wide, { group: "", resource: "secrets", verb: "list" }), "claimed secrets, everywhere");
+    assert.ok(allows(wide, { group: "anynines.com", resource: "postgresqlinstances", verb: "delete" }));
   });
 });
 

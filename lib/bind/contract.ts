@@ -16,6 +16,14 @@ import { BIND_RELEASES, type BindRelease } from "./upstream/release";
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
 
+/**
+ * The backend's `--consumer-scope` (contrib/example-backend/options/options.go). Namespaced is
+ * what this project runs; Cluster is modelled from the source so that validation can say what
+ * it would grant (see clusterWideGrants), and is refused.
+ */
+export const CONSUMER_SCOPES = ["Namespaced", "Cluster"] as const;
+export type ConsumerScope = (typeof CONSUMER_SCOPES)[number];
+
 /** Where a call lands. */
 export type NamespaceRef =
   /** A cluster-scoped object. */
@@ -43,7 +51,12 @@ export type Grant =
   /** ClusterRole klutch-binder, which the backend writes at every start, bound in <cns>. */
   | "klutch-binder"
   /** ClusterRole klutch-binder-<cns>, which the backend writes per binding, bound in each <cns>-<ns>. */
-  | "klutch-binder-cns";
+  | "klutch-binder-cns"
+  /**
+   * The same ClusterRole bound cluster-wide by ClusterRoleBinding klutch-binder-<cns>, which the
+   * backend makes at Cluster scope instead of the per-namespace RoleBindings.
+   */
+  | "klutch-binder-cluster";
 
 /**
  * The object name a row is limited to: a fixed name, or a placeholder resolved per binding:
@@ -61,9 +74,16 @@ export interface ContractRow {
   /** The one object the call names, when it names one. */
   name?: NameRef;
   verbs: Verb[];
+  /**
+   * Verbs upstream calls here that this project's RBAC refuses on purpose (the reason is in
+   * `why`); the e2e replays them and expects 403.
+   */
+  refused?: Verb[];
   grantedBy: Grant;
   why: string;
   source: string;
+  /** The consumer scopes the row holds at; both unless it says otherwise. */
+  scopes: readonly ConsumerScope[];
   releases: readonly BindRelease[];
 }
 
@@ -83,8 +103,11 @@ export const BINDER = "klutch-binder";
 export const BINDING_KUBECONFIG_SECRET = "kubeconfig";
 export const CLUSTER_BINDING = "cluster";
 
-type RowInput = Omit<ContractRow, "releases">;
-const row = (r: RowInput): ContractRow => ({ ...r, releases: ALL });
+type RowInput = Omit<ContractRow, "releases" | "scopes"> & { scopes?: readonly ConsumerScope[] };
+const row = (r: RowInput): ContractRow => ({ scopes: CONSUMER_SCOPES, ...r, releases: ALL });
+const NAMESPACED: readonly ConsumerScope[] = ["Namespaced"];
+const CLUSTER: readonly ConsumerScope[] = ["Cluster"];
+const SERVICE_NAMESPACE_SRC = `${BACKEND_SRC}/controllers/servicenamespace/servicenamespace_reconcile.go`;
 
 /** What the konnector calls on the app cluster, where it runs. */
 const konnectorOnAppCluster: ContractRow[] = [
@@ -318,8 +341,9 @@ const konnectorOnControlPlane: ContractRow[] = [
     target: "bound",
     verbs: ["list", "watch", "create", "patch", "delete"],
     grantedBy: "klutch-binder-cns",
-    why: "consumer objects synced to <cns>-<ns>: created, then server-side applied (field manager klutch.anynines.com, force), deleted with the consumer's",
+    why: "consumer objects synced to <cns>-<ns>: created, then server-side applied (field manager klutch.anynines.com, force), deleted with the consumer's; the provider-side informer is one per service namespace (multinsinformer) because the export's informerScope is Namespaced",
     source: `${KONNECTOR_SRC}/controllers/cluster/serviceexport/spec/; .../multinsinformer/informer.go; .../status/`,
+    scopes: NAMESPACED,
   }),
   row({
     id: "K21",
@@ -329,8 +353,45 @@ const konnectorOnControlPlane: ContractRow[] = [
     target: "claim",
     verbs: ["list", "watch", "create", "update", "delete"],
     grantedBy: "klutch-binder-cns",
-    why: "claimed objects: owner annotation set by update; consumer-owned objects created, updated and deleted on the provider",
-    source: `${KONNECTOR_SRC}/controllers/cluster/serviceexport/claimedresources/`,
+    why: 'claimed objects: owner annotation set by update; consumer-owned objects created, updated and deleted on the provider. The claim\'s informer is per service namespace: the APIServiceBinding CRD defaults selector.namespaces to ["*"], and only a nil list makes it cluster-wide',
+    source: `${KONNECTOR_SRC}/controllers/cluster/serviceexport/claimedresources/; ${KONNECTOR_SRC}/controllers/cluster/serviceexport/serviceexport_reconcile.go (syncClusterScoped); bind/deploy/crd/klutch.anynines.com_apiservicebindings.yaml`,
+    scopes: NAMESPACED,
+  }),
+  row({
+    id: "K20C",
+    actor: "konnector",
+    cluster: "control-plane",
+    namespace: "all",
+    target: "bound",
+    verbs: ["list", "watch"],
+    grantedBy: "klutch-binder-cluster",
+    why: "Cluster scope: the backend sets the export's informerScope to Cluster, and the konnector then lists and watches each bound resource in every namespace of the control plane (it skips other consumers' objects only after receiving them)",
+    source: `${KONNECTOR_SRC}/controllers/cluster/serviceexport/serviceexport_reconcile.go (ensureControllers); ${KONNECTOR_SRC}/controllers/cluster/serviceexport/adopt/adopt_controller.go (enqueueProvider); ${BACKEND_SRC}/controllers/serviceexportrequest/serviceexportrequest_reconcile.go`,
+    scopes: CLUSTER,
+  }),
+  row({
+    id: "K20W",
+    actor: "konnector",
+    cluster: "control-plane",
+    namespace: "service-namespace",
+    target: "bound",
+    verbs: ["create", "patch", "delete"],
+    grantedBy: "klutch-binder-cluster",
+    why: "Cluster scope: consumer objects still land in <cns>-<ns> (through the APIServiceNamespace), but the backend makes no RoleBinding there, so only the ClusterRoleBinding allows the writes",
+    source: `${KONNECTOR_SRC}/controllers/cluster/serviceexport/spec/spec_reconcile.go; ${SERVICE_NAMESPACE_SRC}`,
+    scopes: CLUSTER,
+  }),
+  row({
+    id: "K21C",
+    actor: "konnector",
+    cluster: "control-plane",
+    namespace: "service-namespace",
+    target: "claim",
+    verbs: ["list", "watch", "create", "update", "delete"],
+    grantedBy: "klutch-binder-cluster",
+    why: "Cluster scope: claimed objects in <cns>-<ns>, allowed by the ClusterRoleBinding for want of a RoleBinding",
+    source: `${KONNECTOR_SRC}/controllers/cluster/serviceexport/claimedresources/; ${SERVICE_NAMESPACE_SRC}`,
+    scopes: CLUSTER,
   }),
 ];
 
@@ -378,8 +439,8 @@ const backendOnControlPlane: ContractRow[] = [
     target: { group: RBAC, resource: "rolebindings" },
     verbs: ["list", "watch", "create", "update"],
     grantedBy: "backend-cluster-role",
-    why: "RoleBinding klutch-binder in <cns> (→ ClusterRole klutch-binder) and in each <cns>-<ns> (→ klutch-binder-<cns>)",
-    source: `${BACKEND_SRC}/controllers/clusterbinding/clusterbinding_reconcile.go; ${BACKEND_SRC}/controllers/servicenamespace/servicenamespace_reconcile.go`,
+    why: "RoleBinding klutch-binder in <cns> (→ ClusterRole klutch-binder) and, at Namespaced scope only, in each <cns>-<ns> (→ klutch-binder-<cns>)",
+    source: `${BACKEND_SRC}/controllers/clusterbinding/clusterbinding_reconcile.go; ${SERVICE_NAMESPACE_SRC}`,
   }),
   row({
     id: "B5",
@@ -398,10 +459,24 @@ const backendOnControlPlane: ContractRow[] = [
     cluster: "control-plane",
     namespace: "cluster",
     target: { group: RBAC, resource: "clusterrolebindings" },
-    verbs: ["list", "watch", "create", "update", "delete"],
+    verbs: ["list", "watch", "delete"],
+    refused: ["create", "update"],
     grantedBy: "backend-cluster-role",
-    why: "ClusterRoleBinding klutch-binder-<cns>: deleted when the consumer scope is Namespaced, yet re-created when the lister had none (an upstream logic flaw at these releases and on main)",
+    why: "ClusterRoleBinding klutch-binder-<cns> at Namespaced scope: deleted, yet created again whenever the lister has none (the function does not return after the delete; at these releases and on main). Every other reconcile would therefore bind klutch-binder-<cns> cluster-wide, giving the app cluster's identity every namespace's bound and claimed objects. Our RBAC refuses the create and update: the reconcile then returns that error and the ClusterBinding is requeued, while its status is still committed (clusterbinding_controller.go process)",
+    source: `${BACKEND_SRC}/controllers/clusterbinding/clusterbinding_reconcile.go (ensureRBACClusterRoleBinding); ${BACKEND_SRC}/controllers/clusterbinding/clusterbinding_controller.go`,
+    scopes: NAMESPACED,
+  }),
+  row({
+    id: "B6C",
+    actor: "backend",
+    cluster: "control-plane",
+    namespace: "cluster",
+    target: { group: RBAC, resource: "clusterrolebindings" },
+    verbs: ["list", "watch", "create", "update"],
+    grantedBy: "backend-cluster-role",
+    why: "Cluster scope: ClusterRoleBinding klutch-binder-<cns> binds ClusterRole klutch-binder-<cns> to the binding's klutch-binder ServiceAccount in every namespace (owner: the <cns> namespace)",
     source: `${BACKEND_SRC}/controllers/clusterbinding/clusterbinding_reconcile.go (ensureRBACClusterRoleBinding)`,
+    scopes: CLUSTER,
   }),
   row({
     id: "B7",
@@ -479,7 +554,7 @@ const backendOnControlPlane: ContractRow[] = [
     target: { group: BIND, resource: "apiserviceexports" },
     verbs: ["list", "watch", "create", "patch", "delete"],
     grantedBy: "backend-cluster-role",
-    why: "exports created from requests, their CRD part patched when the CRD changes, deleted when the CRD is gone",
+    why: "exports created from requests (spec.informerScope = the consumer scope), their CRD part patched when the CRD changes, deleted when the CRD is gone",
     source: `${BACKEND_SRC}/controllers/serviceexportrequest/serviceexportrequest_reconcile.go; ${BACKEND_SRC}/controllers/serviceexport/`,
   }),
   row({
@@ -502,8 +577,8 @@ const backendOnControlPlane: ContractRow[] = [
     target: { group: BIND, resource: "apiserviceexportrequests" },
     verbs: ["list", "watch", "delete"],
     grantedBy: "backend-cluster-role",
-    why: "requests are deleted 10 minutes after they stop being Pending",
-    source: `${BACKEND_SRC}/controllers/serviceexportrequest/serviceexportrequest_reconcile.go`,
+    why: "a request is deleted by the first reconcile after it is 10 minutes old, counted from creationTimestamp; nothing requeues it (no AddAfter), so that is the informers' 30-minute resync, or an earlier change to the request, its APIServiceExport or its CRD (each enqueues it)",
+    source: `${BACKEND_SRC}/controllers/serviceexportrequest/serviceexportrequest_reconcile.go; ${BACKEND_SRC}/controllers/serviceexportrequest/serviceexportrequest_controller.go; ${BACKEND_SRC}/config.go (resync)`,
   }),
   row({
     id: "B16",
@@ -546,6 +621,10 @@ export const CONTRACT: readonly ContractRow[] = [
   ...konnectorOnControlPlane,
   ...backendOnControlPlane,
 ];
+
+/** The rows that hold at a consumer scope. */
+export const contractAt = (scope: ConsumerScope): ContractRow[] =>
+  CONTRACT.filter((r) => r.scopes.includes(scope));
 
 /**
  * ClusterRole klutch-binder as the backend writes it at every start
@@ -605,4 +684,15 @@ export function binderNamespaceRules(apis: ExportedApiConfig[]): PolicyRule[] {
     resources: [r.resource],
     verbs: EXPORT_VERBS,
   }));
+}
+
+/**
+ * What an app cluster's klutch-binder identity is granted outside its own namespaces (<cns> and
+ * its <cns>-<ns>) at a consumer scope: nothing at Namespaced; at Cluster, ClusterRole
+ * klutch-binder-<cns> bound cluster-wide, i.e. every export verb on every bound resource and
+ * every claimed resource in every namespace of the control plane, other consumers' included.
+ */
+export function clusterWideGrants(scope: ConsumerScope, apis: ExportedApiConfig[]): PolicyRule[] {
+  const bindsClusterWide = contractAt(scope).some((r) => r.grantedBy === "klutch-binder-cluster");
+  return bindsClusterWide ? binderNamespaceRules(apis) : [];
 }

@@ -2,9 +2,11 @@ import type { ExportedApiConfig } from "../config/schema";
 import type { PolicyRule } from "../kube/policy-rule";
 import {
   CONTRACT,
+  contractAt,
   binderNamespaceRules,
   binderRules,
   boundResources,
+  type ConsumerScope,
   type ContractRow,
   type Grant,
   type Verb,
@@ -125,8 +127,12 @@ export function rulesFromCalls(calls: ConcreteCall[]): PolicyRule[] {
 const ruleKey = (r: PolicyRule) =>
   `${r.apiGroups.join(",")}|${r.resources.join(",")}|${(r.resourceNames ?? []).join(",")}|${r.verbs.join(",")}`;
 
-/** The rows one RBAC object of ours grants. */
-export const rowsGrantedBy = (grant: Grant) => CONTRACT.filter((r) => r.grantedBy === grant);
+/**
+ * The rows one RBAC object grants at a consumer scope. Namespaced is the scope this project
+ * runs (Cluster is refused by validation, see clusterWideGrants).
+ */
+export const rowsGrantedBy = (grant: Grant, scope: ConsumerScope = "Namespaced") =>
+  contractAt(scope).filter((r) => r.grantedBy === grant);
 
 /** ClusterRole klutch-bind-konnector on an app cluster: the konnector's cluster-wide calls for its bound APIs. */
 export function konnectorClusterRoleRules(apis: ExportedApiConfig[]): PolicyRule[] {
@@ -157,8 +163,11 @@ export function konnectorRoleRules(apis: ExportedApiConfig[]): PolicyRule[] {
  * refuses to let anyone write or bind a role granting more than they hold, so holding these
  * replaces upstream's cluster-admin binding without `escalate` or `bind`.
  */
-export function backendClusterRoleRules(exportedApis: ExportedApiConfig[]): PolicyRule[] {
-  const own = concreteCalls(rowsGrantedBy("backend-cluster-role"), { apis: exportedApis });
+export function backendClusterRoleRules(
+  exportedApis: ExportedApiConfig[],
+  scope: ConsumerScope = "Namespaced",
+): PolicyRule[] {
+  const own = concreteCalls(rowsGrantedBy("backend-cluster-role", scope), { apis: exportedApis });
   const granted: ConcreteCall[] = [...binderRules(), ...binderNamespaceRules(exportedApis)].flatMap((rule) =>
     rule.resources.map((resource) => ({
       row: CONTRACT[0]!,

@@ -163,6 +163,12 @@ function appClusterWith<C extends z.ZodTypeAny>(networkConnector: C) {
       networkConnector,
       /** Exported APIs this app cluster binds (by resource name); all exported APIs when omitted. */
       apis: z.array(z.string().min(1)).optional(),
+      /**
+       * The OIDC subject (the ID token's `sub`) of whoever runs `kubectl bind` for this app
+       * cluster. The binding's namespace is then annotated as the backend files its own, so an
+       * interactive bind finds it instead of making a second namespace (docs/klutch-bind.md).
+       */
+      bindSubject: z.string().min(1).optional(),
     })
     .strict();
 }

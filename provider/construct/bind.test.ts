@@ -113,6 +113,7 @@ describe("klutch provider: KlutchBindBackend", function () {
           externalAddress: "http://bind.example.test",
           tlsSource: "provided",
           replicas: 2,
+          consumerScope: "Cluster",
           cookieSigningKey: pulumi.secret(Buffer.alloc(64).toString("base64")),
           oidcClientId: "klutch-bind",
           oidcClientSecret: pulumi.secret("s"),
@@ -123,6 +124,11 @@ describe("klutch provider: KlutchBindBackend", function () {
         assert.match(err.message, /^KlutchBindBackend bind: invalid arguments:/);
         assert.match(err.message, /externalAddress: must use https:\/\//);
         assert.match(err.message, /replicas: must be 1 \(got 2\)/);
+        // The only API given is malformed, so the reach names no resource.
+        assert.match(
+          err.message,
+          /consumerScope: "Cluster" is refused: .* could get, list, create, update and delete every exported and claimed resource in every namespace/,
+        );
         assert.match(err.message, /exportedApis\[0\]\.version: must be a Kubernetes API version/);
         assert.match(err.message, /cookieSigningKey: must decode to 32 bytes/);
         assert.match(err.message, /tlsCertificate is required when tlsSource is "provided"/);

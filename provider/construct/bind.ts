@@ -124,8 +124,8 @@ export function backendProblems(values: Args): {
     ({ "tls.source": "tlsSource", "tls.issuer": "tlsIssuer", "tls.issuerKind": "tlsIssuerKind" })[p] ?? p;
   const parsed = zodProblems(bind, raw, rename);
   const problems = [...parsed.problems];
-  checkBindBackend(raw, (at, message) => problems.push(`${at.slice(1).join(".")}: ${message}`));
   const apis = apiConfigs((values.exportedApis ?? []) as Args[], "exportedApis");
+  checkBindBackend(raw, (at, message) => problems.push(`${at.slice(1).join(".")}: ${message}`), apis.data);
   problems.push(...apis.problems);
   if (values.oidcIssuerUrl !== undefined) {
     const issuer = httpsAddress.safeParse(values.oidcIssuerUrl);
@@ -336,6 +336,9 @@ export const bindConstructors: Record<string, Constructor> = {
         konnectorImage: args.konnectorImage ?? releaseImages(release).konnector,
         awaitExports: args.awaitExports ?? !args.skipAwait,
         createKonnectorNamespace: args.createKonnectorNamespace,
+        ...(typeof args.bindSubject === "string" && args.bindSubject
+          ? { identity: { subject: args.bindSubject } }
+          : {}),
         labels: args.labels,
         skipAwait: args.skipAwait,
       },

@@ -204,6 +204,10 @@ export const bindComponents: ComponentSpec[] = [
         "Create the konnector's namespace on the app cluster. Default true.",
         true,
       ),
+      bindSubject: str(
+        "The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.",
+        { plain: true },
+      ),
       labels: LABELS,
       skipAwait: SKIP_AWAIT,
     },

@@ -150,6 +150,9 @@ export const environmentTypes: Record<string, ObjectType> = {
       ...CLUSTER_FIELDS,
       networkConnector: ref("klutch:index:NetworkConnector", "Its network path. Default the proxy."),
       apis: list(str("resource"), "Exported APIs it binds, by resource; all when omitted."),
+      bindSubject: s(
+        "The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.",
+      ),
     },
     required: ["name", "infrastructure"],
   },

@@ -7,7 +7,8 @@ import { KubeConfig } from "@kubernetes/client-node";
 import type { EngineEvent, Stack } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
 import { boundApis } from "../../lib/bind/app-cluster-plan";
-import { CONTRACT } from "../../lib/bind/contract";
+import { CONTRACT, clusterWideGrants, contractAt, type ConsumerScope } from "../../lib/bind/contract";
+import { IDENTITY_ANNOTATION, bindingIdentity, clusterId } from "../../lib/bind/app-cluster-plan";
 import { bindingCrdFor } from "../../lib/bind/crds";
 import type { PolicyRule } from "../../lib/bind/rbac";
 import { DEFAULT_BIND_RELEASE } from "../../lib/bind/upstream/release";
@@ -22,6 +23,8 @@ const STACK = "bindings-e2e";
 const CP = "control-plane";
 const CNS = "cluster-app-1";
 const CONSUMER_NS = "team-a";
+/** The OIDC subject that binds app-1 interactively (a Dex subject's shape). */
+const SUBJECT = "CiQwOGE4Njg0Yi1kYjg4LTRiNzMtOTBhOS0zY2QxNjYxZjU0NjYSBWxvY2Fs";
 
 /** The stack's config: app clusters with different bound APIs (app-2 binds no claiming API). */
 function stackConfig(stateDir: string, apps: string[]) {
@@ -33,6 +36,7 @@ function stackConfig(stateDir: string, apps: string[]) {
         name,
         infrastructure: "local",
         ...(name === "app-2" ? { apis: ["postgresqlinstances"] } : {}),
+        ...(name === "app-1" ? { bindSubject: SUBJECT } : {}),
       })),
       "klutch:localClusters": { stateDir },
       "klutch:crossplane": { runLocally: true },
@@ -93,8 +97,8 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
   const writeConfig = (apps: string[]) => fs.writeFileSync(stackFile, stringify(stackConfig(stateDir, apps)));
   const cp = () => clusters.kubeconfigPath(CP);
   const app1 = () => clusters.kubeconfigPath("app-1");
-  const rowsOf = (actor: string, cluster: string) =>
-    CONTRACT.filter((r) => r.actor === actor && r.cluster === cluster);
+  const rowsOf = (actor: string, cluster: string, scope: ConsumerScope = "Namespaced") =>
+    contractAt(scope).filter((r) => r.actor === actor && r.cluster === cluster);
 
   /** A kubeconfig holding a ServiceAccount's token, for the cluster of an admin kubeconfig. */
   function tokenKubeconfig(adminPath: string, namespace: string, account: string): string {
@@ -189,6 +193,19 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
   it("every backend call succeeds with the backend's own ServiceAccount, building what its controllers build", async () => {
     const refusals = await replayer.replay(clients.backend, rowsOf("backend", "control-plane"));
     assert.deepEqual(refusals, []);
+    // The calls refused on purpose: upstream's Namespaced backend re-creates ClusterRoleBinding
+    // klutch-binder-<cns> (row B6), which would bind the binding's role cluster-wide.
+    assert.deepEqual(await replayer.replayRefused(clients.backend, rowsOf("backend", "control-plane")), []);
+    assert.equal(
+      (
+        await clients.cpAdmin.request(
+          "GET",
+          `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/klutch-binder-${CNS}`,
+        )
+      ).status,
+      404,
+      "no cluster-wide binding was made",
+    );
     // The rest of what the backend's controllers do for this binding, as the backend.
     const b = clients.backend;
     const ns = `${CNS}-${CONSUMER_NS}`;
@@ -232,7 +249,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
         ),
         "request Succeeded",
       );
-      // 10 minutes after it left Pending, the backend deletes the request.
+      // The first reconcile after the request is 10 minutes old deletes it (row B15).
       ok(
         await b.request(
           "DELETE",
@@ -241,11 +258,6 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
         "request deleted",
       );
     }
-    // Namespaced consumer scope: the backend removes the cluster-wide binding (it would mask the test below).
-    await clients.cpAdmin.request(
-      "DELETE",
-      `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/klutch-binder-${CNS}`,
-    );
   });
 
   it("every konnector call on the control plane succeeds with the klutch-binder kubeconfig pulumi made", async () => {
@@ -298,6 +310,104 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
       }),
       403,
     );
+  });
+
+  it("the backend's /bind lookup (namespaces by identity annotation) finds the namespace pulumi made for app-1", async () => {
+    // kubectl bind's cluster ID: from the app cluster's klutch-bind namespace (plugin/bind.go).
+    const appNs = JSON.parse(
+      (await clients.appAdmin.request("GET", "/api/v1/namespaces/klutch-bind")).body,
+    ) as {
+      metadata: { uid: string };
+    };
+    const identity = bindingIdentity(SUBJECT, clusterId(appNs.metadata.uid));
+    // The backend's namespace informer, as its own ServiceAccount, indexed by the annotation
+    // (kubernetes/indexers.go IndexNamespacesByIdentity; manager.go HandleResources).
+    const list = await clients.backend.request("GET", "/api/v1/namespaces");
+    assert.equal(list.status, 200, list.body);
+    const items = (
+      JSON.parse(list.body) as {
+        items: { metadata: { name: string; annotations?: Record<string, string> } }[];
+      }
+    ).items;
+    const found = items.filter((n) => n.metadata.annotations?.[IDENTITY_ANNOTATION] === identity);
+    assert.deepEqual(
+      found.map((n) => n.metadata.name),
+      [CNS],
+      "exactly one namespace: HandleResources fails on several and makes a new one on none",
+    );
+    const app2 = items.find((n) => n.metadata.name === "cluster-app-2");
+    assert.equal(app2?.metadata.annotations?.[IDENTITY_ANNOTATION], undefined, "app-2 names no subject");
+  });
+
+  it("Cluster scope, bound as upstream's backend binds it, opens what validation refuses it for", async () => {
+    const crb = `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/klutch-binder-${CNS}`;
+    const serviceRb = `/apis/rbac.authorization.k8s.io/v1/namespaces/${CNS}-${CONSUMER_NS}/rolebindings/klutch-binder`;
+    const savedRb = JSON.parse((await clients.cpAdmin.request("GET", serviceRb)).body) as Record<
+      string,
+      unknown
+    >;
+    const wide = clusterWideGrants("Cluster", apis);
+    // What each grant opens beyond the binding's own namespaces: the backend's namespace and another binding's.
+    const probes = wide.flatMap((rule) =>
+      rule.resources.flatMap((res) =>
+        ["bind", "cluster-app-2"].map((ns) => replayer.path(rule.apiGroups[0]!, res, ns)),
+      ),
+    );
+    const statuses = async () =>
+      Promise.all(probes.map(async (p) => `${(await clients.binder.request("GET", p)).status} ${p}`));
+    assert.ok(
+      probes.some((p) => p.endsWith("/namespaces/bind/secrets")),
+      "the claimed secrets are among them",
+    );
+    for (const s of await statuses()) assert.match(s, /^403 /, "Namespaced: refused");
+    // ensureRBACClusterRoleBinding at Cluster scope, and no RoleBinding in the service namespace.
+    const made = await clients.cpAdmin.request(
+      "POST",
+      "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+      replayer.body("rbac.authorization.k8s.io", "clusterrolebindings", `klutch-binder-${CNS}`),
+    );
+    assert.ok(made.status < 300, made.body);
+    await clients.cpAdmin.request("DELETE", serviceRb);
+    /** Retries while the API server's RBAC cache catches up with a change (a few 100 ms). */
+    const eventually = async <T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> => {
+      for (let i = 0; ; i++) {
+        const v = await get();
+        if (done(v) || i >= 40) return v;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    try {
+      // Reading and writing every other namespace's bound and claimed objects...
+      const open = await eventually(statuses, (now) => now.every((s) => s.startsWith("200 ")));
+      assert.deepEqual(
+        open.filter((s) => !s.startsWith("200 ")),
+        [],
+      );
+      // ...and the Cluster scope's konnector rows all pass with upstream's binding.
+      assert.deepEqual(
+        await replayer.replay(clients.binder, rowsOf("konnector", "control-plane", "Cluster")),
+        [],
+      );
+    } finally {
+      await clients.cpAdmin.request("DELETE", crb);
+      const { metadata, ...rest } = savedRb as { metadata: { name: string; namespace: string } };
+      await clients.cpAdmin.request(
+        "POST",
+        `/apis/rbac.authorization.k8s.io/v1/namespaces/${CNS}-${CONSUMER_NS}/rolebindings`,
+        { ...rest, metadata: { name: metadata.name, namespace: metadata.namespace } },
+      );
+    }
+    const closed = await eventually(statuses, (now) => now.every((s) => s.startsWith("403 ")));
+    assert.deepEqual(
+      closed.filter((s) => !s.startsWith("403 ")),
+      [],
+      "Namespaced again",
+    );
+    const back = await eventually(
+      () => replayer.replay(clients.binder, rowsOf("konnector", "control-plane")),
+      (refusals) => refusals.length === 0,
+    );
+    assert.deepEqual(back, []);
   });
 
   it("removing any one rule of the generated RBAC makes a replayed request fail", async () => {

@@ -7,9 +7,13 @@
  *   optional, and controller-gen v0.19 regenerated the CRDs at v1.5.0 (see crds/releases.ts).
  * - Images are pushed by hand (`bind/RELEASE.MD`: ko to public.ecr.aws/w5n9a2g2/klutch/…).
  *   No file at v1.5.0, nor on `main` after it (commit e6895b7 "Update image references"),
- *   references a v1.5.0 konnector or backend image: every document and constant still points
- *   at v1.4.0 (`bind/pkg/konnector/constants.go@main`). v1.4.0 is therefore the newest release
- *   with published images, and the default here.
+ *   references a v1.5.0 konnector or backend image: the konnector's manifest has an `IMAGE`
+ *   placeholder, the example-backend manifests name ghcr.io/kube-bind/example-backend:latest,
+ *   the release template takes `$KUBE_BIND_BACKEND_VERSION`, and the konnector's default tag
+ *   is v1.4.0 (`bind/pkg/konnector/constants.go@main`). What v1.5.0 does version is the
+ *   Crossplane side: `crossplane-api/deploy/*.yaml` name the dataservices Configuration and
+ *   provider-anynines at v1.5.0. v1.4.0 is therefore the newest release with published bind
+ *   images, and the default here.
  * - `APIServiceBinding` is cluster-scoped in both; it became namespaced on `main`, untagged.
  *   The root kustomization of v1.5.0 pulls CRDs from `main`, so installing "v1.5.0" that way
  *   gets a CRD a v1.4.0/v1.5.0 konnector would try to change back (scope is immutable) and exit.

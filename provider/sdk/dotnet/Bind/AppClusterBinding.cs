@@ -107,6 +107,12 @@ namespace Anynines.Klutch.Bind
         public bool? AwaitExports { get; set; }
 
         /// <summary>
+        /// The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.
+        /// </summary>
+        [Input("bindSubject")]
+        public string? BindSubject { get; set; }
+
+        /// <summary>
         /// The control plane API address the konnector uses (https); the kubeconfig's server when omitted.
         /// </summary>
         [Input("controlPlaneAddress")]

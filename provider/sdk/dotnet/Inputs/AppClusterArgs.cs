@@ -35,6 +35,12 @@ namespace Anynines.Klutch.Inputs
         public Input<Inputs.AwsClusterArgs>? Aws { get; set; }
 
         /// <summary>
+        /// The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
+        /// </summary>
+        [Input("bindSubject")]
+        public Input<string>? BindSubject { get; set; }
+
+        /// <summary>
         /// Where it runs. One of: local, existing, aws, openstack.
         /// </summary>
         [Input("infrastructure", required: true)]

@@ -22,6 +22,8 @@ type AppCluster struct {
 	Apis []string `pulumi:"apis"`
 	// infrastructure aws.
 	Aws *AwsCluster `pulumi:"aws"`
+	// The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
+	BindSubject *string `pulumi:"bindSubject"`
 	// Where it runs. One of: local, existing, aws, openstack.
 	Infrastructure string `pulumi:"infrastructure"`
 	// Its kubeconfig (existing; adopted clusters).
@@ -55,6 +57,8 @@ type AppClusterArgs struct {
 	Apis pulumi.StringArrayInput `pulumi:"apis"`
 	// infrastructure aws.
 	Aws AwsClusterPtrInput `pulumi:"aws"`
+	// The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
+	BindSubject pulumi.StringPtrInput `pulumi:"bindSubject"`
 	// Where it runs. One of: local, existing, aws, openstack.
 	Infrastructure pulumi.StringInput `pulumi:"infrastructure"`
 	// Its kubeconfig (existing; adopted clusters).
@@ -106,6 +110,11 @@ func (o AppClusterOutput) Apis() pulumi.StringArrayOutput {
 // infrastructure aws.
 func (o AppClusterOutput) Aws() AwsClusterPtrOutput {
 	return o.ApplyT(func(v AppCluster) *AwsCluster { return v.Aws }).(AwsClusterPtrOutput)
+}
+
+// The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
+func (o AppClusterOutput) BindSubject() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v AppCluster) *string { return v.BindSubject }).(pulumi.StringPtrOutput)
 }
 
 // Where it runs. One of: local, existing, aws, openstack.

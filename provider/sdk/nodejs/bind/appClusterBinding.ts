@@ -64,6 +64,7 @@ export class AppClusterBinding extends pulumi.ComponentResource {
             resourceInputs["appCluster"] = args?.appCluster;
             resourceInputs["appClusterKubeconfig"] = args?.appClusterKubeconfig ? pulumi.secret(args.appClusterKubeconfig) : undefined;
             resourceInputs["awaitExports"] = args?.awaitExports;
+            resourceInputs["bindSubject"] = args?.bindSubject;
             resourceInputs["controlPlaneAddress"] = args?.controlPlaneAddress;
             resourceInputs["controlPlaneCaPem"] = args?.controlPlaneCaPem;
             resourceInputs["controlPlaneKubeconfig"] = args?.controlPlaneKubeconfig ? pulumi.secret(args.controlPlaneKubeconfig) : undefined;
@@ -109,6 +110,10 @@ export interface AppClusterBindingArgs {
      * Wait until the backend has made each APIServiceExport. Default true, false with skipAwait.
      */
     awaitExports?: boolean;
+    /**
+     * The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.
+     */
+    bindSubject?: string;
     /**
      * The control plane API address the konnector uses (https); the kubeconfig's server when omitted.
      */

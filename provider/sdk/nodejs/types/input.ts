@@ -18,6 +18,10 @@ export interface AppClusterArgs {
      */
     aws?: pulumi.Input<inputs.AwsClusterArgs | undefined>;
     /**
+     * The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
+     */
+    bindSubject?: pulumi.Input<string | undefined>;
+    /**
      * Where it runs. One of: local, existing, aws, openstack.
      */
     infrastructure: pulumi.Input<string>;

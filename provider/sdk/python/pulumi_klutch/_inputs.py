@@ -74,6 +74,10 @@ class AppClusterArgsDict(TypedDict):
     """
     infrastructure aws.
     """
+    bind_subject: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
+    """
     kubeconfig: NotRequired[pulumi.Input[Optional['KubeconfigSourceArgsDict']]]
     """
     Its kubeconfig (existing; adopted clusters).
@@ -102,6 +106,7 @@ class AppClusterArgs:
                  name: pulumi.Input[_builtins.str],
                  apis: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  aws: pulumi.Input[Optional['AwsClusterArgs']] = None,
+                 bind_subject: pulumi.Input[Optional[_builtins.str]] = None,
                  kubeconfig: pulumi.Input[Optional['KubeconfigSourceArgs']] = None,
                  network: pulumi.Input[Optional['ClusterNetworkArgs']] = None,
                  network_connector: pulumi.Input[Optional['NetworkConnectorArgs']] = None,
@@ -114,6 +119,7 @@ class AppClusterArgs:
         :param pulumi.Input[_builtins.str] name: A DNS-1123 label, unique among the clusters.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] apis: Exported APIs it binds, by resource; all when omitted.
         :param pulumi.Input['AwsClusterArgs'] aws: infrastructure aws.
+        :param pulumi.Input[_builtins.str] bind_subject: The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
         :param pulumi.Input['KubeconfigSourceArgs'] kubeconfig: Its kubeconfig (existing; adopted clusters).
         :param pulumi.Input['ClusterNetworkArgs'] network: Its networks.
         :param pulumi.Input['NetworkConnectorArgs'] network_connector: Its network path. Default the proxy.
@@ -126,6 +132,8 @@ class AppClusterArgs:
             pulumi.set(__self__, "apis", apis)
         if aws is not None:
             pulumi.set(__self__, "aws", aws)
+        if bind_subject is not None:
+            pulumi.set(__self__, "bind_subject", bind_subject)
         if kubeconfig is not None:
             pulumi.set(__self__, "kubeconfig", kubeconfig)
         if network is not None:
@@ -184,6 +192,18 @@ class AppClusterArgs:
     @aws.setter
     def aws(self, value: pulumi.Input[Optional['AwsClusterArgs']]):
         pulumi.set(self, "aws", value)
+
+    @_builtins.property
+    @pulumi.getter(name="bindSubject")
+    def bind_subject(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The OIDC subject (sub) of whoever runs `kubectl bind` for it; its consumer namespace is filed under that identity.
+        """
+        return pulumi.get(self, "bind_subject")
+
+    @bind_subject.setter
+    def bind_subject(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "bind_subject", value)
 
     @_builtins.property
     @pulumi.getter

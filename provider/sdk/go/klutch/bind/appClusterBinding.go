@@ -68,6 +68,8 @@ type appClusterBindingArgs struct {
 	AppClusterKubeconfig string `pulumi:"appClusterKubeconfig"`
 	// Wait until the backend has made each APIServiceExport. Default true, false with skipAwait.
 	AwaitExports *bool `pulumi:"awaitExports"`
+	// The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.
+	BindSubject *string `pulumi:"bindSubject"`
 	// The control plane API address the konnector uses (https); the kubeconfig's server when omitted.
 	ControlPlaneAddress *string `pulumi:"controlPlaneAddress"`
 	// PEM of that address's CA; the kubeconfig's CA when omitted.
@@ -100,6 +102,8 @@ type AppClusterBindingArgs struct {
 	AppClusterKubeconfig pulumi.StringInput
 	// Wait until the backend has made each APIServiceExport. Default true, false with skipAwait.
 	AwaitExports *bool
+	// The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.
+	BindSubject *string
 	// The control plane API address the konnector uses (https); the kubeconfig's server when omitted.
 	ControlPlaneAddress pulumi.StringPtrInput
 	// PEM of that address's CA; the kubeconfig's CA when omitted.

@@ -25,6 +25,7 @@ class AppClusterBindingArgs:
                  app_cluster_kubeconfig: pulumi.Input[_builtins.str],
                  control_plane_kubeconfig: pulumi.Input[_builtins.str],
                  await_exports: Optional[_builtins.bool] = None,
+                 bind_subject: Optional[_builtins.str] = None,
                  control_plane_address: pulumi.Input[Optional[_builtins.str]] = None,
                  control_plane_ca_pem: pulumi.Input[Optional[_builtins.str]] = None,
                  create_konnector_namespace: Optional[_builtins.bool] = None,
@@ -42,6 +43,7 @@ class AppClusterBindingArgs:
         :param pulumi.Input[_builtins.str] app_cluster_kubeconfig: Kubeconfig of the app cluster. Kept a secret.
         :param pulumi.Input[_builtins.str] control_plane_kubeconfig: Admin kubeconfig of the control plane. Kept a secret.
         :param _builtins.bool await_exports: Wait until the backend has made each APIServiceExport. Default true, false with skipAwait.
+        :param _builtins.str bind_subject: The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.
         :param pulumi.Input[_builtins.str] control_plane_address: The control plane API address the konnector uses (https); the kubeconfig's server when omitted.
         :param pulumi.Input[_builtins.str] control_plane_ca_pem: PEM of that address's CA; the kubeconfig's CA when omitted.
         :param _builtins.bool create_konnector_namespace: Create the konnector's namespace on the app cluster. Default true.
@@ -58,6 +60,8 @@ class AppClusterBindingArgs:
         pulumi.set(__self__, "control_plane_kubeconfig", control_plane_kubeconfig)
         if await_exports is not None:
             pulumi.set(__self__, "await_exports", await_exports)
+        if bind_subject is not None:
+            pulumi.set(__self__, "bind_subject", bind_subject)
         if control_plane_address is not None:
             pulumi.set(__self__, "control_plane_address", control_plane_address)
         if control_plane_ca_pem is not None:
@@ -136,6 +140,18 @@ class AppClusterBindingArgs:
     @await_exports.setter
     def await_exports(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "await_exports", value)
+
+    @_builtins.property
+    @pulumi.getter(name="bindSubject")
+    def bind_subject(self) -> Optional[_builtins.str]:
+        """
+        The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.
+        """
+        return pulumi.get(self, "bind_subject")
+
+    @bind_subject.setter
+    def bind_subject(self, value: Optional[_builtins.str]):
+        pulumi.set(self, "bind_subject", value)
 
     @_builtins.property
     @pulumi.getter(name="controlPlaneAddress")
@@ -256,6 +272,7 @@ class AppClusterBinding(pulumi.ComponentResource):
                  app_cluster: Optional[_builtins.str] = None,
                  app_cluster_kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  await_exports: Optional[_builtins.bool] = None,
+                 bind_subject: Optional[_builtins.str] = None,
                  control_plane_address: pulumi.Input[Optional[_builtins.str]] = None,
                  control_plane_ca_pem: pulumi.Input[Optional[_builtins.str]] = None,
                  control_plane_kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
@@ -276,6 +293,7 @@ class AppClusterBinding(pulumi.ComponentResource):
         :param _builtins.str app_cluster: The app cluster's name (a DNS-1123 label); names its consumer namespace.
         :param pulumi.Input[_builtins.str] app_cluster_kubeconfig: Kubeconfig of the app cluster. Kept a secret.
         :param _builtins.bool await_exports: Wait until the backend has made each APIServiceExport. Default true, false with skipAwait.
+        :param _builtins.str bind_subject: The OIDC subject (sub) of whoever runs `kubectl bind` for this app cluster: the consumer namespace is annotated as the backend files its own, so /bind finds it instead of making a second one.
         :param pulumi.Input[_builtins.str] control_plane_address: The control plane API address the konnector uses (https); the kubeconfig's server when omitted.
         :param pulumi.Input[_builtins.str] control_plane_ca_pem: PEM of that address's CA; the kubeconfig's CA when omitted.
         :param pulumi.Input[_builtins.str] control_plane_kubeconfig: Admin kubeconfig of the control plane. Kept a secret.
@@ -315,6 +333,7 @@ class AppClusterBinding(pulumi.ComponentResource):
                  app_cluster: Optional[_builtins.str] = None,
                  app_cluster_kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  await_exports: Optional[_builtins.bool] = None,
+                 bind_subject: Optional[_builtins.str] = None,
                  control_plane_address: pulumi.Input[Optional[_builtins.str]] = None,
                  control_plane_ca_pem: pulumi.Input[Optional[_builtins.str]] = None,
                  control_plane_kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
@@ -346,6 +365,7 @@ class AppClusterBinding(pulumi.ComponentResource):
                 raise TypeError("Missing required property 'app_cluster_kubeconfig'")
             __props__.__dict__["app_cluster_kubeconfig"] = None if app_cluster_kubeconfig is None else pulumi.Output.secret(app_cluster_kubeconfig)
             __props__.__dict__["await_exports"] = await_exports
+            __props__.__dict__["bind_subject"] = bind_subject
             __props__.__dict__["control_plane_address"] = control_plane_address
             __props__.__dict__["control_plane_ca_pem"] = control_plane_ca_pem
             if control_plane_kubeconfig is None and not opts.urn:
