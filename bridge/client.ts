@@ -7,6 +7,7 @@ import {
   type NetworkPathObject,
 } from "../lib/bridge/api";
 import { compositeNudge } from "../lib/bridge/grouping";
+import { isReady, ownerNudge } from "../lib/bridge/readiness-relay";
 import { COMPOSITE_PLURAL } from "../lib/connector-api/names";
 import { SETTINGS_KEY, type BridgeSettings } from "../lib/bridge/settings";
 import { parseBridgeSettings } from "../network/group-settings";
@@ -26,6 +27,10 @@ export interface PathWriter {
 }
 
 const mergePatch = () => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+
+/** How often, and how long, a composite is read back until Crossplane marks it Ready (15 s). */
+const RELAY_INTERVAL_MS = 500;
+const RELAY_ATTEMPTS = 30;
 
 export class KubePathWriter implements PathWriter {
   private readonly api: k8s.CustomObjectsApi;
@@ -104,6 +109,41 @@ export class KubePathWriter implements PathWriter {
         // A composite deleted meanwhile has nothing left to copy.
         if ((e as { code?: number }).code !== 404) throw e;
       });
+    // In the background: the group's reconcile does not wait for Crossplane.
+    if (!this.relaying.has(target.name)) {
+      this.relaying.add(target.name);
+      void this.relayReadiness(target).finally(() => this.relaying.delete(target.name));
+    }
+  }
+
+  /** Composites whose readiness is being relayed to their owner (one follower each). */
+  private readonly relaying = new Set<string>();
+
+  /**
+   * Once Crossplane has marked the composite Ready (it reconciles at once on the annotation
+   * above), annotates its owner when the owner waits for it (grouping.ts ownerNudge), so the
+   * owner is not left to Crossplane's back-off. Best effort: the owner's own retries still
+   * come; a composite with no such owner costs one read.
+   */
+  private async relayReadiness(target: { group: string; version: string; name: string }): Promise<void> {
+    const ref = { group: target.group, version: target.version, plural: COMPOSITE_PLURAL, name: target.name };
+    try {
+      for (let attempt = 0; attempt < RELAY_ATTEMPTS; attempt++) {
+        const composite = (await this.api.getClusterCustomObject(ref)) as Parameters<typeof ownerNudge>[0];
+        const owner = ownerNudge(composite, new Date().toISOString());
+        if (!owner) return;
+        if (isReady(composite)) {
+          await this.api.patchClusterCustomObject(
+            { ...owner, body: { metadata: { annotations: owner.annotations } } },
+            mergePatch(),
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, RELAY_INTERVAL_MS));
+      }
+    } catch {
+      // Gone, or not readable: the owner's own retries remain.
+    }
   }
 
   /**

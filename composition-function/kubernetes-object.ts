@@ -34,6 +34,15 @@ export interface ObjectOptions {
   connectionDetails?: ConnectionDetailRef[];
   /** Where the Object writes its connection details; Crossplane reads them from there for the next call. */
   writeConnectionSecretToRef?: { name: string; namespace: string };
+  /**
+   * Watch the applied object, so a change of its status (the Job succeeding, the Deployment's
+   * pod Ready) is observed at once. Without it provider-kubernetes looks again 30 s later
+   * while the Object is not Ready (the poll-interval hook in internal/controller/object/
+   * object.go), which made most of a local binding's time. An alpha field: honoured only with
+   * provider-kubernetes' `watches` feature (ENABLE_WATCHES), which the local stack turns on
+   * (lib/crossplane/packages.ts); elsewhere it is ignored and the 30 s poll applies.
+   */
+  watch?: boolean;
 }
 
 /** An Object wrapping `manifest`; cluster-scoped, so Crossplane names it after the composite. */
@@ -47,6 +56,7 @@ export function kubernetesObject(o: ObjectOptions): JsonObject {
       readiness: o.readiness,
       ...(o.connectionDetails ? { connectionDetails: o.connectionDetails } : {}),
       ...(o.writeConnectionSecretToRef ? { writeConnectionSecretToRef: o.writeConnectionSecretToRef } : {}),
+      ...(o.watch ? { watch: true } : {}),
     },
   };
 }

@@ -170,6 +170,7 @@ describe("composition function: local PostgreSQL binding", () => {
       policy: "DeriveFromCelQuery",
       celQuery: "has(object.status.succeeded) && object.status.succeeded > 0",
     });
+    assert.equal(role!.spec.watch, true, "the Job's success is seen when it happens, not at the 30 s poll");
     assert.deepEqual(role!.spec.providerConfigRef, { name: "local" });
     const job = role!.spec.forProvider.manifest;
     assert.deepEqual([job.apiVersion, job.kind], ["batch/v1", "Job"]);

@@ -194,6 +194,8 @@ export function composeLocalPostgresqlBinding(
       policy: "DeriveFromCelQuery",
       celQuery: "has(object.status.succeeded) && object.status.succeeded > 0",
     },
+    // The Job's success is the binding's readiness: seen when it happens, not 30 s later.
+    watch: true,
   });
 
   const credentialsReady = isReadyTrue(credentialsObserved?.resource);

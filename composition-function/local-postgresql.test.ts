@@ -78,6 +78,8 @@ describe("composition function: local PostgreSQL instance", () => {
     });
     assert.deepEqual(admin!.readiness, { policy: "SuccessfulCreate" });
     assert.deepEqual(service!.readiness, { policy: "SuccessfulCreate" });
+    // Only what waits on the object's status is watched.
+    assert.deepEqual([admin!.watch, service!.watch, server!.watch], [undefined, undefined, true]);
     assert.deepEqual(server!.readiness, {
       policy: "DeriveFromCelQuery",
       celQuery: "has(object.status.readyReplicas) && object.status.readyReplicas > 0",

@@ -148,6 +148,8 @@ export function composeLocalPostgresqlInstance(
       manifest,
       providerConfigName: input.providerConfigName,
       readiness: celQuery ? { policy: "DeriveFromCelQuery", celQuery } : { policy: "SuccessfulCreate" },
+      // Readiness read from the object's status: seen when it changes, not at the next poll.
+      ...(celQuery ? { watch: true } : {}),
     });
   const composed = [
     { name: R.adminCredentials, resource: object(adminSecret) },

@@ -199,15 +199,27 @@ describe("Crossplane bridge: pure decisions", () => {
     assert.match(text, /klutch_bridge_reconcile_duration_seconds_count 100002/);
   });
 
-  it("the bridge's RBAC names its resources and verbs: no wildcard, nothing but NetworkPaths, events and patching composites", () => {
+  it("the bridge's RBAC names its resources and verbs: no wildcard, nothing but NetworkPaths, events and annotating composites", () => {
     for (const r of bridgeRules()) {
       assert.ok(![...r.apiGroups, ...r.resources, ...r.verbs].includes("*"));
     }
     assert.deepEqual(
       bridgeRules().flatMap((r) => r.resources),
-      ["networkpaths", "networkpaths/status", "xtcpconnections", "events"],
+      ["networkpaths", "networkpaths/status", "xtcpconnections", "xservicebindings", "events"],
     );
-    assert.deepEqual(bridgeRules().find((r) => r.resources.includes("xtcpconnections"))?.verbs, ["patch"]);
+    assert.deepEqual(bridgeRules().find((r) => r.resources.includes("xtcpconnections"))?.verbs, [
+      "get",
+      "patch",
+    ]);
+    // The owner of a connection is only annotated (its readiness relayed), never read or changed.
+    assert.deepEqual(
+      bridgeRules().find((r) => r.resources.includes("xservicebindings")),
+      {
+        apiGroups: ["anynines.com"],
+        resources: ["xservicebindings"],
+        verbs: ["patch"],
+      },
+    );
   });
 
   it("BridgeIdentity registers exactly a ServiceAccount, a ClusterRole and its binding", async () => {

@@ -34,6 +34,18 @@ describe("Crossplane packages (pure)", () => {
     assert.equal(m[3]?.apiVersion, "pkg.crossplane.io/v1");
   });
 
+  it("turns provider-kubernetes' watches on only when asked (the local stack's data services)", () => {
+    const runtime = (o?: { providerKubernetesWatches?: boolean }) =>
+      packageManifests(packages, labels, o)[0]!.spec as Record<string, any>;
+    assert.equal(runtime().deploymentTemplate, undefined);
+    assert.deepEqual(runtime({ providerKubernetesWatches: true }).deploymentTemplate.spec.template.spec, {
+      containers: [{ name: "package-runtime", env: [{ name: "ENABLE_WATCHES", value: "true" }] }],
+    });
+    assert.deepEqual(runtime({ providerKubernetesWatches: true }).serviceAccountTemplate, {
+      metadata: { name: "provider-kubernetes" },
+    });
+  });
+
   it("renders one anynines ProviderConfig per endpoint, reading credentials from Secrets", () => {
     const m = providerConfigManifests(
       [

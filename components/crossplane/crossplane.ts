@@ -184,7 +184,10 @@ export class Crossplane extends pulumi.ComponentResource {
       : args.packages;
     const isProviderKubernetes = (m: Manifest) =>
       m.kind === "Provider" && m.metadata.name === "provider-kubernetes";
-    const manifests = packageManifests(refs, args.labels);
+    // The local build runs Klutch's local data services, whose Objects ask to be watched.
+    const manifests = packageManifests(refs, args.labels, {
+      providerKubernetesWatches: localProviderKubernetes !== undefined,
+    });
     this.packages = manifests.map((m) =>
       this.customResource(
         name,

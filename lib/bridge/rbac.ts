@@ -6,6 +6,7 @@ import {
   NETWORK_PATH_GROUP,
   NETWORK_PATH_PLURAL,
 } from "../connector-api/names";
+import { RELAYED_OWNERS } from "./readiness-relay";
 
 /**
  * The bridge's own permissions on the control plane: NetworkPaths (read, finalizers) and
@@ -45,8 +46,11 @@ export function bridgeRules(): { apiGroups: string[]; resources: string[]; verbs
       resources: [`${NETWORK_PATH_PLURAL}/status`],
       verbs: ["get", "patch", "update"],
     },
-    // Only to annotate a path's composite after its status changed (grouping.ts compositeNudge).
-    { apiGroups: [CONNECTOR_GROUP], resources: [COMPOSITE_PLURAL], verbs: ["patch"] },
+    // Only to annotate a path's composite after its status changed (grouping.ts compositeNudge),
+    // and to read it back until it is Ready, for its owner (ownerNudge).
+    { apiGroups: [CONNECTOR_GROUP], resources: [COMPOSITE_PLURAL], verbs: ["get", "patch"] },
+    // Only to annotate the owner of a connection once it is Ready (grouping.ts RELAYED_OWNERS).
+    ...RELAYED_OWNERS.map((o) => ({ apiGroups: [o.group], resources: [o.plural], verbs: ["patch"] })),
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
   ];
 }

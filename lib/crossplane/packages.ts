@@ -40,13 +40,45 @@ export const ANYNINES_RUNTIME_CONFIG_NAME = "provider-anynines";
 /** Klutch names its data-services Configuration so (crossplane-api/deploy/config-pkg-anynines.yaml). */
 export const DATASERVICES_CONFIGURATION_NAME = "anynines-dataservices";
 
-export function packageManifests(refs: PackageRefs, labels: Record<string, string>): Manifest[] {
+export interface PackageOptions {
+  /**
+   * Turn on provider-kubernetes' `watches` feature (its ENABLE_WATCHES environment variable,
+   * cmd/provider/main.go at v0.18.0), which honours `spec.watch` on Objects. Alpha upstream, so
+   * only where Klutch's local data services compose Objects that ask for it
+   * (composition-function/kubernetes-object.ts): the local stack.
+   */
+  providerKubernetesWatches?: boolean;
+}
+
+export function packageManifests(
+  refs: PackageRefs,
+  labels: Record<string, string>,
+  options: PackageOptions = {},
+): Manifest[] {
   return [
     {
       apiVersion: "pkg.crossplane.io/v1beta1",
       kind: "DeploymentRuntimeConfig",
       metadata: { name: RUNTIME_CONFIG_NAME, labels },
-      spec: { serviceAccountTemplate: { metadata: { name: PROVIDER_KUBERNETES_SERVICE_ACCOUNT } } },
+      spec: {
+        serviceAccountTemplate: { metadata: { name: PROVIDER_KUBERNETES_SERVICE_ACCOUNT } },
+        ...(options.providerKubernetesWatches
+          ? {
+              deploymentTemplate: {
+                spec: {
+                  selector: {},
+                  template: {
+                    spec: {
+                      containers: [
+                        { name: "package-runtime", env: [{ name: "ENABLE_WATCHES", value: "true" }] },
+                      ],
+                    },
+                  },
+                },
+              },
+            }
+          : {}),
+      },
     },
     {
       apiVersion: "pkg.crossplane.io/v1",

@@ -1,0 +1,57 @@
+/**
+ * Relaying a connection's readiness to the composite that waits for it. Pure.
+ */
+import { DATASERVICES_GROUP } from "../dataservices/xrds";
+
+/**
+ * Composites that compose an XTCPConnection and wait for it: the network-aware ServiceBinding
+ * (lib/dataservices/compositions.ts). Crossplane 1.20 without realtime compositions (off on
+ * the local control plane, see lib/crossplane/crossplane-plan.ts) checks an unready XR again
+ * only after a growing back-off (1, 2, 4, 8, 16 s …: "Requeue immediately (subject to
+ * backoff)" in internal/controller/apiextensions/composite/reconciler.go at v1.20.11), so a
+ * binding whose connection became Ready after 14 s was seen Ready 26 s later. The bridge
+ * therefore relays a connection's readiness to such an owner, as it does to the connection.
+ */
+export const RELAYED_OWNERS = [
+  { group: DATASERVICES_GROUP, kind: "XServiceBinding", plural: "xservicebindings" },
+] as const;
+
+/** The annotation the bridge sets on a connection's owner once the connection is Ready. */
+export const CONNECTION_READY_ANNOTATION = "klutch.anynines.com/connection-ready-at";
+
+interface OwnedObject {
+  metadata: {
+    ownerReferences?: { apiVersion: string; kind: string; name: string; controller?: boolean }[];
+  };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+/** Whether an object's Ready condition is True. */
+export function isReady(o: Pick<OwnedObject, "status">): boolean {
+  return o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+/**
+ * The annotation to write on a connection composite's controller owner, when that owner is a
+ * kind the bridge relays to (RELAYED_OWNERS); undefined otherwise.
+ */
+export function ownerNudge(
+  composite: OwnedObject,
+  now: string,
+):
+  | { group: string; version: string; plural: string; name: string; annotations: Record<string, string> }
+  | undefined {
+  const owner = composite.metadata.ownerReferences?.find((o) => o.controller);
+  if (!owner) return undefined;
+  const slash = owner.apiVersion.indexOf("/");
+  const group = owner.apiVersion.slice(0, slash);
+  const relayed = RELAYED_OWNERS.find((r) => r.group === group && r.kind === owner.kind);
+  if (slash < 0 || !relayed) return undefined;
+  return {
+    group,
+    version: owner.apiVersion.slice(slash + 1),
+    plural: relayed.plural,
+    name: owner.name,
+    annotations: { [CONNECTION_READY_ANNOTATION]: now },
+  };
+}
