@@ -1,3 +1,4 @@
+import { version } from "../package.json";
 import type { ComponentSpec, ObjectType, PackageSpec, Prop } from "../provider-kit/schema-model";
 import { KUBECONFIG, bool, int, list, map, ref, str } from "../provider-kit/props";
 import { bindComponents, bindTypes } from "./spec/bind";
@@ -116,7 +117,8 @@ const surfaceTypes: Record<string, ObjectType> = Object.assign({}, ...surfaces.m
 
 export const KLUTCH_PACKAGE: PackageSpec = {
   name: "klutch",
-  version: "0.1.0",
+  // One version for the whole release: package.json's (scripts/release.ts).
+  version,
   description:
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: the whole environment, clusters, Crossplane, the bind backend, OIDC, exported APIs, app cluster bindings and the network paths (TCP proxy, WireGuard, AWS VPC peering, OpenStack routing).",
   types: {
