@@ -1,5 +1,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
+import { statusCode } from "./kube-errors";
+import type { CompleteProvider } from "./provider-type";
 
 /**
  * Removes, after Crossplane is gone, the webhook configurations Crossplane wrote for itself.
@@ -28,14 +30,11 @@ export interface CrossplaneWebhooksInputs {
   kubeconfig: string;
 }
 
-type Provider = pulumi.dynamic.ResourceProvider<CrossplaneWebhooksInputs, CrossplaneWebhooksInputs>;
-
-export const crossplaneWebhooksProvider: Provider & {
-  create: NonNullable<Provider["create"]>;
-  diff: NonNullable<Provider["diff"]>;
-  update: NonNullable<Provider["update"]>;
-  delete: NonNullable<Provider["delete"]>;
-} = {
+export const crossplaneWebhooksProvider: CompleteProvider<
+  CrossplaneWebhooksInputs,
+  CrossplaneWebhooksInputs,
+  "create" | "diff" | "update" | "delete"
+> = {
   create(inputs) {
     return Promise.resolve({ id: "crossplane-webhook-configurations", outs: inputs });
   },
@@ -55,8 +54,7 @@ export const crossplaneWebhooksProvider: Provider & {
     kc.loadFromString(props.kubeconfig);
     const api = kc.makeApiClient(lib.AdmissionregistrationV1Api);
     const ignoreMissing = (err: unknown) => {
-      const e = err as { code?: number; statusCode?: number };
-      if ((e.code ?? e.statusCode) !== 404) throw err;
+      if (statusCode(err) !== 404) throw err;
     };
     for (const name of CROSSPLANE_WEBHOOK_CONFIGURATIONS.validating)
       await api.deleteValidatingWebhookConfiguration({ name }).catch(ignoreMissing);

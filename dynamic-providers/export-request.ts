@@ -1,5 +1,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
+import { statusCode } from "./kube-errors";
+import type { CompleteProvider } from "./provider-type";
 
 /**
  * An APIServiceExportRequest as a one-shot Pulumi resource.
@@ -50,11 +52,6 @@ function clients(kubeconfig: string): k8s.CustomObjectsApi {
   const kc = new lib.KubeConfig();
   kc.loadFromString(kubeconfig);
   return kc.makeApiClient(lib.CustomObjectsApi);
-}
-
-function statusCode(err: unknown): number | undefined {
-  const e = err as { code?: number; statusCode?: number; response?: { statusCode?: number } };
-  return e.code ?? e.statusCode ?? e.response?.statusCode;
 }
 
 async function getOrUndefined(api: k8s.CustomObjectsApi, plural: string, namespace: string, name: string) {
@@ -112,14 +109,11 @@ async function awaitExport(api: k8s.CustomObjectsApi, ns: string, name: string, 
   }
 }
 
-type Provider = pulumi.dynamic.ResourceProvider<ExportRequestInputs, ExportRequestOutputs>;
-
-export const exportRequestProvider: Provider & {
-  create: NonNullable<Provider["create"]>;
-  diff: NonNullable<Provider["diff"]>;
-  update: NonNullable<Provider["update"]>;
-  delete: NonNullable<Provider["delete"]>;
-} = {
+export const exportRequestProvider: CompleteProvider<
+  ExportRequestInputs,
+  ExportRequestOutputs,
+  "create" | "diff" | "update" | "delete"
+> = {
   async create(inputs) {
     const api = clients(inputs.kubeconfig);
     const body = {

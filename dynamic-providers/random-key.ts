@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { CompleteProvider } from "./provider-type";
 
 /**
  * Random keys as Pulumi resources: cookie signing and encryption keys, OAuth client
@@ -23,15 +24,11 @@ export interface RandomKeyOutputs extends RandomKeyInputs {
   value: string;
 }
 
-type Provider = pulumi.dynamic.ResourceProvider<RandomKeyInputs, RandomKeyOutputs>;
-type RandomKeyProvider = Provider & {
-  check: NonNullable<Provider["check"]>;
-  diff: NonNullable<Provider["diff"]>;
-  update: NonNullable<Provider["update"]>;
-  delete: NonNullable<Provider["delete"]>;
-};
-
-export const randomKeyProvider: RandomKeyProvider = {
+export const randomKeyProvider: CompleteProvider<
+  RandomKeyInputs,
+  RandomKeyOutputs,
+  "check" | "diff" | "update" | "delete"
+> = {
   check(_olds, news) {
     const failures: pulumi.dynamic.CheckFailure[] = [];
     const length: unknown = news.length;

@@ -11,6 +11,8 @@ import {
   type DrainSnapshot,
   type ObjectRef,
 } from "../lib/lifecycle/drain-plan";
+import { statusCode } from "./kube-errors";
+import type { CompleteProvider } from "./provider-type";
 
 /**
  * The teardown's first step: a resource whose delete releases every claim and composite on the
@@ -42,14 +44,7 @@ export interface TeardownDrainInputs {
   timeoutSeconds: number;
 }
 
-type Provider = pulumi.dynamic.ResourceProvider<TeardownDrainInputs, TeardownDrainInputs>;
-
 const XRD = { group: "apiextensions.crossplane.io", version: "v1", plural: "compositeresourcedefinitions" };
-
-function statusCode(err: unknown): number | undefined {
-  const e = err as { code?: number; statusCode?: number; response?: { statusCode?: number } };
-  return e.code ?? e.statusCode ?? e.response?.statusCode;
-}
 
 function apis(kubeconfig: string) {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- see the file comment
@@ -204,12 +199,11 @@ async function drain(inputs: TeardownDrainInputs): Promise<void> {
   console.error(`teardown: every claim and what it composed is gone (${took}s, ${describeSnapshot(final)})`);
 }
 
-export const teardownDrainProvider: Provider & {
-  create: NonNullable<Provider["create"]>;
-  diff: NonNullable<Provider["diff"]>;
-  update: NonNullable<Provider["update"]>;
-  delete: NonNullable<Provider["delete"]>;
-} = {
+export const teardownDrainProvider: CompleteProvider<
+  TeardownDrainInputs,
+  TeardownDrainInputs,
+  "create" | "diff" | "update" | "delete"
+> = {
   create(inputs) {
     return Promise.resolve({ id: "teardown-drain", outs: inputs });
   },

@@ -1,5 +1,13 @@
 import { strict as assert } from "node:assert";
-import { objectsByCluster, plainValue, terminatingMessage, type StateResource } from "./stack-objects";
+import {
+  lookupsByKind,
+  objectsByCluster,
+  plainValue,
+  terminatingAmong,
+  terminatingMessage,
+  terminatingObject,
+  type StateResource,
+} from "./stack-objects";
 
 const SECRET = (value: unknown) => ({
   "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
@@ -54,6 +62,92 @@ describe("a stack's Kubernetes objects by cluster", () => {
   it("unwraps only Pulumi's secret envelope", () => {
     assert.equal(plainValue(SECRET("s")), "s");
     assert.deepEqual(plainValue({ a: 1 }), { a: 1 });
+  });
+
+  it("looks at each kind in each namespace once, in the order the objects come", () => {
+    const cm = (name: string, namespace?: string) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name,
+      ...(namespace ? { namespace } : {}),
+    });
+    const ns = (name: string) => ({ apiVersion: "v1", kind: "Namespace", name });
+    const lookups = lookupsByKind([cm("a", "x"), ns("x"), cm("b", "y"), cm("c", "x"), ns("y")]);
+    assert.deepEqual(
+      lookups.map((l) => [l.kind, l.namespace, l.objects.map((o) => o.name)]),
+      [
+        ["ConfigMap", "x", ["a", "c"]],
+        ["Namespace", undefined, ["x", "y"]],
+        ["ConfigMap", "y", ["b"]],
+      ],
+    );
+    assert.equal("namespace" in lookups[1]!, false);
+    assert.deepEqual(lookupsByKind([]), []);
+  });
+
+  it("an object is terminating when it is there with a deletionTimestamp, string or Date", () => {
+    const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "a" };
+    const since = "2026-11-26T20:00:00Z";
+    assert.deepEqual(terminatingObject(ref, { metadata: { name: "a", deletionTimestamp: since } }), {
+      ...ref,
+      since: "2026-11-26T20:00:00.000Z",
+      finalizers: [],
+    });
+    assert.deepEqual(
+      terminatingObject(ref, {
+        metadata: { name: "a", deletionTimestamp: new Date(since), finalizers: ["klutch.test/hold"] },
+      })?.finalizers,
+      ["klutch.test/hold"],
+    );
+    assert.equal(terminatingObject(ref, { metadata: { name: "a" } }), undefined);
+    assert.equal(terminatingObject(ref, undefined), undefined);
+    const clusterScoped = terminatingObject(
+      { apiVersion: "v1", kind: "Namespace", name: "x" },
+      { metadata: { name: "x", deletionTimestamp: since } },
+    );
+    assert.equal(clusterScoped && "namespace" in clusterScoped, false);
+  });
+
+  it("judges a kind's objects by one list of it: missing or alive is not terminating", () => {
+    const since = "2026-11-26T20:00:00.000Z";
+    const lookup = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: "ns",
+      objects: ["gone", "going", "alive", "held"].map((name) => ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        namespace: "ns",
+        name,
+      })),
+    };
+    const found = terminatingAmong(lookup, [
+      { metadata: { name: "held", namespace: "ns", deletionTimestamp: since, finalizers: ["f"] } },
+      { metadata: { name: "alive", namespace: "ns" } },
+      { metadata: { name: "going", namespace: "ns", deletionTimestamp: since } },
+      { metadata: { name: "not-ours", namespace: "ns", deletionTimestamp: since } },
+    ]);
+    assert.deepEqual(
+      found.map((o) => [o.name, o.namespace, o.finalizers]),
+      [
+        ["going", "ns", []],
+        ["held", "ns", ["f"]],
+      ],
+    );
+    // Without a namespace, a namespaced item of the same name is another object.
+    const namespaces = {
+      apiVersion: "v1",
+      kind: "Namespace",
+      objects: [{ apiVersion: "v1", kind: "Namespace", name: "x" }],
+    };
+    assert.deepEqual(
+      terminatingAmong(namespaces, [{ metadata: { name: "x", namespace: "y", deletionTimestamp: since } }]),
+      [],
+    );
+    assert.equal(
+      terminatingAmong(namespaces, [{ metadata: { name: "x", deletionTimestamp: since } }]).length,
+      1,
+    );
   });
 
   it("names each object, what holds it, and what to do", () => {

@@ -28,8 +28,8 @@ export interface ClusterObjects {
 
 const PROVIDER_TYPE = "pulumi:providers:kubernetes";
 // Pulumi's wire signature for secrets (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
+export const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+export const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
 
 /** A value of an exported state: plain, or a secret shown with `--show-secrets`. */
 export function plainValue(v: unknown): unknown {
@@ -75,6 +75,76 @@ export function objectsByCluster(resources: readonly StateResource[]): ClusterOb
 export interface TerminatingObject extends ObjectRef {
   since: string;
   finalizers: string[];
+}
+
+/** Objects of one cluster looked at with one request: of one kind, in one namespace (or none). */
+export interface ObjectLookup<T extends ObjectRef = ObjectRef> {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  objects: T[];
+}
+
+/** A cluster's objects by (apiVersion, kind, namespace), in the order each first appears. */
+export function lookupsByKind<T extends ObjectRef>(objects: readonly T[]): ObjectLookup<T>[] {
+  const lookups = new Map<string, ObjectLookup<T>>();
+  for (const o of objects) {
+    const key = JSON.stringify([o.apiVersion, o.kind, o.namespace ?? ""]);
+    const lookup = lookups.get(key);
+    if (lookup) lookup.objects.push(o);
+    else
+      lookups.set(key, {
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        objects: [o],
+      });
+  }
+  return [...lookups.values()];
+}
+
+/**
+ * An object as the API server returns it, read or listed: the client gives deletionTimestamp
+ * as a Date for the kinds it knows and as the API's string for the others.
+ */
+export interface LiveObject {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    deletionTimestamp?: string | Date;
+    finalizers?: string[];
+  };
+}
+
+/** The object, if the API server has it with a deletionTimestamp. */
+export function terminatingObject(
+  ref: ObjectRef,
+  live: LiveObject | undefined,
+): TerminatingObject | undefined {
+  const since = live?.metadata?.deletionTimestamp;
+  if (!since) return undefined;
+  return {
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    name: ref.name,
+    ...(ref.namespace ? { namespace: ref.namespace } : {}),
+    since: new Date(since).toISOString(),
+    finalizers: live.metadata?.finalizers ?? [],
+  };
+}
+
+/**
+ * Which of a lookup's objects are terminating, by the list of their kind in their namespace
+ * (`items`), in the lookup's order: an object not in the list is gone, so not terminating.
+ * Without a namespace only cluster-scoped items count (a list of a namespaced kind without one
+ * holds every namespace's).
+ */
+export function terminatingAmong(lookup: ObjectLookup, items: readonly LiveObject[]): TerminatingObject[] {
+  const listed = new Map<string, LiveObject>();
+  for (const item of items)
+    if (item.metadata?.name && (lookup.namespace || !item.metadata.namespace))
+      listed.set(item.metadata.name, item);
+  return lookup.objects.flatMap((o) => terminatingObject(o, listed.get(o.name)) ?? []);
 }
 
 /** The message `up` and `preview` stop with when the objects do not go in time. */

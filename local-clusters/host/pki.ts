@@ -110,11 +110,15 @@ async function newKey(file: string, cwd: string): Promise<void> {
   fs.chmodSync(path.resolve(cwd, file), 0o600);
 }
 
+/**
+ * A key and a certificate from the CA in `cwd` (ca.crt, ca.key), with the extensions of
+ * `section` in the openssl.cnf there: `<base>.key`, `<base>.crt`.
+ */
 async function issue(
   cwd: string,
   base: string,
   subject: string,
-  section: "server" | "loopback_server" | "client",
+  section: "server" | "loopback_server" | "client" | "addresses",
 ): Promise<void> {
   await newKey(`${base}.key`, cwd);
   await openssl(
@@ -309,17 +313,6 @@ subjectAltName = ${addresses.map((a) => `IP:${a}`).join(",")}
 authorityKeyIdentifier = keyid
 `;
   fs.writeFileSync(path.join(dir, "openssl.cnf"), extensions);
-  await newKey(`${base}.key`, dir);
-  await openssl(
-    ["req", "-new", "-config", "openssl.cnf", "-key", `${base}.key`, "-subj", subject, "-out", `${base}.csr`],
-    dir,
-  );
-  await openssl(
-    ["x509", "-req", "-in", `${base}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key"]
-      .concat(["-set_serial", `0x${randomBytes(16).toString("hex")}`, "-days", DAYS])
-      .concat(["-extfile", "openssl.cnf", "-extensions", "addresses", "-out", `${base}.crt`]),
-    dir,
-  );
-  fs.rmSync(path.join(dir, `${base}.csr`));
+  await issue(dir, base, subject, "addresses");
   return { cert: path.join(dir, `${base}.crt`), key: path.join(dir, `${base}.key`) };
 }

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { SECRET_MARKER, SECRET_SIG } from "../../lib/lifecycle/stack-objects";
 
 /** A resource the program registered, as the engine would have seen it. */
 export interface Registered {
@@ -89,9 +90,8 @@ export interface MockOptions {
   delayMs?: (args: pulumi.runtime.MockResourceArgs) => number;
 }
 
-// Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
-export const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-export const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
+// Pulumi's wire signature for secret values (lib/lifecycle/stack-objects.ts), for the tests.
+export { SECRET_MARKER, SECRET_SIG };
 
 /** Whether a registered input is a secret (the mocks see secrets in their wire envelope). */
 export function isSecretEnvelope(v: unknown): v is { value: unknown } {

@@ -1,5 +1,3 @@
-import type * as pulumi from "@pulumi/pulumi";
-
 /**
  * The inputs and outputs of the local WireGuard runtime's dynamic providers: what the bridge
  * program passes in (bridge-program.ts) and what the engine keeps in the state. Types only, so
@@ -77,13 +75,5 @@ export interface LocalTcpForwarderOutputs extends LocalTcpForwarderInputs {
   failure?: string;
 }
 
-/**
- * A dynamic provider whose optional methods named in `Methods` are implemented: the bench and
- * the tests call them directly, so the type says they are there.
- */
-export type CompleteProvider<
-  Inputs,
-  Outputs,
-  Methods extends keyof pulumi.dynamic.ResourceProvider<Inputs, Outputs>,
-> = pulumi.dynamic.ResourceProvider<Inputs, Outputs> &
-  Required<Pick<pulumi.dynamic.ResourceProvider<Inputs, Outputs>, Methods>>;
+/** The bench and the tests call these providers' methods directly, so the type says they are there. */
+export type { CompleteProvider } from "../../../dynamic-providers/provider-type";
