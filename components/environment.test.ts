@@ -4,12 +4,10 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { klutchProgram } from "../program";
 import { fakeLocalStateDir } from "../test/helpers/kubeconfig";
-import { mockPulumi, valueOf, settle } from "../test/helpers/mocks";
+import { mockPulumi, valueOf, settle, SECRET_SIG, SECRET_MARKER } from "../test/helpers/mocks";
 
 const ENV_LABEL = "klutch.anynines.com/environment";
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
 
 function localConfig(stateDir: string, apps = ["app-1", "app-2"]) {
   return {

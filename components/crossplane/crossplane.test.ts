@@ -2,9 +2,8 @@ import { strict as assert } from "node:assert";
 import * as k8s from "@pulumi/kubernetes";
 import { Crossplane } from "./crossplane";
 import { packageManifests, providerConfigManifests } from "../../lib/crossplane/packages";
-import { mockPulumi, settle } from "../../test/helpers/mocks";
+import { mockPulumi, settle, SECRET_SIG } from "../../test/helpers/mocks";
 
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 const labels = { "klutch.anynines.com/environment": "test" };
 const packages = {
   providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0",

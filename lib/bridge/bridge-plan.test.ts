@@ -15,12 +15,10 @@ import {
   FAKE_REGISTRY,
   fakeValidationContext,
 } from "../../test/helpers/kubeconfig";
-import { mockPulumi, plainStrings, settle } from "../../test/helpers/mocks";
+import { mockPulumi, plainStrings, settle, SECRET_SIG, SECRET_MARKER } from "../../test/helpers/mocks";
 import { LOCAL_CORE_FLAGS } from "../crossplane/crossplane-plan";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
 
 const BRIDGE_IMAGE = "klutch.local/bridge:0.1.0-node24-pulumi3.259.0-0123456789ab";
 const HAPROXY_IMAGE = "klutch.local/haproxy:2.6.12-1-ba9876543210";

@@ -1,3 +1,4 @@
+import { isSecretEnvelope } from "../pulumi-secret";
 /**
  * What an update's own engine events say about its result: the stack's outputs and the count of
  * resource changes. The Automation API's `Stack.up` asks the CLI for the same facts after every
@@ -32,16 +33,12 @@ export interface RunFacts {
 
 export const ROOT_STACK_TYPE = "pulumi:pulumi:Stack";
 
-/** The key and value that mark a secret (@pulumi/pulumi runtime/rpc.js specialSigKey, specialSecretSig). */
-const SIG_KEY = "4dabf18193072939515e22adb298388d";
-const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
-
 /** True when a value holds a secret anywhere inside it. */
 export function holdsSecret(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(holdsSecret);
   if (value === null || typeof value !== "object") return false;
   const record = value as Record<string, unknown>;
-  if (record[SIG_KEY] === SECRET_SIG) return true;
+  if (isSecretEnvelope(record)) return true;
   return Object.values(record).some(holdsSecret);
 }
 

@@ -6,6 +6,7 @@
  * Diff, Read), so an update over it says "same" and reports success.
  */
 
+import { isSecretEnvelope } from "../pulumi-secret";
 import type { ObjectRef } from "./drain-plan";
 
 /** A resource as `pulumi stack export --show-secrets` writes it. */
@@ -27,14 +28,12 @@ export interface ClusterObjects {
 }
 
 const PROVIDER_TYPE = "pulumi:providers:kubernetes";
-// Pulumi's wire signature for secrets (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
-export const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-export const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
+export { SECRET_MARKER, SECRET_SIG } from "../pulumi-secret";
 
 /** A value of an exported state: plain, or a secret shown with `--show-secrets`. */
 export function plainValue(v: unknown): unknown {
-  if (v && typeof v === "object" && (v as Record<string, unknown>)[SECRET_SIG] === SECRET_MARKER) {
-    const plaintext = (v as { plaintext?: string }).plaintext;
+  if (isSecretEnvelope(v)) {
+    const plaintext = v.plaintext;
     return plaintext === undefined ? undefined : (JSON.parse(plaintext) as unknown);
   }
   return v;

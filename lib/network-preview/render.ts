@@ -1,11 +1,10 @@
+import { SECRET_SIG } from "../pulumi-secret";
 import { endpointText, riskWords } from "./model";
 import { UNKNOWN, type ConnectionReport, type NetworkPreviewReport, type Risk } from "./schema";
 
 /** GitHub refuses issue and PR comments longer than this many characters. */
 export const GITHUB_COMMENT_LIMIT = 65536;
 
-/** Pulumi's marker of a secret value in state and engine events. */
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 const SECRET_KEY = /(secret|password|passphrase|token|private.?key|kubeconfig|credential)/i;
 const PEM = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
 export const REDACTED = "[redacted]";

@@ -13,11 +13,11 @@ import {
   parentTypeOf,
   registeredUrns,
   settle,
+  SECRET_SIG,
+  SECRET_MARKER,
 } from "../../test/helpers/mocks";
 import { stackSettings } from "../../test/helpers/stacks";
 
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
 const RULE = "openstack:networking/secGroupRule:SecGroupRule";
 
 async function drain(): Promise<void> {

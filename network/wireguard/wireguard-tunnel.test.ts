@@ -4,12 +4,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { WireguardTunnel, WireguardTunnelArgs } from "./wireguard-tunnel";
 import { publicKeyFromPrivate } from "./model/keys";
 import { wireguardKeyProvider } from "./key-provider";
-import { MockedRun, mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
+import { MockedRun, mockPulumi, settle, valueOf, SECRET_SIG, SECRET_MARKER } from "../../test/helpers/mocks";
 import { violations } from "../../policy/rules";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
 const KEY_TYPE = "pulumi-nodejs:dynamic/klutch:WireguardKeyPair";
 
 function isSecretEnvelope(v: unknown): v is { value: unknown } {

@@ -1003,6 +1003,8 @@ describe("local stack on real clusters (e2e)", function () {
         const started = Date.now();
         const r = shell(concrete);
         const took = `${Math.round((Date.now() - started) / 100) / 10}s`;
+        // Where this test's minutes go, for the CI-time work (docs/tests.md).
+        process.stdout.write(`      ${took}  ${concrete.slice(0, 110)}\n`);
         if (r.status !== 0 || !expect.test(r.out) || absent?.test(r.out)) {
           failures.push(
             `${readme}\n  ran: ${concrete} (${took}, exit ${r.status})\n  expected ${expect}${absent ? `, not ${absent}` : ""}\n${r.out.slice(-3000)}`,

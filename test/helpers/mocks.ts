@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { SECRET_MARKER, SECRET_SIG } from "../../lib/lifecycle/stack-objects";
+import { SECRET_MARKER, SECRET_SIG, isSecretEnvelope } from "../../lib/pulumi-secret";
 
 /** A resource the program registered, as the engine would have seen it. */
 export interface Registered {
@@ -90,13 +90,8 @@ export interface MockOptions {
   delayMs?: (args: pulumi.runtime.MockResourceArgs) => number;
 }
 
-// Pulumi's wire signature for secret values (lib/lifecycle/stack-objects.ts), for the tests.
-export { SECRET_MARKER, SECRET_SIG };
-
-/** Whether a registered input is a secret (the mocks see secrets in their wire envelope). */
-export function isSecretEnvelope(v: unknown): v is { value: unknown } {
-  return typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG] === SECRET_MARKER;
-}
+// Pulumi's wire form of secret values (lib/pulumi-secret.ts): the mocks see secrets so.
+export { SECRET_MARKER, SECRET_SIG, isSecretEnvelope };
 
 /** Every string reachable from `v` outside secret envelopes. */
 export function plainStrings(v: unknown, out: string[] = []): string[] {

@@ -8,12 +8,12 @@ import {
   parentTypeOf,
   registeredUrns,
   settle,
+  SECRET_SIG,
+  SECRET_MARKER,
 } from "../../../test/helpers/mocks";
 import { stackSettings } from "../../../test/helpers/stacks";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_MARKER = "1b47061264138c4ac30d75fd1eb44270";
 const ROUTE = "aws:ec2/route:Route";
 
 async function runStack(settings: Record<string, unknown>): Promise<MockedRun> {
