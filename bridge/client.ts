@@ -7,7 +7,8 @@ import {
   type NetworkPathObject,
 } from "../lib/bridge/api";
 import { compositeNudge } from "../lib/bridge/grouping";
-import { isReady, ownerNudge } from "../lib/bridge/readiness-relay";
+import { ownerNudge } from "../lib/bridge/readiness-relay";
+import { isReady } from "../lib/kube/owner-conditions";
 import { COMPOSITE_PLURAL } from "../lib/connector-api/names";
 import { SETTINGS_KEY, type BridgeSettings } from "../lib/bridge/settings";
 import { parseBridgeSettings } from "../network/group-settings";
@@ -129,7 +130,8 @@ export class KubePathWriter implements PathWriter {
     const ref = { group: target.group, version: target.version, plural: COMPOSITE_PLURAL, name: target.name };
     try {
       for (let attempt = 0; attempt < RELAY_ATTEMPTS; attempt++) {
-        const composite = (await this.api.getClusterCustomObject(ref)) as Parameters<typeof ownerNudge>[0];
+        const composite = (await this.api.getClusterCustomObject(ref)) as Parameters<typeof ownerNudge>[0] &
+          Parameters<typeof isReady>[0];
         const owner = ownerNudge(composite, new Date().toISOString());
         if (!owner) return;
         if (isReady(composite)) {

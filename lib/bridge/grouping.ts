@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { PortRange } from "../net/port-range";
 import { BRIDGE_FINALIZER, type NetworkPathObject, type PathProblem } from "./api";
 import { XR_KIND } from "../connector-api/names";
+import { controllerOwner } from "../kube/owner-conditions";
 
 /** The path's identity in stacks and in the proxy's port assignments (NetworkPaths are cluster-scoped). */
 export function pathId(p: Pick<NetworkPathObject, "metadata">): string {
@@ -139,13 +140,11 @@ export function compositeNudge(
   p: Pick<NetworkPathObject, "metadata">,
   now: string,
 ): { group: string; version: string; name: string; annotations: Record<string, string> } | undefined {
-  const owner = p.metadata.ownerReferences?.find((o) => o.controller && o.kind === XR_KIND);
-  if (!owner) return undefined;
-  const slash = owner.apiVersion.indexOf("/");
-  if (slash < 0) return undefined;
+  const owner = controllerOwner(p.metadata);
+  if (owner?.kind !== XR_KIND) return undefined;
   return {
-    group: owner.apiVersion.slice(0, slash),
-    version: owner.apiVersion.slice(slash + 1),
+    group: owner.group,
+    version: owner.version,
     name: owner.name,
     annotations: { [PATH_STATUS_ANNOTATION]: now },
   };

@@ -10,6 +10,8 @@
  * `--node-ip` as InternalIP (local-clusters/node/config.ts).
  */
 
+import { isReady } from "../kube/owner-conditions";
+
 /** The fields of a core/v1 Node this reads. */
 export interface NodeLike {
   metadata?: { name?: string; deletionTimestamp?: unknown };
@@ -37,7 +39,7 @@ const PREFERENCE = {
 export function nodePortHost(nodes: readonly NodeLike[], internal: boolean): string | undefined {
   const ready = nodes
     .filter((n) => !n.metadata?.deletionTimestamp)
-    .filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+    .filter(isReady)
     .sort(
       (a, b) =>
         Number(a.spec?.unschedulable === true) - Number(b.spec?.unschedulable === true) ||

@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { CONNECTION_READY_ANNOTATION, isReady, ownerNudge } from "./readiness-relay";
+import { CONNECTION_READY_ANNOTATION, ownerNudge } from "./readiness-relay";
+import { isReady } from "../kube/owner-conditions";
 
 const owned = (owner?: { apiVersion: string; kind: string; controller?: boolean }) => ({
   metadata: { ownerReferences: owner ? [{ name: "orders-app-x7k2p", controller: true, ...owner }] : [] },

@@ -2,6 +2,7 @@
  * Relaying a connection's readiness to the composite that waits for it. Pure.
  */
 import { DATASERVICES_GROUP } from "../dataservices/xrds";
+import { controllerOwner } from "../kube/owner-conditions";
 
 /**
  * Composites that compose an XTCPConnection and wait for it: the network-aware ServiceBinding
@@ -19,37 +20,22 @@ export const RELAYED_OWNERS = [
 /** The annotation the bridge sets on a connection's owner once the connection is Ready. */
 export const CONNECTION_READY_ANNOTATION = "klutch.anynines.com/connection-ready-at";
 
-interface OwnedObject {
-  metadata: {
-    ownerReferences?: { apiVersion: string; kind: string; name: string; controller?: boolean }[];
-  };
-  status?: { conditions?: { type: string; status: string }[] };
-}
-
-/** Whether an object's Ready condition is True. */
-export function isReady(o: Pick<OwnedObject, "status">): boolean {
-  return o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-}
-
 /**
  * The annotation to write on a connection composite's controller owner, when that owner is a
  * kind the bridge relays to (RELAYED_OWNERS); undefined otherwise.
  */
 export function ownerNudge(
-  composite: OwnedObject,
+  composite: { metadata: Parameters<typeof controllerOwner>[0] },
   now: string,
 ):
   | { group: string; version: string; plural: string; name: string; annotations: Record<string, string> }
   | undefined {
-  const owner = composite.metadata.ownerReferences?.find((o) => o.controller);
-  if (!owner) return undefined;
-  const slash = owner.apiVersion.indexOf("/");
-  const group = owner.apiVersion.slice(0, slash);
-  const relayed = RELAYED_OWNERS.find((r) => r.group === group && r.kind === owner.kind);
-  if (slash < 0 || !relayed) return undefined;
+  const owner = controllerOwner(composite.metadata);
+  const relayed = RELAYED_OWNERS.find((r) => r.group === owner?.group && r.kind === owner.kind);
+  if (!owner || !relayed) return undefined;
   return {
-    group,
-    version: owner.apiVersion.slice(slash + 1),
+    group: owner.group,
+    version: owner.version,
     plural: relayed.plural,
     name: owner.name,
     annotations: { [CONNECTION_READY_ANNOTATION]: now },

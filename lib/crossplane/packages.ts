@@ -50,6 +50,18 @@ export interface PackageOptions {
   providerKubernetesWatches?: boolean;
 }
 
+/**
+ * A DeploymentRuntimeConfig's deploymentTemplate that sets fields of the package's runtime
+ * container, which Crossplane's package manager names `package-runtime` and merges by name.
+ */
+function runtimeContainer(fields: Record<string, unknown>) {
+  return {
+    deploymentTemplate: {
+      spec: { selector: {}, template: { spec: { containers: [{ name: "package-runtime", ...fields }] } } },
+    },
+  };
+}
+
 export function packageManifests(
   refs: PackageRefs,
   labels: Record<string, string>,
@@ -63,20 +75,7 @@ export function packageManifests(
       spec: {
         serviceAccountTemplate: { metadata: { name: PROVIDER_KUBERNETES_SERVICE_ACCOUNT } },
         ...(options.providerKubernetesWatches
-          ? {
-              deploymentTemplate: {
-                spec: {
-                  selector: {},
-                  template: {
-                    spec: {
-                      containers: [
-                        { name: "package-runtime", env: [{ name: "ENABLE_WATCHES", value: "true" }] },
-                      ],
-                    },
-                  },
-                },
-              },
-            }
+          ? runtimeContainer({ env: [{ name: "ENABLE_WATCHES", value: "true" }] })
           : {}),
       },
     },
@@ -90,23 +89,7 @@ export function packageManifests(
       apiVersion: "pkg.crossplane.io/v1beta1",
       kind: "DeploymentRuntimeConfig",
       metadata: { name: ANYNINES_RUNTIME_CONFIG_NAME, labels },
-      spec: {
-        deploymentTemplate: {
-          spec: {
-            selector: {},
-            template: {
-              spec: {
-                containers: [
-                  {
-                    name: "package-runtime",
-                    readinessProbe: { httpGet: { path: "/healthz", port: 8081 } },
-                  },
-                ],
-              },
-            },
-          },
-        },
-      },
+      spec: runtimeContainer({ readinessProbe: { httpGet: { path: "/healthz", port: 8081 } } }),
     },
     {
       apiVersion: "pkg.crossplane.io/v1",
