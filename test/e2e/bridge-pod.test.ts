@@ -25,8 +25,6 @@ import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCluster } from "../../local-clusters/cluster";
 import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
 import { toolchainEnv } from "../../automation/toolchain";
-import { podPathsBench } from "../helpers/pgbench-pod-paths";
-import { proxyPodsBench } from "../helpers/pgbench-proxy-pods";
 import {
   claimYaml,
   livePods,
@@ -79,7 +77,6 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
   // The instance's host as a data service reports it (a Service's DNS name, as a8s does):
   // the proxy pods and the bridge's probe resolve it through the node's cluster DNS.
   const pgHost = `pg.${NS}.svc.cluster.local`;
-  let pgNodePort = 0;
 
   const pods = (ns: string, selector: string) => livePods(kc(), ns, selector);
   const bridgePods = () =>
@@ -186,21 +183,13 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
         apiVersion: "v1",
         kind: "Service",
         metadata: { name: "pg", namespace: NS },
-        spec: { type: "NodePort", selector: { app: "pg" }, ports: [{ port: 5432, targetPort: 5432 }] },
+        spec: { selector: { app: "pg" }, ports: [{ port: 5432, targetPort: 5432 }] },
       },
     ]) {
       const r = kubectlApply(kc(), JSON.stringify(doc));
       assert.equal(r.status, 0, r.stderr);
     }
     await eventually("PostgreSQL to be Ready", () => pods(NS, "app=pg").some(podReady), 180_000);
-    const svc = kubectlJson<{ spec: { ports: { nodePort: number }[] } }>(kc(), [
-      "-n",
-      NS,
-      "get",
-      "service",
-      "pg",
-    ]);
-    pgNodePort = svc.spec.ports[0]?.nodePort ?? 0;
   });
 
   after(async () => {
@@ -514,22 +503,6 @@ const retry = async (call) => {
     }
   });
 
-  it("pgbench -S through the proxy pods against direct (figures only; the benchmark is test/bench/proxy-pods.ts)", async () => {
-    const r = await proxyPodsBench({
-      host: node.nodeAddress,
-      directPort: pgNodePort,
-      proxyPort: firstReady.status!.port!,
-      password: pgPassword,
-      seconds: 5,
-      rounds: 2,
-      log: (l) => process.stdout.write(`      ${l}\n`),
-    });
-    process.stdout.write(
-      `      pgbench -S: direct ${r.directTps.toFixed(0)} tps, proxy pods ${r.proxyTps.toFixed(0)} tps, ratio ${r.ratio.toFixed(3)}\n`,
-    );
-    assert.ok(r.directTps > 0 && r.proxyTps > 0);
-  });
-
   const holder = () =>
     kubectlJson<{ spec: { holderIdentity?: string } }>(kc(), ["-n", PROXY_NS, "get", "lease", LEADER_LEASE])
       .spec.holderIdentity ?? "";
@@ -825,37 +798,6 @@ const retry = async (call) => {
       assert.equal(psqlFromConsumer(wg.clientHost, 5432), "42");
       assert.deepEqual(podState(), before, "same pods, no restart");
       assert.equal(clientPublicKey(), key);
-    });
-
-    it("pgbench from a consumer pod: direct, the proxy pods and the WireGuard pods in one run (figures only; the measurement is test/helpers/pgbench-pod-paths.ts)", () => {
-      const consumer = pods(WG_NS, "app=consumer")[0]!.metadata.name;
-      const paths = [
-        { name: "direct", host: `pg.${NS}.svc.cluster.local`, port: 5432 },
-        // The proxy claim of the tests above, when they ran (not under --grep).
-        ...(firstReady?.status?.hostForConsumer && firstReady.status.port
-          ? [{ name: "proxy pods", host: firstReady.status.hostForConsumer, port: firstReady.status.port }]
-          : []),
-        { name: "wireguard pods", host: wg.clientHost, port: 5432 },
-      ];
-      const figures = podPathsBench({
-        exec: (argv) => {
-          const r = kubectlTry(kc(), ["-n", WG_NS, "exec", consumer, "--", ...argv]);
-          if (r.status !== 0) throw new Error(`${argv.join(" ")}: ${r.stderr}`);
-          return r.stdout;
-        },
-        paths,
-        seconds: 3,
-        rounds: 2,
-        log: (l) => process.stdout.write(`      ${l}\n`),
-      });
-      const direct = figures.direct!;
-      for (const p of paths) {
-        const f = figures[p.name]!;
-        process.stdout.write(
-          `      ${p.name}: ${f.tps.toFixed(0)} tps (${(f.tps / direct.tps).toFixed(2)} of direct), ${f.connectMs.toFixed(2)} ms per new connection (${(f.connectMs / direct.connectMs).toFixed(2)}× direct)\n`,
-        );
-        assert.ok(f.tps > 0 && f.connectMs > 0);
-      }
     });
 
     it("deleting a connection removes its forwarder and its flow; the other keeps working; a host off the list is refused by the gateway", async () => {

@@ -144,6 +144,19 @@ describe("HAProxy config (pure, checked by the real haproxy)", function () {
     assertHaproxyAccepts(config);
   });
 
+  it("logs each connection unless told not to, and haproxy accepts both", () => {
+    const one = CASES["one-connection.cfg"] as ProxyConnection[];
+    const frontend = (config: string) =>
+      config.slice(config.indexOf("frontend ft_team-a_orders-db"), config.indexOf("\nbackend "));
+    assert.match(frontend(render(one)), /\n {4}option tcplog\n/);
+    const quiet = renderHaproxyConfig(one, { "team-a/orders-db": 30000 }, { logConnections: false });
+    assert.doesNotMatch(quiet, /tcplog/);
+    assert.match(frontend(quiet), /\n {4}no log\n/);
+    // The stats and health frontends stay unlogged either way.
+    assert.equal(quiet.match(/ {4}no log\n/g)?.length, 3);
+    assertHaproxyAccepts(quiet);
+  });
+
   it("uses the pgsql-aware check only for PostgreSQL instances", () => {
     const config = renderHaproxyConfig(
       CASES["postgresql.cfg"] as ProxyConnection[],

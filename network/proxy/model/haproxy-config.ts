@@ -75,6 +75,14 @@ export interface HaproxyOptions {
    * TcpProxy's `dedicatedCpus`), never on shared CPUs.
    */
   busyPolling?: boolean;
+  /**
+   * A log line per connection (`option tcplog`, to stdout and so to the container log).
+   * Default on: who connected to which instance, and how the session ended, is what an
+   * operator reads first. Off is for proxies whose clients reconnect so often that the log
+   * volume matters; it buys no throughput on held connections (docs/network-paths.md, the
+   * data path's cost).
+   */
+  logConnections?: boolean;
   timeouts?: Partial<HaproxyTimeouts>;
   check?: Partial<HealthCheck>;
 }
@@ -260,6 +268,7 @@ export function renderHaproxyConfig(
     `    monitor-uri ${HEALTH_PATH}`,
   ];
 
+  const connectionLog = options.logConnections === false ? ["    no log"] : ["    option tcplog"];
   const sni = sorted.filter((c) => sniServerName(c) !== undefined);
   const direct = sorted.filter((c) => sniServerName(c) === undefined);
   for (const c of direct) {
@@ -267,7 +276,7 @@ export function renderHaproxyConfig(
       "",
       `frontend ${sectionName("ft", c.id)}`,
       `    bind ${bind}:${portOf(c.id)}`,
-      "    option tcplog",
+      ...connectionLog,
       `    default_backend ${sectionName("bk", c.id)}`,
     );
   }
@@ -277,7 +286,7 @@ export function renderHaproxyConfig(
       "",
       `frontend ${sectionName("ft", SNI_LISTENER)}`,
       `    bind ${bind}:${portOf(SNI_LISTENER)}`,
-      "    option tcplog",
+      ...connectionLog,
       `    tcp-request inspect-delay ${t.inspectDelay}`,
       "    tcp-request content accept if { req_ssl_hello_type 1 }",
       // Anything that is not a TLS ClientHello (or never sends one) is turned away.
