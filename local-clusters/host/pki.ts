@@ -152,7 +152,8 @@ async function issue(
   fs.rmSync(path.resolve(cwd, `${base}.csr`));
 }
 
-async function generate(dir: string, clusterName: string): Promise<void> {
+/** A self-signed CA (ca.key, ca.crt) in `dir`, with the openssl.cnf every later issue reads. */
+async function newCa(dir: string, commonName: string): Promise<void> {
   fs.writeFileSync(path.join(dir, "openssl.cnf"), OPENSSL_CONFIG);
   await newKey("ca.key", dir);
   await openssl(
@@ -167,7 +168,7 @@ async function generate(dir: string, clusterName: string): Promise<void> {
       "-key",
       "ca.key",
       "-subj",
-      `/CN=klutch-local-${clusterName}-ca`,
+      `/CN=${commonName}`,
       "-days",
       DAYS,
       "-out",
@@ -175,6 +176,10 @@ async function generate(dir: string, clusterName: string): Promise<void> {
     ],
     dir,
   );
+}
+
+async function generate(dir: string, clusterName: string): Promise<void> {
+  await newCa(dir, `klutch-local-${clusterName}-ca`);
   await Promise.all([
     issueLeaves(dir, LEAVES),
     (async () => {
@@ -275,19 +280,7 @@ export async function ensureCa(dir: string, commonName: string): Promise<{ caCer
   const caKey = path.join(dir, "ca.key");
   if (fs.existsSync(caCert) && fs.existsSync(caKey)) return { caCert, caKey };
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(path.join(dir, "openssl.cnf"), OPENSSL_CONFIG);
-  await newKey("ca.key", dir);
-  await openssl(
-    ["req", "-x509", "-new", "-config", "openssl.cnf", "-extensions", "ca", "-key", "ca.key"].concat([
-      "-subj",
-      `/CN=${commonName}`,
-      "-days",
-      DAYS,
-      "-out",
-      "ca.crt",
-    ]),
-    dir,
-  );
+  await newCa(dir, commonName);
   return { caCert, caKey };
 }
 

@@ -18,6 +18,7 @@ import { selectStack } from "../../program-stack";
 import { repoRoot } from "../../automation/toolchain";
 import { RawClient, Replayer, type Refusal, type ReplayWorld } from "../helpers/contract-replay";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { settled } from "../helpers/settled";
 
 const STACK = "bindings-e2e";
 const CP = "control-plane";
@@ -368,17 +369,9 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
     );
     assert.ok(made.status < 300, made.body);
     await clients.cpAdmin.request("DELETE", serviceRb);
-    /** Retries while the API server's RBAC cache catches up with a change (a few 100 ms). */
-    const eventually = async <T>(get: () => Promise<T>, done: (v: T) => boolean): Promise<T> => {
-      for (let i = 0; ; i++) {
-        const v = await get();
-        if (done(v) || i >= 40) return v;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    };
     try {
       // Reading and writing every other namespace's bound and claimed objects...
-      const open = await eventually(statuses, (now) => now.every((s) => s.startsWith("200 ")));
+      const open = await settled(statuses, (now) => now.every((s) => s.startsWith("200 ")));
       assert.deepEqual(
         open.filter((s) => !s.startsWith("200 ")),
         [],
@@ -397,13 +390,13 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
         { ...rest, metadata: { name: metadata.name, namespace: metadata.namespace } },
       );
     }
-    const closed = await eventually(statuses, (now) => now.every((s) => s.startsWith("403 ")));
+    const closed = await settled(statuses, (now) => now.every((s) => s.startsWith("403 ")));
     assert.deepEqual(
       closed.filter((s) => !s.startsWith("403 ")),
       [],
       "Namespaced again",
     );
-    const back = await eventually(
+    const back = await settled(
       () => replayer.replay(clients.binder, rowsOf("konnector", "control-plane")),
       (refusals) => refusals.length === 0,
     );
@@ -445,13 +438,13 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
       },
     ];
     const report: string[] = [];
-    const until = async (want: "refused" | "clean", c: (typeof cases)[number]): Promise<Refusal[]> => {
-      for (let i = 0; ; i++) {
-        const refusals = await c.replay.replay(c.client, c.rows);
-        if ((want === "refused") === refusals.length > 0 || i >= 20) return refusals;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    };
+    // The API server's RBAC cache catches up with each edit within a few 100 ms.
+    const until = (want: "refused" | "clean", c: (typeof cases)[number]): Promise<Refusal[]> =>
+      settled(
+        () => c.replay.replay(c.client, c.rows),
+        (refusals) => (want === "refused") === refusals.length > 0,
+        21,
+      );
     for (const c of cases) {
       const role = JSON.parse((await c.admin.request("GET", c.path)).body) as { rules: PolicyRule[] };
       const rules = role.rules;

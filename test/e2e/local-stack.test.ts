@@ -16,6 +16,7 @@ import {
 } from "../../automation/pulumi-runner";
 import { selectStack } from "../../program-stack";
 import { XRD_NAME } from "../../lib/connector-api/names";
+import { CONNECTION_READY_ANNOTATION } from "../../lib/bridge/readiness-relay";
 import { repoRoot } from "../../automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { mib, nodeMemory } from "../helpers/node-memory";
@@ -791,6 +792,23 @@ describe("local stack on real clusters (e2e)", function () {
     assert.equal(a.instance_service, a.host);
     const [connection] = connections("inventory-a");
     assert.equal(a.host, connection.status.hostForConsumer);
+    // The bridge relayed the connection's readiness to the binding's composite, which Crossplane
+    // would otherwise look at again only after its back-off (lib/bridge/readiness-relay.ts).
+    const xr: string = kubectlJson(cp, ["-n", ns, "get", "servicebinding", "inventory-a"]).spec.resourceRef
+      .name;
+    const relayedAt = () =>
+      kubectlJson(cp, ["get", "xservicebindings.anynines.com", xr]).metadata.annotations?.[
+        CONNECTION_READY_ANNOTATION
+      ] as string | undefined;
+    await eventually(
+      "the bridge to relay the connection's readiness to the binding's composite",
+      () => Boolean(relayedAt()),
+      60_000,
+    );
+    assert.ok(
+      Date.parse(relayedAt()!) >= started - 1000,
+      `relayed at ${relayedAt()}, after the binding was applied`,
+    );
     assert.equal(a.port, String(connection.status.port));
     assert.equal(
       a.host,
