@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { CompleteProvider } from "../../dynamic-providers/provider-type";
 
 /**
  * An HAProxy process on this machine running a rendered configuration: the proxy path of
@@ -16,19 +17,17 @@ export interface LocalHaproxyInputs {
   config: string;
 }
 
-type Provider = pulumi.dynamic.ResourceProvider<LocalHaproxyInputs, LocalHaproxyInputs>;
 type Helpers = {
   pidOf(dir: string): number | undefined;
   start(inputs: LocalHaproxyInputs): void;
 };
 
-export const localHaproxyProvider: Provider &
-  Helpers & {
-    diff: NonNullable<Provider["diff"]>;
-    update: NonNullable<Provider["update"]>;
-    delete: NonNullable<Provider["delete"]>;
-    read: NonNullable<Provider["read"]>;
-  } = {
+export const localHaproxyProvider: CompleteProvider<
+  LocalHaproxyInputs,
+  LocalHaproxyInputs,
+  "diff" | "update" | "delete" | "read"
+> &
+  Helpers = {
   pidOf(dir: string) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const fs = require("node:fs") as typeof import("node:fs");

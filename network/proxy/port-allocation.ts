@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { PortRange } from "./model/types";
 import { ReleasedPort, idsProblem, planPorts, portRangeProblem } from "./model/port-planner";
+import type { CompleteProvider } from "../../dynamic-providers/provider-type";
 
 /**
  * Proxy port assignments as a Pulumi resource. The assignments live in the resource's
@@ -58,16 +59,11 @@ function isUnknown(v: unknown): boolean {
   return typeof v === "object" && v !== null && Object.values(v).some(isUnknown);
 }
 
-type Provider = pulumi.dynamic.ResourceProvider<PortAllocationInputs, PortAllocationOutputs>;
-type Required<K extends keyof Provider> = NonNullable<Provider[K]>;
-
-export const portAllocationProvider: Provider & {
-  check: Required<"check">;
-  diff: Required<"diff">;
-  update: Required<"update">;
-  read: Required<"read">;
-  delete: Required<"delete">;
-} = {
+export const portAllocationProvider: CompleteProvider<
+  PortAllocationInputs,
+  PortAllocationOutputs,
+  "check" | "diff" | "update" | "read" | "delete"
+> = {
   check(_olds, news) {
     const failures: pulumi.dynamic.CheckFailure[] = [];
     // Values unknown during a preview are passed through unjudged; the real check follows at `up`.

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { CompleteProvider } from "../../dynamic-providers/provider-type";
 
 /**
  * A connectivity probe as a Pulumi resource: it records, Kubernetes-condition style, whether
@@ -330,18 +331,13 @@ export function probeInputProblems(news: Record<string, unknown>): pulumi.dynami
   return failures;
 }
 
-type Provider = pulumi.dynamic.ResourceProvider<ConnectivityProbeInputs, ConnectivityProbeOutputs>;
-type Required<K extends keyof Provider> = NonNullable<Provider[K]>;
-
 const INPUT_KEYS = ["host", "port", "timeoutMs", "settleMs", "backend", "stats"] as const;
 
-export const connectivityProbeProvider: Provider & {
-  check: Required<"check">;
-  diff: Required<"diff">;
-  update: Required<"update">;
-  read: Required<"read">;
-  delete: Required<"delete">;
-} = {
+export const connectivityProbeProvider: CompleteProvider<
+  ConnectivityProbeInputs,
+  ConnectivityProbeOutputs,
+  "check" | "diff" | "update" | "read" | "delete"
+> = {
   check(_olds, news) {
     const failures = probeInputProblems(news as unknown as Record<string, unknown>);
     if (failures.length > 0) return Promise.resolve({ failures });

@@ -31,6 +31,7 @@ import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
 import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
 import { postgresDeployment } from "../helpers/node-postgres";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { livePods, podReady } from "../helpers/kube-objects";
 import {
   cellKey,
   containerCgroup,
@@ -69,15 +70,6 @@ const PROXY_VARIANTS: Record<
   // much as a 2-CPU node has room for beside the rest, a rolling update's third pod included).
   "request-300m": { cpuRequest: "300m" },
 };
-
-interface KubePod {
-  metadata: { name: string; uid: string; deletionTimestamp?: string };
-  status: {
-    podIP?: string;
-    conditions?: { type: string; status: string }[];
-    containerStatuses?: { name: string; containerID?: string }[];
-  };
-}
 
 async function main(): Promise<void> {
   const opts = new Command()
@@ -127,11 +119,7 @@ async function main(): Promise<void> {
     const r = kubectlApply(kc(), JSON.stringify(doc));
     if (r.status !== 0) throw new Error(r.stderr);
   };
-  const pods = (ns: string, selector: string) =>
-    kubectlJson<{ items: KubePod[] }>(kc(), ["get", "pods", "-n", ns, "-l", selector]).items.filter(
-      (p) => !p.metadata.deletionTimestamp,
-    );
-  const ready = (p: KubePod) => p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+  const pods = (ns: string, selector: string) => livePods(kc(), ns, selector);
   const cgroupsOf = (ns: string, selector: string) => () =>
     pods(ns, selector).map((p) => podCgroup(p.metadata.uid));
   /** The containers of the matching pods, by container name (so where in the hop CPU goes). */
@@ -186,7 +174,7 @@ async function main(): Promise<void> {
     );
     await eventually(
       "PostgreSQL and the consumer to be Ready",
-      () => [...pods(DATA_NS, "app=pg"), ...pods(APP_NS, "app=consumer")].filter(ready).length === 2,
+      () => [...pods(DATA_NS, "app=pg"), ...pods(APP_NS, "app=consumer")].filter(podReady).length === 2,
       180_000,
     );
     const pgIp = pods(DATA_NS, "app=pg")[0]?.status.podIP;

@@ -14,7 +14,13 @@ export interface Condition {
 
 /** A pod as kubectl prints it: the fields the tests look at. */
 export interface Pod {
-  metadata: { name: string; namespace: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+  };
   spec: { containers: { name: string; image?: string; securityContext?: Record<string, unknown> }[] };
   status: {
     phase?: string;
@@ -22,6 +28,8 @@ export interface Pod {
     conditions?: Condition[];
     containerStatuses?: {
       name: string;
+      /** `<runtime>://<id>`; the kubelet's cgroupfs driver names the container's cgroup by the id. */
+      containerID?: string;
       ready: boolean;
       restartCount: number;
       state?: { waiting?: { reason?: string } };
