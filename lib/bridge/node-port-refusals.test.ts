@@ -3,7 +3,7 @@ import { HeldOutPorts, HOLD_OUT_MS, nodePortRefusedMessage, refusedNodePorts } f
 
 describe("node ports refused as already allocated", () => {
   it("reads the refused ports from the API server's error, as the engine reports it", () => {
-    // The text of a real refusal (issue 34: the leader killed while creating a group's Service).
+    // The text of a real refusal (seen when the leader was killed while creating a group's Service).
     const message =
       'kubernetes:core/v1:Service "np-cluster-app-2-proxy" (create): Service "np-cluster-app-2-proxy" is invalid: ' +
       "spec.ports[0].nodePort: Invalid value: 31000: provided port is already allocated, " +

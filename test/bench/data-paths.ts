@@ -59,7 +59,7 @@ const WIREGUARD_VARIANTS: Record<string, Record<string, string>> = {
 const wgName = (v: string) => (v === "default" ? "wgb" : `wgb-${v}`);
 const wgNamespace = (v: string) => (v === "default" ? WG_NS : `${WG_NS}-${v}`);
 
-/** Proxy variants the benchmark can deploy beside the default, each a candidate of issue 31. */
+/** Proxy variants the benchmark can deploy beside the default, each a candidate for cutting the proxy hop's cost. */
 const PROXY_VARIANTS: Record<
   string,
   { haproxy?: Omit<HaproxyOptions, "bindAddress" | "statsPort" | "healthPort">; cpuRequest?: string }
@@ -410,7 +410,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** Issue 31's goals against this run's figures, met or missed. */
+/** The data path's goals (docs/network-paths.md) against this run's figures, met or missed. */
 function goals(figures: Record<string, PathFigures>, workloads: Workload[], clients: number[]): string {
   const direct = figures.direct;
   if (!direct) return "";

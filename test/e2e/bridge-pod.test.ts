@@ -463,7 +463,7 @@ const retry = async (call) => {
     // The next port the group would hand out (never used, ascending; the Service's ports are
     // the ones in use), taken first by a Service outside the group: the API server then
     // refuses the proxy's update with "provided port is already allocated", as for a leaked
-    // allocation (which only an API server stopped mid-create leaves, issue 34 §6).
+    // allocation (which only an API server stopped mid-create leaves).
     const [from, to] = PORT_RANGE.split("-").map(Number) as [number, number];
     const inUse = new Set(proxyService().spec.ports.map((p) => p.nodePort));
     let blocked = from;
