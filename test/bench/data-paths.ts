@@ -23,12 +23,11 @@ import * as path from "node:path";
 import { Command } from "commander";
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { LocalClusters } from "../../local-clusters";
 import { TcpProxy } from "../../network/proxy/tcp-proxy";
 import type { HaproxyOptions } from "../../network/proxy/model/haproxy-config";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
-import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
+import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { postgresDeployment } from "../helpers/node-postgres";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { livePods, podReady } from "../helpers/kube-objects";
@@ -235,25 +234,14 @@ async function main(): Promise<void> {
       });
       return Promise.resolve({ proxies: endpoints, wireguard: tunnels });
     };
-    const stackEnv = pulumiEnv("bench-paths", {
-      ...process.env,
-      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-      PULUMI_CONFIG_PASSPHRASE: "bench-paths-only",
+    const stack = await inlineStack({
+      projectName: "bench-paths",
+      stackName: "bench",
+      workDir: work,
+      passphrase: "bench-paths-only",
+      program,
     });
-    fs.mkdirSync(path.join(work, "state"), { recursive: true });
-    ensureKubernetesPlugin(stackEnv);
-    process.env.PATH = stackEnv.PATH;
-    const envVars = Object.fromEntries(
-      Object.entries(stackEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
-    );
-    const stack = await LocalWorkspace.createOrSelectStack(
-      { projectName: "bench-paths", stackName: "bench", program },
-      { envVars, workDir: work },
-    );
-    const lines: string[] = [];
-    const up = await stack.up({ onOutput: (l) => lines.push(l) }).catch((e: Error) => {
-      throw new Error(`${e.message}\n${lines.slice(-30).join("")}`);
-    });
+    const up = await upOrExplain(stack);
     type Endpoints = Record<string, { hostForConsumer: string; port: number }>;
     const proxies = up.outputs.proxies?.value as Record<string, Endpoints>;
     const tunnels = up.outputs.wireguard?.value as Record<string, Endpoints>;

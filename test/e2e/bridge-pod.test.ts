@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
-import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import type { Stack } from "@pulumi/pulumi/automation";
 import { BridgeDeployment } from "../../components/bridge/bridge-deployment";
 import { BridgeIdentity } from "../../components/bridge/bridge-identity";
 import { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL, NETWORK_PATH_VERSION } from "../../lib/bridge/api";
@@ -23,7 +23,7 @@ import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
 import { FORWARDER_FALLBACK_PORT } from "../../network/wireguard/model/types";
 import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCluster } from "../../local-clusters/cluster";
-import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
+import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { toolchainEnv } from "../../automation/toolchain";
 import {
   claimYaml,
@@ -366,27 +366,16 @@ const retry = async (call) => {
       );
       return Promise.resolve({ deployment: bridge.deploymentName });
     };
-    const stackEnv = pulumiEnv("bridge-pod-e2e", {
-      ...process.env,
-      PULUMI_BACKEND_URL: `file://${path.join(work, "pulumi-state")}`,
-      PULUMI_CONFIG_PASSPHRASE: passphrase,
+    stack = await inlineStack({
+      projectName: "bridge-pod-e2e",
+      stackName: "e2e",
+      workDir: work,
+      stateDir: "pulumi-state",
+      passphrase,
+      program,
     });
-    fs.mkdirSync(path.join(work, "pulumi-state"), { recursive: true });
-    ensureKubernetesPlugin(stackEnv);
-    // The Automation API finds the CLI on this process's PATH, not on envVars'.
-    process.env.PATH = stackEnv.PATH;
-    const envVars = Object.fromEntries(
-      Object.entries(stackEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
-    );
-    stack = await LocalWorkspace.createOrSelectStack(
-      { projectName: "bridge-pod-e2e", stackName: "e2e", program },
-      { envVars, workDir: work },
-    );
-    const lines: string[] = [];
     const started = Date.now();
-    await stack.up({ onOutput: (l) => lines.push(l) }).catch((e: Error) => {
-      throw new Error(`${e.message}\n${lines.slice(-30).join("")}\n${bridgeLogs()}`);
-    });
+    await upOrExplain(stack, bridgeLogs);
     process.stdout.write(
       `      pulumi up of the bridge Deployment (waits for Ready): ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
@@ -679,23 +668,15 @@ const retry = async (call) => {
         });
         return Promise.resolve({ bridgeSettings: tunnel.bridgeSettings });
       };
-      const stackEnv = pulumiEnv("bridge-pod-wg-e2e", {
-        ...process.env,
-        PULUMI_BACKEND_URL: `file://${path.join(tunnelWork, "state")}`,
-        PULUMI_CONFIG_PASSPHRASE: "bridge-pod-wg-e2e-only",
+      tunnelStack = await inlineStack({
+        projectName: "bridge-pod-wg-e2e",
+        stackName: "e2e",
+        workDir: tunnelWork,
+        passphrase: "bridge-pod-wg-e2e-only",
+        program,
       });
-      const envVars = Object.fromEntries(
-        Object.entries(stackEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
-      );
-      tunnelStack = await LocalWorkspace.createOrSelectStack(
-        { projectName: "bridge-pod-wg-e2e", stackName: "e2e", program },
-        { envVars, workDir: tunnelWork },
-      );
-      const lines: string[] = [];
       const started = Date.now();
-      const up = await tunnelStack.up({ onOutput: (l) => lines.push(l) }).catch((e: Error) => {
-        throw new Error(`${e.message}\n${lines.slice(-30).join("")}`);
-      });
+      const up = await upOrExplain(tunnelStack);
       process.stdout.write(
         `      pulumi up of WireguardTunnel with bridgeConnections (waits for both pods Ready): ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
       );

@@ -23,9 +23,8 @@ import {
 import { postgresDeployment } from "../helpers/node-postgres";
 import { livePods, podReady, type Pod } from "../helpers/kube-objects";
 import * as k8s from "@pulumi/kubernetes";
-import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
-import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
+import { inlineStack } from "../helpers/inline-stack";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 
 /**
@@ -382,22 +381,13 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
       });
       return Promise.resolve({ endpoints: tunnel.endpoints });
     };
-    const stackEnv = pulumiEnv("wg-pods-e2e", {
-      ...process.env,
-      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
-      PULUMI_CONFIG_PASSPHRASE: "wg-pods-e2e-only",
+    const stack = await inlineStack({
+      projectName: "wg-pods-e2e",
+      stackName: "e2e",
+      workDir: work,
+      passphrase: "wg-pods-e2e-only",
+      program,
     });
-    fs.mkdirSync(path.join(work, "state"), { recursive: true });
-    ensureKubernetesPlugin(stackEnv);
-    // The Automation API finds the CLI on this process's PATH, not on envVars'.
-    process.env.PATH = stackEnv.PATH;
-    const envVars = Object.fromEntries(
-      Object.entries(stackEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
-    );
-    const stack = await LocalWorkspace.createOrSelectStack(
-      { projectName: "wg-pods-e2e", stackName: "e2e", program },
-      { envVars, workDir: work },
-    );
     const lines: string[] = [];
     try {
       const started = Date.now();
