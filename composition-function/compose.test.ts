@@ -16,7 +16,7 @@ import {
   NETWORK_CONNECTION_KIND,
   RESOURCES_KIND,
 } from "./input.js";
-import { roleName } from "./local-binding.js";
+import { roleName } from "./binding-roles.js";
 
 type Json = Record<string, unknown>;
 
@@ -327,11 +327,27 @@ describe("composition function: compose, the local PostgreSQL steps", () => {
     assert.deepEqual(rsp.desired!.composite!.resource, {
       apiVersion: "anynines.com/v1",
       kind: "XPostgresqlInstance",
-      status: { managed: { host: "pg-pg.team-a.svc.cluster.local", port: 5432, adminSecret: "pg-pg-admin" } },
+      status: {
+        managed: {
+          host: "pg-pg.team-a.svc.cluster.local",
+          port: 5432,
+          adminSecret: "pg-pg-admin",
+          bindingRoles: [],
+        },
+      },
     });
     assert.equal(rsp.desired!.composite!.ready, Ready.READY_UNSPECIFIED);
     assert.deepEqual(rsp.conditions, []);
-    assert.equal(rsp.requirements, undefined);
+    // Crossplane 1.20 reads requirements.extra_resources: the namespace's bindings, by label.
+    assert.deepEqual(rsp.requirements!.extraResources, {
+      bindings: {
+        apiVersion: "anynines.com/v1",
+        kind: "XServiceBinding",
+        matchName: undefined,
+        matchLabels: { labels: { "crossplane.io/claim-namespace": "team-a" } },
+        namespace: undefined,
+      },
+    });
 
     // The next call reads the password back from the observed Object, and sees what is ready.
     const again = await run({
@@ -347,6 +363,39 @@ describe("composition function: compose, the local PostgreSQL steps", () => {
     assert.deepEqual(
       Object.values(again.desired!.resources).map((r) => r.ready),
       [Ready.READY_TRUE, Ready.READY_FALSE, Ready.READY_TRUE],
+    );
+  });
+
+  it("LocalPostgresqlInstance: a binding it knew that is gone gets a revocation pod; the live one keeps its role", async () => {
+    const binding = (uid: string, extra: Json = {}) => ({
+      apiVersion: "anynines.com/v1",
+      kind: "XServiceBinding",
+      metadata: { name: `b-${uid}`, uid, labels: CLAIMED(`b-${uid}`), ...extra },
+      spec: { instanceRef: "pg", serviceInstanceType: "postgresql" },
+    });
+    const rsp = await run({
+      input: INSTANCE_INPUT,
+      composite: {
+        ...INSTANCE_XR,
+        status: { managed: { bindingRoles: [roleName("b-1"), roleName("b-2")] } },
+      },
+      extraResources: {
+        bindings: [
+          binding("b-2"),
+          binding("b-3"),
+          binding("b-1", { deletionTimestamp: "2026-11-27T09:00:00Z" }),
+        ],
+      },
+    });
+    assert.deepEqual(results(rsp), []);
+    const revoke = Object.keys(rsp.desired!.resources).filter((k) => k.startsWith("revoke-"));
+    assert.equal(revoke.length, 1);
+    const pod = spec(rsp, revoke[0]!).forProvider.manifest;
+    assert.equal(pod.kind, "Pod");
+    assert.equal(pod.spec.containers[0].env.find((e: Json) => e.name === "ROLES").value, roleName("b-1"));
+    assert.deepEqual(
+      (rsp.desired!.composite!.resource as Record<string, any>).status.managed.bindingRoles,
+      [roleName("b-1"), roleName("b-2"), roleName("b-3")].sort(),
     );
   });
 
@@ -456,7 +505,7 @@ describe("composition function: compose, the local PostgreSQL steps", () => {
       namespace: "crossplane-system",
       name: "b-1-credentials",
     });
-    assert.equal(spec(rsp, "role").forProvider.manifest.kind, "Job");
+    assert.equal(spec(rsp, "role").forProvider.manifest.kind, "Pod");
     assert.deepEqual(rsp.desired!.composite!.resource, {
       apiVersion: "anynines.com/v1",
       kind: "XServiceBinding",

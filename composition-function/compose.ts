@@ -32,6 +32,7 @@ import {
   type FunctionInput,
 } from "./input.js";
 import { deepMerge, isJsonObject, type JsonObject } from "./json.js";
+import { BINDINGS_REQUIREMENT } from "./binding-roles.js";
 import { generatePassword } from "./kubernetes-object.js";
 import { INSTANCE_REQUIREMENT, composeLocalPostgresqlBinding } from "./local-binding.js";
 import { composeLocalPostgresqlInstance } from "./local-postgresql.js";
@@ -124,17 +125,32 @@ function runStep(
       };
     }
     case LOCAL_POSTGRESQL_INSTANCE_KIND:
-      return composeLocalPostgresqlInstance(oxr, observed, input, generatePassword);
-    case LOCAL_POSTGRESQL_BINDING_KIND: {
-      // Crossplane 1.20 sends what the last response's requirements.extra_resources asked for
-      // under the same key: no key, not asked yet; an empty list, nothing matched.
-      const delivered = req.extraResources?.[INSTANCE_REQUIREMENT];
-      const instances = delivered?.items.map((r) => r.resource).filter(isJsonObject);
-      return composeLocalPostgresqlBinding(oxr, observed, instances, input, generatePassword);
-    }
+      return composeLocalPostgresqlInstance(
+        oxr,
+        observed,
+        extraResources(req, BINDINGS_REQUIREMENT),
+        input,
+        generatePassword,
+      );
+    case LOCAL_POSTGRESQL_BINDING_KIND:
+      return composeLocalPostgresqlBinding(
+        oxr,
+        observed,
+        extraResources(req, INSTANCE_REQUIREMENT),
+        input,
+        generatePassword,
+      );
     case NETWORK_CONNECTION_KIND:
       return composeNetworkConnection(observed, input);
   }
+}
+
+/**
+ * Crossplane 1.20 sends what the last response's requirements.extra_resources asked for under
+ * the same key: no key, not asked yet; an empty list, nothing matched.
+ */
+function extraResources(req: RunFunctionRequest, key: string): JsonObject[] | undefined {
+  return req.extraResources?.[key]?.items.map((r) => r.resource).filter(isJsonObject);
 }
 
 const CONDITION_STATUS: Record<StepCondition["status"], Status> = {

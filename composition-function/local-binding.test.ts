@@ -6,8 +6,8 @@ import {
   INSTANCE_REQUIREMENT,
   ROLE_SCRIPT,
   composeLocalPostgresqlBinding,
-  roleName,
 } from "./local-binding.js";
+import { roleName } from "./binding-roles.js";
 import { CompositeError, type ObservedResource } from "./step.js";
 
 type Json = Record<string, any>;
@@ -168,16 +168,17 @@ describe("composition function: local PostgreSQL binding", () => {
 
     assert.deepEqual(role!.spec.readiness, {
       policy: "DeriveFromCelQuery",
-      celQuery: "has(object.status.succeeded) && object.status.succeeded > 0",
+      celQuery: "object.status.phase == 'Succeeded'",
     });
-    assert.equal(role!.spec.watch, true, "the Job's success is seen when it happens, not at the 30 s poll");
+    assert.equal(role!.spec.watch, true, "the pod's success is seen when it happens, not at the 30 s poll");
     assert.deepEqual(role!.spec.providerConfigRef, { name: "local" });
-    const job = role!.spec.forProvider.manifest;
-    assert.deepEqual([job.apiVersion, job.kind], ["batch/v1", "Job"]);
-    assert.deepEqual(job.metadata, { name: "app-db-role", namespace: "team-a" });
-    assert.equal(job.spec.backoffLimit, 6);
-    const pod = job.spec.template.spec;
+    // A bare Pod, which goes with its Object: a Job's pods would be orphaned (adminScriptPod).
+    const manifest = role!.spec.forProvider.manifest;
+    assert.deepEqual([manifest.apiVersion, manifest.kind], ["v1", "Pod"]);
+    assert.deepEqual(manifest.metadata, { name: "app-db-role", namespace: "team-a" });
+    const pod = manifest.spec;
     assert.equal(pod.restartPolicy, "OnFailure");
+    assert.equal(pod.automountServiceAccountToken, false);
     const [c] = pod.containers;
     assert.equal(c.image, "klutch.local/postgres:15");
     assert.equal(c.imagePullPolicy, "Never");
@@ -199,8 +200,8 @@ describe("composition function: local PostgreSQL binding", () => {
       allowPrivilegeEscalation: false,
       capabilities: { drop: ["ALL"] },
     });
-    // No password anywhere in the Job: only Secret references.
-    assert.doesNotMatch(JSON.stringify(job), /binding-password/);
+    // No password anywhere in the pod: only Secret references.
+    assert.doesNotMatch(JSON.stringify(manifest), /binding-password/);
 
     assert.deepEqual(out.compositePatch, {
       status: {

@@ -12,17 +12,16 @@
  *
  * Pure, but for the password: `newPassword` is asked only while no observed Secret has one.
  */
-import { createHash } from "node:crypto";
+import { roleName } from "./binding-roles.js";
 import type { LocalPostgresqlBindingInput } from "./input.js";
 import type { JsonObject } from "./json.js";
 import {
   fromSecret,
   kubernetesObject,
   observedStringData,
-  restrictedSecurityContext,
   secretConnectionDetails,
 } from "./kubernetes-object.js";
-import { ADMIN_DATABASE, ADMIN_USER } from "./local-postgresql.js";
+import { ADMIN_DATABASE, SCRIPT_SUCCEEDED, adminScriptPod } from "./local-postgresql.js";
 import {
   CLAIM_NAMESPACE_LABEL,
   CLAIM_NAME_LABEL,
@@ -64,19 +63,11 @@ export function instanceSelector(claim: Claim, instanceRef: string): ExtraResour
 }
 
 /**
- * The binding's login role: its composite's uid hashed, so it is the binding's own for its life,
- * never another binding's, and a valid unquoted identifier (PostgreSQL folds to lower case).
- */
-export function roleName(uid: string): string {
-  return `klutch_${createHash("sha256").update(uid).digest("hex").slice(0, 12)}`;
-}
-
-/**
- * The script of the role Job. No password is in it or in the Job spec: both come from Secrets
+ * The script of the role pod. No password is in it or in the pod spec: both come from Secrets
  * through the environment, and psql takes the new one as a variable, which it interpolates
  * (quoted, :'pw') only in statements it reads from a script, here stdin, never with -c.
  * `\gexec` runs the CREATE only when the role does not exist yet; ALTER then sets the password
- * on every run, so a Job run again after a failure ends in the same state.
+ * on every run, so a run again after a failure ends in the same state.
  */
 export const ROLE_SCRIPT = `set -eu
 psql --no-psqlrc -v ON_ERROR_STOP=1 -v role="$ROLE_NAME" -v pw="$ROLE_PASSWORD" <<'SQL'
@@ -155,46 +146,23 @@ export function composeLocalPostgresqlBinding(
     },
   });
 
-  const job = {
-    apiVersion: "batch/v1",
-    kind: "Job",
-    metadata: { name: `${claim.name}-role`, namespace: claim.namespace },
-    spec: {
-      // The server may still be starting: each failed run is retried, with back-off, up to six times.
-      backoffLimit: 6,
-      template: {
-        spec: {
-          restartPolicy: "OnFailure",
-          automountServiceAccountToken: false,
-          containers: [
-            {
-              name: "role",
-              image: input.image,
-              imagePullPolicy: input.imagePullPolicy,
-              command: ["/bin/sh", "-c", ROLE_SCRIPT],
-              env: [
-                { name: "PGHOST", value: host },
-                { name: "PGUSER", value: ADMIN_USER },
-                { name: "PGDATABASE", value: ADMIN_DATABASE },
-                fromSecret("PGPASSWORD", adminSecret, "password"),
-                fromSecret("ROLE_NAME", secret.name, "username"),
-                fromSecret("ROLE_PASSWORD", secret.name, "password"),
-              ],
-              securityContext: restrictedSecurityContext(),
-            },
-          ],
-        },
-      },
-    },
-  };
   const role = kubernetesObject({
-    manifest: job,
+    manifest: adminScriptPod({
+      name: `${claim.name}-role`,
+      namespace: claim.namespace,
+      container: "role",
+      script: ROLE_SCRIPT,
+      instance: { host, adminSecret },
+      image: input.image,
+      imagePullPolicy: input.imagePullPolicy,
+      env: [
+        fromSecret("ROLE_NAME", secret.name, "username"),
+        fromSecret("ROLE_PASSWORD", secret.name, "password"),
+      ],
+    }),
     providerConfigName: input.providerConfigName,
-    readiness: {
-      policy: "DeriveFromCelQuery",
-      celQuery: "has(object.status.succeeded) && object.status.succeeded > 0",
-    },
-    // The Job's success is the binding's readiness: seen when it happens, not 30 s later.
+    readiness: { policy: "DeriveFromCelQuery", celQuery: SCRIPT_SUCCEEDED },
+    // The pod's success is the binding's readiness: seen when it happens, not 30 s later.
     watch: true,
   });
 

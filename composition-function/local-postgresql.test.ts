@@ -6,6 +6,7 @@ import {
   composeLocalPostgresqlInstance,
   managedInstance,
 } from "./local-postgresql.js";
+import { REVOKE_SCRIPT, roleName } from "./binding-roles.js";
 import { CompositeError, type ObservedResource } from "./step.js";
 
 type Json = Record<string, any>;
@@ -48,7 +49,7 @@ const noPassword = () => assert.fail("no password may be generated once the Secr
 
 describe("composition function: local PostgreSQL instance", () => {
   it("composes the admin Secret, the server Deployment and the Service as provider-kubernetes Objects, none ready yet", () => {
-    const out = composeLocalPostgresqlInstance(xr(), {}, INPUT, fixedPassword);
+    const out = composeLocalPostgresqlInstance(xr(), {}, [], INPUT, fixedPassword);
     assert.deepEqual(
       out.composed.map((c) => [c.name, c.ready]),
       [
@@ -129,19 +130,32 @@ describe("composition function: local PostgreSQL instance", () => {
     });
 
     assert.deepEqual(out.compositePatch, {
-      status: { managed: { host: "pg-pg.team-a.svc.cluster.local", port: 5432, adminSecret: "pg-pg-admin" } },
+      status: {
+        managed: {
+          host: "pg-pg.team-a.svc.cluster.local",
+          port: 5432,
+          adminSecret: "pg-pg-admin",
+          bindingRoles: [],
+        },
+      },
+    });
+    // The bindings of the claim's namespace, whose roles the instance keeps track of.
+    assert.deepEqual(out.requirements, {
+      bindings: {
+        apiVersion: "anynines.com/v1",
+        kind: "XServiceBinding",
+        matchLabels: { "crossplane.io/claim-namespace": "team-a" },
+      },
     });
     assert.equal(out.compositeReady, undefined);
-    assert.deepEqual(
-      [out.conditions, out.results, out.requirements, out.connectionDetails],
-      [[], [], undefined, undefined],
-    );
+    assert.deepEqual([out.conditions, out.results, out.connectionDetails], [[], [], undefined]);
   });
 
   it("takes the image pull policy from the input", () => {
     const out = composeLocalPostgresqlInstance(
       xr(),
       {},
+      [],
       { ...INPUT, imagePullPolicy: "IfNotPresent" },
       fixedPassword,
     );
@@ -153,7 +167,7 @@ describe("composition function: local PostgreSQL instance", () => {
   });
 
   it("keeps the password the observed Secret has, and counts each Object ready by its Ready condition", () => {
-    const first = composeLocalPostgresqlInstance(xr(), {}, INPUT, fixedPassword);
+    const first = composeLocalPostgresqlInstance(xr(), {}, [], INPUT, fixedPassword);
     const observed = {
       "admin-credentials": observedObject(
         (first.composed[0]!.resource.spec as Json).forProvider.manifest,
@@ -162,7 +176,7 @@ describe("composition function: local PostgreSQL instance", () => {
       server: observedObject({}, false),
       service: observedObject({}, true),
     };
-    const again = composeLocalPostgresqlInstance(xr(), observed, INPUT, noPassword);
+    const again = composeLocalPostgresqlInstance(xr(), observed, [], INPUT, noPassword);
     assert.deepEqual(
       again.composed.map((c) => c.resource),
       first.composed.map((c) => c.resource),
@@ -177,6 +191,7 @@ describe("composition function: local PostgreSQL instance", () => {
     const out = composeLocalPostgresqlInstance(
       xr(),
       { "admin-credentials": observedObject({ stringData: {} }, false) },
+      [],
       INPUT,
       () => "another",
     );
@@ -189,7 +204,13 @@ describe("composition function: local PostgreSQL instance", () => {
   it("is fatal for a composite made without a claim, naming the label and the fix", () => {
     assert.throws(
       () =>
-        composeLocalPostgresqlInstance(xr({ "crossplane.io/claim-name": "pg" }), {}, INPUT, fixedPassword),
+        composeLocalPostgresqlInstance(
+          xr({ "crossplane.io/claim-name": "pg" }),
+          {},
+          [],
+          INPUT,
+          fixedPassword,
+        ),
       (e: unknown) =>
         e instanceof CompositeError &&
         /^XPostgresqlInstance "pg-x7k2p" has no label crossplane\.io\/claim-namespace; LocalPostgresqlInstance composes only composite resources made from a claim.*create the claim/.test(
@@ -208,5 +229,49 @@ describe("composition function: local PostgreSQL instance", () => {
       managedInstance({ name: "p".repeat(60), namespace: "n" }).host,
       `${"p".repeat(60)}-pg.n.svc.cluster.local`,
     );
+  });
+
+  it("revokes the role of a binding it knew that is gone: a pod of the superuser's, then forgets the role once it succeeded", () => {
+    const gone = roleName("binding-gone");
+    const known = { ...xr(), status: { managed: { bindingRoles: [gone] } } };
+    const out = composeLocalPostgresqlInstance(known, {}, [], INPUT, fixedPassword);
+    const revoke = out.composed.filter((c) => c.name.startsWith("revoke-"));
+    assert.equal(revoke.length, 1);
+    assert.equal(revoke[0]!.ready, false);
+    const object = json(revoke[0]!.resource);
+    assert.deepEqual(object.spec.readiness, {
+      policy: "DeriveFromCelQuery",
+      celQuery: "object.status.phase == 'Succeeded'",
+    });
+    assert.equal(object.spec.watch, true);
+    const pod = object.spec.forProvider.manifest;
+    assert.deepEqual([pod.apiVersion, pod.kind], ["v1", "Pod"]);
+    assert.equal(pod.metadata.namespace, "team-a");
+    assert.match(pod.metadata.name, /^pg-revoke-[0-9a-f]{10}$/);
+    assert.deepEqual(pod.metadata.annotations, { "klutch.anynines.com/revoked-roles": gone });
+    const [c] = pod.spec.containers;
+    assert.deepEqual(c.command, ["/bin/sh", "-c", REVOKE_SCRIPT]);
+    assert.deepEqual(c.env, [
+      { name: "PGHOST", value: "pg-pg.team-a.svc.cluster.local" },
+      { name: "PGUSER", value: "postgres" },
+      { name: "PGDATABASE", value: "postgres" },
+      { name: "PGPASSWORD", valueFrom: { secretKeyRef: { name: "pg-pg-admin", key: "password" } } },
+      { name: "ROLES", value: gone },
+    ]);
+    // Until it succeeded the role stays in the ledger, so a failed run is not forgotten.
+    assert.deepEqual(json(out.compositePatch).status.managed.bindingRoles, [gone]);
+
+    const done = composeLocalPostgresqlInstance(
+      known,
+      { [revoke[0]!.name]: observedObject(pod, true) },
+      [],
+      INPUT,
+      fixedPassword,
+    );
+    assert.deepEqual(
+      done.composed.map((c) => c.name),
+      ["admin-credentials", "server", "service"],
+    );
+    assert.deepEqual(json(done.compositePatch).status.managed.bindingRoles, []);
   });
 });

@@ -3,10 +3,20 @@
  * the stand-in for anynines' a8s data service, which cannot run here. One pod from the node's
  * PostgreSQL image, in the claim's namespace, behind a Service; its admin password in a Secret
  * beside it. The composite's status.managed says where it serves and where the admin password
- * is, which the binding step (local-binding.ts) reads from the instance.
+ * is, which the binding step (local-binding.ts) reads from the instance, and which binding roles
+ * it holds: the instance drops the roles of bindings that are gone (binding-roles.ts).
  *
  * Pure, but for the password: `newPassword` is asked only while no observed Secret has one.
  */
+import {
+  BINDINGS_REQUIREMENT,
+  REVOKED_ROLES_ANNOTATION,
+  REVOKE_SCRIPT,
+  bindingsSelector,
+  knownRoles,
+  liveRoles,
+  planRevocation,
+} from "./binding-roles.js";
 import { DEFAULT_CLUSTER_DOMAIN, type LocalPostgresqlInstanceInput } from "./input.js";
 import type { JsonObject } from "./json.js";
 import {
@@ -52,7 +62,70 @@ export interface ManagedInstance {
   adminSecret: string;
 }
 
+/** What status.managed holds besides the ManagedInstance: the binding roles the server has. */
+export interface ManagedRoles {
+  bindingRoles: string[];
+}
+
 const STEP = "LocalPostgresqlInstance";
+
+/**
+ * A pod that runs `script` once against the instance as its superuser: how the local backend
+ * changes roles (a binding's role, a gone binding's revocation). A bare Pod, not a Job: when
+ * its Object is deleted, provider-kubernetes deletes what it applied with no propagation
+ * policy (internal/controller/object/object.go v0.18.0), which for a batch/v1 Job orphans its
+ * pods, so every binding would leave one behind; a Pod goes with its Object. A failed run is
+ * restarted in place with the kubelet's back-off (the server may still be starting), and the
+ * Object is ready once the pod Succeeded. The password is read from the admin Secret, never
+ * written into the spec.
+ */
+export function adminScriptPod(o: {
+  name: string;
+  namespace: string;
+  /** The container's name, which says what the script does. */
+  container: string;
+  script: string;
+  instance: Pick<ManagedInstance, "host" | "adminSecret">;
+  image: string;
+  imagePullPolicy: string;
+  env: JsonObject[];
+  annotations?: Record<string, string>;
+}): JsonObject {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+    },
+    spec: {
+      restartPolicy: "OnFailure",
+      automountServiceAccountToken: false,
+      containers: [
+        {
+          name: o.container,
+          image: o.image,
+          imagePullPolicy: o.imagePullPolicy,
+          // The kubelet expands $(NAME) and turns $$ into $ in a command (Kubernetes'
+          // third_party/forked/golang/expansion): the scripts use neither, only $NAME for sh.
+          command: ["/bin/sh", "-c", o.script],
+          env: [
+            { name: "PGHOST", value: o.instance.host },
+            { name: "PGUSER", value: ADMIN_USER },
+            { name: "PGDATABASE", value: ADMIN_DATABASE },
+            fromSecret("PGPASSWORD", o.instance.adminSecret, "password"),
+            ...o.env,
+          ],
+          securityContext: restrictedSecurityContext(),
+        },
+      ],
+    },
+  };
+}
+
+/** provider-kubernetes' readiness query for an adminScriptPod: it ran to success. */
+export const SCRIPT_SUCCEEDED = "object.status.phase == 'Succeeded'";
 
 /**
  * A Service name is a DNS-1035 label, stricter than the DNS subdomain a claim's name may be:
@@ -79,6 +152,8 @@ export function managedInstance(claim: Claim, clusterDomain = DEFAULT_CLUSTER_DO
 export function composeLocalPostgresqlInstance(
   composite: JsonObject,
   observed: Readonly<Record<string, ObservedResource>>,
+  /** The XServiceBindings delivered under BINDINGS_REQUIREMENT; undefined: not delivered yet. */
+  bindings: readonly JsonObject[] | undefined,
   input: LocalPostgresqlInstanceInput,
   newPassword: () => string,
 ): StepResult {
@@ -151,7 +226,7 @@ export function composeLocalPostgresqlInstance(
       // Readiness read from the object's status: seen when it changes, not at the next poll.
       ...(celQuery ? { watch: true } : {}),
     });
-  const composed = [
+  const composed: { name: string; resource: JsonObject; ready: boolean }[] = [
     { name: R.adminCredentials, resource: object(adminSecret) },
     {
       name: R.server,
@@ -160,9 +235,37 @@ export function composeLocalPostgresqlInstance(
     { name: R.service, resource: object(service) },
   ].map((c) => ({ ...c, ready: isReadyTrue(observed[c.name]?.resource) }));
 
+  const revocation = planRevocation(
+    claim,
+    knownRoles(composite),
+    bindings && liveRoles(bindings, claim.name),
+    observed,
+  );
+  if (revocation.resourceName && revocation.podName) {
+    const pod = adminScriptPod({
+      name: revocation.podName,
+      namespace: claim.namespace,
+      container: "revoke",
+      script: REVOKE_SCRIPT,
+      instance: managed,
+      image: input.image,
+      imagePullPolicy: input.imagePullPolicy,
+      env: [{ name: "ROLES", value: revocation.revoke.join(" ") }],
+      annotations: { [REVOKED_ROLES_ANNOTATION]: revocation.revoke.join(" ") },
+    });
+    const name = revocation.resourceName;
+    composed.push({
+      name,
+      resource: object(pod, SCRIPT_SUCCEEDED),
+      ready: isReadyTrue(observed[name]?.resource),
+    });
+  }
+  const roles: ManagedRoles = { bindingRoles: revocation.known };
+
   return {
     composed,
-    compositePatch: { status: { managed: { ...managed } } },
+    compositePatch: { status: { managed: { ...managed, ...roles } } },
+    requirements: { [BINDINGS_REQUIREMENT]: bindingsSelector(claim) },
     conditions: [],
     results: [],
   };

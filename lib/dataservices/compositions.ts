@@ -9,11 +9,13 @@ import { A8S_POSTGRESQL, A8S_SERVICE_BINDING, DATASERVICES_GROUP } from "./xrds"
  *   composition names, because upstream's XRD admits PostgreSQL services and plans only for
  *   `a8s-postgresql` and `a9s-postgresql` (its CEL rules), so a claim written for a8s works as is.
  *   An instance is PostgreSQL as a Deployment with a Service and an admin Secret, from the node's
- *   image; a binding is a login role made by a Job and a Secret with a8s's keys (`username`,
- *   `password`, `database`, `instance_service`), all through provider-kubernetes Objects.
+ *   image; a binding is a login role made by a pod and a Secret with a8s's keys (`username`,
+ *   `password`, `database`, `instance_service`), all through provider-kubernetes Objects. The
+ *   instance drops the roles of bindings that are gone (composition-function/binding-roles.ts).
  * - the network-aware binding (the seed's TODO, `compositionRef: a8s-servicebinding-network`): the
  *   same binding, plus one XTCPConnection to the instance's host and port, and the claim's
- *   Secret with the binding's keys and `host`/`port` of the connection's path.
+ *   Secret with the binding's keys and `host`/`port` of the connection's path; one more per
+ *   offered implementation (`a8s-servicebinding-network-<implementation>`) asks for that one.
  */
 
 export const NETWORK_SERVICE_BINDING = "a8s-servicebinding-network";
@@ -84,9 +86,21 @@ export function localServiceBindingComposition(b: LocalBackend, labels: Record<s
   return composition(A8S_SERVICE_BINDING, "XServiceBinding", [bindingStep(b)], labels);
 }
 
-export function networkServiceBindingComposition(b: LocalBackend, labels: Record<string, string> = {}): Json {
+/**
+ * The network-aware binding. Without `implementation` its connection takes the connector's
+ * default (the XRD's defaultCompositionRef); with one, the composition is named
+ * `a8s-servicebinding-network-<implementation>` and its connection asks for that
+ * implementation's composition, so a binding picks a path by its compositionRef alone: upstream's
+ * ServiceBinding has no field for it, and the seed says the connector is used "by using the
+ * compositionRef".
+ */
+export function networkServiceBindingComposition(
+  b: LocalBackend,
+  labels: Record<string, string> = {},
+  implementation?: string,
+): Json {
   return composition(
-    NETWORK_SERVICE_BINDING,
+    networkServiceBindingName(implementation),
     "XServiceBinding",
     [
       bindingStep(b),
@@ -97,9 +111,15 @@ export function networkServiceBindingComposition(b: LocalBackend, labels: Record
           credentialsFrom: "credentials",
           hostKey: "instance_service",
           defaultPort: A8S_POSTGRESQL_PORT,
+          ...(implementation ? { implementation } : {}),
         },
       },
     ],
     labels,
   );
+}
+
+/** The network-aware binding's composition name, for the connector's default or one implementation. */
+export function networkServiceBindingName(implementation?: string): string {
+  return implementation ? `${NETWORK_SERVICE_BINDING}-${implementation}` : NETWORK_SERVICE_BINDING;
 }

@@ -17,7 +17,9 @@ import {
   NETWORK_PATH_API_VERSION,
   XR_KIND,
 } from "../../lib/connector-api/names";
+import { roleName } from "../../composition-function/binding-roles";
 import { FUNCTION_NAME, INPUT_API_VERSION } from "../../composition-function/input";
+import { localPostgresqlComposition } from "../../lib/dataservices/compositions";
 import { stopChild } from "../helpers/child-process";
 import { runCli } from "../helpers/crossplane-cli";
 
@@ -129,19 +131,29 @@ describe("composition function under `crossplane render` (e2e)", function () {
     spec: { ...spec, compositionRef: { name: composition().metadata.name } },
   });
 
-  /** `crossplane render`, with observed composed resources when given; the documents it prints. */
-  function render(composite: Json, observed: Json[] = [], extraArgs: string[] = []): Json[] {
+  /**
+   * `crossplane render`, with observed composed resources and extra resources (what the
+   * function's requirements are served from) when given; the documents it prints.
+   */
+  function render(
+    composite: Json,
+    observed: Json[] = [],
+    extraArgs: string[] = [],
+    opts: { composition?: Json; extraResources?: Json[] } = {},
+  ): Json[] {
     const files: Record<string, object[]> = {
       "xr.yaml": [composite],
-      "composition.yaml": [composition()],
+      "composition.yaml": [opts.composition ?? composition()],
       "functions.yaml": functions(),
     };
     if (observed.length > 0) files["observed.yaml"] = observed;
+    if (opts.extraResources) files["extra.yaml"] = opts.extraResources;
     const r = runCli(
       (dir) => [
         "render",
         ...["xr", "composition", "functions"].map((f) => path.join(dir, `${f}.yaml`)),
         ...(observed.length > 0 ? [`--observed-resources=${path.join(dir, "observed.yaml")}`] : []),
+        ...(opts.extraResources ? [`--extra-resources=${path.join(dir, "extra.yaml")}`] : []),
         ...extraArgs,
       ],
       files,
@@ -221,5 +233,80 @@ describe("composition function under `crossplane render` (e2e)", function () {
     const warnings = docs.filter((d) => d.kind === "Result" && d.severity === "SEVERITY_WARNING");
     assert.equal(warnings.length, 1, JSON.stringify(docs));
     assert.match(warnings[0].message, /"network-path".*"spec\.instanceHost"/);
+  });
+
+  describe("the local PostgreSQL instance, revoking the roles of bindings that are gone", () => {
+    const instanceComposition = () => localPostgresqlComposition({ image: "klutch.local/postgres:15" });
+    const [A, B] = [roleName("binding-a"), roleName("binding-b")] as [string, string];
+    const instance = {
+      apiVersion: "anynines.com/v1",
+      kind: "XPostgresqlInstance",
+      metadata: {
+        name: "pg-x7k2p",
+        uid: "instance-uid",
+        labels: { "crossplane.io/claim-name": "pg", "crossplane.io/claim-namespace": "team-a" },
+      },
+      spec: { compositionRef: { name: "a8s-postgresql" } },
+      status: { managed: { bindingRoles: [A, B] } },
+    };
+    /** An XServiceBinding as Crossplane lists it for the instance's requirement. */
+    const binding = (uid: string, namespace: string, instanceRef: string) => ({
+      apiVersion: "anynines.com/v1",
+      kind: "XServiceBinding",
+      metadata: {
+        name: `b-${uid}`,
+        uid,
+        labels: { "crossplane.io/claim-name": `b-${uid}`, "crossplane.io/claim-namespace": namespace },
+      },
+      spec: { instanceRef, serviceInstanceType: "postgresql" },
+    });
+    // binding-a is gone from team-a; binding-b lives; binding-c binds another instance. The last
+    // one carries binding-a's uid in team-b (impossible in a cluster, uids are unique): if it were
+    // delivered the role would count as live, so the test sees that Crossplane serves the
+    // requirement by the claim-namespace label.
+    const extraResources = [
+      binding("binding-b", "team-a", "pg"),
+      binding("binding-c", "team-a", "other"),
+      binding("binding-a", "team-b", "pg"),
+    ];
+    const revocations = (docs: Json[]) =>
+      docs.filter(
+        (d) => d.kind === "Object" && d.metadata.annotations[COMPOSITION_RESOURCE_NAME].startsWith("revoke-"),
+      );
+
+    it("lists the namespace's bindings through Crossplane's extra resources and composes a pod dropping the gone binding's role", () => {
+      const docs = render(instance, [], [], { composition: instanceComposition(), extraResources });
+      const [revoke, ...more] = revocations(docs);
+      assert.deepEqual(more, []);
+      const pod = revoke.spec.forProvider.manifest;
+      assert.equal(pod.kind, "Pod");
+      assert.equal(pod.spec.containers[0].env.find((e: Json) => e.name === "ROLES").value, A);
+      const composite = docs.find((d) => d.kind === "XPostgresqlInstance");
+      assert.deepEqual(composite.status.managed.bindingRoles, [A, B].sort());
+    });
+
+    it("forgets the role and composes no pod once Crossplane observes the pod's Object Ready", () => {
+      const [revoke] = revocations(
+        render(instance, [], [], { composition: instanceComposition(), extraResources }),
+      );
+      const observed = {
+        ...revoke,
+        metadata: { ...revoke.metadata, name: "pg-x7k2p-revoke" },
+        status: {
+          conditions: [
+            {
+              type: "Ready",
+              status: "True",
+              reason: "Available",
+              lastTransitionTime: "2026-01-01T00:00:00Z",
+            },
+          ],
+        },
+      };
+      const docs = render(instance, [observed], [], { composition: instanceComposition(), extraResources });
+      assert.deepEqual(revocations(docs), []);
+      const composite = docs.find((d) => d.kind === "XPostgresqlInstance");
+      assert.deepEqual(composite.status.managed.bindingRoles, [B]);
+    });
   });
 });

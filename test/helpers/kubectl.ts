@@ -12,12 +12,20 @@ export function kubectlJson<T = any>(kubeconfig: string, args: string[]): T {
   return JSON.parse(kubectl(kubeconfig, [...args, "-o", "json"])) as T;
 }
 
-/** Exit status and output of a kubectl call that may fail (for "must be refused" checks). */
+/**
+ * Exit status and output of a kubectl call that may fail (for "must be refused" checks);
+ * `input` goes to its stdin (a password for `exec -i`, kept out of every argv).
+ */
 export function kubectlTry(
   kubeconfig: string,
   args: string[],
+  input?: string,
 ): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync("kubectl", ["--kubeconfig", kubeconfig, ...args], { env, encoding: "utf8" });
+  const r = spawnSync("kubectl", ["--kubeconfig", kubeconfig, ...args], {
+    env,
+    encoding: "utf8",
+    ...(input !== undefined ? { input } : {}),
+  });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -225,7 +225,11 @@ export class Postgres {
     private log: string[],
   ) {}
 
-  static async start(opts: { maxConnections?: number } = {}): Promise<Postgres> {
+  /**
+   * `hba`: lines of a pg_hba.conf to use instead of initdb's trust-everything one; readiness is
+   * then checked over the Unix socket in `dir`, which such a file should trust for postgres.
+   */
+  static async start(opts: { maxConnections?: number; hba?: string[] } = {}): Promise<Postgres> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-pg-"));
     const uid = Number(spawnSync("id", ["-u", "postgres"], { encoding: "utf8" }).stdout.trim());
     const gid = Number(spawnSync("id", ["-g", "postgres"], { encoding: "utf8" }).stdout.trim());
@@ -250,7 +254,9 @@ export class Postgres {
       synchronous_commit: "off",
       full_page_writes: "off",
       shared_buffers: "64MB",
+      ...(opts.hba ? { hba_file: path.join(dir, "pg_hba.conf") } : {}),
     };
+    if (opts.hba) fs.writeFileSync(path.join(dir, "pg_hba.conf"), `${opts.hba.join("\n")}\n`);
     // Foreground under our control.
     const [cmd, ...argv] = postgresAsPostgres(data, settings);
     const child = spawn(cmd as string, argv, {
@@ -264,9 +270,13 @@ export class Postgres {
     try {
       await waitFor("PostgreSQL to accept connections", 30000, async () => {
         if (!alive(child)) throw new Error(`postgres exited: ${log.join("")}`);
-        const r = await run("psql", ["-h", "127.0.0.1", "-p", String(port), "-tAc", "select 1"], {
-          timeoutMs: 5000,
-        });
+        const r = await run(
+          "psql",
+          ["-h", opts.hba ? dir : "127.0.0.1", "-p", String(port), "-tAc", "select 1"],
+          {
+            timeoutMs: 5000,
+          },
+        );
         return r.code === 0;
       });
     } catch (err) {
