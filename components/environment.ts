@@ -150,6 +150,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           {
             provider: this.controlPlane.provider,
             postgresImage: plan.localDataServices.postgresImage,
+            connectionImplementations: this.connectorApi.implementations,
             crossplaneNamespace: "crossplane-system",
             labels: plan.labels,
             dependsOn: [this.crossplane, this.connectorApi],

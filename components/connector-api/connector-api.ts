@@ -40,6 +40,8 @@ export interface NetworkConnectorApiArgs {
  */
 export class NetworkConnectorApi extends pulumi.ComponentResource {
   public readonly compositions: string[];
+  /** The implementations a connection may ask for, each with its composition: NOOP and the offered ones. */
+  public readonly implementations: string[];
 
   constructor(name: string, args: NetworkConnectorApiArgs, opts?: pulumi.ComponentResourceOptions) {
     // Checked before registering the component itself, so bad input leaves nothing behind.
@@ -96,6 +98,7 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
       });
     }
     this.compositions = models.map((m) => m.name);
+    this.implementations = [...ignored, ...implementations];
     this.registerOutputs({ compositions: this.compositions });
   }
 }

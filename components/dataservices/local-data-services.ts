@@ -16,6 +16,11 @@ export interface LocalDataServicesArgs {
   postgresImage: string;
   /** Crossplane's namespace, where provider-kubernetes runs. */
   crossplaneNamespace: string;
+  /**
+   * The connector implementations the control plane offers (NOOP included): a network-aware
+   * binding composition each, besides the one that takes the connector's default.
+   */
+  connectionImplementations: string[];
   labels: Record<string, string>;
   /** Crossplane with Klutch's function and provider-kubernetes installed; the connector API. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
@@ -41,6 +46,7 @@ export class LocalDataServices extends pulumi.ComponentResource {
       localPostgresqlComposition(backend, args.labels),
       localServiceBindingComposition(backend, args.labels),
       networkServiceBindingComposition(backend, args.labels),
+      ...args.connectionImplementations.map((i) => networkServiceBindingComposition(backend, args.labels, i)),
     ];
     for (const c of compositions)
       new k8s.apiextensions.CustomResource(
@@ -50,8 +56,8 @@ export class LocalDataServices extends pulumi.ComponentResource {
       );
 
     // provider-kubernetes applies what the local backend composes: the Deployment of an instance
-    // and the Job that makes a binding's role (Secrets and Services it may handle already:
-    // components/crossplane/crossplane.ts).
+    // and the pods that make a binding's role and revoke a gone binding's (Secrets and Services it
+    // may handle already: components/crossplane/crossplane.ts).
     const role = new k8s.rbac.v1.ClusterRole(
       `${name}-provider-kubernetes`,
       {
@@ -63,8 +69,8 @@ export class LocalDataServices extends pulumi.ComponentResource {
             verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
           },
           {
-            apiGroups: ["batch"],
-            resources: ["jobs"],
+            apiGroups: [""],
+            resources: ["pods"],
             verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
           },
         ],

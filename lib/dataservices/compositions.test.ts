@@ -5,6 +5,7 @@ import {
   localPostgresqlComposition,
   localServiceBindingComposition,
   networkServiceBindingComposition,
+  networkServiceBindingName,
 } from "./compositions";
 import { postgresqlInstanceXrd, serviceBindingXrd } from "./xrds";
 
@@ -57,6 +58,26 @@ describe("the data-service compositions (pure)", () => {
       hostKey: "instance_service",
       defaultPort: 5432,
     });
+  });
+
+  it("a network-aware binding per implementation: named after it, its connection asking for that implementation's composition", () => {
+    const c: Json = networkServiceBindingComposition(backend, {}, "noop");
+    assert.equal(c.metadata.name, "a8s-servicebinding-network-noop");
+    assert.equal(networkServiceBindingName("noop"), c.metadata.name);
+    assert.equal(networkServiceBindingName(), NETWORK_SERVICE_BINDING);
+    assert.equal(c.spec.pipeline[1].input.implementation, "noop");
+    // Otherwise the same pipeline as the default's.
+    assert.deepEqual(
+      { ...c.spec.pipeline[1].input, implementation: undefined },
+      {
+        ...(networkServiceBindingComposition(backend) as Json).spec.pipeline[1].input,
+        implementation: undefined,
+      },
+    );
+    assert.deepEqual(
+      c.spec.pipeline[0],
+      (networkServiceBindingComposition(backend) as Json).spec.pipeline[0],
+    );
   });
 
   it("upstream's XRDs: names, claims and the CEL rule that ties other types to other compositions", () => {

@@ -554,6 +554,8 @@ describe("local stack on real clusters (e2e)", function () {
         ["a8s-postgresql", "Pipeline", "function-klutch"],
         ["a8s-servicebinding", "Pipeline", "function-klutch"],
         ["a8s-servicebinding-network", "Pipeline", "function-klutch"],
+        ["a8s-servicebinding-network-noop", "Pipeline", "function-klutch"],
+        ["a8s-servicebinding-network-proxy", "Pipeline", "function-klutch"],
         ["xtcpconnections-noop", "Pipeline", "function-klutch"],
         ["xtcpconnections-proxy", "Pipeline", "function-klutch"],
       ],
@@ -577,6 +579,8 @@ describe("local stack on real clusters (e2e)", function () {
         "a8s-postgresql",
         "a8s-servicebinding",
         "a8s-servicebinding-network",
+        "a8s-servicebinding-network-noop",
+        "a8s-servicebinding-network-proxy",
         "xtcpconnections-noop",
         "xtcpconnections-proxy",
       ],
@@ -712,7 +716,7 @@ describe("local stack on real clusters (e2e)", function () {
     ]);
   });
 
-  it("a ServiceBinding through the network-aware composition gets credentials for a proxy path, which psql uses from an app cluster's pod; a second binding shares the group's proxy; deleting one releases its path; a binding to a missing instance says so and takes nothing down", async () => {
+  it("a ServiceBinding through the network-aware composition gets credentials for a proxy path, which psql uses from an app cluster's pod; a second binding shares the group's proxy; deleting one releases its path and its role; a binding to a missing instance says so and takes nothing down; a NOOP binding keeps the instance's address", async () => {
     const cp = kubeconfig("control-plane");
     // app-1's binding namespace on the control plane (bind.namespacePrefix `cluster`): what the
     // konnector creates for app-1 lands here, and the bridge knows it as app-1's consumers.
@@ -721,14 +725,14 @@ describe("local stack on real clusters (e2e)", function () {
       const r = kubectlApply(cp, JSON.stringify(doc));
       assert.equal(r.status, 0, r.stderr);
     };
-    const binding = (name: string, instanceRef: string) => ({
+    const binding = (name: string, instanceRef: string, composition = "a8s-servicebinding-network") => ({
       apiVersion: "anynines.com/v1",
       kind: "ServiceBinding",
       metadata: { name, namespace: ns },
       spec: {
         instanceRef,
         serviceInstanceType: "postgresql",
-        compositionRef: { name: "a8s-servicebinding-network" },
+        compositionRef: { name: composition },
         writeConnectionSecretToRef: { name: `${name}-credentials` },
       },
     });
@@ -828,9 +832,52 @@ describe("local stack on real clusters (e2e)", function () {
     assert.equal(b.host, a.host);
     assert.notEqual(b.username, a.username, "a role of its own");
 
-    // Deleting a binding deletes its connection, and the path is released.
-    const pathOf = (c: any) => c.spec.resourceRefs.find((r: any) => r.kind === "NetworkPath")?.name as string;
+    // Each binding's role logs in with its password, straight to the instance from its own pod
+    // (over the Service, not loopback, so the server asks for the password).
+    const instance = () =>
+      kubectlJson(cp, [
+        "get",
+        "xpostgresqlinstances.anynines.com",
+        "-l",
+        `crossplane.io/claim-name=inventory,crossplane.io/claim-namespace=${ns}`,
+      ]).items[0];
+    const instanceHost: string = instance().status.managed.host;
+    const login = (c: Record<string, string>) =>
+      kubectlTry(
+        cp,
+        [
+          "-n",
+          ns,
+          "exec",
+          "-i",
+          "deploy/inventory-pg",
+          "-c",
+          "postgres",
+          "--",
+          "sh",
+          "-c",
+          // The image has no cat: the shell's read takes the password from stdin.
+          'read -r PGPASSWORD; export PGPASSWORD; PGCONNECT_TIMEOUT=5 psql -h "$1" -U "$2" -d "$3" -tAc "select current_user"',
+          "login",
+          instanceHost,
+          c.username!,
+          c.database!,
+        ],
+        `${c.password}\n`,
+      );
+    for (const c of [a, b]) {
+      const r = login(c);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), c.username);
+    }
+
+    // Deleting a binding deletes its connection, the path is released, and its role is dropped:
+    // the instance sees the binding gone and runs a pod that revokes it (binding-roles.ts).
+    const pathOf = (c: any) =>
+      (c.spec.resourceRefs ?? []).find((r: any) => r.kind === "NetworkPath")?.name as string | undefined;
     const aPath = pathOf(connection);
+    assert.ok(aPath, "a proxy connection composes a NetworkPath");
+    const deleted = Date.now();
     kubectl(cp, ["-n", ns, "delete", "servicebinding", "inventory-a", "--wait=false"]);
     await eventually(
       "binding inventory-a's connection and path to go",
@@ -839,6 +886,22 @@ describe("local stack on real clusters (e2e)", function () {
       180_000,
     );
     assert.ok(ready("inventory-b"), "the other binding stays Ready");
+    await eventually(
+      "inventory-a's password to be refused",
+      () => /password authentication failed/.test(login(a).stderr),
+      120_000,
+    );
+    console.log(
+      `      (binding deleted → its password refused in ${((Date.now() - deleted) / 1000).toFixed(1)} s)`,
+    );
+    assert.equal(login(b).status, 0, "the other binding's role still logs in");
+    await eventually(
+      "the instance to forget the dropped role, and the revocation pod and the binding's role pod to go",
+      () =>
+        JSON.stringify(instance().status.managed.bindingRoles) === JSON.stringify([b.username]) &&
+        !/pod\/inventory-(revoke-|a-role)/.test(kubectl(cp, ["-n", ns, "get", "pods", "-o", "name"])),
+      120_000,
+    );
 
     // A binding to an instance that does not exist: a clear reason on the claim, nothing else touched.
     apply(binding("ghost", "no-such-instance"));
@@ -855,15 +918,31 @@ describe("local stack on real clusters (e2e)", function () {
     assert.equal(connections("ghost").length, 0);
     assert.ok(ready("inventory-b"), "the other binding stays Ready");
 
+    // A binding that picks NOOP by its compositionRef: no path is realised, and the Secret keeps
+    // the instance's own host and port, with which its role logs in.
+    apply(binding("inventory-direct", "inventory", "a8s-servicebinding-network-noop"));
+    await eventually("binding inventory-direct to be Ready", () => ready("inventory-direct"), 300_000);
+    const direct = credentials("inventory-direct");
+    assert.equal(direct.host, instanceHost);
+    assert.equal(direct.instance_service, instanceHost);
+    assert.equal(direct.port, "5432");
+    const [noop] = connections("inventory-direct");
+    assert.equal(noop.spec.compositionRef.name, "xtcpconnections-noop");
+    assert.equal(pathOf(noop), undefined, "NOOP composes no NetworkPath");
+    assert.equal(login(direct).status, 0, login(direct).stderr);
+
     for (const [kind, name] of [
+      ["servicebinding", "inventory-direct"],
       ["servicebinding", "ghost"],
       ["servicebinding", "inventory-b"],
       ["postgresqlinstance", "inventory"],
     ] as const)
       kubectl(cp, ["-n", ns, "delete", kind, name, "--wait=false"]);
     await eventually(
-      "the claims and what they composed to go",
-      () => dataServiceLeftovers(cp, ns).length === 0,
+      "the claims and what they composed to go, pods included",
+      () =>
+        dataServiceLeftovers(cp, ns).length === 0 &&
+        !/pod\/(inventory|ghost)-/.test(kubectl(cp, ["-n", ns, "get", "pods", "-o", "name"])),
       300_000,
     );
   });
