@@ -12,9 +12,14 @@ import type { Stack } from "@pulumi/pulumi/automation";
 import { Command, Option } from "commander";
 import { selectStack } from "../program-stack";
 import { failureText } from "../automation/command-failure";
-import { validateStackConfig } from "../stack-config";
 import { renderIssues } from "../lib/config/messages";
-import { awaitTerminating } from "../automation/terminating-objects";
+
+// The config check and the wait for terminating objects load the program's configuration
+// schema and a Kubernetes client (about 1.5 s of imports); they are imported where `up` and
+// `preview` need them, so `config`, `outputs` and the other commands start without them.
+const awaitTerminating: typeof import("../automation/terminating-objects").awaitTerminating = async (
+  ...args
+) => (await import("../automation/terminating-objects")).awaitTerminating(...args);
 
 const out = (text: string) => process.stdout.write(text);
 
@@ -91,6 +96,7 @@ async function stackFor(program: Command, flags: ChangeFlags = {}): Promise<Stac
 async function checkConfig(stack: Stack): Promise<void> {
   const all = await stack.getAllConfig();
   const values = Object.fromEntries(Object.entries(all).map(([key, v]) => [key, v.value]));
+  const { validateStackConfig } = await import("../stack-config");
   const { result } = validateStackConfig(values);
   if (!result.ok) throw new Error(renderIssues(result.issues, stack.name));
 }
