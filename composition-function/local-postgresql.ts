@@ -253,12 +253,9 @@ export function composeLocalPostgresqlInstance(
       env: [{ name: "ROLES", value: revocation.revoke.join(" ") }],
       annotations: { [REVOKED_ROLES_ANNOTATION]: revocation.revoke.join(" ") },
     });
-    const name = revocation.resourceName;
-    composed.push({
-      name,
-      resource: object(pod, SCRIPT_SUCCEEDED),
-      ready: isReadyTrue(observed[name]?.resource),
-    });
+    // Housekeeping, not part of the instance: counted ready, so the instance stays Ready while
+    // it runs (planRevocation reads the Object's own Ready condition to know it succeeded).
+    composed.push({ name: revocation.resourceName, resource: object(pod, SCRIPT_SUCCEEDED), ready: true });
   }
   const roles: ManagedRoles = { bindingRoles: revocation.known };
 

@@ -4,7 +4,7 @@
  * `--runs` bindings one after another to one PostgreSQL instance, alternating the network-aware
  * composition (`a8s-servicebinding-network`: the backend's binding, then an XTCPConnection and
  * its proxy path; usable once the Secret has `host`) with the backend's own binding (`a8s-servicebinding`, the baseline in the same
- * run: the same role Job and Secret, no network path). Prints p50 and p95 of each and the ratio.
+ * run: the same role pod and Secret, no network path). Prints p50 and p95 of each and the ratio.
  * The goal is a p50 of 10 s or less for the network-aware binding on this 2-core machine.
  *
  *   npm run up && npm run bench:binding -- --runs 10

@@ -928,7 +928,10 @@ describe("local stack on real clusters (e2e)", function () {
     assert.equal(direct.port, "5432");
     const [noop] = connections("inventory-direct");
     assert.equal(noop.spec.compositionRef.name, "xtcpconnections-noop");
-    assert.equal(pathOf(noop), undefined, "NOOP composes no NetworkPath");
+    // Its only NetworkPath is NOOP's inert marker, which nothing realises (see the NOOP test).
+    const marker = kubectlJson(cp, ["get", "networkpath", pathOf(noop)!]);
+    assert.equal(marker.spec.implementation, "noop");
+    assert.equal(marker.status, undefined, "nothing realises a NOOP path");
     assert.equal(login(direct).status, 0, login(direct).stderr);
 
     for (const [kind, name] of [
