@@ -15,11 +15,16 @@ import { failureText } from "../automation/command-failure";
 import { renderIssues } from "../lib/config/messages";
 
 // The config check and the wait for terminating objects load the program's configuration
-// schema and a Kubernetes client (about 1.5 s of imports); they are imported where `up` and
+// schema and a Kubernetes client (about 1.5 s of imports); they are loaded where `up` and
 // `preview` need them, so `config`, `outputs` and the other commands start without them.
-const awaitTerminating: typeof import("../automation/terminating-objects").awaitTerminating = async (
-  ...args
-) => (await import("../automation/terminating-objects")).awaitTerminating(...args);
+// require, not import(): under `node -r tsx/cjs` an import() stays native ESM and finds no
+// extensionless .ts file.
+type TerminatingObjects = typeof import("../automation/terminating-objects");
+const awaitTerminating: TerminatingObjects["awaitTerminating"] = (...args) => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const m = require("../automation/terminating-objects") as TerminatingObjects;
+  return m.awaitTerminating(...args);
+};
 
 const out = (text: string) => process.stdout.write(text);
 
@@ -96,7 +101,8 @@ async function stackFor(program: Command, flags: ChangeFlags = {}): Promise<Stac
 async function checkConfig(stack: Stack): Promise<void> {
   const all = await stack.getAllConfig();
   const values = Object.fromEntries(Object.entries(all).map(([key, v]) => [key, v.value]));
-  const { validateStackConfig } = await import("../stack-config");
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { validateStackConfig } = require("../stack-config") as typeof import("../stack-config");
   const { result } = validateStackConfig(values);
   if (!result.ok) throw new Error(renderIssues(result.issues, stack.name));
 }
