@@ -2,6 +2,7 @@ import * as path from "node:path";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import type { NetworkPathObject, PathEndpoint, PathProblem } from "../lib/bridge/api";
 import type { CheckpointRecovery } from "../lib/bridge/checkpoint";
+import { StepTimings } from "../lib/bridge/step-timings";
 import { EngineDiagnostics } from "../lib/bridge/diagnostics";
 import { hasFinalizer, pathId, planGroup } from "../lib/bridge/grouping";
 import type { BridgeMetrics } from "./metrics";
@@ -120,9 +121,14 @@ export class GroupReconciler {
     const waiting = live.filter((p) => !p.status?.hostForConsumer).map((p) => d.firstSeen(pathId(p)));
     const seen = waiting.filter((t): t is number => t !== undefined);
     const diagnostics = new EngineDiagnostics();
+    const steps = new StepTimings(clock);
     const run = {
-      // The cause of a failure comes from the engine's events (lib/bridge/diagnostics.ts).
-      onEvent: (e: EngineEvent) => diagnostics.onEvent(e),
+      // The cause of a failure comes from the engine's events (lib/bridge/diagnostics.ts), and
+      // so does where the run spent its time (lib/bridge/step-timings.ts).
+      onEvent: (e: EngineEvent) => {
+        diagnostics.onEvent(e);
+        steps.onEvent(e);
+      },
       onRecovered: (plan: CheckpointRecovery & { sidecars: string[] }) =>
         this.recovered(key, live, plan, log),
       // Routed paths are probes and forwarded ones (WireGuard) are local processes whose
@@ -193,6 +199,7 @@ export class GroupReconciler {
         ...(seen.length > 0 ? { queuedMs: started - Math.min(...seen) } : {}),
         ...marks,
         totalMs: clock() - started,
+        ...(steps.slowest(3).length > 0 ? { slowestSteps: steps.slowest(3) } : {}),
       });
       // A probe that failed, or a forwarder that could not listen (a port held by another
       // process): both may come right by themselves, so the group is tried again.
