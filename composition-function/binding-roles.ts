@@ -4,8 +4,8 @@
  * deleted, from the binding controller's finalizer; Crossplane 1.20 runs no function when a
  * composite is deleted, and provider-kubernetes only deletes what it applied. So the instance
  * keeps the ledger instead: on each reconcile it lists the XServiceBindings of its claim's
- * namespace (an extra resource) and composes a pod (local-postgresql.ts adminScriptPod) that drops the roles of the bindings it knew
- * and that are gone or being deleted.
+ * namespace (an extra resource) and composes a pod (local-postgresql.ts adminScriptPod) that
+ * drops the roles of the bindings it knew and that are gone or being deleted.
  *
  * Only roles the instance has seen are dropped, and a role name is a composite's uid hashed,
  * never reused, so a live binding's role is never dropped, however a listing and a pod
@@ -106,19 +106,16 @@ export function planRevocation(
   live: readonly string[] | undefined,
   observed: Readonly<Record<string, ObservedResource>>,
 ): RevocationPlan {
+  const revocations = Object.entries(observed)
+    .filter(([name]) => name.startsWith(REVOKE_RESOURCE_PREFIX))
+    .map(([, o]) => ({ roles: revokedBy(o.resource), done: isReadyTrue(o.resource) }));
   if (live === undefined) {
     // Without the listing a gone role cannot be told from a live one: the ledger stays, and so
     // does the revocation composed last time (the same roles give the same names).
-    const composed = Object.entries(observed)
-      .filter(([name]) => name.startsWith(REVOKE_RESOURCE_PREFIX))
-      .flatMap(([, o]) => revokedBy(o.resource));
+    const composed = revocations.flatMap((r) => r.roles);
     return withPod(claim, { known: [...known].sort(), revoke: [...new Set(composed)].sort() });
   }
-  const dropped = new Set(
-    Object.entries(observed)
-      .filter(([name, o]) => name.startsWith(REVOKE_RESOURCE_PREFIX) && isReadyTrue(o.resource))
-      .flatMap(([, o]) => revokedBy(o.resource)),
-  );
+  const dropped = new Set(revocations.filter((r) => r.done).flatMap((r) => r.roles));
   const liveSet = new Set(live);
   const revoke = known.filter((r) => !liveSet.has(r) && !dropped.has(r));
   return withPod(claim, { known: [...new Set([...live, ...revoke])].sort(), revoke: revoke.sort() });

@@ -49,7 +49,5 @@ export function kubectlApply(
   yaml: string,
   dryRun = false,
 ): { status: number; stdout: string; stderr: string } {
-  const args = ["--kubeconfig", kubeconfig, "apply", "-f", "-", ...(dryRun ? ["--dry-run=server"] : [])];
-  const r = spawnSync("kubectl", args, { env, encoding: "utf8", input: yaml });
-  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  return kubectlTry(kubeconfig, ["apply", "-f", "-", ...(dryRun ? ["--dry-run=server"] : [])], yaml);
 }
