@@ -3,6 +3,7 @@ import * as path from "node:path";
 import type { Binaries } from "./host/binaries";
 import { apiServerArgs, controllerManagerArgs, etcdArgs } from "./host/components";
 import { probe, probeEtcd, waitForOk } from "./host/health";
+import { logTail } from "./host/run-log";
 import { renderKubeconfig, writeSecretFile } from "./host/kubeconfig";
 import { clusterLayout, type ClusterLayout } from "./host/layout";
 import { ensurePki, pkiFiles, type PkiFiles } from "./host/pki";
@@ -34,23 +35,6 @@ const ETCD_TIMEOUT_MS = 60_000;
 const CONTROLLER_MANAGER_TIMEOUT_MS = 60_000;
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
-
-/** The last lines a component wrote in its latest run (the log is appended to across runs). */
-function logTail(file: string, lines = 15): string {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
-    return "    (no log written)";
-  }
-  const lastRun = text.slice(Math.max(0, text.lastIndexOf("\n--- ") + 1));
-  return lastRun
-    .trimEnd()
-    .split("\n")
-    .slice(-lines)
-    .map((l) => `    ${l}`)
-    .join("\n");
-}
 
 /** One local cluster: an etcd, a kube-apiserver and a kube-controller-manager under one directory. */
 export class LocalCluster {

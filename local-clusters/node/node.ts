@@ -9,6 +9,7 @@ import { buildNodeImages, type BuiltImages } from "../images/catalog";
 import { which } from "../host/binaries";
 import { SERVICE_CLUSTER_IP_RANGE } from "../host/components";
 import { probe, waitForOk, type TlsFiles } from "../host/health";
+import { logTail, readLatestRun } from "../host/run-log";
 import { renderKubeconfig, writeSecretFile } from "../host/kubeconfig";
 import { issueClientCert, type PkiFiles } from "../host/pki";
 import {
@@ -24,6 +25,7 @@ import type { ProgressLog } from "../host/types";
 import type { NodeState } from "../../lib/local/node-state";
 import { containerdHostsToml } from "../registry/config";
 import { chooseSlot, DEFAULT_POD_CIDR, nodeLink, type NodeLink } from "./addresses";
+import { DEVICE_PLUGIN_SOCKET, KUBELET_RACE_RESTARTS, restartKubelet } from "./kubelet-restart";
 import {
   CLUSTER_DNS_DEPLOYMENT,
   CLUSTER_DNS_NAMESPACE,
@@ -383,7 +385,7 @@ export class LocalNode {
 
       // The kubelet rewrites some kernel settings on the host (kernel-tunables.ts): keep the originals.
       saveHostTunables();
-      const kubelet = this.start(env, "kubelet", kubeletArgs(this.layout, settings));
+      const kubelet = this.startKubelet(env, kubeletArgs(this.layout, settings), log);
       await this.waitFor(
         "kubelet",
         kubelet,
@@ -619,6 +621,31 @@ export class LocalNode {
     return interfaceAddress(this.names.hostInterface);
   }
 
+  /**
+   * Starts the kubelet, and starts it again when it exits having lost the race for the
+   * machine-wide device-plugin socket to another node's kubelet (kubelet-restart.ts).
+   */
+  private startKubelet(
+    env: NodeJS.ProcessEnv,
+    args: string[],
+    log: (message: string) => void,
+  ): { alive: () => boolean } {
+    let pid = this.start(env, "kubelet", args);
+    let restarts = 0;
+    return {
+      alive: () => {
+        if (isAlive(pid)) return true;
+        if (!restartKubelet(readLatestRun(this.layout.logFile("kubelet")), restarts)) return false;
+        restarts += 1;
+        log(
+          `kubelet exited: another node's kubelet held ${DEVICE_PLUGIN_SOCKET} as it started; starting it again (${restarts}/${KUBELET_RACE_RESTARTS})`,
+        );
+        pid = this.start(env, "kubelet", args);
+        return true;
+      },
+    };
+  }
+
   private start(env: NodeJS.ProcessEnv, component: NodeComponent, args: string[]): number {
     const binary = which(component, env);
     if (!binary) {
@@ -641,16 +668,17 @@ export class LocalNode {
 
   private async waitFor(
     component: NodeComponent,
-    pid: number,
+    process: number | { alive: () => boolean },
     attempt: () => Promise<string>,
     timeoutMs: number,
   ) {
     const logFile = this.layout.logFile(component);
+    const alive = typeof process === "number" ? () => isAlive(process) : process.alive;
     try {
       await waitForOk(`${component} of ${this.nodeName}`, attempt, {
         timeoutMs,
         intervalMs: 500,
-        abort: () => (isAlive(pid) ? undefined : "exited during start-up"),
+        abort: () => (alive() ? undefined : "exited during start-up"),
       });
     } catch (err) {
       throw new Error(`${(err as Error).message}\n  log: ${logFile}\n${logTail(logFile)}`);
@@ -757,22 +785,6 @@ const errorText = (err: unknown) => ((err as { stderr?: string }).stderr ?? (err
 const trueIsOk = (answer: string) => (answer === "True" ? "ok" : `Node not Ready: ${answer}`);
 // kube-proxy's /healthz answers 200 with a JSON body once its rules are in sync.
 const okIfJson = (answer: string) => (answer.startsWith("{") ? "ok" : answer);
-
-function logTail(file: string, lines = 15): string {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
-    return "    (no log written)";
-  }
-  return text
-    .slice(Math.max(0, text.lastIndexOf("\n--- ") + 1))
-    .trimEnd()
-    .split("\n")
-    .slice(-lines)
-    .map((l) => `    ${l}`)
-    .join("\n");
-}
 
 /** Where the node and its pods reach the local registry: its port at their link's host end. */
 function registryAddress(link: NodeLink, registry: NodeContext["registry"]): string | undefined {
