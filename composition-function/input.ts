@@ -88,7 +88,7 @@ export interface LocalPostgresqlInstanceInput {
 /** A login role in a local PostgreSQL server, with a8s-shaped credentials (local-binding.ts). */
 export interface LocalPostgresqlBindingInput {
   kind: typeof LOCAL_POSTGRESQL_BINDING_KIND;
-  /** The image the role Job runs psql from: the instance's PostgreSQL image. */
+  /** The image the role pod runs psql from: the instance's PostgreSQL image. */
   image: string;
   imagePullPolicy: ImagePullPolicy;
   providerConfigName: string;

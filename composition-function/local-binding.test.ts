@@ -124,7 +124,7 @@ describe("composition function: local PostgreSQL binding", () => {
     assert.equal(out.conditions[0]!.reason, "InstanceAmbiguous");
   });
 
-  it("composes the a8s-shaped credentials Secret and the role Job for a found instance", () => {
+  it("composes the a8s-shaped credentials Secret and the role pod for a found instance", () => {
     const out = composeLocalPostgresqlBinding(xr(), {}, [READY_INSTANCE], INPUT, fixedPassword);
     assert.deepEqual(
       out.composed.map((c) => [c.name, c.ready]),

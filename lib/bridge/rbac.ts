@@ -63,7 +63,9 @@ export function bridgeRules(): { apiGroups: string[]; resources: string[]; verbs
  * object's own namespace, to deployments, replicasets, pods and persistentvolumeclaims for a
  * Deployment, to services and endpoints for a Service, and to events for its messages
  * (pulumi-kubernetes provider/v4 v4.25.0, pkg/await/deployment.go, service.go, watchers.go;
- * informers/informers.go scopes each factory to the namespace). Nothing cluster-wide.
+ * informers/informers.go scopes each factory to the namespace). Where the Service's await is
+ * skipped, the ServiceListeners resource (network/proxy/service-listeners.ts) lists the
+ * Service's EndpointSlices and the proxy's pods instead. Nothing cluster-wide.
  */
 export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   const write = ["get", "list", "watch", "create", "update", "patch", "delete"];
@@ -74,6 +76,7 @@ export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; ve
     { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: write },
     { apiGroups: ["apps"], resources: ["replicasets"], verbs: read },
     { apiGroups: [""], resources: ["pods", "endpoints", "persistentvolumeclaims", "events"], verbs: read },
+    { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] },
   ];
 }
 

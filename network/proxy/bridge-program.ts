@@ -55,6 +55,8 @@ export function proxyProgram(
         exposure: target.exposure,
         dedicatedCpus: target.dedicatedCpus,
         skipAwait: target.skipAwait,
+        // Not pulumi-kubernetes' Service await: it sleeps 10 s after every rollout.
+        listenerCheck: { kubeconfig: pulumi.secret(target.kubeconfig) },
         ...(target.proxyImage ? { image: target.proxyImage } : {}),
         ...(target.nodeHost ? { nodeHost: target.nodeHost } : {}),
         ...(target.heldOutPorts?.length ? { reservedPorts: target.heldOutPorts } : {}),

@@ -241,6 +241,41 @@ describe("TcpProxy (mocks)", function () {
     }
   });
 
+  it("with a listener check: ServiceListeners, not the Service await, proves the listeners (not for a LoadBalancer or with skipAwait)", async () => {
+    const LISTENERS = "pulumi-nodejs:dynamic/klutch:ServiceListeners";
+    const listenerCheck = { kubeconfig: "apiVersion: v1" };
+    const nodePort = { serviceType: "NodePort", nodeHost: "192.0.2.10", exposure: PRIVATE_EXPOSURE } as const;
+    for (const [extra, proven] of [
+      [{ listenerCheck }, true],
+      [{ listenerCheck, ...nodePort }, true],
+      [{ listenerCheck, serviceType: "LoadBalancer", exposure: PRIVATE_EXPOSURE }, false],
+      [{ listenerCheck, skipAwait: true }, false],
+      [{}, false],
+    ] as [Partial<TcpProxyArgs>, boolean][]) {
+      const run = mockRun();
+      await finish(new TcpProxy("klutch-proxy", args(extra)));
+      const label = JSON.stringify({ ...extra, exposure: undefined });
+      const service = run.ofType(SERVICE)[0]!;
+      const deployment = run.ofType(DEPLOYMENT)[0]!;
+      const serviceSkips = service.inputs.metadata.annotations?.["pulumi.com/skipAwait"] === "true";
+      assert.equal(serviceSkips, proven || extra.skipAwait === true, `Service await skipped: ${label}`);
+      assert.equal(
+        deployment.inputs.metadata.annotations?.["pulumi.com/skipAwait"],
+        extra.skipAwait ? "true" : undefined,
+        `the Deployment's rollout is still awaited: ${label}`,
+      );
+      const listeners = run.ofType(LISTENERS);
+      assert.equal(listeners.length, proven ? 1 : 0, label);
+      if (!proven) continue;
+      const inputs = listeners[0]!.inputs;
+      assert.equal(listeners[0]!.name, "klutch-proxy-listeners");
+      assert.equal(inputs.service, "klutch-proxy");
+      assert.deepEqual(inputs.ports, [31000, 31001, 31002]);
+      assert.equal(inputs.checksum, deployment.inputs.spec.template.metadata.annotations["checksum/config"]);
+      assert.deepEqual(inputs.selector, deployment.inputs.spec.selector.matchLabels);
+    }
+  });
+
   it("NodePort: node ports equal the allocated ports and consumers get the node host", async () => {
     const run = mockRun();
     const proxy = new TcpProxy(

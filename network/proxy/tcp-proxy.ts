@@ -23,6 +23,7 @@ import {
   listenerKeys,
 } from "./model/types";
 import { PortAllocation } from "./port-allocation";
+import { ServiceListeners } from "./service-listeners";
 import { exposureArgProblem, serviceExposure } from "../contract/exposure";
 import { type ProxyExposure, ingressRule } from "./model/exposure";
 
@@ -63,6 +64,13 @@ export interface TcpProxyArgs {
   replicas?: pulumi.Input<number>;
   /** Add pulumi.com/skipAwait to the Deployment and Service (local clusters run no kubelet). */
   skipAwait?: boolean;
+  /**
+   * Prove the listeners in service with a ServiceListeners resource (service-listeners.ts)
+   * instead of pulumi-kubernetes' Service await, which sleeps 10 s after every change of the
+   * Service's Endpoints. Needs the cluster's kubeconfig. Not used for LoadBalancer (that
+   * await also waits for the balancer's address, which the endpoints report) or with skipAwait.
+   */
+  listenerCheck?: { kubeconfig: pulumi.Input<string> };
   /** Host consumers dial instead of the Service's address (e.g. a DNS name of the load balancer). */
   externalHost?: pulumi.Input<string>;
   /** For NodePort: a node address app clusters reach. */
@@ -119,6 +127,9 @@ export class TcpProxy extends pulumi.ComponentResource {
     const serviceType = args.serviceType ?? "LoadBalancer";
     const k8sOpts = { parent: this, provider: args.provider };
     const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
+    const proveListeners =
+      args.listenerCheck !== undefined && serviceType !== "LoadBalancer" && !args.skipAwait;
+    const skipServiceAwait = skipAwait ?? (proveListeners ? { "pulumi.com/skipAwait": "true" } : undefined);
     const labels = {
       "app.kubernetes.io/name": "haproxy",
       "app.kubernetes.io/instance": name,
@@ -167,14 +178,16 @@ export class TcpProxy extends pulumi.ComponentResource {
       k8sOpts,
     );
 
-    new k8s.apps.v1.Deployment(
+    const deployment = new k8s.apps.v1.Deployment(
       `${name}-deployment`,
       {
         metadata: { name, namespace: args.namespace, labels, annotations: skipAwait },
         spec: {
           replicas: args.replicas ?? 2,
           selector: { matchLabels: selector },
-          strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+          // Every new pod at once, none of the old ones gone before the new ones are Ready: a
+          // connection added to the group waits for one pod start, not one per replica.
+          strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: "100%" } },
           template: {
             metadata: { labels, annotations: { "checksum/config": checksum } },
             spec: podSpec(args, configMap, listenerPorts, selector),
@@ -193,7 +206,7 @@ export class TcpProxy extends pulumi.ComponentResource {
           name,
           namespace: args.namespace,
           labels,
-          annotations: { ...exposureAnnotations, ...skipAwait },
+          annotations: { ...exposureAnnotations, ...skipServiceAwait },
         },
         spec: {
           type: serviceType,
@@ -217,6 +230,21 @@ export class TcpProxy extends pulumi.ComponentResource {
       k8sOpts,
     );
     this.serviceName = service.metadata.name;
+    const listeners =
+      proveListeners && args.listenerCheck
+        ? new ServiceListeners(
+            `${name}-listeners`,
+            {
+              kubeconfig: args.listenerCheck.kubeconfig,
+              namespace: args.namespace,
+              service: service.metadata.name,
+              selector,
+              checksum,
+              ports: listenerPorts,
+            },
+            { parent: this, dependsOn: [deployment, service] },
+          )
+        : undefined;
 
     const host = pulumi
       .all([
@@ -236,8 +264,9 @@ export class TcpProxy extends pulumi.ComponentResource {
           clusterDomain: args.clusterDomain,
         });
       });
+    // With a ServiceListeners, a connection is reported only once its listener is in service.
     this.endpoints = pulumi
-      .all([placed, ports.assignments, host])
+      .all([placed, ports.assignments, host, listeners?.pods ?? []])
       .apply(([list, assignments, h]) => consumerEndpoints(list, assignments, h));
 
     this.registerOutputs({
@@ -338,7 +367,9 @@ function podSpec(
           ...list.map((p) => ({ name: `tcp-${p}`, containerPort: p, protocol: "TCP" })),
           { name: "health", containerPort: DEFAULT_HEALTH_PORT, protocol: "TCP" },
         ]),
-        readinessProbe: { ...healthProbe, periodSeconds: 5, failureThreshold: 2 },
+        // Probed every second, as a rollout waits for it (HAProxy's health page is cheap);
+        // 5 s of failures before a pod leaves the Service's endpoints.
+        readinessProbe: { ...healthProbe, periodSeconds: 1, failureThreshold: 5 },
         livenessProbe: { ...healthProbe, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
         resources: proxyResources(args.dedicatedCpus),
         securityContext: {

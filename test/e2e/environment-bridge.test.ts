@@ -352,8 +352,10 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       ["create", "deployments", "-n", "default"],
     ])
       assert.equal(can(...denied), "no", denied.join(" "));
-    // Its own namespace: what a TcpProxy is made of.
+    // Its own namespace: what a TcpProxy is made of, and the slices its listeners are judged by.
     assert.equal(can("create", "deployments", "-n", SETTINGS_NAMESPACE), "yes");
+    assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", SETTINGS_NAMESPACE), "yes");
+    assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", "default"), "no");
   });
 
   it("when the nodes change, the NodePort path's hostForConsumer follows: a new first node, then back once it is gone", async () => {
