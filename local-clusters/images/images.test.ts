@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { haproxySpec } from "./catalog";
 import { debianPostgres, parseLdd } from "./host-rootfs";
 import { buildImage, imageDocuments, normalizeEntries, sha256, tagFor, type ImageSpec } from "./oci-layout";
 
@@ -56,6 +57,12 @@ describe("OCI image writer (pure parts and a real archive)", () => {
     assert.equal(index.manifests[0].digest, docs.manifestDigest);
     assert.equal(index.manifests[0].annotations["io.containerd.image.name"], docs.reference);
     assert.equal(docs.reference, `klutch.local/x:1-${docs.manifestDigest.slice(7, 19)}`);
+  });
+
+  it("gives the HAProxy image the official image's stop signal, HAProxy's graceful stop", () => {
+    // With SIGTERM a proxy pod, HAProxy as its PID 1 without a handler, waited out its grace period.
+    const docs = imageDocuments(haproxySpec(), { digest: sha256("layer"), size: 5 }, (d) => tagFor("1", d));
+    assert.equal(JSON.parse(docs.config).config.StopSignal, "SIGUSR1");
   });
 
   it("writes an OCI layout tar whose blobs match their digests, the same bytes every time, cached by content", async () => {

@@ -27,6 +27,8 @@ export interface ImageRuntimeConfig {
   Env?: string[];
   User?: string;
   WorkingDir?: string;
+  /** The signal the runtime stops the container with (default SIGTERM); CRI runtimes read it from here. */
+  StopSignal?: string;
 }
 
 export interface ImageSpec {
