@@ -388,7 +388,7 @@ export class LocalNode {
       const kubelet = this.startKubelet(env, kubeletArgs(this.layout, settings), log);
       await this.waitFor(
         "kubelet",
-        kubelet,
+        kubelet.alive,
         () => probe(`http://${link.nodeAddress}:${KUBELET_HEALTHZ_PORT}/healthz`, undefined, 2_000),
         ctx.timeoutMs,
       );
@@ -398,13 +398,13 @@ export class LocalNode {
       await Promise.all([
         this.waitFor(
           "kube-scheduler",
-          scheduler,
+          () => isAlive(scheduler),
           () => probe(`https://${link.nodeAddress}:${SCHEDULER_PORT}/healthz`, insecure, 2_000),
           ctx.timeoutMs,
         ),
         this.waitFor(
           "kube-proxy",
-          proxy,
+          () => isAlive(proxy),
           () =>
             probe(`http://${link.nodeAddress}:${PROXY_HEALTHZ_PORT}/healthz`, undefined, 2_000).then(
               okIfJson,
@@ -413,7 +413,7 @@ export class LocalNode {
         ),
         this.waitFor(
           "kubelet",
-          kubelet,
+          kubelet.alive,
           () => this.ready(ctx.pki, ctx.apiServerPort).then(trueIsOk),
           ctx.timeoutMs,
         ),
@@ -519,7 +519,7 @@ export class LocalNode {
     ]);
     await this.waitFor(
       "containerd",
-      pid,
+      () => isAlive(pid),
       () => this.ctr(env, ["version"]).then(() => "ok", errorText),
       timeoutMs,
     );
@@ -666,14 +666,17 @@ export class LocalNode {
     });
   }
 
+  /**
+   * Polls a component's health check; fails early once `alive` says it exited (a function, not
+   * a pid: the kubelet's is restarted under a new pid), pointing at its log either way.
+   */
   private async waitFor(
     component: NodeComponent,
-    process: number | { alive: () => boolean },
+    alive: () => boolean,
     attempt: () => Promise<string>,
     timeoutMs: number,
   ) {
     const logFile = this.layout.logFile(component);
-    const alive = typeof process === "number" ? () => isAlive(process) : process.alive;
     try {
       await waitForOk(`${component} of ${this.nodeName}`, attempt, {
         timeoutMs,

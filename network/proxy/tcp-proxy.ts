@@ -101,6 +101,11 @@ const CONFIG_DIR = "/usr/local/etc/haproxy";
 const HAPROXY_UID = 99;
 const SERVICE_TYPES: readonly ProxyServiceType[] = ["ClusterIP", "NodePort", "LoadBalancer"];
 const DNS_1035 = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/**
+ * Tells pulumi-kubernetes not to await an object's readiness: a local cluster runs no kubelet
+ * to make it ready, and a ServiceListeners resource proves the Service's listeners instead.
+ */
+const SKIP_AWAIT = { "pulumi.com/skipAwait": "true" };
 
 /**
  * The default network path of XTCPConnections: HAProxy in TCP mode, one port per
@@ -126,10 +131,8 @@ export class TcpProxy extends pulumi.ComponentResource {
 
     const serviceType = args.serviceType ?? "LoadBalancer";
     const k8sOpts = { parent: this, provider: args.provider };
-    const skipAwait = args.skipAwait ? { "pulumi.com/skipAwait": "true" } : undefined;
     const proveListeners =
       args.listenerCheck !== undefined && serviceType !== "LoadBalancer" && !args.skipAwait;
-    const skipServiceAwait = skipAwait ?? (proveListeners ? { "pulumi.com/skipAwait": "true" } : undefined);
     const labels = {
       "app.kubernetes.io/name": "haproxy",
       "app.kubernetes.io/instance": name,
@@ -181,7 +184,12 @@ export class TcpProxy extends pulumi.ComponentResource {
     const deployment = new k8s.apps.v1.Deployment(
       `${name}-deployment`,
       {
-        metadata: { name, namespace: args.namespace, labels, annotations: skipAwait },
+        metadata: {
+          name,
+          namespace: args.namespace,
+          labels,
+          annotations: args.skipAwait ? SKIP_AWAIT : undefined,
+        },
         spec: {
           replicas: args.replicas ?? 2,
           selector: { matchLabels: selector },
@@ -206,7 +214,10 @@ export class TcpProxy extends pulumi.ComponentResource {
           name,
           namespace: args.namespace,
           labels,
-          annotations: { ...exposureAnnotations, ...skipServiceAwait },
+          annotations: {
+            ...exposureAnnotations,
+            ...(args.skipAwait || proveListeners ? SKIP_AWAIT : {}),
+          },
         },
         spec: {
           type: serviceType,

@@ -9,6 +9,25 @@ const slice = (ports: number[], endpoints: [string, boolean | undefined][]): Sli
   })),
 });
 const pods = (entries: [string, string][]) => new Map<string, string | undefined>(entries);
+/** A rollout from config c1 to c2 on one port: the new pod is a ready endpoint, the old one published with `oldReady`. */
+const rollout = (oldReady: boolean) =>
+  listenerReadiness(
+    [
+      slice(
+        [30000],
+        [
+          ["p-old", oldReady],
+          ["p-new", true],
+        ],
+      ),
+    ],
+    pods([
+      ["p-old", "c1"],
+      ["p-new", "c2"],
+    ]),
+    "c2",
+    [30000],
+  );
 
 describe("proxy listeners in service (EndpointSlices and pod configs)", () => {
   it("is ready when every ready endpoint runs the current config and every port is published", () => {
@@ -33,48 +52,14 @@ describe("proxy listeners in service (EndpointSlices and pod configs)", () => {
   });
 
   it("waits while a pod of the old config is still a ready endpoint (mid-rollout)", () => {
-    const judged = listenerReadiness(
-      [
-        slice(
-          [30000],
-          [
-            ["p-old", true],
-            ["p-new", true],
-          ],
-        ),
-      ],
-      pods([
-        ["p-old", "c1"],
-        ["p-new", "c2"],
-      ]),
-      "c2",
-      [30000],
-    );
-    assert.deepEqual(judged, {
+    assert.deepEqual(rollout(true), {
       ready: false,
       waitingFor: "ready endpoints of the current config only; still published: p-old",
     });
   });
 
   it("ignores terminating pods (published ready=false)", () => {
-    const judged = listenerReadiness(
-      [
-        slice(
-          [30000],
-          [
-            ["p-old", false],
-            ["p-new", true],
-          ],
-        ),
-      ],
-      pods([
-        ["p-old", "c1"],
-        ["p-new", "c2"],
-      ]),
-      "c2",
-      [30000],
-    );
-    assert.equal(judged.ready, true);
+    assert.equal(rollout(false).ready, true);
   });
 
   it("waits for a port the slices do not publish yet (the Service's new port)", () => {
