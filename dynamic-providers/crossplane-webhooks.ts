@@ -2,6 +2,7 @@ import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import { statusCode } from "./kube-errors";
 import type { CompleteProvider } from "./provider-type";
+import { KlutchResource } from "./klutch-resource";
 
 /**
  * Removes, after Crossplane is gone, the webhook configurations Crossplane wrote for itself.
@@ -64,7 +65,7 @@ export const crossplaneWebhooksProvider: CompleteProvider<
 };
 
 /** See the file comment. Make Crossplane's chart depend on it. */
-export class CrossplaneWebhookConfigurations extends pulumi.dynamic.Resource {
+export class CrossplaneWebhookConfigurations extends KlutchResource {
   constructor(name: string, args: { kubeconfig: pulumi.Input<string> }, opts?: pulumi.CustomResourceOptions) {
     super(
       crossplaneWebhooksProvider,

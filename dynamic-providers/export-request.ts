@@ -2,6 +2,7 @@ import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import { statusCode } from "./kube-errors";
 import type { CompleteProvider } from "./provider-type";
+import { KlutchResource } from "./klutch-resource";
 
 /**
  * An APIServiceExportRequest as a one-shot Pulumi resource.
@@ -176,7 +177,7 @@ export interface ExportRequestArgs {
 }
 
 /** One APIServiceExportRequest, created once (see above). */
-export class ExportRequest extends pulumi.dynamic.Resource {
+export class ExportRequest extends KlutchResource {
   declare public readonly exported: pulumi.Output<boolean>;
 
   constructor(name: string, args: ExportRequestArgs, opts?: pulumi.CustomResourceOptions) {

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CompleteProvider } from "./provider-type";
+import { KlutchResource } from "./klutch-resource";
 
 /**
  * Random keys as Pulumi resources: cookie signing and encryption keys, OAuth client
@@ -92,7 +93,7 @@ export interface RandomKeyArgs {
 }
 
 /** A random key; `value` is a secret output. */
-export class RandomKey extends pulumi.dynamic.Resource {
+export class RandomKey extends KlutchResource {
   // `declare`, not `!`: a class field would reset the outputs the base constructor set.
   declare public readonly value: pulumi.Output<string>;
   declare public readonly length: pulumi.Output<number>;

@@ -13,6 +13,7 @@ import {
 } from "../lib/lifecycle/drain-plan";
 import { statusCode } from "./kube-errors";
 import type { CompleteProvider } from "./provider-type";
+import { KlutchResource } from "./klutch-resource";
 
 /**
  * The teardown's first step: a resource whose delete releases every claim and composite on the
@@ -233,7 +234,7 @@ export interface TeardownDrainArgs {
 }
 
 /** See the file comment. Give it `dependsOn` on everything that must outlive the drain. */
-export class TeardownDrain extends pulumi.dynamic.Resource {
+export class TeardownDrain extends KlutchResource {
   constructor(name: string, args: TeardownDrainArgs, opts?: pulumi.CustomResourceOptions) {
     super(
       teardownDrainProvider,

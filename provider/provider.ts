@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as provider from "@pulumi/pulumi/provider";
 import { KLUTCH_PACKAGE } from "./catalog";
 import { CONSTRUCTORS } from "./constructors";
+import { internalResources } from "./internal-resources";
 import {
   type PackageSpec,
   UNKNOWN,
@@ -74,10 +75,19 @@ function shortName(token: string): string {
  * (they decide what is created); the others are handed to the component as they came, so
  * secrets stay Outputs marked secret and dependencies are kept. Each constructor also gets the
  * resolved values (UNKNOWN where not known yet) for its own checks.
+ *
+ * The custom resources those components make, `klutch:internal:*`, are served here too
+ * (internal-resources.ts): the plugin needs nothing from the program's directory.
  */
 export class KlutchProvider implements provider.Provider {
   public readonly version: string;
   private readonly schemaText: string;
+  public readonly check = internalResources.check;
+  public readonly diff = internalResources.diff;
+  public readonly create = internalResources.create;
+  public readonly read = internalResources.read;
+  public readonly update = internalResources.update;
+  public readonly delete = internalResources.delete;
 
   constructor(private readonly spec: PackageSpec = KLUTCH_PACKAGE) {
     this.version = spec.version;

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CompleteProvider } from "../../dynamic-providers/provider-type";
+import { KlutchResource } from "../../dynamic-providers/klutch-resource";
 
 /**
  * An HAProxy process on this machine running a rendered configuration: the proxy path of
@@ -112,7 +113,7 @@ export interface LocalHaproxyArgs {
   config: pulumi.Input<string>;
 }
 
-export class LocalHaproxy extends pulumi.dynamic.Resource {
+export class LocalHaproxy extends KlutchResource {
   declare public readonly dir: pulumi.Output<string>;
   declare public readonly config: pulumi.Output<string>;
 

@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { PortRange } from "./model/types";
 import { ReleasedPort, idsProblem, planPorts, portRangeProblem } from "./model/port-planner";
 import type { CompleteProvider } from "../../dynamic-providers/provider-type";
+import { KlutchResource } from "../../dynamic-providers/klutch-resource";
 
 /**
  * Proxy port assignments as a Pulumi resource. The assignments live in the resource's
@@ -175,7 +176,7 @@ export interface PortAllocationArgs {
 }
 
 /** Ports for a set of listener keys; `assignments` maps each key to its port. */
-export class PortAllocation extends pulumi.dynamic.Resource {
+export class PortAllocation extends KlutchResource {
   // `declare`, not `!`: ES2022 class fields would reset what the base constructor set.
   declare public readonly assignments: pulumi.Output<Record<string, number>>;
   declare public readonly released: pulumi.Output<ReleasedPort[]>;

@@ -2,6 +2,7 @@ import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import type { CompleteProvider } from "../../dynamic-providers/provider-type";
 import { listenerReadiness } from "./model/listener-readiness";
+import { KlutchResource } from "../../dynamic-providers/klutch-resource";
 
 /**
  * A proxy's listeners, proven in service: the bridge's replacement for pulumi-kubernetes'
@@ -129,7 +130,7 @@ export interface ServiceListenersArgs {
 }
 
 /** Waits, at create and at every change of config or ports, until the proxy's Service serves them. */
-export class ServiceListeners extends pulumi.dynamic.Resource {
+export class ServiceListeners extends KlutchResource {
   declare public readonly pods: pulumi.Output<string[]>;
 
   constructor(name: string, args: ServiceListenersArgs, opts?: pulumi.CustomResourceOptions) {

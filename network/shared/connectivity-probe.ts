@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CompleteProvider } from "../../dynamic-providers/provider-type";
+import { KlutchResource } from "../../dynamic-providers/klutch-resource";
 
 /**
  * A connectivity probe as a Pulumi resource: it records, Kubernetes-condition style, whether
@@ -388,7 +389,7 @@ export interface ConnectivityProbeArgs {
 }
 
 /** Probes host:port (and optionally the backend / HAProxy stats); outputs a Ready condition. */
-export class ConnectivityProbe extends pulumi.dynamic.Resource {
+export class ConnectivityProbe extends KlutchResource {
   declare public readonly ready: pulumi.Output<boolean>;
   declare public readonly reason: pulumi.Output<string>;
   declare public readonly message: pulumi.Output<string>;

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { KlutchResource } from "../../dynamic-providers/klutch-resource";
 
 /**
  * WireGuard key pairs as Pulumi resources. The pair is made once and kept in state:
@@ -128,7 +129,7 @@ export interface WireguardKeyPairArgs {
 }
 
 /** A WireGuard key pair; `privateKey` is a secret output. */
-export class WireguardKeyPair extends pulumi.dynamic.Resource {
+export class WireguardKeyPair extends KlutchResource {
   // `declare`, not `!`: with ES2022 class fields a plain declaration would reset the
   // outputs the base constructor just set to undefined.
   declare public readonly publicKey: pulumi.Output<string>;

@@ -29,15 +29,14 @@ const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
 const GO_SDK_MODULE = "github.com/anynines/klutch-pulumi/provider/sdk/go";
 
 /**
- * What a Go or Python program's environment needs besides its SDK: TcpProxy's port allocation and
- * LocalTcpProxy's HAProxy process are dynamic providers, which the engine runs through
- * pulumi-resource-pulumi-nodejs in the program's directory; that host resolves
- * `@pulumi/pulumi/cmd/dynamic-provider` from there (sdk/nodejs/dist/pulumi-resource-pulumi-nodejs
- * of pulumi v3.259.0; scripts/toolchain.sh writes the same), so a program without a node_modules
- * of its own names this checkout's through NODE_PATH. Without it: `Error: Cannot find module
- * '@pulumi/pulumi/cmd/dynamic-provider'` and `could not read plugin [.../pulumi-resource-pulumi-nodejs]`.
+ * A Go or Python program's environment names nothing of this checkout besides the plugin: the
+ * resources the components make (TcpProxy's port allocation, LocalTcpProxy's HAProxy process)
+ * are `klutch:internal:*` resources the plugin serves itself (provider/internal-resources.ts),
+ * not dynamic resources the engine would run through pulumi-resource-pulumi-nodejs, which resolves
+ * `@pulumi/pulumi/cmd/dynamic-provider` from the program's directory. An empty NODE_PATH makes
+ * sure no module path of this checkout leaks in from the test's own environment.
  */
-const NON_NODE_PROGRAM_ENV = { NODE_PATH: path.join(repoRoot, "node_modules") };
+const NON_NODE_PROGRAM_ENV = { NODE_PATH: "" };
 
 /** What every language's program gets (test/sdk/go/main.go params, consumer.py, program.ts Params). */
 interface SdkParams {
@@ -367,6 +366,11 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
         const state = stackExport(p);
         assert.ok(!state.includes(clientKey), "the cluster's client key is in the state in plain text");
         assert.match(state, /"ciphertext"/);
+        // The components' own resources are the plugin's, with no provider code in the state.
+        for (const kind of ["PortAllocation", "LocalHaproxy"])
+          assert.match(state, new RegExp(`"type": ?"klutch:internal:${kind}"`), `klutch:internal:${kind}`);
+        assert.ok(!state.includes("pulumi-nodejs:dynamic"), "a dynamic resource in the state");
+        assert.ok(!state.includes('"__provider"'), "serialized provider code in the state");
 
         // TcpProxy: the Service on the cluster has the port the proxy assigned.
         const assignments = outputs.proxyAssignments!.value as Record<string, number>;

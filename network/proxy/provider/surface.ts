@@ -1,4 +1,7 @@
 import type { ProviderSurface } from "../../contract/provider-surface";
+import { localHaproxyProvider } from "../local-haproxy";
+import { portAllocationProvider } from "../port-allocation";
+import { serviceListenersProvider } from "../service-listeners";
 import { proxyConstructors } from "./construct";
 import { proxyComponents, proxyTypes } from "./schema";
 
@@ -7,4 +10,9 @@ export const providerSurface: ProviderSurface = {
   types: proxyTypes,
   components: proxyComponents,
   constructors: proxyConstructors,
+  resources: {
+    LocalHaproxy: localHaproxyProvider,
+    PortAllocation: portAllocationProvider,
+    ServiceListeners: serviceListenersProvider,
+  },
 };

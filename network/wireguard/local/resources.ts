@@ -3,6 +3,7 @@ import { localAllowedHostsProvider } from "./allowed-hosts-provider";
 import { localWireguardClientProvider } from "./client-provider";
 import { localTcpForwarderProvider } from "./forwarder-provider";
 import type { LocalAllowedHostsInputs, LocalTcpForwarderInputs, LocalWireguardClientInputs } from "./types";
+import { KlutchResource } from "../../../dynamic-providers/klutch-resource";
 
 /**
  * The WireGuard path of the bridge's `local` target, where no kubelet runs the rendered pods:
@@ -27,7 +28,7 @@ export type LocalAllowedHostsArgs = ArgsOf<LocalAllowedHostsInputs>;
 export type LocalTcpForwarderArgs = ArgsOf<LocalTcpForwarderInputs>;
 
 /** One group's client end of the local tunnel (and, shared, the gateway). */
-export class LocalWireguardClient extends pulumi.dynamic.Resource {
+export class LocalWireguardClient extends KlutchResource {
   declare public readonly tunnelAddress: pulumi.Output<string>;
   declare public readonly gatewayPublicKey: pulumi.Output<string>;
   declare public readonly endpoint: pulumi.Output<string>;
@@ -53,14 +54,14 @@ export class LocalWireguardClient extends pulumi.dynamic.Resource {
 }
 
 /** The data-service hosts one client may reach: its AllowedIPs, routes and gateway flows. */
-export class LocalWireguardAllowedHosts extends pulumi.dynamic.Resource {
+export class LocalWireguardAllowedHosts extends KlutchResource {
   constructor(name: string, args: LocalAllowedHostsArgs, opts?: pulumi.CustomResourceOptions) {
     super(localAllowedHostsProvider, name, args, opts, "klutch", "LocalWireguardAllowedHosts");
   }
 }
 
 /** One connection's forwarder in the client namespace: what hostForConsumer:port names. */
-export class LocalTcpForwarder extends pulumi.dynamic.Resource {
+export class LocalTcpForwarder extends KlutchResource {
   /** Why it does not listen, and what to change; undefined while it works. */
   declare public readonly failure: pulumi.Output<string | undefined>;
 

@@ -1,4 +1,8 @@
 import type { ProviderSurface } from "../../contract/provider-surface";
+import { wireguardKeyProvider } from "../key-provider";
+import { localAllowedHostsProvider } from "../local/allowed-hosts-provider";
+import { localWireguardClientProvider } from "../local/client-provider";
+import { localTcpForwarderProvider } from "../local/forwarder-provider";
 import { wireguardConstructors } from "./construct";
 import { wireguardComponents, wireguardTypes } from "./schema";
 
@@ -7,4 +11,10 @@ export const providerSurface: ProviderSurface = {
   types: wireguardTypes,
   components: wireguardComponents,
   constructors: wireguardConstructors,
+  resources: {
+    WireguardKeyPair: wireguardKeyProvider,
+    LocalWireguardClient: localWireguardClientProvider,
+    LocalWireguardAllowedHosts: localAllowedHostsProvider,
+    LocalTcpForwarder: localTcpForwarderProvider,
+  },
 };
