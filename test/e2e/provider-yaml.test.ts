@@ -2,7 +2,12 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { execFileSync, spawnSync } from "node:child_process";
+import { parse, stringify } from "yaml";
 import { LocalClusters } from "../../local-clusters";
+import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { release } from "../../scripts/release";
 import { kubectlJson } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -152,5 +157,138 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
       "services",
     ]);
     assert.ok(!services.items.some((s) => s.metadata.name === "proxy"));
+  });
+  /**
+   * The release archive (`npm run release`) used the way a user who never cloned this repository
+   * uses it: installed with `pulumi plugin install` into a PULUMI_HOME of its own, the YAML
+   * program copied out of the repository without its `plugins` path, and no PATH or NODE_PATH
+   * entry inside the repository. Same cluster and PostgreSQL as above, after their `destroy`.
+   */
+  describe("the release archive, outside the repository", () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-release-"));
+    const projectDir = path.join(outside, "program");
+    const version = (
+      JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }
+    ).version;
+    const toolchain = toolchainEnv();
+    const env: NodeJS.ProcessEnv = {
+      ...toolchain,
+      PATH: (toolchain.PATH ?? "")
+        .split(path.delimiter)
+        .filter((dir) => dir && !path.resolve(dir).startsWith(repoRoot))
+        .join(path.delimiter),
+      NODE_PATH: "",
+      PULUMI_HOME: path.join(outside, "home"),
+      PULUMI_BACKEND_URL: `file://${path.join(outside, "state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "release-e2e",
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      PULUMI_IGNORE_AMBIENT_PLUGINS: "true",
+    };
+    const cli = (args: string[]) => {
+      const r = spawnSync("pulumi", [...args, "--non-interactive", "--color", "never"], {
+        cwd: projectDir,
+        env,
+        encoding: "utf8",
+        maxBuffer: 64 << 20,
+      });
+      const out = `${r.stdout}\n${r.stderr}`;
+      assert.equal(r.status, 0, `pulumi ${args.join(" ")}:\n${out}`);
+      return out;
+    };
+    let archive = "";
+    let sha256 = "";
+
+    before(async function () {
+      this.timeout(5 * 60_000);
+      const built = await release({
+        root: repoRoot,
+        outDir: path.join(outside, "dist"),
+        log: () => undefined,
+      });
+      archive = built.archive;
+      sha256 = built.sha256;
+      fs.mkdirSync(projectDir, { recursive: true });
+      fs.mkdirSync(path.join(outside, "state"));
+      const project = parse(
+        fs.readFileSync(path.join(repoRoot, "examples", "yaml", "Pulumi.yaml"), "utf8"),
+      ) as Record<string, unknown>;
+      delete project.plugins;
+      fs.writeFileSync(path.join(projectDir, "Pulumi.yaml"), stringify(project));
+    });
+
+    after(() => {
+      spawnSync("pulumi", ["destroy", "--yes", "--stack", "release", "--non-interactive"], {
+        cwd: projectDir,
+        env,
+      });
+      fs.rmSync(outside, { recursive: true, force: true });
+    });
+
+    it("is reproducible: a second build of the commit gives the same bytes", async () => {
+      const again = await release({
+        root: repoRoot,
+        outDir: path.join(outside, "again"),
+        log: () => undefined,
+      });
+      assert.equal(again.sha256, sha256);
+      assert.equal(
+        fs.readFileSync(path.join(outside, "dist", "SHA256SUMS"), "utf8"),
+        `${sha256}  ${path.basename(archive)}\n`,
+      );
+    });
+
+    it("installs with `pulumi plugin install` and reports its version", () => {
+      cli(["plugin", "install", "resource", "klutch", version, "--file", archive]);
+      ensureKubernetesPlugin(env);
+      const plugins = JSON.parse(cli(["plugin", "ls", "--json"]).split("\n\n")[0]!) as {
+        name: string;
+        version: string;
+      }[];
+      assert.ok(
+        plugins.some((p) => p.name === "klutch" && p.version === version),
+        JSON.stringify(plugins),
+      );
+      const launcher = path.join(
+        env.PULUMI_HOME!,
+        "plugins",
+        `resource-klutch-v${version}`,
+        "pulumi-resource-klutch",
+      );
+      const listed = execFileSync("tar", ["-tzf", archive], { encoding: "utf8" }).trim().split("\n").sort();
+      assert.deepEqual(listed, ["provider.js", "pulumi-resource-klutch"]);
+      assert.ok(fs.existsSync(launcher), launcher);
+      // The running plugin's own word (GetSchema), not only the directory it was installed into.
+      const schema = JSON.parse(cli(["package", "get-schema", "klutch"])) as {
+        name: string;
+        version: string;
+      };
+      assert.deepEqual([schema.name, schema.version], ["klutch", version]);
+    });
+
+    it("runs the YAML program: `up`, an `up` with no change, `destroy`", async () => {
+      cli(["stack", "init", "release"]);
+      const range = await freePortRange(8, hostPorts);
+      for (const [k, v] of [
+        ["kubeconfigPath", clusters!.kubeconfigPath(CLUSTER)],
+        ["postgresPort", String(pg!.port)],
+        ["proxyPortFrom", String(range.from)],
+        ["proxyPortTo", String(range.to)],
+        ["proxyStateDir", path.join(outside, "proxy")],
+      ])
+        cli(["config", "set", k!, v!]);
+      cli(["up", "--yes", "--skip-preview"]);
+      const state = cli(["stack", "export"]);
+      assert.match(state, /"type": "klutch:internal:LocalHaproxy"/);
+      assert.ok(!state.includes("pulumi-nodejs:dynamic"), "a dynamic resource in the state");
+      const outputs = JSON.parse(cli(["stack", "output", "--json"]).trim().split("\n\n")[0]!) as {
+        endpoints: Record<string, { hostForConsumer: string; port: number }>;
+      };
+      const endpoint = outputs.endpoints["team-a/pg-1"];
+      assert.ok(endpoint, JSON.stringify(outputs));
+      await assertPsqlAnswers(endpoint);
+      assert.match(cli(["up", "--yes", "--expect-no-changes", "--skip-preview"]), /unchanged/);
+      cli(["destroy", "--yes", "--skip-preview"]);
+    });
   });
 });
