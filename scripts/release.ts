@@ -1,7 +1,11 @@
 /**
- * `npm run release`: the klutch provider plugin as Pulumi installs plugins, in dist/.
+ * `npm run release`: the klutch provider plugin as Pulumi installs plugins, and the SDKs as their
+ * languages' packages, in dist/.
  *
- *   dist/pulumi-resource-klutch-v<version>-linux-amd64.tar.gz
+ *   dist/pulumi-resource-klutch-v<version>-linux-amd64.tar.gz   the plugin
+ *   dist/klutch-pulumi-<version>.tgz                            the Node.js SDK (npm pack)
+ *   dist/pulumi_klutch-<version>-py3-none-any.whl               the Python SDK, wheel
+ *   dist/pulumi_klutch-<version>.tar.gz                         the Python SDK, sdist
  *   dist/SHA256SUMS
  *
  * Install it with `pulumi plugin install resource klutch <version> --file <archive>`. The archive
@@ -12,17 +16,23 @@
  *
  * Reproducible: the same commit gives the same bytes. The bundle is esbuild's deterministic
  * output; the archive's entries are in a fixed order with the commit's time, owner 0 and fixed
- * modes; gzip writes no name and no time.
+ * modes; gzip writes no name and no time. The Python packages are built by setuptools' PEP 517
+ * hooks with SOURCE_DATE_EPOCH (which the wheel honours) from sources stamped with the commit's
+ * time; the sdist's entries setuptools writes during the build (PKG-INFO, egg-info) carry the
+ * build's time, so its tar is rewritten with the commit's time and gzipped as above. npm pack
+ * writes fixed times itself.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import { Command } from "commander";
 import { build, type Metafile } from "esbuild";
 import * as tar from "tar-stream";
-import { repoRoot } from "../automation/toolchain";
+import { repoRoot, toolchainEnv } from "../automation/toolchain";
+import { SDK_DIR } from "../provider/sdk-files";
 
 /** The Node.js major the bundle is built for and tested on (package.json engines). */
 const NODE_MAJOR = 24;
@@ -44,6 +54,8 @@ exec node "$here/provider.js" "$@"
 export interface ReleaseResult {
   archive: string;
   sha256: string;
+  /** Every file written, by name, with its SHA-256 (what SHA256SUMS lists). */
+  files: Record<string, string>;
   /** Bytes of the bundle per npm package (and "project" for this repository's code), largest first. */
   packages: [string, number][];
 }
@@ -66,7 +78,14 @@ function sourceDate(root: string): number {
   return Number(execFileSync("git", ["log", "-1", "--format=%ct"], { cwd: root, encoding: "utf8" }).trim());
 }
 
-async function tarGz(entries: { name: string; mode: number; body: Buffer }[], mtime: Date): Promise<Buffer> {
+interface Entry {
+  name: string;
+  mode: number;
+  body: Buffer;
+  type?: "file" | "directory";
+}
+
+async function tarGz(entries: Entry[], mtime: Date): Promise<Buffer> {
   const pack = tar.pack();
   const chunks: Buffer[] = [];
   pack.on("data", (c: Buffer) => chunks.push(c));
@@ -74,18 +93,120 @@ async function tarGz(entries: { name: string; mode: number; body: Buffer }[], mt
     pack.on("end", resolve);
     pack.on("error", reject);
   });
-  for (const e of [...entries].sort((a, b) => a.name.localeCompare(b.name)))
-    pack.entry({ name: e.name, mode: e.mode, mtime, uid: 0, gid: 0, uname: "", gname: "" }, e.body);
+  for (const e of entries)
+    pack.entry(
+      { name: e.name, type: e.type ?? "file", mode: e.mode, mtime, uid: 0, gid: 0, uname: "", gname: "" },
+      e.type === "directory" ? undefined : e.body,
+    );
   pack.finalize();
   await done;
   // Node's gzip header carries no file name and a zero time: the same input, the same bytes.
   return zlib.gzipSync(Buffer.concat(chunks), { level: 9 });
 }
 
+/** A .tar.gz's entries, in their order. */
+async function entriesOf(archive: Buffer): Promise<Entry[]> {
+  const extract = tar.extract();
+  const entries: Entry[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    extract.on("entry", (header, stream, next) => {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => {
+        const type = header.type === "directory" ? "directory" : "file";
+        if (header.type !== "file" && header.type !== "directory")
+          return reject(new Error(`unexpected ${header.type} entry ${header.name}`));
+        entries.push({ name: header.name, mode: header.mode ?? 0o644, body: Buffer.concat(chunks), type });
+        next();
+      });
+      stream.resume();
+    });
+    extract.on("finish", resolve);
+    extract.on("error", reject);
+  });
+  extract.end(zlib.gunzipSync(archive));
+  await done;
+  return entries;
+}
+
+/** Stamps every file and folder under `dir` with `seconds`. */
+function stamp(dir: string, seconds: number): void {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) stamp(p, seconds);
+    fs.utimesSync(p, seconds, seconds);
+  }
+}
+
+/**
+ * The SDKs as their languages' packages, built from copies of provider/sdk/<language>: the
+ * Node.js SDK as pulumi-language-nodejs packs one (`npm run build`, package.json into bin/,
+ * `npm pack bin`; this repository's node_modules for the build), the Python SDK through
+ * setuptools' PEP 517 hooks in the toolchain's Python (the one the Python SDK is tested with).
+ */
+async function sdkPackages(outDir: string, seconds: number, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-release-"));
+  try {
+    const node = path.join(work, "nodejs");
+    fs.cpSync(path.join(SDK_DIR, "nodejs"), node, { recursive: true });
+    fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(node, "node_modules"));
+    execFileSync("npm", ["run", "build", "--silent"], { cwd: node, env, stdio: "pipe" });
+    fs.copyFileSync(path.join(node, "package.json"), path.join(node, "bin", "package.json"));
+    const tgz = execFileSync(
+      "npm",
+      ["pack", path.join(node, "bin"), "--pack-destination", outDir, "--silent"],
+      {
+        cwd: work,
+        env,
+        encoding: "utf8",
+      },
+    ).trim();
+
+    const python = env.KLUTCH_PULUMI_PYTHON;
+    if (!python) throw new Error("the toolchain names no Python (KLUTCH_PULUMI_PYTHON)");
+    // The Python the SDK is tested with, built once into the toolchain's cache.
+    if (!fs.existsSync(python))
+      execFileSync("bash", [path.join(repoRoot, "scripts", "toolchain.sh"), "build", "python"], {
+        env,
+        stdio: ["ignore", "inherit", "inherit"],
+      });
+    // Each hook on a fresh copy, stamped with the commit's time: a build leaves its own folders
+    // (egg-info, build/) in the source, which the next one's package discovery would take up.
+    const pep517 = (hook: "build_sdist" | "build_wheel"): string => {
+      const py = path.join(work, `python-${hook}`);
+      fs.cpSync(path.join(SDK_DIR, "python"), py, { recursive: true });
+      stamp(py, seconds);
+      const out = execFileSync(
+        python,
+        ["-c", `import sys\nfrom setuptools import build_meta as b\nprint(b.${hook}(sys.argv[1]))`, outDir],
+        {
+          cwd: py,
+          env: { ...env, SOURCE_DATE_EPOCH: String(seconds) },
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      return out.trim().split("\n").pop()!;
+    };
+    const sdist = pep517("build_sdist");
+    const wheel = pep517("build_wheel");
+    const sdistFile = path.join(outDir, sdist);
+    fs.writeFileSync(
+      sdistFile,
+      await tarGz(await entriesOf(fs.readFileSync(sdistFile)), new Date(seconds * 1000)),
+    );
+    return [tgz, wheel, sdist];
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 export async function release(opts: {
   root: string;
   outDir: string;
   log: (m: string) => void;
+  /** The toolchain's environment (its Python), when the caller has it already. */
+  env?: NodeJS.ProcessEnv;
 }): Promise<ReleaseResult> {
   const { version } = JSON.parse(fs.readFileSync(path.join(opts.root, "package.json"), "utf8")) as {
     version: string;
@@ -107,18 +228,35 @@ export async function release(opts: {
   const [bundle] = bundled.outputFiles;
   if (!bundle) throw new Error("esbuild wrote no bundle");
   const name = `pulumi-resource-klutch-v${version}-linux-amd64.tar.gz`;
+  const seconds = sourceDate(opts.root);
   const archive = await tarGz(
     [
-      { name: "pulumi-resource-klutch", mode: 0o755, body: Buffer.from(LAUNCHER) },
       { name: "provider.js", mode: 0o644, body: Buffer.from(bundle.contents) },
+      { name: "pulumi-resource-klutch", mode: 0o755, body: Buffer.from(LAUNCHER) },
     ],
-    new Date(sourceDate(opts.root) * 1000),
+    new Date(seconds * 1000),
   );
   fs.mkdirSync(opts.outDir, { recursive: true });
   const file = path.join(opts.outDir, name);
   fs.writeFileSync(file, archive);
-  const sha256 = createHash("sha256").update(archive).digest("hex");
-  fs.writeFileSync(path.join(opts.outDir, "SHA256SUMS"), `${sha256}  ${name}\n`);
+  const sdks = await sdkPackages(opts.outDir, seconds, opts.env ?? toolchainEnv());
+  const files = Object.fromEntries(
+    [name, ...sdks].sort().map((f) => [
+      f,
+      createHash("sha256")
+        .update(fs.readFileSync(path.join(opts.outDir, f)))
+        .digest("hex"),
+    ]),
+  );
+  fs.writeFileSync(
+    path.join(opts.outDir, "SHA256SUMS"),
+    Object.entries(files)
+      .map(([f, sum]) => `${sum}  ${f}\n`)
+      .join(""),
+  );
+  for (const f of sdks)
+    opts.log(`${f}: ${(fs.statSync(path.join(opts.outDir, f)).size / 1024).toFixed(0)} KiB`);
+  const sha256 = files[name]!;
   const packages = bundledPackages(bundled.metafile);
   opts.log(
     `${name}: ${(archive.length / 2 ** 20).toFixed(1)} MiB (bundle ${(bundle.contents.length / 2 ** 20).toFixed(1)} MiB), sha256 ${sha256}`,
@@ -129,7 +267,7 @@ export async function release(opts: {
       .map(([p, n]) => `${p} ${(n / 2 ** 20).toFixed(2)} MiB`)
       .join(", ")}`,
   );
-  return { archive: file, sha256, packages };
+  return { archive: file, sha256, files, packages };
 }
 
 if (require.main === module) {

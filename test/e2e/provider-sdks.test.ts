@@ -9,6 +9,7 @@ import { LocalClusters } from "../../local-clusters";
 import { SDK_DIR } from "../../provider/sdk-files";
 import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { release, type ReleaseResult } from "../../scripts/release";
 import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -20,7 +21,9 @@ const hostPorts = portsFor(__filename);
 const CLUSTER = "sdk-cp";
 const LANGUAGES = ["go", "python", "nodejs"] as const;
 type Language = (typeof LANGUAGES)[number];
-const PLUGIN_DIR = path.join(repoRoot, "provider", "plugin");
+const VERSION = (
+  JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }
+).version;
 const CONSUMERS = path.join(repoRoot, "test", "sdk");
 const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
   fs.readFileSync(path.join(repoRoot, "toolchain", "versions.env"), "utf8"),
@@ -66,10 +69,11 @@ interface Consumer {
 /**
  * The klutch provider's generated SDKs (provider/sdk/<language>) used from programs in Go, Python
  * and TypeScript (test/sdk/<language>), each run through its language's Automation API as an inline
- * program against the real engine, the klutch plugin (provider/plugin) and one local cluster with
- * PostgreSQL: the Go SDK built against github.com/pulumi/pulumi/sdk/v3, the Python SDK installed by
- * pip into the toolchain's venv with pulumi from PyPI, the Node.js SDK compiled by tsc and packed
- * by npm as Pulumi's language host packs it. Per language: `up` (the components' outputs through
+ * program against the real engine, the klutch plugin installed from the release archive
+ * (`npm run release`) and one local cluster with PostgreSQL: the Go SDK built against
+ * github.com/pulumi/pulumi/sdk/v3, the Python SDK as the release's wheel installed by pip beside
+ * the toolchain's venv with pulumi from PyPI, the Node.js SDK as the release's npm package. Per
+ * language: `up` (the components' outputs through
  * the SDK's output types, the kubeconfig a secret in the outputs and the state, psql through the
  * local proxy, the Service and the APIServiceExportTemplate on the cluster), a second `up` that
  * changes nothing, and `destroy`.
@@ -96,6 +100,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     PYTHONPYCACHEPREFIX: path.join(work, "pycache"),
   };
   let clusters: LocalClusters | undefined;
+  let released: ReleaseResult | undefined;
   let pg: Postgres | undefined;
   let kubeconfigPath = "";
   const params = new Map<Language, SdkParams>();
@@ -148,6 +153,13 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     await clusters.up([CLUSTER]);
     kubeconfigPath = clusters.kubeconfigPath(CLUSTER);
     await installBindCrds(kubeconfigPath, "60s");
+    // The release: the plugin installed from its archive into this PULUMI_HOME, as a user outside
+    // this repository installs it; the programs name no plugin path. The SDK packages from it too.
+    released = await release({ root: repoRoot, outDir: path.join(work, "dist"), log: () => undefined, env });
+    execFileSync("pulumi", ["plugin", "install", "resource", "klutch", VERSION, "--file", released.archive], {
+      env,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
     pg = await Postgres.start();
     for (const language of LANGUAGES) {
       const p: SdkParams = {
@@ -170,7 +182,6 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
         stringify({
           name: `klutch-sdk-${language}`,
           runtime: language,
-          plugins: { providers: [{ name: "klutch", path: PLUGIN_DIR }] },
         }),
       );
     }
@@ -224,20 +235,18 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     };
   }
 
-  /** Installs the Python SDK with pip (from a copy: pip builds in the source tree) into a folder on PYTHONPATH. */
+  /** Installs the release's Python wheel (`npm run release`) with pip into a folder on PYTHONPATH. */
   function pythonConsumer(): Consumer {
     const python = env.KLUTCH_PULUMI_PYTHON!;
-    const source = path.join(work, "python-sdk");
     const site = path.join(work, "python-site");
-    fs.cpSync(path.join(SDK_DIR, "python"), source, { recursive: true });
-    exec(python, ["-m", "compileall", "-q", source], work);
-    // Its declared dependencies (pyproject.toml) are what the toolchain's venv holds: no index.
-    exec(python, ["-m", "pip", "install", "--dry-run", "--no-index", "--no-build-isolation", source], work);
-    exec(
-      python,
-      ["-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", site, source],
+    const wheel = path.join(
       work,
+      "dist",
+      Object.keys(released!.files).find((f) => f.endsWith(".whl"))!,
     );
+    // Its declared dependencies (pyproject.toml) are what the toolchain's venv holds: no index.
+    exec(python, ["-m", "pip", "install", "--dry-run", "--no-index", wheel], work);
+    exec(python, ["-m", "pip", "install", "-q", "--no-deps", "--target", site, wheel], work);
     const script = path.join(CONSUMERS, "python", "consumer.py");
     const extra = { ...NON_NODE_PROGRAM_ENV, PYTHONPATH: site };
     return {
@@ -247,25 +256,17 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
   }
 
   /**
-   * Builds and packs the Node.js SDK as pulumi-language-nodejs Pack does (sdk/nodejs/cmd/
-   * pulumi-language-nodejs/main.go of pulumi v3.259.0: `npm run build`, package.json copied into
-   * bin/, `npm pack bin`), with this repository's node_modules for its dependencies instead of
-   * `npm install`. The package is unpacked into a consumer project's node_modules (what npm
-   * install does with it), whose @pulumi/pulumi is this repository's; the program is
-   * type-checked and compiled there and runs as an inline program of this process.
+   * The release's Node.js SDK package (`npm run release` packs it as pulumi-language-nodejs Pack
+   * does), unpacked into a consumer project's node_modules (what npm install does with it), whose
+   * @pulumi/pulumi is this repository's; the program is type-checked and compiled there and runs
+   * as an inline program of this process.
    */
   async function nodejsConsumer(): Promise<Consumer> {
     const nodeModules = path.join(repoRoot, "node_modules");
-    const sdk = path.join(work, "nodejs-sdk");
-    fs.cpSync(path.join(SDK_DIR, "nodejs"), sdk, { recursive: true });
-    fs.symlinkSync(nodeModules, path.join(sdk, "node_modules"));
-    exec("npm", ["run", "build", "--silent"], sdk);
-    fs.copyFileSync(path.join(sdk, "package.json"), path.join(sdk, "bin", "package.json"));
-    const tarball = exec(
-      "npm",
-      ["pack", path.join(sdk, "bin"), "--pack-destination", work, "--silent"],
-      work,
-    ).trim();
+    const tarball = path.join(
+      "dist",
+      Object.keys(released!.files).find((f) => f.endsWith(".tgz"))!,
+    );
     const listed = exec("tar", ["-tzf", path.join(work, tarball)], work).split("\n");
     for (const f of ["package.json", "index.js", "index.d.ts", "network/tcpProxy.js", "types/input.d.ts"])
       assert.ok(listed.includes(`package/${f}`), `${tarball} has no ${f}:\n${listed.join("\n")}`);

@@ -231,11 +231,13 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
         outDir: path.join(outside, "again"),
         log: () => undefined,
       });
-      assert.equal(again.sha256, sha256);
+      // Every file: the plugin archive, the npm package, the wheel and the sdist.
+      assert.deepEqual(Object.keys(again.files).length, 4, JSON.stringify(again.files));
       assert.equal(
+        fs.readFileSync(path.join(outside, "again", "SHA256SUMS"), "utf8"),
         fs.readFileSync(path.join(outside, "dist", "SHA256SUMS"), "utf8"),
-        `${sha256}  ${path.basename(archive)}\n`,
       );
+      assert.equal(again.sha256, sha256);
     });
 
     it("installs with `pulumi plugin install` and reports its version", () => {
