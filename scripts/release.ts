@@ -6,6 +6,8 @@
  *   dist/klutch-pulumi-<version>.tgz                            the Node.js SDK (npm pack)
  *   dist/pulumi_klutch-<version>-py3-none-any.whl               the Python SDK, wheel
  *   dist/pulumi_klutch-<version>.tar.gz                         the Python SDK, sdist
+ *   dist/goproxy/github.com/anynines/klutch-pulumi/provider/sdk/go/@v/v<version>.{zip,mod,info}
+ *                                                               the Go SDK as a module proxy serves it
  *   dist/SHA256SUMS
  *
  * Install it with `pulumi plugin install resource klutch <version> --file <archive>`. The archive
@@ -20,7 +22,7 @@
  * hooks with SOURCE_DATE_EPOCH (which the wheel honours) from sources stamped with the commit's
  * time; the sdist's entries setuptools writes during the build (PKG-INFO, egg-info) carry the
  * build's time, so its tar is rewritten with the commit's time and gzipped as above. npm pack
- * writes fixed times itself.
+ * writes fixed times itself. The Go module's zip is golang.org/x/mod/zip's, with no file times.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -37,7 +39,7 @@ import { SDK_DIR } from "../provider/sdk-files";
 /** The Node.js major the bundle is built for and tested on (package.json engines). */
 const NODE_MAJOR = 24;
 
-const LAUNCHER = `#!/bin/sh
+export const LAUNCHER = `#!/bin/sh
 # The klutch resource plugin: the provider bundled in provider.js, run by the Node.js on PATH.
 here=$(cd "$(dirname "$0")" && pwd) || exit 1
 if ! major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null); then
@@ -201,6 +203,47 @@ async function sdkPackages(outDir: string, seconds: number, env: NodeJS.ProcessE
   }
 }
 
+/** The Go SDK's module (provider/sdk/go/go.mod). */
+export const GO_SDK_MODULE = "github.com/anynines/klutch-pulumi/provider/sdk/go";
+
+/**
+ * The Go SDK as a module proxy serves it (toolchain/gomodproxy, on golang.org/x/mod/zip), under
+ * dist/goproxy: `GOPROXY=file://<dist>/goproxy,<proxy>` builds a program on it without a
+ * `replace`, as it would from a published tag `provider/sdk/go/v<version>` of the repository.
+ */
+function goModule(outDir: string, version: string, seconds: number, env: NodeJS.ProcessEnv): string[] {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-gomodproxy-"));
+  try {
+    fs.copyFileSync(path.join(repoRoot, "toolchain", "gomodproxy", "main.go"), path.join(work, "main.go"));
+    fs.writeFileSync(
+      path.join(work, "go.mod"),
+      "module klutch.local/gomodproxy\n\ngo 1.25\n\nrequire golang.org/x/mod v0.38.0\n",
+    );
+    const proxy = path.join(outDir, "goproxy");
+    execFileSync(
+      "go",
+      [
+        "run",
+        ".",
+        path.join(SDK_DIR, "go"),
+        GO_SDK_MODULE,
+        `v${version}`,
+        new Date(seconds * 1000).toISOString(),
+        proxy,
+      ],
+      {
+        cwd: work,
+        env: { ...env, GOFLAGS: "-mod=mod", GOTOOLCHAIN: "local" },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    const dir = path.join("goproxy", GO_SDK_MODULE, "@v");
+    return ["zip", "mod", "info"].map((ext) => path.join(dir, `v${version}.${ext}`));
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 export async function release(opts: {
   root: string;
   outDir: string;
@@ -239,7 +282,11 @@ export async function release(opts: {
   fs.mkdirSync(opts.outDir, { recursive: true });
   const file = path.join(opts.outDir, name);
   fs.writeFileSync(file, archive);
-  const sdks = await sdkPackages(opts.outDir, seconds, opts.env ?? toolchainEnv());
+  const env = opts.env ?? toolchainEnv();
+  const sdks = [
+    ...(await sdkPackages(opts.outDir, seconds, env)),
+    ...goModule(opts.outDir, version, seconds, env),
+  ];
   const files = Object.fromEntries(
     [name, ...sdks].sort().map((f) => [
       f,

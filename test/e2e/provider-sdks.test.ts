@@ -200,7 +200,10 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     fs.rmSync(work, { recursive: true, force: true });
   });
 
-  /** Builds the Go program on the Go SDK: a module of its own, the SDK's module replaced by provider/sdk/go. */
+  /**
+   * Builds the Go program on the Go SDK as the release publishes it: its module fetched from the
+   * release's module proxy folder (dist/goproxy) at the release's version, no `replace`.
+   */
   function goConsumer(): Consumer {
     const dir = path.join(work, "go-consumer");
     fs.mkdirSync(dir, { recursive: true });
@@ -213,19 +216,28 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
         `go ${goLine}`,
         "",
         "require (",
-        `\t${GO_SDK_MODULE} v0.0.0`,
+        `\t${GO_SDK_MODULE} v${VERSION}`,
         `\tgithub.com/pulumi/pulumi/sdk/v3 v${PULUMI_VERSION}`,
         ")",
-        "",
-        `replace ${GO_SDK_MODULE} => ${path.join(SDK_DIR, "go")}`,
         "",
       ].join("\n"),
     );
     fs.copyFileSync(path.join(CONSUMERS, "go", "main.go"), path.join(dir, "main.go"));
+    // The release's module first; the sum database does not know it (it is not published).
+    const fromRelease = {
+      GOPROXY: `file://${path.join(work, "dist", "goproxy")},${exec("go", ["env", "GOPROXY"], dir).trim()}`,
+      GONOSUMDB: [env.GONOSUMDB, "github.com/anynines/*"].filter(Boolean).join(","),
+    };
     // Every package of the SDK, then the program (which imports three of them).
-    exec("go", ["build", "-trimpath", `${GO_SDK_MODULE}/...`], dir);
-    exec("go", ["vet", `${GO_SDK_MODULE}/...`, "."], dir);
-    exec("go", ["build", "-trimpath", "-o", "sdk-consumer", "."], dir);
+    exec("go", ["build", "-trimpath", `${GO_SDK_MODULE}/...`], dir, fromRelease);
+    exec("go", ["vet", `${GO_SDK_MODULE}/...`, "."], dir, fromRelease);
+    exec("go", ["build", "-trimpath", "-o", "sdk-consumer", "."], dir, fromRelease);
+    const sum = fs.readFileSync(path.join(dir, "go.sum"), "utf8");
+    assert.match(
+      sum,
+      new RegExp(`^${GO_SDK_MODULE} v${VERSION} h1:`, "m"),
+      "the SDK module came from the release",
+    );
     const binary = path.join(dir, "sdk-consumer");
     return {
       up: (p) =>
