@@ -21,10 +21,6 @@ export function setResourceServing(mode: ResourceServing): void {
   serving = mode;
 }
 
-export function resourceServing(): ResourceServing {
-  return serving;
-}
-
 /** The module of every Klutch dynamic resource's type token: `pulumi-nodejs:dynamic/klutch:<Kind>`. */
 export const DYNAMIC_MODULE = "klutch";
 /** The plugin's type of a kind: `klutch:internal:<Kind>`. */
@@ -61,13 +57,14 @@ export abstract class KlutchResource extends pulumi.CustomResource {
     name: string,
     props: pulumi.Inputs,
     opts: pulumi.CustomResourceOptions | undefined,
-    module: typeof DYNAMIC_MODULE,
+    // Always "klutch": kept so the arguments read as dynamic.Resource's.
+    _module: typeof DYNAMIC_MODULE,
     kind: string,
   ) {
     if ("__provider" in props) throw new Error("A dynamic resource must not define the __provider key");
     const plugin = serving === "plugin";
     super(
-      plugin ? internalType(kind) : `pulumi-nodejs:dynamic/${module}:${kind}`,
+      plugin ? internalType(kind) : dynamicType(kind),
       name,
       plugin ? props : { ...props, __provider: serializeProvider(provider) },
       plugin ? { ...opts, aliases: [...(opts?.aliases ?? []), { type: dynamicType(kind) }] } : opts,

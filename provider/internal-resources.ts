@@ -29,7 +29,7 @@ export const INTERNAL_RESOURCES: Record<string, AnyProvider> = {
 
 const PREFIX = internalType("");
 
-/** The kind of a `klutch:internal:<Kind>` URN (its type is the part after the last `::`), or undefined. */
+/** The kind of a `klutch:internal:<Kind>` URN (the last `$`-part of its type, nested under its parents), or undefined. */
 export function internalKind(urn: string): string | undefined {
   const type = urn.split("::")[2]?.split("$").pop();
   return type?.startsWith(PREFIX) ? type.slice(PREFIX.length) : undefined;

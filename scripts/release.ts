@@ -8,6 +8,7 @@
  *   dist/pulumi_klutch-<version>.tar.gz                         the Python SDK, sdist
  *   dist/goproxy/github.com/anynines/klutch-pulumi/provider/sdk/go/@v/v<version>.{zip,mod,info}
  *                                                               the Go SDK as a module proxy serves it
+ *   dist/Anynines.Klutch-<version>.tar.gz                       the .NET project as it is (no .NET SDK here to pack it)
  *   dist/SHA256SUMS
  *
  * Install it with `pulumi plugin install resource klutch <version> --file <archive>`. The archive
@@ -244,6 +245,33 @@ function goModule(outDir: string, version: string, seconds: number, env: NodeJS.
   }
 }
 
+/** Every file under `dir`, relative, sorted: what an archive of the folder holds. */
+function filesUnder(dir: string, prefix = ""): string[] {
+  return fs
+    .readdirSync(path.join(dir, prefix), { withFileTypes: true })
+    .flatMap((e) => {
+      const rel = path.posix.join(prefix, e.name);
+      return e.isDirectory() ? filesUnder(dir, rel) : [rel];
+    })
+    .sort();
+}
+
+/**
+ * The .NET SDK's project as it is (provider/sdk/dotnet): this machine has no .NET SDK to build
+ * or pack it, so it ships as sources under `Anynines.Klutch-<version>/`, for `dotnet pack`.
+ */
+async function dotnetProject(outDir: string, version: string, seconds: number): Promise<string> {
+  const root = path.join(SDK_DIR, "dotnet");
+  const name = `Anynines.Klutch-${version}`;
+  const entries = filesUnder(root).map((rel) => ({
+    name: `${name}/${rel}`,
+    mode: 0o644,
+    body: fs.readFileSync(path.join(root, rel)),
+  }));
+  fs.writeFileSync(path.join(outDir, `${name}.tar.gz`), await tarGz(entries, new Date(seconds * 1000)));
+  return `${name}.tar.gz`;
+}
+
 export async function release(opts: {
   root: string;
   outDir: string;
@@ -286,6 +314,7 @@ export async function release(opts: {
   const sdks = [
     ...(await sdkPackages(opts.outDir, seconds, env)),
     ...goModule(opts.outDir, version, seconds, env),
+    await dotnetProject(opts.outDir, version, seconds),
   ];
   const files = Object.fromEntries(
     [name, ...sdks].sort().map((f) => [

@@ -231,8 +231,9 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
         outDir: path.join(outside, "again"),
         log: () => undefined,
       });
-      // Every file: the plugin archive, the npm package, the wheel, the sdist and the Go module.
-      assert.deepEqual(Object.keys(again.files).length, 7, JSON.stringify(again.files));
+      // Every file: the plugin archive, the npm package, the wheel, the sdist, the Go module and
+      // the .NET project.
+      assert.deepEqual(Object.keys(again.files).length, 8, JSON.stringify(again.files));
       assert.equal(
         fs.readFileSync(path.join(outside, "again", "SHA256SUMS"), "utf8"),
         fs.readFileSync(path.join(outside, "dist", "SHA256SUMS"), "utf8"),
