@@ -282,16 +282,31 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     // which the bridge lists as the data-plane identity, not the Service's cluster DNS name.
     const host = last!.status!.hostForConsumer!;
     assert.equal(host, node.nodeAddress);
-    const psql = spawnSync(
-      "psql",
-      [
-        `host=${host} port=${port} user=postgres dbname=postgres connect_timeout=5 sslmode=disable`,
-        "-tAc",
-        "select 42",
-      ],
-      { encoding: "utf8", env: { ...process.env, PGPASSWORD: pgPassword }, timeout: 30_000 },
-    );
+    // Ready means the EndpointSlice publishes the proxy's ports from Ready pods
+    // (network/proxy/service-listeners.ts); kube-proxy writes the node port's rules from that
+    // slice on its next sync, which a loaded machine can take a few seconds to reach (once seen in
+    // CI: "Connection refused", kube-proxy's reject for a Service it still had without endpoints).
+    // So psql is given 15 s, and how long the rules lagged is printed.
+    const readyAt = Date.now();
+    const psqlOnce = () =>
+      spawnSync(
+        "psql",
+        [
+          `host=${host} port=${port} user=postgres dbname=postgres connect_timeout=5 sslmode=disable`,
+          "-tAc",
+          "select 42",
+        ],
+        { encoding: "utf8", env: { ...process.env, PGPASSWORD: pgPassword }, timeout: 30_000 },
+      );
+    let psql = psqlOnce();
+    while (psql.stdout.trim() !== "42" && Date.now() - readyAt < 15_000) {
+      await new Promise((r) => setTimeout(r, 250));
+      psql = psqlOnce();
+    }
     assert.equal(psql.stdout.trim(), "42", psql.stderr);
+    console.log(
+      `      (psql through the node port answered ${((Date.now() - readyAt) / 1000).toFixed(1)} s after Ready)`,
+    );
 
     // From the app cluster: a consumer pod on its node dials hostForConsumer:port as written.
     const appKc = clusters.kubeconfigPath(APP);
