@@ -35,7 +35,7 @@ import { Command } from "commander";
 import { build, type Metafile } from "esbuild";
 import * as tar from "tar-stream";
 import { repoRoot, toolchainEnv } from "../automation/toolchain";
-import { SDK_DIR } from "../provider/sdk-files";
+import { SDK_DIR, sdkFiles } from "../provider/sdk-files";
 
 /** The Node.js major the bundle is built for and tested on (package.json engines). */
 const NODE_MAJOR = 24;
@@ -142,6 +142,18 @@ function stamp(dir: string, seconds: number): void {
 }
 
 /**
+ * A copy of provider/sdk/<language> with the files git keeps there (sdkFiles): none of a local
+ * build's leftovers (bin/, node_modules/, __pycache__) reaches a package.
+ */
+function copySdk(language: string, to: string): void {
+  const from = path.join(SDK_DIR, language);
+  for (const rel of sdkFiles(from)) {
+    fs.mkdirSync(path.dirname(path.join(to, rel)), { recursive: true });
+    fs.copyFileSync(path.join(from, rel), path.join(to, rel));
+  }
+}
+
+/**
  * The SDKs as their languages' packages, built from copies of provider/sdk/<language>: the
  * Node.js SDK as pulumi-language-nodejs packs one (`npm run build`, package.json into bin/,
  * `npm pack bin`; this repository's node_modules for the build), the Python SDK through
@@ -151,7 +163,7 @@ async function sdkPackages(outDir: string, seconds: number, env: NodeJS.ProcessE
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-release-"));
   try {
     const node = path.join(work, "nodejs");
-    fs.cpSync(path.join(SDK_DIR, "nodejs"), node, { recursive: true });
+    copySdk("nodejs", node);
     fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(node, "node_modules"));
     execFileSync("npm", ["run", "build", "--silent"], { cwd: node, env, stdio: "pipe" });
     fs.copyFileSync(path.join(node, "package.json"), path.join(node, "bin", "package.json"));
@@ -177,7 +189,7 @@ async function sdkPackages(outDir: string, seconds: number, env: NodeJS.ProcessE
     // (egg-info, build/) in the source, which the next one's package discovery would take up.
     const pep517 = (hook: "build_sdist" | "build_wheel"): string => {
       const py = path.join(work, `python-${hook}`);
-      fs.cpSync(path.join(SDK_DIR, "python"), py, { recursive: true });
+      copySdk("python", py);
       stamp(py, seconds);
       const out = execFileSync(
         python,
@@ -204,7 +216,7 @@ async function sdkPackages(outDir: string, seconds: number, env: NodeJS.ProcessE
   }
 }
 
-/** The Go SDK's module (provider/sdk/go/go.mod). */
+/** The Go SDK's module (provider/sdk/go/go.mod, from the schema's language.go.importBasePath). */
 export const GO_SDK_MODULE = "github.com/anynines/klutch-pulumi/provider/sdk/go";
 
 /**
@@ -245,17 +257,6 @@ function goModule(outDir: string, version: string, seconds: number, env: NodeJS.
   }
 }
 
-/** Every file under `dir`, relative, sorted: what an archive of the folder holds. */
-function filesUnder(dir: string, prefix = ""): string[] {
-  return fs
-    .readdirSync(path.join(dir, prefix), { withFileTypes: true })
-    .flatMap((e) => {
-      const rel = path.posix.join(prefix, e.name);
-      return e.isDirectory() ? filesUnder(dir, rel) : [rel];
-    })
-    .sort();
-}
-
 /**
  * The .NET SDK's project as it is (provider/sdk/dotnet): this machine has no .NET SDK to build
  * or pack it, so it ships as sources under `Anynines.Klutch-<version>/`, for `dotnet pack`.
@@ -263,7 +264,7 @@ function filesUnder(dir: string, prefix = ""): string[] {
 async function dotnetProject(outDir: string, version: string, seconds: number): Promise<string> {
   const root = path.join(SDK_DIR, "dotnet");
   const name = `Anynines.Klutch-${version}`;
-  const entries = filesUnder(root).map((rel) => ({
+  const entries = sdkFiles(root).map((rel) => ({
     name: `${name}/${rel}`,
     mode: 0o644,
     body: fs.readFileSync(path.join(root, rel)),
@@ -348,7 +349,7 @@ export async function release(opts: {
 
 if (require.main === module) {
   const program = new Command("release")
-    .description("Write the klutch provider plugin's release archive and SHA256SUMS to dist/")
+    .description("Write the klutch plugin's archive, the SDK packages and SHA256SUMS to dist/")
     .option("--out <dir>", "where to write them", path.join(repoRoot, "dist"))
     .action(async (o: { out: string }) => {
       await release({

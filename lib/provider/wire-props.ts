@@ -8,9 +8,12 @@ import { isSecretEnvelope, SECRET_MARKER, SECRET_SIG } from "../pulumi-secret";
  * The plugin's server accepts secrets (@pulumi/pulumi provider/server.ts `configure`:
  * acceptSecrets true), so properties arrive with secrets in their wire form. The dynamic host
  * accepts none, so the engine had unwrapped them before and marked the outputs of a secret input
- * secret again (pkg/resource/plugin/provider_plugin.go, annotateSecrets, when the provider does
- * not accept secrets). Here the plugin does both: `unwrap` before the provider runs, `rewrap`
- * on what it returns.
+ * secret again (pulumi/pulumi sdk/go/common/resource/plugin/provider_plugin.go, annotateSecrets,
+ * called when the provider does not accept secrets). Here the plugin does both: `unwrap` before
+ * the provider runs, `rewrap` on what it returns. One difference, on the safe side: where an
+ * input and its output are both objects, annotateSecrets recurses and marks only the nested
+ * values whose input held a secret; `rewrap` marks the whole top-level property, so a
+ * non-secret neighbour of a nested secret is kept encrypted too. No secret is ever left plain.
  */
 
 /** The property that held a dynamic resource's serialized provider; an aliased old state still has it. */

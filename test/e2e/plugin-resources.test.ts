@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
 import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { which } from "../../local-clusters/host/binaries";
 import { type ResourceServing, setResourceServing } from "../../dynamic-providers/klutch-resource";
 import { RandomKey } from "../../dynamic-providers/random-key";
 
@@ -34,9 +35,7 @@ describe("the klutch plugin takes over its components' dynamic resources (e2e)",
         plugins: { providers: [{ name: "klutch", path: path.join(repoRoot, "provider", "plugin") }] },
       }),
     );
-    const pulumiBin = (env.PATH ?? "")
-      .split(path.delimiter)
-      .find((dir) => fs.existsSync(path.join(dir, "pulumi")));
+    const pulumiBin = which("pulumi", env);
     assert.ok(pulumiBin, "the toolchain's pulumi on PATH");
     stack = await LocalWorkspace.createOrSelectStack(
       {
@@ -54,7 +53,7 @@ describe("the klutch plugin takes over its components' dynamic resources (e2e)",
       },
       {
         workDir: work,
-        pulumiCommand: await PulumiCommand.get({ root: path.dirname(pulumiBin) }),
+        pulumiCommand: await PulumiCommand.get({ root: path.dirname(path.dirname(pulumiBin)) }),
         envVars: {
           PATH: env.PATH ?? "",
           PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,

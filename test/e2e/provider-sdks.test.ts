@@ -9,7 +9,7 @@ import { LocalClusters } from "../../local-clusters";
 import { SDK_DIR } from "../../provider/sdk-files";
 import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../automation/toolchain";
-import { release, type ReleaseResult } from "../../scripts/release";
+import { GO_SDK_MODULE, release, type ReleaseResult } from "../../scripts/release";
 import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -28,8 +28,6 @@ const CONSUMERS = path.join(repoRoot, "test", "sdk");
 const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
   fs.readFileSync(path.join(repoRoot, "toolchain", "versions.env"), "utf8"),
 )![1]!;
-/** The Go SDK's module (provider/sdk/go/go.mod, from the schema's language.go.importBasePath). */
-const GO_SDK_MODULE = "github.com/anynines/klutch-pulumi/provider/sdk/go";
 
 /**
  * A Go or Python program's environment names nothing of this checkout besides the plugin: the
