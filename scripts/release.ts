@@ -9,6 +9,9 @@
  *   dist/goproxy/github.com/anynines/klutch-pulumi/provider/sdk/go/@v/v<version>.{zip,mod,info}
  *                                                               the Go SDK as a module proxy serves it
  *   dist/Anynines.Klutch-<version>.tar.gz                       the .NET project as it is (no .NET SDK here to pack it)
+ *   dist/klutch-bridge-v<version>-linux-amd64.oci.tar           the bridge image, OCI layout, zstd layer
+ *   dist/function-klutch-v<version>.xpkg                        Klutch's composition function, a Crossplane package
+ *   dist/IMAGES                                                 the bridge image's reference pinned by digest
  *   dist/SHA256SUMS
  *
  * Install it with `pulumi plugin install resource klutch <version> --file <archive>`. The archive
@@ -24,6 +27,9 @@
  * time; the sdist's entries setuptools writes during the build (PKG-INFO, egg-info) carry the
  * build's time, so its tar is rewritten with the commit's time and gzipped as above. npm pack
  * writes fixed times itself. The Go module's zip is golang.org/x/mod/zip's, with no file times.
+ * The images' layers are tars with fixed metadata in a fixed order (local-clusters/images), and
+ * `crossplane xpkg build` stamps no time; both hold this machine's Node.js and Pulumi binaries,
+ * so they are reproducible on one machine with one toolchain, not across machines.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -35,6 +41,12 @@ import { Command } from "commander";
 import { build, type Metafile } from "esbuild";
 import * as tar from "tar-stream";
 import { repoRoot, toolchainEnv } from "../automation/toolchain";
+import { bridgeSpec } from "../local-clusters/images/bridge-image";
+import { imageCacheDir } from "../local-clusters/images/catalog";
+import { functionImageSpec } from "../local-clusters/images/function-image";
+import { buildImage, writeReleaseImage, type ReleasedImage } from "../local-clusters/images/oci-layout";
+import { buildXpkg } from "../local-clusters/packages/publish";
+import { FUNCTION_PACKAGE } from "../lib/local/packages";
 import { SDK_DIR, sdkFiles } from "../provider/sdk-files";
 
 /** The Node.js major the bundle is built for and tested on (package.json engines). */
@@ -54,9 +66,14 @@ fi
 exec node "$here/provider.js" "$@"
 `;
 
+/** Where a published release's bridge image lives (the repository's own container registry). */
+export const BRIDGE_IMAGE_REPOSITORY = "ghcr.io/anynines/klutch-pulumi/bridge";
+
 export interface ReleaseResult {
   archive: string;
   sha256: string;
+  /** The bridge image's archive in outDir, and its reference and digests (unless `images: false`). */
+  bridgeImage?: ReleasedImage & { file: string };
   /** Every file written, by name, with its SHA-256 (what SHA256SUMS lists). */
   files: Record<string, string>;
   /** Bytes of the bundle per npm package (and "project" for this repository's code), largest first. */
@@ -273,12 +290,63 @@ async function dotnetProject(outDir: string, version: string, seconds: number): 
   return `${name}.tar.gz`;
 }
 
+/**
+ * The bridge image (local-clusters/images/bridge-image.ts: the bridge transpiled, its packages,
+ * Node.js, the Pulumi CLI and plugins) as a release ships it, tagged `v<version>`.
+ */
+export async function releaseBridgeImage(
+  outDir: string,
+  version: string,
+  env: NodeJS.ProcessEnv,
+): Promise<ReleasedImage & { file: string }> {
+  const spec = bridgeSpec(env, repoRoot, imageCacheDir(env));
+  const file = `klutch-bridge-v${version}-linux-amd64.oci.tar`;
+  fs.mkdirSync(outDir, { recursive: true });
+  const image = await writeReleaseImage(
+    { ...spec, repository: BRIDGE_IMAGE_REPOSITORY },
+    `v${version}`,
+    path.join(outDir, file),
+  );
+  return { ...image, file };
+}
+
+/**
+ * Klutch's composition function as a Function package (the one the local stack installs from its
+ * registry), built by the toolchain's `crossplane xpkg build` with its runtime image embedded.
+ * Push it with `crossplane xpkg push --package-files=<file> <registry>/<repository>:v<version>`.
+ */
+async function functionPackage(outDir: string, version: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const cli = env.KLUTCH_CROSSPLANE_CLI;
+  if (!cli || !fs.existsSync(cli))
+    throw new Error(
+      `the crossplane CLI is not built (${cli ?? "unset"}): run \`bash scripts/toolchain.sh build\``,
+    );
+  const cacheDir = imageCacheDir(env);
+  const image = await buildImage(
+    functionImageSpec(repoRoot, cacheDir, `klutch.local/${FUNCTION_PACKAGE.name}`),
+    cacheDir,
+  );
+  const file = `${FUNCTION_PACKAGE.name}-v${version}.xpkg`;
+  await buildXpkg(
+    cli,
+    {
+      packageRoot: path.join(repoRoot, FUNCTION_PACKAGE.packageRoot),
+      runtimeImage: image.archive,
+      out: path.join(outDir, file),
+    },
+    env,
+  );
+  return file;
+}
+
 export async function release(opts: {
   root: string;
   outDir: string;
   log: (m: string) => void;
   /** The toolchain's environment (its Python), when the caller has it already. */
   env?: NodeJS.ProcessEnv;
+  /** Also the bridge image and the Function package (default); a check of the SDKs alone skips them. */
+  images?: boolean;
 }): Promise<ReleaseResult> {
   const { version } = JSON.parse(fs.readFileSync(path.join(opts.root, "package.json"), "utf8")) as {
     version: string;
@@ -317,8 +385,16 @@ export async function release(opts: {
     ...goModule(opts.outDir, version, seconds, env),
     await dotnetProject(opts.outDir, version, seconds),
   ];
+  const artifacts = [...sdks];
+  let bridgeImage: (ReleasedImage & { file: string }) | undefined;
+  if (opts.images !== false) {
+    bridgeImage = await releaseBridgeImage(opts.outDir, version, env);
+    const pinned = `${bridgeImage.reference}@${bridgeImage.manifestDigest}`;
+    fs.writeFileSync(path.join(opts.outDir, "IMAGES"), `${pinned}  ${bridgeImage.file}\n`);
+    artifacts.push(bridgeImage.file, await functionPackage(opts.outDir, version, env), "IMAGES");
+  }
   const files = Object.fromEntries(
-    [name, ...sdks].sort().map((f) => [
+    [name, ...artifacts].sort().map((f) => [
       f,
       createHash("sha256")
         .update(fs.readFileSync(path.join(opts.outDir, f)))
@@ -331,7 +407,7 @@ export async function release(opts: {
       .map(([f, sum]) => `${sum}  ${f}\n`)
       .join(""),
   );
-  for (const f of sdks)
+  for (const f of artifacts)
     opts.log(`${f}: ${(fs.statSync(path.join(opts.outDir, f)).size / 1024).toFixed(0)} KiB`);
   const sha256 = files[name]!;
   const packages = bundledPackages(bundled.metafile);
@@ -344,12 +420,14 @@ export async function release(opts: {
       .map(([p, n]) => `${p} ${(n / 2 ** 20).toFixed(2)} MiB`)
       .join(", ")}`,
   );
-  return { archive: file, sha256, files, packages };
+  return { archive: file, sha256, bridgeImage, files, packages };
 }
 
 if (require.main === module) {
   const program = new Command("release")
-    .description("Write the klutch plugin's archive, the SDK packages and SHA256SUMS to dist/")
+    .description(
+      "Write the klutch plugin's archive, the SDK packages, the bridge image, the Function package and SHA256SUMS to dist/",
+    )
     .option("--out <dir>", "where to write them", path.join(repoRoot, "dist"))
     .action(async (o: { out: string }) => {
       await release({

@@ -5,7 +5,16 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { haproxySpec } from "./catalog";
 import { debianPostgres, parseLdd } from "./host-rootfs";
-import { buildImage, imageDocuments, normalizeEntries, sha256, tagFor, type ImageSpec } from "./oci-layout";
+import * as zlib from "node:zlib";
+import {
+  buildImage,
+  imageDocuments,
+  normalizeEntries,
+  sha256,
+  tagFor,
+  writeReleaseImage,
+  type ImageSpec,
+} from "./oci-layout";
 
 describe("OCI image writer (pure parts and a real archive)", () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-oci-"));
@@ -102,6 +111,47 @@ describe("OCI image writer (pure parts and a real archive)", () => {
     const changed = await buildImage(spec, path.join(tmp, "cache"));
     assert.equal(changed.built, true);
     assert.notEqual(changed.reference, first.reference, "new content, new tag");
+  });
+
+  it("writes a release's image with a zstd layer: the config lists the tar's digest, the manifest the compressed blob's; same bytes twice", async () => {
+    const spec = {
+      repository: "registry.example.com/klutch/hello",
+      config: { Entrypoint: ["/hello.sh"] },
+      entries: [
+        { type: "content" as const, path: "/hello.sh", mode: 0o755, content: "#!/bin/sh\necho hi\n" },
+      ],
+    };
+    const files = ["a", "b"].map((n) => path.join(tmp, `release-${n}.oci.tar`));
+    const [image, again] = [
+      await writeReleaseImage(spec, "v1.2.3", files[0]!),
+      await writeReleaseImage(spec, "v1.2.3", files[1]!),
+    ];
+    assert.deepEqual(again, image);
+    assert.ok(fs.readFileSync(files[0]!).equals(fs.readFileSync(files[1]!)), "the same bytes");
+    assert.equal(image.reference, "registry.example.com/klutch/hello:v1.2.3");
+
+    const out = path.join(tmp, "release-unpacked");
+    fs.mkdirSync(out);
+    execFileSync("tar", ["-xf", files[0]!, "-C", out]);
+    const blob = (digest: string) => fs.readFileSync(path.join(out, "blobs", "sha256", digest.slice(7)));
+    const index = JSON.parse(fs.readFileSync(path.join(out, "index.json"), "utf8"));
+    assert.equal(index.manifests[0].digest, image.manifestDigest);
+    assert.equal(index.manifests[0].annotations["io.containerd.image.name"], image.reference);
+    assert.equal(index.manifests[0].annotations["org.opencontainers.image.ref.name"], "v1.2.3");
+    const manifest = JSON.parse(blob(image.manifestDigest).toString());
+    const [layer] = manifest.layers;
+    assert.equal(layer.mediaType, "application/vnd.oci.image.layer.v1.tar+zstd");
+    const compressed = blob(layer.digest);
+    assert.equal(sha256(compressed), layer.digest);
+    assert.equal(compressed.length, layer.size);
+    const tar = zlib.zstdDecompressSync(compressed);
+    assert.equal(sha256(tar), image.diffId);
+    assert.deepEqual(JSON.parse(blob(manifest.config.digest).toString()).rootfs.diff_ids, [image.diffId]);
+    fs.writeFileSync(path.join(tmp, "layer.tar"), tar);
+    assert.match(
+      execFileSync("tar", ["-tvf", path.join(tmp, "layer.tar")], { encoding: "utf8" }),
+      /^-rwxr-xr-x 0\/0 +\d+ 1970-01-01 00:00 hello\.sh$/m,
+    );
   });
 
   it("a new archive of a repository drops its older ones but the newest three; other repositories keep theirs", async () => {

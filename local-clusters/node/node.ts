@@ -540,6 +540,21 @@ export class LocalNode {
   }
 
   /**
+   * Imports an OCI archive into the node's containerd (`ctr images import --base-name
+   * <repository> --digests`): the names the archive gives under `repository`, and
+   * `<repository>@<manifest digest>`, the name a pod that pins the digest is resolved by (the CRI
+   * looks images up by name; nothing is pulled here). Returns the names containerd then holds
+   * under `repository`.
+   */
+  async importArchive(archive: string, repository: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+    await this.ctr(env, ["images", "import", "--base-name", repository, "--digests", archive]);
+    return (await this.ctr(env, ["images", "list", "--quiet"]))
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((name) => name.startsWith(`${repository}:`) || name.startsWith(`${repository}@`));
+  }
+
+  /**
    * Imports the images containerd does not hold yet (they stay in its root across restarts);
    * returns how many it imported.
    */

@@ -92,18 +92,7 @@ export async function publishPackages(opts: {
       const start = Date.now();
       fs.mkdirSync(path.dirname(xpkg), { recursive: true });
       const tmp = `${xpkg}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-      await run(
-        cli!,
-        [
-          "xpkg",
-          "build",
-          `--package-root=${b.packageRoot}`,
-          `--examples-root=${path.join(b.packageRoot, "examples")}`,
-          `--embed-runtime-image-tarball=${image.archive}`,
-          `--package-file=${tmp}`,
-        ],
-        opts.env,
-      );
+      await buildXpkg(cli!, { packageRoot: b.packageRoot, runtimeImage: image.archive, out: tmp }, opts.env);
       fs.renameSync(tmp, xpkg);
       opts.log(`built ${path.basename(xpkg)} (${mib(xpkg)} MiB) in ${seconds(start)}s`);
     }
@@ -125,6 +114,30 @@ export async function publishPackages(opts: {
     fs.writeFileSync(file, `${JSON.stringify({ ...before, ...published }, null, 2)}\n`);
   }
   return published;
+}
+
+/**
+ * `crossplane xpkg build` of a package root (crossplane.yaml, its objects and examples/) with the
+ * runtime image embedded (an archive with Docker's manifest.json, see ImageSpec.dockerManifest).
+ * The same inputs give the same bytes: the CLI stamps no time into the package.
+ */
+export async function buildXpkg(
+  cli: string,
+  pkg: { packageRoot: string; runtimeImage: string; out: string },
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  await run(
+    cli,
+    [
+      "xpkg",
+      "build",
+      `--package-root=${pkg.packageRoot}`,
+      `--examples-root=${path.join(pkg.packageRoot, "examples")}`,
+      `--embed-runtime-image-tarball=${pkg.runtimeImage}`,
+      `--package-file=${pkg.out}`,
+    ],
+    env,
+  );
 }
 
 /** 12 hex digits of the runtime image's digest and every file of the package root. */

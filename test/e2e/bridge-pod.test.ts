@@ -41,6 +41,7 @@ import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
+import { BRIDGE_IMAGE_REPOSITORY, releaseBridgeImage } from "../../scripts/release";
 
 const CP = "bridge-pod-cp";
 const NS = "team-a";
@@ -74,6 +75,8 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
   let crossplane: LocalCrossplane | undefined;
   let stack: Stack | undefined;
   let tunnelStack: Stack | undefined;
+  /** The release's bridge image pinned by digest (`repository@sha256:…`), once imported. */
+  let releasedBridge = "";
   // The instance's host as a data service reports it (a Service's DNS name, as a8s does):
   // the proxy pods and the bridge's probe resolve it through the node's cluster DNS.
   const pgHost = `pg.${NS}.svc.cluster.local`;
@@ -297,7 +300,30 @@ const retry = async (call) => {
 
   let firstReady: Claim;
 
-  it("the bridge Deployment (2 replicas, leader election, BridgeIdentity's account) becomes Ready through pulumi up; one replica leads", async () => {
+  it("the release's bridge image (`npm run release`'s OCI archive) is imported into the node's containerd and named by its digest", async () => {
+    const started = Date.now();
+    const { version } = JSON.parse(
+      fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"),
+    ) as {
+      version: string;
+    };
+    const image = await releaseBridgeImage(path.join(work, "dist"), version, env);
+    const archive = path.join(work, "dist", image.file);
+    const built = (Date.now() - started) / 1000;
+    const names = await clusters.node(CP).importArchive(archive, BRIDGE_IMAGE_REPOSITORY, env);
+    releasedBridge = `${BRIDGE_IMAGE_REPOSITORY}@${image.manifestDigest}`;
+    assert.deepEqual(names.sort(), [`${BRIDGE_IMAGE_REPOSITORY}:v${version}`, releasedBridge].sort());
+    // Not the node's own build under another name: the release's layer is zstd, so its manifest
+    // differs from the uncompressed one the node imported at start (whose tag ends in 12 hex
+    // digits of its manifest digest).
+    assert.ok(!node.images.bridge?.endsWith(image.manifestDigest.slice(7, 19)), node.images.bridge);
+    process.stdout.write(
+      `      release bridge image: ${(fs.statSync(archive).size / 2 ** 20).toFixed(1)} MiB, written in ${built.toFixed(1)} s, imported in ${((Date.now() - started) / 1000 - built).toFixed(1)} s\n`,
+    );
+  });
+
+  it("the bridge Deployment of the release's image (2 replicas, leader election, BridgeIdentity's account) becomes Ready through pulumi up; one replica leads", async () => {
+    assert.ok(releasedBridge, "the release's bridge image was imported");
     // The data plane is this cluster: the proxies' own identity, admin of their namespace only.
     kubectl(kc(), ["-n", PROXY_NS, "create", "serviceaccount", "klutch-proxies"]);
     kubectl(kc(), [
@@ -346,7 +372,7 @@ const retry = async (call) => {
           provider,
           namespace: PROXY_NS,
           serviceAccountName: identity.serviceAccountName,
-          image: node.images.bridge as string,
+          image: releasedBridge,
           imagePullPolicy: "Never",
           state: { kind: "hostPath", path: path.join(work, "bridge-state") },
           passphrase,
@@ -383,6 +409,11 @@ const retry = async (call) => {
     const list = bridgePods();
     assert.equal(list.length, 2);
     assert.ok(list.every(podReady), JSON.stringify(list.map((p) => p.status.conditions)));
+    // The running containers are the release's image: the CRI reports the digest it resolved.
+    for (const p of list) {
+      const [status] = p.status.containerStatuses ?? [];
+      assert.equal(status?.imageID, releasedBridge, `${p.metadata.name} runs ${status?.imageID}`);
+    }
     await eventually(
       "one replica to hold the Lease",
       () => {

@@ -14,6 +14,7 @@ import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
 import { portsFor } from "../helpers/ports";
+import { pathOutside } from "../helpers/processes";
 
 /** This file's own host ports (test/helpers/ports.ts). */
 const hostPorts = portsFor(__filename);
@@ -69,8 +70,9 @@ interface Consumer {
  * and TypeScript (test/sdk/<language>), each run through its language's Automation API as an inline
  * program against the real engine, the klutch plugin installed from the release archive
  * (`npm run release`) and one local cluster with PostgreSQL: the Go SDK built against
- * github.com/pulumi/pulumi/sdk/v3, the Python SDK as the release's wheel installed by pip beside
- * the toolchain's venv with pulumi from PyPI, the Node.js SDK as the release's npm package. Per
+ * github.com/pulumi/pulumi/sdk/v3, the Python SDK as the release's wheel installed by pip into a
+ * fresh venv (its dependencies from PyPI) and run outside the repository, the Node.js SDK as the
+ * release's npm package. Per
  * language: `up` (the components' outputs through
  * the SDK's output types, the kubeconfig a secret in the outputs and the state, psql through the
  * local proxy, the Service and the APIServiceExportTemplate on the cluster), a second `up` that
@@ -153,7 +155,13 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     await installBindCrds(kubeconfigPath, "60s");
     // The release: the plugin installed from its archive into this PULUMI_HOME, as a user outside
     // this repository installs it; the programs name no plugin path. The SDK packages from it too.
-    released = await release({ root: repoRoot, outDir: path.join(work, "dist"), log: () => undefined, env });
+    released = await release({
+      root: repoRoot,
+      outDir: path.join(work, "dist"),
+      log: () => undefined,
+      env,
+      images: false,
+    });
     execFileSync("pulumi", ["plugin", "install", "resource", "klutch", VERSION, "--file", released.archive], {
       env,
       stdio: ["ignore", "inherit", "inherit"],
@@ -245,23 +253,41 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     };
   }
 
-  /** Installs the release's Python wheel (`npm run release`) with pip into a folder on PYTHONPATH. */
+  /**
+   * Installs the release's Python wheel (`npm run release`) into a fresh venv as a user does:
+   * `pip install <wheel>`, its declared dependencies (pyproject.toml) from PyPI. The versions pip
+   * may pick are the toolchain's (python-constraints.txt, pulumi at the CLI's version), so a new
+   * release on PyPI cannot change this test's result; whether the wheel's own requirements resolve
+   * is what it proves.
+   */
   function pythonConsumer(): Consumer {
-    const python = env.KLUTCH_PULUMI_PYTHON!;
-    const site = path.join(work, "python-site");
+    const venv = path.join(work, "python-venv");
+    exec("python3", ["-m", "venv", venv], work);
+    const python = path.join(venv, "bin", "python");
     const wheel = path.join(
       work,
       "dist",
       Object.keys(released!.files).find((f) => f.endsWith(".whl"))!,
     );
-    // Its declared dependencies (pyproject.toml) are what the toolchain's venv holds: no index.
-    exec(python, ["-m", "pip", "install", "--dry-run", "--no-index", wheel], work);
-    exec(python, ["-m", "pip", "install", "-q", "--no-deps", "--target", site, wheel], work);
-    const script = path.join(CONSUMERS, "python", "consumer.py");
-    const extra = { ...NON_NODE_PROGRAM_ENV, PYTHONPATH: site };
+    const constraints = path.join(work, "python-constraints.txt");
+    fs.writeFileSync(
+      constraints,
+      `${fs.readFileSync(path.join(repoRoot, "toolchain", "python-constraints.txt"), "utf8")}\npulumi==${PULUMI_VERSION}\n`,
+    );
+    exec(
+      python,
+      ["-m", "pip", "install", "-q", "--disable-pip-version-check", "-c", constraints, wheel],
+      work,
+    );
+    const installed = exec(python, ["-m", "pip", "show", "pulumi_klutch", "pulumi"], work);
+    assert.match(installed, new RegExp(`Name: pulumi_klutch\\nVersion: ${VERSION.replace(/\./g, "\\.")}`));
+    // The program copied out of the repository, run with no PATH entry inside it.
+    const script = path.join(work, "consumer.py");
+    fs.copyFileSync(path.join(CONSUMERS, "python", "consumer.py"), script);
+    const outside = { ...NON_NODE_PROGRAM_ENV, PATH: pathOutside(repoRoot, env.PATH) };
     return {
-      up: (p) => Promise.resolve(report(spawnChecked(python, [script, "up", writeParams(p)], work, extra))),
-      destroy: (p) => Promise.resolve(void exec(python, [script, "destroy", writeParams(p)], work, extra)),
+      up: (p) => Promise.resolve(report(spawnChecked(python, [script, "up", writeParams(p)], work, outside))),
+      destroy: (p) => Promise.resolve(void exec(python, [script, "destroy", writeParams(p)], work, outside)),
     };
   }
 

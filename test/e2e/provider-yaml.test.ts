@@ -13,6 +13,7 @@ import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
 import { YamlProgram } from "../helpers/yaml-program";
 import { portsFor } from "../helpers/ports";
+import { pathOutside } from "../helpers/processes";
 
 /** This file's own host ports (test/helpers/ports.ts). */
 const hostPorts = portsFor(__filename);
@@ -173,10 +174,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
     const toolchain = toolchainEnv();
     const env: NodeJS.ProcessEnv = {
       ...toolchain,
-      PATH: (toolchain.PATH ?? "")
-        .split(path.delimiter)
-        .filter((dir) => dir && !path.resolve(dir).startsWith(repoRoot))
-        .join(path.delimiter),
+      PATH: pathOutside(repoRoot, toolchain.PATH),
       NODE_PATH: "",
       PULUMI_HOME: path.join(outside, "home"),
       PULUMI_BACKEND_URL: `file://${path.join(outside, "state")}`,
@@ -198,6 +196,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
     };
     let archive = "";
     let sha256 = "";
+    let bridgeDigest: string | undefined;
 
     before(async function () {
       this.timeout(5 * 60_000);
@@ -208,6 +207,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
       });
       archive = built.archive;
       sha256 = built.sha256;
+      bridgeDigest = built.bridgeImage?.manifestDigest;
       fs.mkdirSync(projectDir, { recursive: true });
       fs.mkdirSync(path.join(outside, "state"));
       const project = parse(
@@ -231,9 +231,11 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
         outDir: path.join(outside, "again"),
         log: () => undefined,
       });
-      // Every file: the plugin archive, the npm package, the wheel, the sdist, the Go module and
-      // the .NET project.
-      assert.deepEqual(Object.keys(again.files).length, 8, JSON.stringify(again.files));
+      // Every file: the plugin archive, the npm package, the wheel, the sdist, the Go module (3
+      // files), the .NET project, the bridge image, the Function package and IMAGES, which pins
+      // the image by its digest.
+      assert.deepEqual(Object.keys(again.files).length, 11, JSON.stringify(again.files));
+      assert.equal(again.bridgeImage?.manifestDigest, bridgeDigest);
       assert.equal(
         fs.readFileSync(path.join(outside, "again", "SHA256SUMS"), "utf8"),
         fs.readFileSync(path.join(outside, "dist", "SHA256SUMS"), "utf8"),

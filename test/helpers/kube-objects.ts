@@ -30,6 +30,8 @@ export interface Pod {
       name: string;
       /** `<runtime>://<id>`; the kubelet's cgroupfs driver names the container's cgroup by the id. */
       containerID?: string;
+      /** The image the runtime resolved: `<repository>@sha256:<manifest digest>` when containerd holds that name. */
+      imageID?: string;
       ready: boolean;
       restartCount: number;
       state?: { waiting?: { reason?: string } };
