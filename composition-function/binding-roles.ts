@@ -10,7 +10,7 @@
  * Only roles the instance has seen are dropped, and a role name is a composite's uid hashed,
  * never reused, so a live binding's role is never dropped, however a listing and a pod
  * interleave with a new binding's role pod. What this leaves: a binding created and deleted
- * between two reconciles of its instance (Crossplane's poll interval, 5 s on the local stack)
+ * between two reconciles of its instance (Crossplane's poll interval, 30 s on the local stack)
  * is never seen, and its role stays until the instance goes.
  *
  * Pure: the hash is the only computation.

@@ -55,7 +55,7 @@ describe("the environment's plan (pure)", () => {
       runLocally: false,
       node: {
         image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11", pullPolicy: "Never" },
-        coreArgs: ["--enable-realtime-compositions=false", "--poll-interval=5s"],
+        coreArgs: ["--enable-realtime-compositions=false", "--poll-interval=30s"],
         hostNetwork: true,
       },
       localPackages: PACKAGES,

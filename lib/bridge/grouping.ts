@@ -131,10 +131,11 @@ export const PATH_STATUS_ANNOTATION = "klutch.anynines.com/network-path-status-a
 /**
  * The write that makes Crossplane copy a path's new status into its composite at once: an
  * annotation on the composite (its controller owner), whose watch event starts the XR's
- * reconcile. Without it the copy waits for Crossplane's poll (the local control plane polls
- * every 5 s, with realtime compositions off because 1.20 can strand an XR; the trace measured
- * 10.5 s of a 17.3 s create→Ready here). The composite's own reconcile reads the path as it
- * is, so the annotation's value only needs to change. Undefined for a path with no composite.
+ * reconcile. Without it the copy waits for Crossplane's back-off (unready) or poll (Ready,
+ * 30 s locally), with realtime compositions off because 1.20 can strand an XR (crossplane-plan.ts);
+ * the trace measured 10.5 s of a 17.3 s create→Ready here before the nudge. The composite's
+ * own reconcile reads the path as it is, so the annotation's value only needs to change.
+ * Undefined for a path with no composite.
  */
 export function compositeNudge(
   p: Pick<NetworkPathObject, "metadata">,

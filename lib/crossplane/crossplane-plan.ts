@@ -39,10 +39,20 @@ export type CrossplaneRun =
  * Flags Crossplane core runs with on local clusters, as a process or as the node's pod.
  * Realtime compositions (beta, on by default in 1.20) rely on watches of composed kinds, and
  * 1.20 can miss a composed resource's change and leave its XR unready for good
- * (crossplane/crossplane#6455; seen here with NetworkPaths). Polling every few seconds is cheap
- * for a local control plane and always converges.
+ * (crossplane/crossplane#6455; seen here with NetworkPaths), so they are off. Without them an
+ * unready XR is checked again after a back-off of 1 to 30 s and a Ready one every poll interval
+ * ("Requeue immediately (subject to backoff)" and `RequeueAfter: jitter(r.pollInterval)` in
+ * internal/controller/apiextensions/composite/reconciler.go at v1.20.11). What a path's
+ * composite waits for, the bridge announces at once (compositeNudge, readiness-relay.ts), so
+ * the poll only bounds how late a Ready XR sees a change nobody announced. The one such change
+ * a user waits for locally is a deleted binding: the local backend drops its role when the
+ * instance's next reconcile sees it gone (composition-function/binding-roles.ts), within a
+ * poll. 30 s keeps that short. A 5 s poll made every Ready XR compose again every 5 s, about
+ * ten API requests each (its composed resources, itself, its claim, events): with the 100
+ * connections of bridge.test.ts that kept the control plane's API server near half a core,
+ * as its request counters showed.
  */
-export const LOCAL_CORE_FLAGS = ["--enable-realtime-compositions=false", "--poll-interval=5s"];
+export const LOCAL_CORE_FLAGS = ["--enable-realtime-compositions=false", "--poll-interval=30s"];
 
 export interface ImageRef {
   repository: string;

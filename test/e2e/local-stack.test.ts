@@ -701,8 +701,10 @@ describe("local stack on real clusters (e2e)", function () {
     while (!synced() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1000));
     assert.equal(xrCondition("Synced")?.status, "True", JSON.stringify(xrCondition("Synced")));
     assert.equal(xrCondition("Ready")?.status, "True");
-    // And it holds across the next poll (Crossplane polls every 5 s locally).
-    await new Promise((r) => setTimeout(r, 6000));
+    // And it holds across the next reconcile: another poke starts one at once, as a poll would
+    // (every 30 s locally).
+    kubectl(cp, ["annotate", "xtcpconnection", xrName, "klutch.test/poke=2", "--overwrite"]);
+    await new Promise((r) => setTimeout(r, 3000));
     assert.equal(xrCondition("Synced")?.status, "True", JSON.stringify(xrCondition("Synced")));
     // Clean up before destroy removes the XRD underneath it.
     kubectl(cp, [
