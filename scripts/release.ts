@@ -290,14 +290,20 @@ async function dotnetProject(outDir: string, version: string, seconds: number): 
   return `${name}.tar.gz`;
 }
 
+/** The release's one version: package.json's. */
+export function releaseVersion(root = repoRoot): string {
+  return (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string })
+    .version;
+}
+
 /**
  * The bridge image (local-clusters/images/bridge-image.ts: the bridge transpiled, its packages,
  * Node.js, the Pulumi CLI and plugins) as a release ships it, tagged `v<version>`.
  */
 export async function releaseBridgeImage(
   outDir: string,
-  version: string,
   env: NodeJS.ProcessEnv,
+  version = releaseVersion(),
 ): Promise<ReleasedImage & { file: string }> {
   const spec = bridgeSpec(env, repoRoot, imageCacheDir(env));
   const file = `klutch-bridge-v${version}-linux-amd64.oci.tar`;
@@ -348,9 +354,7 @@ export async function release(opts: {
   /** Also the bridge image and the Function package (default); a check of the SDKs alone skips them. */
   images?: boolean;
 }): Promise<ReleaseResult> {
-  const { version } = JSON.parse(fs.readFileSync(path.join(opts.root, "package.json"), "utf8")) as {
-    version: string;
-  };
+  const version = releaseVersion(opts.root);
   const bundled = await build({
     entryPoints: [path.join(opts.root, "provider", "main.ts")],
     bundle: true,
@@ -388,7 +392,7 @@ export async function release(opts: {
   const artifacts = [...sdks];
   let bridgeImage: (ReleasedImage & { file: string }) | undefined;
   if (opts.images !== false) {
-    bridgeImage = await releaseBridgeImage(opts.outDir, version, env);
+    bridgeImage = await releaseBridgeImage(opts.outDir, env, version);
     const pinned = `${bridgeImage.reference}@${bridgeImage.manifestDigest}`;
     fs.writeFileSync(path.join(opts.outDir, "IMAGES"), `${pinned}  ${bridgeImage.file}\n`);
     artifacts.push(bridgeImage.file, await functionPackage(opts.outDir, version, env), "IMAGES");

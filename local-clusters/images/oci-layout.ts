@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { pipeline } from "node:stream/promises";
-import { Transform, Writable } from "node:stream";
+import { Transform } from "node:stream";
 import * as zlib from "node:zlib";
 import { pack, type Headers } from "tar-stream";
 import { archivesToPrune } from "../../lib/local/image-cache";
@@ -115,31 +115,22 @@ function header(entry: LayerEntry): Headers {
   }
 }
 
-/** A Writable that hashes and counts what passes through, and writes it to `file` if given. */
-class HashingSink extends Writable {
+/**
+ * A pass-through that hashes and counts what it passes on: placed before a file, the digest and
+ * size of what the file gets; before a compressor, of the uncompressed layer (its diff ID).
+ */
+class HashingStream extends Transform {
   private readonly hash = createHash("sha256");
-  private readonly fd: number | undefined;
   size = 0;
 
-  constructor(file?: string) {
-    super();
-    this.fd = file === undefined ? undefined : fs.openSync(file, "w");
-  }
-
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+  override _transform(
+    chunk: Buffer,
+    _enc: BufferEncoding,
+    done: (err?: Error | null, data?: Buffer) => void,
+  ): void {
     this.hash.update(chunk);
     this.size += chunk.length;
-    try {
-      if (this.fd !== undefined) fs.writeSync(this.fd, chunk);
-      done();
-    } catch (err) {
-      done(err as Error);
-    }
-  }
-
-  override _final(done: (err?: Error | null) => void): void {
-    if (this.fd !== undefined) fs.closeSync(this.fd);
-    done();
+    done(null, chunk);
   }
 
   get digest(): string {
@@ -151,7 +142,10 @@ class HashingSink extends Writable {
  * Streams the layer tar through `streams` (the last one a sink); file contents are read from the
  * host as they are packed.
  */
-async function writeLayer(entries: LayerEntry[], ...streams: [...Transform[], Writable]): Promise<void> {
+async function writeLayer(
+  entries: LayerEntry[],
+  ...streams: [...Transform[], NodeJS.WritableStream]
+): Promise<void> {
   const tar = pack();
   const done = pipeline([tar, ...streams]);
   for (const entry of normalizeEntries(entries)) {
@@ -277,9 +271,9 @@ function pruneArchives(cacheDir: string, written: string): void {
 async function packImage(spec: ImageSpec, cacheDir: string): Promise<BuiltImage> {
   const scratch = path.join(cacheDir, `.layer-${process.pid}-${Date.now()}.tar`);
   try {
-    const sink = new HashingSink(scratch);
-    await writeLayer(spec.entries, sink);
-    const layer = { digest: sink.digest, size: sink.size };
+    const layerTar = new HashingStream();
+    await writeLayer(spec.entries, layerTar, fs.createWriteStream(scratch));
+    const layer = { digest: layerTar.digest, size: layerTar.size };
     const docs = imageDocuments(spec, layer, (d) => tagFor(spec.version, d));
     const name = spec.repository.slice(spec.repository.lastIndexOf("/") + 1);
     // The tag names the image inside the archive (index.json), so it is part of the file name:
@@ -347,26 +341,6 @@ async function writeLayoutArchive(
   await written;
 }
 
-/** A pass-through that hashes and counts what it passes on (the uncompressed layer's diff ID). */
-class HashingPassThrough extends Transform {
-  private readonly hash = createHash("sha256");
-  size = 0;
-
-  override _transform(
-    chunk: Buffer,
-    _enc: BufferEncoding,
-    done: (err?: Error | null, data?: Buffer) => void,
-  ): void {
-    this.hash.update(chunk);
-    this.size += chunk.length;
-    done(null, chunk);
-  }
-
-  get digest(): string {
-    return `sha256:${this.hash.digest("hex")}`;
-  }
-}
-
 export interface ReleasedImage {
   /** `repository:tag`, as index.json names it (containerd's `io.containerd.image.name`). */
   reference: string;
@@ -394,13 +368,14 @@ export async function writeReleaseImage(
 ): Promise<ReleasedImage> {
   const scratch = `${file}.layer-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {
-    const tar = new HashingPassThrough();
-    const compressed = new HashingSink(scratch);
+    const tar = new HashingStream();
+    const compressed = new HashingStream();
     await writeLayer(
       spec.entries,
       tar,
       zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } }),
       compressed,
+      fs.createWriteStream(scratch),
     );
     const layer = {
       digest: compressed.digest,

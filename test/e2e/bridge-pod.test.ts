@@ -41,7 +41,7 @@ import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
-import { BRIDGE_IMAGE_REPOSITORY, releaseBridgeImage } from "../../scripts/release";
+import { BRIDGE_IMAGE_REPOSITORY, releaseBridgeImage, releaseVersion } from "../../scripts/release";
 
 const CP = "bridge-pod-cp";
 const NS = "team-a";
@@ -302,12 +302,8 @@ const retry = async (call) => {
 
   it("the release's bridge image (`npm run release`'s OCI archive) is imported into the node's containerd and named by its digest", async () => {
     const started = Date.now();
-    const { version } = JSON.parse(
-      fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"),
-    ) as {
-      version: string;
-    };
-    const image = await releaseBridgeImage(path.join(work, "dist"), version, env);
+    const version = releaseVersion();
+    const image = await releaseBridgeImage(path.join(work, "dist"), env);
     const archive = path.join(work, "dist", image.file);
     const built = (Date.now() - started) / 1000;
     const names = await clusters.node(CP).importArchive(archive, BRIDGE_IMAGE_REPOSITORY, env);

@@ -9,7 +9,7 @@ import { LocalClusters } from "../../local-clusters";
 import { SDK_DIR } from "../../provider/sdk-files";
 import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../automation/toolchain";
-import { GO_SDK_MODULE, release, type ReleaseResult } from "../../scripts/release";
+import { GO_SDK_MODULE, release, releaseVersion, type ReleaseResult } from "../../scripts/release";
 import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -22,9 +22,7 @@ const hostPorts = portsFor(__filename);
 const CLUSTER = "sdk-cp";
 const LANGUAGES = ["go", "python", "nodejs"] as const;
 type Language = (typeof LANGUAGES)[number];
-const VERSION = (
-  JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }
-).version;
+const VERSION = releaseVersion();
 const CONSUMERS = path.join(repoRoot, "test", "sdk");
 const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
   fs.readFileSync(path.join(repoRoot, "toolchain", "versions.env"), "utf8"),

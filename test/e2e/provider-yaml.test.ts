@@ -7,7 +7,7 @@ import { parse, stringify } from "yaml";
 import { LocalClusters } from "../../local-clusters";
 import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../automation/toolchain";
-import { release } from "../../scripts/release";
+import { release, releaseVersion } from "../../scripts/release";
 import { kubectlJson } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -168,9 +168,7 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
   describe("the release archive, outside the repository", () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-release-"));
     const projectDir = path.join(outside, "program");
-    const version = (
-      JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }
-    ).version;
+    const version = releaseVersion();
     const toolchain = toolchainEnv();
     const env: NodeJS.ProcessEnv = {
       ...toolchain,
