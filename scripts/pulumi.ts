@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as readline from "node:readline/promises";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { Command, Option } from "commander";
-import { selectStack } from "../program-stack";
+import { StackCli } from "../automation/stack-cli";
 import { failureText } from "../automation/command-failure";
 import { renderIssues } from "../lib/config/messages";
 
@@ -88,9 +88,18 @@ async function confirmed(question: string, flags: ChangeFlags): Promise<boolean>
   return /^y(es)?$/i.test(answer.trim());
 }
 
+/**
+ * The stack for the commands that run the program, through the Automation API. It is loaded
+ * here, not at the top: `config`, `outputs` and `--help` do without its 1.3 s of imports.
+ */
 async function stackFor(program: Command, flags: ChangeFlags = {}): Promise<Stack> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { selectStack } = require("../program-stack") as typeof import("../program-stack");
   return selectStack({ stack: program.opts<{ stack: string }>().stack, policyPacks: !!flags.policyPack });
 }
+
+/** The stack for the commands that run no program: straight to the CLI (automation/stack-cli.ts). */
+const cliFor = (program: Command) => new StackCli(program.opts<{ stack: string }>().stack);
 
 /**
  * The program's own configuration check, run before the engine starts: a bad setting is then
@@ -212,16 +221,8 @@ async function main(): Promise<void> {
     .description("print the stack outputs (secrets masked unless --show-secrets)")
     .option("--show-secrets", "print secret outputs in plain text")
     .addOption(new Option("-j, --json", "print JSON (the default; kept for the Pulumi CLI's flag)"))
-    .action(async (flags: { showSecrets?: boolean }) => {
-      const stack = await stackFor(program);
-      const outputs = await stack.outputs();
-      const shown = Object.fromEntries(
-        Object.entries(outputs).map(([k, v]) => [
-          k,
-          v.secret && !flags.showSecrets ? "[secret]" : (v.value as unknown),
-        ]),
-      );
-      out(`${JSON.stringify(shown, null, 2)}\n`);
+    .action((flags: { showSecrets?: boolean }) => {
+      out(`${JSON.stringify(cliFor(program).outputs(!!flags.showSecrets), null, 2)}\n`);
     });
 
   const config = program.command("config").description("read and change the stack's configuration");
@@ -229,9 +230,8 @@ async function main(): Promise<void> {
     .command("get <key>")
     .description("print one setting (klutch:… or another namespace)")
     .option("--path", "the key is a path into a structured value, e.g. klutch:bind.replicas")
-    .action(async (key: string, flags: { path?: boolean }) => {
-      const stack = await stackFor(program);
-      out(`${(await stack.getConfig(key, flags.path)).value}\n`);
+    .action((key: string, flags: { path?: boolean }) => {
+      out(`${cliFor(program).getConfig(key, flags.path)}\n`);
     });
   config
     .command("set <key> [value]")
@@ -243,26 +243,23 @@ async function main(): Promise<void> {
     .action(async (key: string, given: string | undefined, flags: { secret?: boolean; path?: boolean }) => {
       const value = given ?? (await readStdin()).replace(/\r?\n$/, "");
       if (value === "") throw new Error(`no value for ${key}: give it after the key or on stdin`);
-      const stack = await stackFor(program);
-      await stack.setConfig(key, { value, secret: !!flags.secret }, flags.path);
+      cliFor(program).setConfig(key, value, flags);
     });
   config
     .command("rm <key>")
     .description("remove one setting")
     .option("--path", "the key is a path into a structured value")
-    .action(async (key: string, flags: { path?: boolean }) => {
-      const stack = await stackFor(program);
-      await stack.removeConfig(key, flags.path);
+    .action((key: string, flags: { path?: boolean }) => {
+      cliFor(program).removeConfig(key, flags.path);
     });
   config
     .command("list", { isDefault: true })
     .description("print every setting (secrets masked unless --show-secrets)")
     .option("--show-secrets", "print secret settings in plain text")
-    .action(async (flags: { showSecrets?: boolean }) => {
-      const stack = await stackFor(program);
-      const all = await stack.getAllConfig();
+    .action((flags: { showSecrets?: boolean }) => {
+      const all = cliFor(program).allConfig(!!flags.showSecrets);
       for (const [key, v] of Object.entries(all).sort(([a], [b]) => a.localeCompare(b))) {
-        out(`${key}: ${v.secret && !flags.showSecrets ? "[secret]" : v.value}\n`);
+        out(`${key}: ${v.secret && !flags.showSecrets ? "[secret]" : (v.value ?? "")}\n`);
       }
     });
 
