@@ -5,6 +5,7 @@
 #
 #   scripts/node.sh tsx scripts/pulumi.ts preview     run a command
 #   scripts/node.sh --ensure                           fetch the runtime only, print its bin dir
+#   scripts/node.sh --compile-cache-dir                print where module compile caches go
 #
 # The runtime is Node.js $NODE_VERSION (toolchain/versions.env), the active LTS line. A machine
 # whose own `node` is already of that major line uses it. Otherwise the official Linux build is
@@ -83,6 +84,17 @@ ensure_runtime() {
   echo "$dir/bin"
 }
 
+# V8's compiled code of every module, kept between runs: Node.js's module compile cache
+# (NODE_COMPILE_CACHE, Node.js 22.1+), which checks each entry against its file's content and
+# is skipped quietly when it cannot be used. Every process started from here inherits it: the
+# program, the engine's Node.js hosts, the bridge, the tests. Loading the program takes 0.74
+# times the CPU with it (farm-bench, 2026-11-27).
+compile_cache_dir() { echo "${NODE_COMPILE_CACHE:-$CACHE/node-compile-cache}"; }
+
+if [[ "${1:-}" == --compile-cache-dir ]]; then
+  compile_cache_dir
+  exit 0
+fi
 if [[ "${1:-}" == --ensure ]]; then
   if machine_node_fits; then dirname "$(readlink -f "$(command -v node)")"; else ensure_runtime; fi
   exit 0
@@ -93,4 +105,6 @@ if ! machine_node_fits; then
   PATH="$(ensure_runtime):$PATH"
 fi
 export PATH="$PATH:$ROOT/node_modules/.bin"
+NODE_COMPILE_CACHE="$(compile_cache_dir)"
+export NODE_COMPILE_CACHE
 exec "$@"

@@ -10,6 +10,8 @@ bash scripts/setup.sh --test
 # Everything below runs on the project's Node.js (scripts/node.sh), and so does every `node` the
 # tests start.
 PATH="$(bash scripts/node.sh --ensure):$ROOT/node_modules/.bin:$PATH"
+NODE_COMPILE_CACHE="$(bash scripts/node.sh --compile-cache-dir)"
+export NODE_COMPILE_CACHE
 
 step() { printf '\033[1m[test]\033[0m %s\n' "$*" >&2; }
 step "type check"
