@@ -15,6 +15,8 @@ import type { Logger } from "./log";
 export interface LeaderElectorOptions {
   /** A kubeconfig file; in-cluster config when undefined (bridge/kubeconfig.ts). */
   kubeconfig: string | undefined;
+  /** The Lease API; made from kubeconfig when not given (tests give their own). */
+  api?: LeaseApi;
   namespace: string;
   name: string;
   identity: string;
@@ -22,13 +24,19 @@ export interface LeaderElectorOptions {
   timing?: LeaseTiming;
 }
 
+/** The calls of the Lease API this elector makes. */
+export type LeaseApi = Pick<
+  k8s.CoordinationV1Api,
+  "readNamespacedLease" | "createNamespacedLease" | "replaceNamespacedLease"
+>;
+
 /**
  * Holds a Lease for as long as this process leads. `run` resolves once this process is
  * the leader; `onLost` is called (once) when it could not renew within the renew deadline,
  * and the caller must stop doing leader work at once (the bridge exits).
  */
 export class LeaderElector {
-  private readonly api: k8s.CoordinationV1Api;
+  private readonly api: LeaseApi;
   private readonly timing: LeaseTiming;
   private lastRenew = 0;
   /** The lease record as last read, and when this process first saw it so (its own clock). */
@@ -36,10 +44,11 @@ export class LeaderElector {
   private timer?: NodeJS.Timeout;
   private watchdog?: NodeJS.Timeout;
   private stopped = false;
+  /** The renewal in flight, if any: a release waits for it (see release). */
+  private renewing?: Promise<void>;
 
   constructor(private readonly opts: LeaderElectorOptions) {
-    const kc = loadKubeConfig(opts.kubeconfig);
-    this.api = kc.makeApiClient(k8s.CoordinationV1Api);
+    this.api = opts.api ?? loadKubeConfig(opts.kubeconfig).makeApiClient(k8s.CoordinationV1Api);
     this.timing = opts.timing ?? DEFAULT_TIMING;
     const problem = timingProblem(this.timing);
     if (problem) throw new Error(`leader election: ${problem}`);
@@ -80,10 +89,14 @@ export class LeaderElector {
         this.opts.log("warn", "leader election: renewal failed", { error: e.message });
         return "failed" as const;
       });
+      if (this.stopped) return;
       if (outcome !== "held" && overdue()) return lose(outcome);
-      this.timer = setTimeout(() => void renew(), this.timing.retryPeriodSeconds * 1000);
+      this.timer = setTimeout(schedule, this.timing.retryPeriodSeconds * 1000);
     };
-    this.timer = setTimeout(() => void renew(), this.timing.retryPeriodSeconds * 1000);
+    const schedule = () => {
+      this.renewing = renew().finally(() => (this.renewing = undefined));
+    };
+    this.timer = setTimeout(schedule, this.timing.retryPeriodSeconds * 1000);
     // A renewal request that hangs (API server gone half-way) must not keep this process
     // leading past its deadline: the deadline is watched apart from the requests.
     this.watchdog = setInterval(() => {
@@ -103,16 +116,27 @@ export class LeaderElector {
    */
   async release(): Promise<void> {
     this.stop();
+    // A renewal already in flight would write the lease after the read below, and the release's
+    // compare-and-swap would then fail with a 409, leaving the lease held until it expires.
+    await this.renewing;
     if (this.lastRenew === 0) return;
     const { namespace, name, identity } = this.opts;
-    const current = await this.api.readNamespacedLease({ name, namespace });
-    if (current.spec?.holderIdentity !== identity) return;
-    const spec = { ...plainSpec(current.spec), holderIdentity: "" };
-    await this.api.replaceNamespacedLease({
-      name,
-      namespace,
-      body: { ...current, spec: spec as unknown as k8s.V1LeaseSpec },
-    });
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.api.readNamespacedLease({ name, namespace });
+      if (current.spec?.holderIdentity !== identity) return;
+      const spec = { ...plainSpec(current.spec), holderIdentity: "" };
+      try {
+        await this.api.replaceNamespacedLease({
+          name,
+          namespace,
+          body: { ...current, spec: spec as unknown as k8s.V1LeaseSpec },
+        });
+        return;
+      } catch (e) {
+        // Written in between: read again and, if it is still ours, release it then.
+        if ((e as { code?: number }).code !== 409 || attempt >= 3) throw e;
+      }
+    }
   }
 
   /** One round: "held" when this process holds the lease afterwards. */

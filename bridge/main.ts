@@ -169,7 +169,7 @@ async function main(): Promise<void> {
   );
   // Engine runs are cancelled and awaited first, and only then is the lease released: a
   // successor that took over at once must not find this bridge's engines still writing its
-  // stacks. Within Kubernetes' default 30 s grace period: 20 s for the engines, 1 s for the lease.
+  // stacks. Within Kubernetes' default 30 s grace period: 20 s for the engines, 3 s for the lease.
   let stopping = false;
   const shutdown = () => {
     if (stopping) return;
@@ -179,8 +179,14 @@ async function main(): Promise<void> {
     void bridge
       .stop(20_000)
       .then(() => {
-        const released = elector ? elector.release().catch(() => undefined) : Promise.resolve();
-        return Promise.race([released, new Promise((r) => setTimeout(r, 1000))]);
+        const released = elector
+          ? elector.release().catch((e: Error) => {
+              log("warn", "leader election: could not release the lease; a successor waits it out", {
+                error: e.message,
+              });
+            })
+          : Promise.resolve();
+        return Promise.race([released, new Promise((r) => setTimeout(r, 3000))]);
       })
       .then(() => process.exit(0));
   };
