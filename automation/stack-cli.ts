@@ -29,7 +29,8 @@ export class StackCli {
 
   /**
    * Every setting with its value, secrets decrypted only when asked for. A setting declared in
-   * Pulumi.yaml but not set in the stack file is listed without a value, as the CLI lists it.
+   * Pulumi.yaml but not set in the stack file is listed with its default, or without a value
+   * when it has none, as the CLI lists it.
    */
   allConfig(showSecrets: boolean): Record<string, { value?: string; secret: boolean }> {
     const json = this.run(["config", "--json", ...(showSecrets ? ["--show-secrets"] : [])]);

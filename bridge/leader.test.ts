@@ -50,20 +50,24 @@ function elector(api: FakeLeases): LeaderElector {
   });
 }
 
+/** A store and an elector of it that has taken the lease. */
+async function leading(): Promise<{ api: FakeLeases; e: LeaderElector }> {
+  const api = new FakeLeases();
+  const e = elector(api);
+  await e.run(() => assert.fail("lost"));
+  return { api, e };
+}
+
 describe("LeaderElector.release", () => {
   it("empties the holder, so a standby takes over at its next retry", async () => {
-    const api = new FakeLeases();
-    const e = elector(api);
-    await e.run(() => assert.fail("lost"));
+    const { api, e } = await leading();
     assert.equal(api.lease?.spec?.holderIdentity, "bridge-a");
     await e.release();
     assert.equal(api.lease?.spec?.holderIdentity, "");
   });
 
   it("waits for a renewal in flight instead of losing to it with a conflict", async () => {
-    const api = new FakeLeases();
-    const e = elector(api);
-    await e.run(() => assert.fail("lost"));
+    const { api, e } = await leading();
     // Every replace now takes 100 ms: the next renewal (every 50 ms) is caught in flight.
     api.replaceDelayMs = 100;
     const before = api.replaces;
@@ -73,9 +77,7 @@ describe("LeaderElector.release", () => {
   });
 
   it("reads again after a conflict and releases what is still its own", async () => {
-    const api = new FakeLeases();
-    const e = elector(api);
-    await e.run(() => assert.fail("lost"));
+    const { api, e } = await leading();
     e.stop();
     // Someone else's write of the same record (a renewal of another client of this identity's
     // lease, an annotation) lands between the release's read and its replace, once.
@@ -94,9 +96,7 @@ describe("LeaderElector.release", () => {
   });
 
   it("leaves a lease another bridge holds alone", async () => {
-    const api = new FakeLeases();
-    const e = elector(api);
-    await e.run(() => assert.fail("lost"));
+    const { api, e } = await leading();
     e.stop();
     api.lease = { ...api.lease, spec: { ...api.lease?.spec, holderIdentity: "bridge-b" } };
     await e.release();
