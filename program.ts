@@ -1,10 +1,18 @@
 import * as pulumi from "@pulumi/pulumi";
-import { KlutchEnvironment } from "./components/environment";
+import { KlutchEnvironment, type ApiDelivery } from "./components/environment";
 import { loadEnvironment } from "./stack-config";
 import { renderIssues } from "./lib/config/messages";
 import { unsupportedInfrastructure } from "./lib/environment-plan";
 import { crossplaneSource } from "./automation/crossplane-source";
 import { toolchainEnv } from "./automation/toolchain";
+
+function apiDeliveryFromEnv(value: string | undefined): { apiDelivery?: ApiDelivery } {
+  if (value === undefined || value === "") return {};
+  if (value === "loose" || value === "adopting" || value === "packaged") return { apiDelivery: value };
+  throw new pulumi.RunError(
+    `KLUTCH_API_DELIVERY is "${value}"; it takes loose, adopting or packaged, or unset`,
+  );
+}
 
 /**
  * The Pulumi program: validate the whole stack config first, then register the
@@ -32,6 +40,10 @@ export function klutchProgram(): Record<string, unknown> {
     crossplaneSource: source.source,
     crossplanePlan: crossplane,
     ...(bridge ? { bridge } : {}),
+    // The release before the APIs shipped as packages (`loose`) and the one after (`packaged`):
+    // the upgrade e2e (test/e2e/local-stack.test.ts) runs from the first through this release to
+    // the second. Goes with the loose declarations (components/crossplane/api-objects.ts).
+    ...apiDeliveryFromEnv(process.env.KLUTCH_API_DELIVERY),
   });
   return {
     environment: config.environment,

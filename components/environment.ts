@@ -20,7 +20,7 @@ import { Crossplane } from "./crossplane/crossplane";
 import { bindPart } from "./environment-parts/bind";
 import { bridgePart } from "./environment-parts/bridge";
 import { clusterAccess, plannedNamespaceResources } from "./environment-parts/clusters";
-import { planEnvironment } from "./plan/environment-plan";
+import { planEnvironment, type EnvironmentPlan } from "./plan/environment-plan";
 
 /** The secret settings, wrapped as Pulumi secrets so they never reach state or logs in plain text. */
 export interface EnvironmentSecrets {
@@ -42,6 +42,12 @@ export interface KlutchEnvironmentArgs {
   crossplaneSource: CrossplaneSource;
   /** How Crossplane core runs (lib/crossplane/crossplane-plan.ts). */
   crossplanePlan: CrossplanePlan;
+  /**
+   * How the APIs reach a control plane that can take packages: `adopting` (this release's, the
+   * default), or as the release before (`loose` objects) or the next (`packaged` only) does:
+   * components/crossplane/api-objects.ts. Only for the test of those upgrades.
+   */
+  apiDelivery?: ApiDelivery;
   /** Directory that relative paths in the config are resolved against. */
   projectDir: string;
   /** The bridge Deployment to deploy (lib/bridge/bridge-plan.ts); none when undefined. */
@@ -73,7 +79,8 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
   constructor(name: string, args: KlutchEnvironmentArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:index:Environment", name, {}, opts);
     const { config } = args;
-    const plan = planEnvironment(config, args.crossplanePlan, args.bridge);
+    const planned = planEnvironment(config, args.crossplanePlan, args.bridge);
+    const plan = withApiDelivery(planned, args.apiDelivery ?? "adopting");
     const cp = config.controlPlane.name;
 
     // The clusters, and the namespaces the parts below place objects in.
@@ -153,6 +160,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
             connectionImplementations: this.connectorApi.implementations,
             crossplaneNamespace: "crossplane-system",
             labels: plan.labels,
+            ...(plan.connectorApi.packaging ? { packaging: plan.connectorApi.packaging } : {}),
             dependsOn: [this.crossplane, this.connectorApi],
           },
           { parent: this },
@@ -240,4 +248,15 @@ function namespacesByCluster(
   return pulumi.output(
     Object.fromEntries(Object.entries(byCluster).map(([cluster, names]) => [cluster, pulumi.all(names)])),
   );
+}
+
+export type ApiDelivery = "loose" | "adopting" | "packaged";
+
+function withApiDelivery(plan: EnvironmentPlan, delivery: ApiDelivery): EnvironmentPlan {
+  const packaging = plan.connectorApi.packaging;
+  if (!packaging || delivery === "adopting") return plan;
+  const connectorApi = { ...plan.connectorApi };
+  if (delivery === "loose") delete connectorApi.packaging;
+  else connectorApi.packaging = { ...packaging, looseDeclarations: "none" };
+  return { ...plan, connectorApi };
 }

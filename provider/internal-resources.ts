@@ -3,6 +3,7 @@ import type * as provider from "@pulumi/pulumi/provider";
 import { crossplaneWebhooksProvider } from "../dynamic-providers/crossplane-webhooks";
 import { exportRequestProvider } from "../dynamic-providers/export-request";
 import { internalType } from "../dynamic-providers/klutch-resource";
+import { packagePushProvider } from "../dynamic-providers/package-push";
 import { randomKeyProvider } from "../dynamic-providers/random-key";
 import { teardownDrainProvider } from "../dynamic-providers/teardown-drain";
 import { connectivityProbeProvider } from "../network/shared/connectivity-probe";
@@ -21,6 +22,7 @@ export const INTERNAL_RESOURCES: Record<string, AnyProvider> = {
   TeardownDrain: teardownDrainProvider as AnyProvider,
   CrossplaneWebhookConfigurations: crossplaneWebhooksProvider as AnyProvider,
   ConnectivityProbe: connectivityProbeProvider as AnyProvider,
+  PackagePush: packagePushProvider as AnyProvider,
   ...(Object.assign({}, ...IMPLEMENTATIONS.map((i) => i.pulumi.provider?.().resources ?? {})) as Record<
     string,
     AnyProvider

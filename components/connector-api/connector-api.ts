@@ -1,6 +1,9 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { xrdResource, XRD_DELETE_TIMEOUT } from "../crossplane/xrd-resource";
+import { apiObjects } from "../crossplane/api-objects";
+import type { ConfigurationPackage } from "../crossplane/configuration-package";
+import { XRD_DELETE_TIMEOUT } from "../crossplane/xrd-resource";
+import type { ApiPackaging } from "../../lib/crossplane/configuration-package";
 import { connectorXrd } from "../../lib/connector-api/xrd";
 import {
   CompositionModel,
@@ -29,9 +32,17 @@ export interface NetworkConnectorApiArgs {
   /** The Pipeline's function: function-patch-and-transform unless given (Klutch's own on local nodes). */
   pipelineFunction?: PipelineFunction;
   labels: Record<string, string>;
+  /**
+   * Ship the XRD and compositions as the Configuration package `klutch-network-connector`
+   * (pushed to the environment's registry) instead of as loose objects.
+   */
+  packaging?: ApiPackaging;
   /** Crossplane's installation, so its CRDs exist before the XRD and compositions. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
 }
+
+/** The connector API's Configuration package. */
+export const CONNECTOR_PACKAGE_NAME = "klutch-network-connector";
 
 /**
  * The network connector API on the control plane: the XTCPConnection XRD (claim
@@ -42,6 +53,8 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
   public readonly compositions: string[];
   /** The implementations a connection may ask for, each with its composition: NOOP and the offered ones. */
   public readonly implementations: string[];
+  /** The Configuration package that ships the API, when packaged. */
+  public readonly package?: ConfigurationPackage;
 
   constructor(name: string, args: NetworkConnectorApiArgs, opts?: pulumi.ComponentResourceOptions) {
     // Checked before registering the component itself, so bad input leaves nothing behind.
@@ -80,23 +93,33 @@ export class NetworkConnectorApi extends pulumi.ComponentResource {
       crossplaneNetworkPathRole(args.labels),
       child,
     );
-    const xrd = xrdResource(
-      `${name}-xrd`,
-      connectorXrd(compositionName(args.defaultImplementation), args.labels),
-      child,
-    );
-
     const models: CompositionModel[] = [noopComposition(), ...implementations.map(pulumiBackedComposition)];
     const render = (model: CompositionModel) =>
       args.compositionMode === "Pipeline"
         ? renderPipeline(model, args.labels, args.pipelineFunction)
         : renderResourcesMode(model, args.labels);
-    for (const model of models) {
-      new k8s.apiextensions.CustomResource(`${name}-${model.name}`, render(model), {
-        ...child,
-        dependsOn: [xrd, pathCrd],
-      });
-    }
+    this.package = apiObjects(this, `${name}-package`, {
+      provider: args.provider,
+      xrds: [
+        {
+          resourceName: `${name}-xrd`,
+          object: connectorXrd(compositionName(args.defaultImplementation), args.labels),
+        },
+      ],
+      compositions: models.map((model) => ({
+        resourceName: `${name}-${model.name}`,
+        object: render(model),
+      })),
+      ...(args.packaging ? { packaging: args.packaging } : {}),
+      package: {
+        name: CONNECTOR_PACKAGE_NAME,
+        description:
+          "Klutch's network connector API: the XTCPConnection XRD (claim TCPConnection) and a composition per offered implementation.",
+      },
+      labels: args.labels,
+      ...(args.dependsOn ? { dependsOn: args.dependsOn } : {}),
+      compositionsAfter: [pathCrd],
+    }).package;
     this.compositions = models.map((m) => m.name);
     this.implementations = [...ignored, ...implementations];
     this.registerOutputs({ compositions: this.compositions });

@@ -178,7 +178,12 @@ describe("Crossplane component (mocks)", () => {
       anyninesServices: [],
       installProviderConfigs: false,
       skipAwait: false,
-      localPackages: { references: { "function-klutch": reference }, caBundle: "PEM" },
+      localPackages: {
+        registry: "172.30.0.5:5000",
+        pushRegistry: "127.0.0.1:5000",
+        references: { "function-klutch": reference },
+        caBundle: "PEM",
+      },
     });
     await settle();
     // The chart mounts the bundle for the package manager (CA_BUNDLE_PATH).

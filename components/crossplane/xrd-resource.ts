@@ -21,18 +21,26 @@ export function xrdResource(
   xrd: Record<string, unknown>,
   opts: pulumi.CustomResourceOptions,
 ): k8s.apiextensions.CustomResource {
-  const metadata = (xrd.metadata ?? {}) as { annotations?: Record<string, string> };
   return new k8s.apiextensions.CustomResource(
     name,
-    {
-      ...xrd,
-      metadata: {
-        ...metadata,
-        annotations: { ...metadata.annotations, [DELETION_POLICY_ANNOTATION]: "background" },
-      },
-    } as unknown as k8s.apiextensions.CustomResourceArgs,
+    withBackgroundDeletion(xrd) as unknown as k8s.apiextensions.CustomResourceArgs,
     { ...opts, customTimeouts: { ...opts.customTimeouts, delete: XRD_DELETE_TIMEOUT } },
   );
+}
+
+/**
+ * The XRD as xrdResource applies it. A package ships the same object, so a loose XRD adopted by
+ * a package (components/crossplane/api-objects.ts) is replaced by an identical one.
+ */
+export function withBackgroundDeletion(xrd: Record<string, unknown>): Record<string, unknown> {
+  const metadata = (xrd.metadata ?? {}) as { annotations?: Record<string, string> };
+  return {
+    ...xrd,
+    metadata: {
+      ...metadata,
+      annotations: { ...metadata.annotations, [DELETION_POLICY_ANNOTATION]: "background" },
+    },
+  };
 }
 
 export const DELETION_POLICY_ANNOTATION = "pulumi.com/deletionPropagationPolicy";

@@ -5,7 +5,9 @@ import {
   localServiceBindingComposition,
   networkServiceBindingComposition,
 } from "../../lib/dataservices/compositions";
-import { xrdResource } from "../crossplane/xrd-resource";
+import type { ApiPackaging } from "../../lib/crossplane/configuration-package";
+import { apiObjects } from "../crossplane/api-objects";
+import type { ConfigurationPackage } from "../crossplane/configuration-package";
 import { postgresqlInstanceXrd, serviceBindingXrd } from "../../lib/dataservices/xrds";
 import { PROVIDER_KUBERNETES_SERVICE_ACCOUNT } from "../../lib/crossplane/packages";
 
@@ -22,9 +24,14 @@ export interface LocalDataServicesArgs {
    */
   connectionImplementations: string[];
   labels: Record<string, string>;
+  /** Ship the XRDs and compositions as the Configuration package `klutch-local-dataservices`. */
+  packaging?: ApiPackaging;
   /** Crossplane with Klutch's function and provider-kubernetes installed; the connector API. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
 }
+
+/** The local data-service API's Configuration package. */
+export const LOCAL_DATASERVICES_PACKAGE_NAME = "klutch-local-dataservices";
 
 /**
  * Klutch's data-service API on a control plane where anynines' backends cannot run: upstream's
@@ -34,13 +41,11 @@ export interface LocalDataServicesArgs {
  */
 export class LocalDataServices extends pulumi.ComponentResource {
   public readonly compositions: string[];
+  /** The Configuration package that ships the API, when packaged. */
+  public readonly package?: ConfigurationPackage;
 
   constructor(name: string, args: LocalDataServicesArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:dataservices:LocalDataServices", name, {}, opts);
-    const child = { parent: this, provider: args.provider, dependsOn: args.dependsOn };
-    const xrds = [serviceBindingXrd(args.labels), postgresqlInstanceXrd(args.labels)].map((x) =>
-      xrdResource(`${name}-${(x.metadata as { name: string }).name.split(".")[0]}`, x, child),
-    );
     const backend = { image: args.postgresImage };
     const compositions = [
       localPostgresqlComposition(backend, args.labels),
@@ -48,12 +53,26 @@ export class LocalDataServices extends pulumi.ComponentResource {
       networkServiceBindingComposition(backend, args.labels),
       ...args.connectionImplementations.map((i) => networkServiceBindingComposition(backend, args.labels, i)),
     ];
-    for (const c of compositions)
-      new k8s.apiextensions.CustomResource(
-        `${name}-${(c.metadata as { name: string }).name}`,
-        c as k8s.apiextensions.CustomResourceArgs,
-        { ...child, dependsOn: xrds },
-      );
+    const nameOf = (o: object) => (o as { metadata: { name: string } }).metadata.name;
+    this.package = apiObjects(this, `${name}-package`, {
+      provider: args.provider,
+      xrds: [serviceBindingXrd(args.labels), postgresqlInstanceXrd(args.labels)].map((x) => ({
+        resourceName: `${name}-${nameOf(x).split(".")[0]}`,
+        object: x,
+      })),
+      compositions: compositions.map((c) => ({
+        resourceName: `${name}-${nameOf(c)}`,
+        object: c,
+      })),
+      ...(args.packaging ? { packaging: args.packaging } : {}),
+      package: {
+        name: LOCAL_DATASERVICES_PACKAGE_NAME,
+        description:
+          "Klutch's data-service API where anynines' backends cannot run: upstream's PostgresqlInstance and ServiceBinding XRDs, the local PostgreSQL backend under a8s's composition names, and the network-aware bindings.",
+      },
+      labels: args.labels,
+      ...(args.dependsOn ? { dependsOn: args.dependsOn } : {}),
+    }).package;
 
     // provider-kubernetes applies what the local backend composes: the Deployment of an instance
     // and the pods that make a binding's role and revoke a gone binding's (Secrets and Services it

@@ -14,6 +14,8 @@ function config(appClusters: unknown[], controlPlane: Record<string, unknown> = 
 
 const PROCESS: CrossplanePlan = { run: { kind: "process" }, toolchainChart: true, packagesPullable: false };
 const PACKAGES = {
+  registry: "172.30.0.5:5000",
+  pushRegistry: "127.0.0.1:5000",
   references: { "function-klutch": "172.30.0.5:5000/klutch/function-klutch:v0.1.0-gabc" },
   caBundle: "-----BEGIN CERTIFICATE-----\n",
 };
@@ -62,6 +64,17 @@ describe("the environment's plan (pure)", () => {
     });
   });
 
+  it("a local node ships the APIs as packages on its registry, depending on Klutch's function by source, any version", () => {
+    const plan = planEnvironment(config([{ name: "app", infrastructure: "local" }]), NODE);
+    assert.deepEqual(plan.connectorApi.packaging, {
+      registry: { address: "172.30.0.5:5000", pushAddress: "127.0.0.1:5000", caBundle: PACKAGES.caBundle },
+      dependsOn: [{ function: "172.30.0.5:5000/klutch/function-klutch", version: ">=v0.0.0-0" }],
+      looseDeclarations: "retained",
+    });
+    const process = planEnvironment(config([{ name: "app", infrastructure: "local" }]), PROCESS);
+    assert.equal(process.connectorApi.packaging, undefined, "a core without a node has no registry");
+  });
+
   it("an existing cluster awaits everything and uses Pipeline compositions", () => {
     const cp = { infrastructure: "existing", kubeconfig: { path: "k" } };
     const plan = planEnvironment(
@@ -72,6 +85,11 @@ describe("the environment's plan (pure)", () => {
     assert.equal(plan.connectorApi.compositionMode, "Pipeline");
     assert.equal(plan.connectorApi.pipelineFunction, undefined, "function-patch-and-transform, Klutch's pin");
     assert.deepEqual(plan.crossplane, { installProviderConfigs: true, skipAwait: false, runLocally: false });
+    assert.equal(
+      plan.connectorApi.packaging,
+      undefined,
+      "no registry of the environment's own: loose objects",
+    );
     assert.equal(plan.bind.appClusters[0]?.awaitExports, true);
   });
 

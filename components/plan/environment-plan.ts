@@ -8,6 +8,7 @@ import { LOCAL_CORE_FLAGS, type CrossplanePlan, type ImageRef } from "../../lib/
 import { environmentLabels, plannedNamespaces, type NamespacePlan } from "../../lib/environment-plan";
 import { KLUTCH_FUNCTION, type PipelineFunction } from "../../lib/connector-api/compositions";
 import type { LocalPackages } from "../../lib/local/packages";
+import { packageSource, type ApiPackaging } from "../../lib/crossplane/configuration-package";
 import { DEFAULT_IMPLEMENTATION, implementationSpec, realisationOf } from "../../network/registry";
 
 /**
@@ -37,6 +38,11 @@ export interface EnvironmentPlan {
      */
     compositionMode: "Pipeline" | "Resources";
     pipelineFunction?: PipelineFunction;
+    /**
+     * Where the environment has a registry of its own (a local node's): the API ships as a
+     * Configuration package pushed there, not as loose objects.
+     */
+    packaging?: ApiPackaging;
   };
   /**
    * The data-service API where anynines' backends cannot run (a local node): upstream's XRDs, the
@@ -97,6 +103,7 @@ export function planEnvironment(
       ),
       defaultImplementation: DEFAULT_IMPLEMENTATION,
       ...compositionForm(crossplane),
+      ...packaging(crossplane),
     },
     ...(crossplane.run.kind === "node" && crossplane.run.postgresImage
       ? { localDataServices: { postgresImage: crossplane.run.postgresImage } }
@@ -127,6 +134,29 @@ function compositionForm(
   if (plan.packagesPullable) return { compositionMode: "Pipeline" };
   if (plan.run.kind === "node") return { compositionMode: "Pipeline", pipelineFunction: KLUTCH_FUNCTION };
   return { compositionMode: "Resources" };
+}
+
+/**
+ * A local node's registry holds Klutch's function, so the APIs that compose with it ship as
+ * packages that depend on it: by its source (the reference without tag, as Crossplane's lock
+ * names it) and any version, the function's tags being `v<version>-g<content>` pre-releases.
+ */
+function packaging(plan: CrossplanePlan): { packaging?: ApiPackaging } {
+  if (plan.run.kind !== "node" || !plan.run.packages) return {};
+  const fn = plan.run.packages.references[KLUTCH_FUNCTION.name];
+  if (!fn) return {};
+  return {
+    packaging: {
+      registry: {
+        address: plan.run.packages.registry,
+        pushAddress: plan.run.packages.pushRegistry,
+        caBundle: plan.run.packages.caBundle,
+      },
+      dependsOn: [{ function: packageSource(fn), version: ">=v0.0.0-0" }],
+      // The release that introduced packages; `none` from the next one (api-objects.ts).
+      looseDeclarations: "retained",
+    },
+  };
 }
 
 function crossplaneDeployment(plan: CrossplanePlan): CrossplaneDeployment {

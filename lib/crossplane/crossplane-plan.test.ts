@@ -67,6 +67,9 @@ describe("how Crossplane core runs (pure)", () => {
         image: { repository: "klutch.local/crossplane", tag: "1.20.11-0a1b2c3d4e5f" },
         // As the node reaches the registry: its link's host end.
         packages: {
+          registry: REGISTRY,
+          // This machine pushes on loopback, where the registry listens.
+          pushRegistry: "127.0.0.1:41234",
           references: { "function-klutch": `${REGISTRY}/klutch/function-klutch:v0.1.0-g0a1b2c3d4e5f` },
           caBundle: "-----BEGIN CERTIFICATE-----\nregistry CA\n",
         },

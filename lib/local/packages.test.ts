@@ -18,6 +18,8 @@ describe("the project's packages on the local registry (pure)", () => {
     assert.deepEqual(readLocalPackages("/state", "172.30.0.5:41000", read), {
       ok: true,
       packages: {
+        registry: "172.30.0.5:41000",
+        pushRegistry: "127.0.0.1:41000",
         references: { "function-klutch": "172.30.0.5:41000/klutch/function-klutch:v0.1.0-gabc" },
         caBundle: "PEM",
       },

@@ -29,6 +29,10 @@ export const REGISTRY_DIR = ".registry";
 export type PublishedPackages = Record<string, { repository: string; tag: string; content?: string }>;
 
 export interface LocalPackages {
+  /** `host:port` of the registry as the node reaches it. */
+  registry: string;
+  /** `127.0.0.1:port`: the registry as this machine reaches it (it listens on loopback), for pushes. */
+  pushRegistry: string;
   /** `<registry as the node reaches it>/<repository>:<tag>` by package name. */
   references: Record<string, string>;
   /** PEM of the CA the registry's certificate is from. */
@@ -62,5 +66,6 @@ export function readLocalPackages(
   const references = Object.fromEntries(
     Object.entries(published).map(([name, p]) => [name, `${registry}/${p.repository}:${p.tag}`]),
   );
-  return { ok: true, packages: { references, caBundle } };
+  const pushRegistry = `127.0.0.1:${registry.slice(registry.lastIndexOf(":") + 1)}`;
+  return { ok: true, packages: { registry, pushRegistry, references, caBundle } };
 }

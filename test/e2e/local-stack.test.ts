@@ -413,7 +413,9 @@ describe("local stack on real clusters (e2e)", function () {
   it("`npm run up` (setup, the clusters, `pulumi up --yes`) creates the environment through the real engine", async () => {
     // The README's command itself, not its parts: KLUTCH_LOCAL_DIR and PULUMI_BACKEND_URL point
     // it at this e2e's clusters (already up, left alone) and state.
-    const r = shell("npm run up", 12 * 60_000);
+    // As the release before the APIs shipped as packages did (their XRDs and compositions loose):
+    // the next test upgrades from it with live connections.
+    const r = shell("KLUTCH_API_DELIVERY=loose npm run up", 12 * 60_000);
     log.push(r.out);
     assert.equal(r.status, 0, r.out);
     const summary = /^update succeeded: (\{.*\})$/m.exec(r.out);
@@ -423,6 +425,87 @@ describe("local stack on real clusters (e2e)", function () {
     assert.ok(created > 12, `only ${created} resources created:\n${r.out}`);
     assert.match(r.out, /already running and ready: left alone/);
     assert.deepEqual((await stack.outputs()).appClusters?.value, ["app-1", "app-2"]);
+  });
+
+  it("upgrades from loose API objects to the Configuration packages with live connections: each claim, XR and path stays, none is made again", async () => {
+    const cp = kubeconfig("control-plane");
+    const loose = kubectlJson(cp, ["get", "xrd", XRD_NAME]);
+    assert.equal(loose.metadata.ownerReferences, undefined, "the first up applied the XRD loose");
+    // In app-1's consumer namespace, where its connector settings (the proxy's exposure) apply.
+    const NS = "cluster-app-1";
+    const names = ["upgrade-proxy", "upgrade-noop"];
+    const r = kubectlApply(
+      cp,
+      names
+        .map((name) =>
+          [
+            "apiVersion: klutch.anynines.com/v1",
+            "kind: TCPConnection",
+            `metadata: {name: ${name}, namespace: ${NS}}`,
+            "spec:",
+            `  instanceHost: ${name}.example.internal`,
+            "  port: 5432",
+            ...(name.endsWith("noop")
+              ? ["  compositionSelector: {matchLabels: {klutch.anynines.com/implementation: noop}}"]
+              : []),
+          ].join("\n"),
+        )
+        .join("\n---\n"),
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const claim = (name: string) => kubectlJson(cp, ["-n", NS, "get", "tcpconnection", name]);
+    const ready = (o: any) => o.status?.conditions?.find((c: any) => c.type === "Ready")?.status === "True";
+    await eventually("the connections to be Ready", () => names.every((n) => ready(claim(n))), 180_000);
+    const snapshot = () => ({
+      claims: names.map((n) => {
+        const c = claim(n);
+        return [
+          c.metadata.uid,
+          c.spec.resourceRef.name,
+          c.status.hostForConsumer ?? null,
+          c.status.port ?? null,
+        ];
+      }),
+      xrs: names.map(
+        (n) => kubectlJson(cp, ["get", "xtcpconnection", claim(n).spec.resourceRef.name]).metadata.uid,
+      ),
+      paths: kubectlJson(cp, ["get", "networkpaths"])
+        .items.filter((p: any) => names.some((n) => p.spec.instanceHost === `${n}.example.internal`))
+        .map((p: any) => p.metadata.uid)
+        .sort(),
+      xrd: kubectlJson(cp, ["get", "xrd", XRD_NAME]).metadata.uid,
+    });
+    const before = snapshot();
+    assert.equal(before.paths.length, 2);
+    assert.ok(before.claims[0]![2], "the proxy connection has its path's address");
+
+    const up = shell("npm run up", 12 * 60_000);
+    log.push(up.out);
+    assert.equal(up.status, 0, up.out);
+    const summary = JSON.parse(/^update succeeded: (\{.*\})$/m.exec(up.out)![1]!) as Record<string, number>;
+    assert.equal(summary.delete, undefined, `the upgrade deletes nothing: ${JSON.stringify(summary)}`);
+    created += summary.create ?? 0;
+
+    // The package adopted the XRD in place: same object, now controlled by its revision.
+    const adopted = kubectlJson(cp, ["get", "xrd", XRD_NAME]);
+    assert.equal(
+      adopted.metadata.ownerReferences?.find((o: any) => o.controller)?.kind,
+      "ConfigurationRevision",
+    );
+    // A few reconciles later, nothing of the live connections was deleted or made again.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    assert.deepEqual(snapshot(), before);
+    assert.ok(
+      names.every((n) => ready(claim(n))),
+      "the connections stay Ready",
+    );
+
+    kubectl(cp, ["-n", NS, "delete", "tcpconnection", ...names, "--wait=true", "--timeout=120s"]);
+    const theirs = () =>
+      kubectlJson(cp, ["get", "networkpaths"]).items.filter((p: any) =>
+        names.some((n) => p.spec.instanceHost === `${n}.example.internal`),
+      );
+    await eventually("their paths to be released", () => theirs().length === 0, 120_000);
   });
 
   it("every pod of ours is Ready on its node; the upstream images that cannot be pulled here stay applied only", () => {
@@ -560,6 +643,65 @@ describe("local stack on real clusters (e2e)", function () {
         ["xtcpconnections-proxy", "Pipeline", "function-klutch"],
       ],
     );
+  });
+
+  it("ships the connector API and the data-service API as Configuration packages from the local registry: Healthy, depending on Klutch's function, owning every XRD and composition", () => {
+    const cp = kubeconfig("control-plane");
+    const condition = (o: any, type: string) =>
+      o.status?.conditions?.find((c: any) => c.type === type)?.status;
+    const node = infos.find((i) => i.name === "control-plane")?.node;
+    const fn = kubectlJson(cp, ["get", "functions.pkg.crossplane.io", "function-klutch"]);
+    const owned = new Map<string, string>();
+    for (const name of ["klutch-network-connector", "klutch-local-dataservices"]) {
+      const config = kubectlJson(cp, ["get", "configurations.pkg.crossplane.io", name]);
+      assert.equal(condition(config, "Installed"), "True", name);
+      assert.equal(condition(config, "Healthy"), "True", name);
+      assert.match(
+        config.spec.package,
+        new RegExp(
+          `^${node!.hostAddress.replace(/\./g, "\\.")}:\\d+/klutch/${name}:v\\d+\\.\\d+\\.\\d+-g[0-9a-f]{12}$`,
+        ),
+      );
+      const revisions = kubectlJson(cp, [
+        "get",
+        "configurationrevisions.pkg.crossplane.io",
+        "-l",
+        `pkg.crossplane.io/package=${name}`,
+      ]).items;
+      assert.equal(revisions.length, 1, `${name}: one revision`);
+      const rev = revisions[0];
+      assert.equal(condition(rev, "Healthy"), "True");
+      // Its dependency, Klutch's function, found and installed by the package manager.
+      assert.equal(rev.status.foundDependencies, 1, name);
+      assert.equal(rev.status.installedDependencies, 1, name);
+      for (const ref of rev.status.objectRefs) owned.set(`${ref.kind}/${ref.name}`, rev.metadata.name);
+    }
+    const lock = kubectlJson(cp, ["get", "locks.pkg.crossplane.io", "lock"]);
+    const fnSource = fn.spec.package.slice(0, fn.spec.package.lastIndexOf(":"));
+    for (const name of ["klutch-network-connector", "klutch-local-dataservices"]) {
+      const entry = lock.packages.find((p: any) => p.source.endsWith(`/klutch/${name}`));
+      assert.deepEqual(
+        entry?.dependencies?.map((d: any) => d.package),
+        [fnSource],
+        `${name} depends on ${fnSource} in Crossplane's lock`,
+      );
+    }
+    // Not loose: each XRD and composition is controlled by its package's revision.
+    for (const kind of ["compositeresourcedefinitions", "compositions"]) {
+      for (const o of kubectlJson(cp, ["get", `${kind}.apiextensions.crossplane.io`]).items) {
+        const controller = o.metadata.ownerReferences?.find((r: any) => r.controller);
+        assert.equal(
+          controller?.kind,
+          "ConfigurationRevision",
+          `${o.kind} ${o.metadata.name} is controlled by a revision`,
+        );
+        assert.equal(
+          owned.get(`${o.kind}/${o.metadata.name}`),
+          controller.name,
+          `${o.kind} ${o.metadata.name}`,
+        );
+      }
+    }
   });
 
   it("Crossplane's pod establishes the XTCPConnection XRD and serves its claim", async () => {
@@ -1300,6 +1442,39 @@ describe("local stack on real clusters (e2e)", function () {
     assert.ok(resources.length >= created, `only ${resources.length} resources left in the state`);
   });
 
+  it("the next release's program (the packages only, the loose declarations gone) leaves every live claim and API object in place", async () => {
+    const cp = kubeconfig("control-plane");
+    const uids = () =>
+      Object.fromEntries(
+        [
+          "xrd",
+          "compositions",
+          "tcpconnections",
+          "servicebindings",
+          "postgresqlinstances",
+          "networkpaths",
+        ].map((kind) => [
+          kind,
+          kubectlJson(cp, ["get", kind, "-A"])
+            .items.map((o: any) => o.metadata.uid)
+            .sort(),
+        ]),
+      );
+    const before = uids();
+    assert.ok(before.tcpconnections!.length >= 24, `${before.tcpconnections!.length} live connections`);
+    const declared = before.xrd!.length + before.compositions!.length;
+    const r = shell("KLUTCH_API_DELIVERY=packaged npm run up", 12 * 60_000);
+    log.push(r.out);
+    assert.equal(r.status, 0, r.out);
+    const summary = JSON.parse(/^update succeeded: (\{.*\})$/m.exec(r.out)![1]!) as Record<string, number>;
+    // Each loose declaration leaves the state, retained: the object stays with its package.
+    assert.equal(summary.delete, declared, JSON.stringify(summary));
+    assert.equal(summary.create, undefined, JSON.stringify(summary));
+    created -= declared;
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    assert.deepEqual(uids(), before);
+  });
+
   it("`pulumi destroy` with live connections and data services releases them first and removes everything it created", async () => {
     const cp = kubeconfig("control-plane");
     const started = Date.now();
@@ -1317,6 +1492,9 @@ describe("local stack on real clusters (e2e)", function () {
       );
     for (const crd of ["networkpaths.klutch.anynines.com", "tcpconnections.klutch.anynines.com"])
       assert.notEqual(kubectlTry(cp, ["get", "crd", crd]).status, 0, `${crd} is gone`);
+    // The packages took their XRDs and compositions with them (the Configurations' foreground deletion).
+    for (const kind of ["configurations.pkg.crossplane.io", "compositeresourcedefinitions", "compositions"])
+      assert.deepEqual(kubectlJson(cp, ["get", kind]).items, [], `no ${kind} is left`);
     assert.equal(res.summary.resourceChanges?.delete, created, log.join(""));
     // Namespace deletion is finalised by the real namespace controller.
     await eventually("namespaces to be gone", () =>
