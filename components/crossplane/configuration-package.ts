@@ -43,14 +43,11 @@ export class ConfigurationPackage extends pulumi.ComponentResource {
   /** `<registry>/<repository>:<tag>` the Configuration installs. */
   public readonly reference: pulumi.Output<string>;
   public readonly configuration: k8s.apiextensions.CustomResource;
-  /** The package stream (the meta object and every object), as pushed. */
-  public readonly packageYaml: string;
 
   constructor(name: string, args: ConfigurationPackageArgs, opts?: pulumi.ComponentResourceOptions) {
     // Rendered (and so checked) before anything is registered.
     const packageYaml = configurationPackageYaml(args.package);
     super("klutch:crossplane:ConfigurationPackage", name, {}, opts);
-    this.packageYaml = packageYaml;
     const push = new PackagePush(
       `${name}-push`,
       {
