@@ -116,9 +116,23 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       : [];
   }
 
+  /**
+   * The engine runs of this file's bridges: `pulumi up|destroy … --exec-kind auto.inline
+   * [--event-log …] --stack np-…` whose backend lies in this file's work dir. The command line
+   * alone is not enough: e2e files run side by side, and their bridges (processes, or pods on a
+   * local node, which are processes of this machine too) run engines with the same arguments.
+   */
   function pulumiChildren(): number[] {
-    // The bridge's engine runs: `pulumi up|destroy … --exec-kind auto.inline [--event-log …] --stack np-…`.
-    return pgrep("exec-kind auto.inline.* --stack np-");
+    return pgrep("exec-kind auto.inline.* --stack np-").filter((pid) => {
+      try {
+        return fs
+          .readFileSync(`/proc/${pid}/environ`, "utf8")
+          .split("\0")
+          .some((e) => e.startsWith("PULUMI_BACKEND_URL=") && e.includes(work));
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
   }
 
   /** A bridge's /metrics text, or "" while it does not answer (starting, or gone). */
@@ -517,19 +531,23 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     b.kill("SIGTERM");
     await exited;
     const stopSeconds = (Date.now() - t0) / 1000;
-    // The bridge waited for its engine: nothing of it runs on, nothing holds the stack.
-    assert.deepEqual(pulumiChildren(), [], "no engine outlives the bridge");
-    const said = bridgeLog.slice(logStart).join("");
-    assert.match(said, /"msg":"engine runs cancelled"/);
-    const locks = path.join(bridgeDir, "state", ".pulumi", "locks", "organization", "klutch-network-paths");
-    const held = fs.existsSync(locks)
-      ? fs
-          .readdirSync(locks)
-          .flatMap((d) => fs.readdirSync(path.join(locks, d)).filter((f) => f.endsWith(".json")))
-      : [];
-    assert.deepEqual(held, [], "no stack lock left behind");
     const restartAt = bridgeLog.length;
-    startBridge();
+    try {
+      // The bridge waited for its engine: nothing of it runs on, nothing holds the stack.
+      assert.deepEqual(pulumiChildren(), [], "no engine outlives the bridge");
+      const said = bridgeLog.slice(logStart).join("");
+      assert.match(said, /"msg":"engine runs cancelled"/);
+      const locks = path.join(bridgeDir, "state", ".pulumi", "locks", "organization", "klutch-network-paths");
+      const held = fs.existsSync(locks)
+        ? fs
+            .readdirSync(locks)
+            .flatMap((d) => fs.readdirSync(path.join(locks, d)).filter((f) => f.endsWith(".json")))
+        : [];
+      assert.deepEqual(held, [], "no stack lock left behind");
+    } finally {
+      // The later tests need a bridge, whatever this one found.
+      startBridge();
+    }
     const c = await waitReady("term-1");
     assert.equal(psql("127.0.0.1", c.status!.port!).stdout.trim(), "42");
     const after = bridgeLog.slice(restartAt).join("");
