@@ -17,6 +17,7 @@ export type PathEventReason =
   | "PortRangeExhausted"
   | "InvalidConnection"
   | "ForwarderFailed"
+  | "HostUnresolved"
   | "NodePortAllocated"
   | "CheckpointRestored"
   | "CheckpointRepaired"

@@ -201,12 +201,14 @@ export class GroupReconciler {
         totalMs: clock() - started,
         ...(steps.slowest(3).length > 0 ? { slowestSteps: steps.slowest(3) } : {}),
       });
-      // A probe that failed, or a forwarder that could not listen (a port held by another
-      // process): both may come right by themselves, so the group is tried again.
+      // A probe that failed, a forwarder that could not listen (a port held by another
+      // process), a host name that does not resolve yet (a new Service, before the cluster's
+      // DNS serves it): each may come right by itself, so the group is tried again.
+      const retried = new Set<string>(["ForwarderFailed", "HostUnresolved"]);
       if (
         live.some(
           (p) =>
-            endpoints[pathId(p)]?.probe?.ready === false || problems[pathId(p)]?.reason === "ForwarderFailed",
+            endpoints[pathId(p)]?.probe?.ready === false || retried.has(problems[pathId(p)]?.reason ?? ""),
         )
       )
         return { requeueAfter: PROBE_RETRY_MS };

@@ -99,6 +99,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     this.namespaces = namespacesByCluster(namespaces);
 
     // Each app cluster's network implementation: what its environment side builds.
+    const xpRun = args.crossplanePlan.run;
     const network = buildNetworkPaths({
       name,
       config,
@@ -106,6 +107,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       appClusters: this.appClusters,
       parent: this,
       namespaces,
+      ...(xpRun.kind === "node" ? { controlPlaneNode: xpRun.node } : {}),
     });
     this.networkPaths = network.paths;
 

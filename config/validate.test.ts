@@ -381,6 +381,42 @@ describe("environment config", () => {
         includes: "overlaps klutch:appClusters[0].network.nodeCidr",
       },
       {
+        name: "a WireGuard gateway as a LoadBalancer on a local control plane with a node (no load-balancer controller)",
+        mutate: (c) => {
+          c.controlPlane.nodes = 1;
+          c.appClusters[0].networkConnector = { implementation: "wireguard" };
+        },
+        path: "klutch:appClusters[0].networkConnector.serviceType",
+        includes: "set networkConnector.serviceType to NodePort",
+      },
+      {
+        name: "a NodePort WireGuard gateway whose node address nobody knows",
+        mutate: (c) => {
+          c.controlPlane = {
+            name: "cp",
+            infrastructure: "existing",
+            kubeconfig: { path: "kube/prod.yaml" },
+          };
+          c.appClusters[0].networkConnector = {
+            implementation: "wireguard",
+            serviceType: "NodePort",
+            allowedSources: ["10.0.0.0/16"],
+          };
+        },
+        path: "klutch:appClusters[0].networkConnector.serviceType",
+        includes: "NodePort needs networkConnector.endpoint",
+      },
+      {
+        name: "app clusters that give the one WireGuard gateway different Service types",
+        mutate: (c) => {
+          c.controlPlane.nodes = 1;
+          c.appClusters[0].networkConnector = { implementation: "wireguard", serviceType: "NodePort" };
+          c.appClusters[1].networkConnector = { implementation: "wireguard", endpoint: "192.0.2.1:51820" };
+        },
+        path: "klutch:appClusters[1].networkConnector.serviceType",
+        includes: "so one Service type",
+      },
+      {
         name: "app clusters with different WireGuard tunnel CIDRs",
         mutate: (c) => {
           c.appClusters[0].networkConnector = { implementation: "wireguard", tunnelCidr: "100.96.0.0/24" };

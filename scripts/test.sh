@@ -51,8 +51,8 @@ else
       test/e2e/bridge.test.ts                # 653
       test/e2e/bindings.test.ts              # 492
       test/e2e/network-preview-stack.test.ts # 387
+      test/e2e/environment-bridge.test.ts    # 283, and about 80 more with its WireGuard app cluster
       test/e2e/bridge-pod.test.ts            # 341
-      test/e2e/environment-bridge.test.ts    # 283
       test/e2e/provider-yaml-bind.test.ts    # 225
       test/e2e/provider-sdks.test.ts         # 117
       test/e2e/network-preview.test.ts       # 114

@@ -13,6 +13,7 @@ import {
   plainStrings,
   settle,
   valueOf,
+  withServerSide,
   type Registered,
 } from "../../test/helpers/mocks";
 
@@ -32,22 +33,14 @@ const TOKEN = "eyJhbGciOiJSUzI1NiJ9.consumer-token";
 /** The shared mocks, with the token controller's work done: the token Secret gets its data. */
 function mocked() {
   const run = mockPulumi({});
-  const monitor = pulumi.runtime.getMonitor() as unknown as { mocks: pulumi.runtime.Mocks };
-  const shared = monitor.mocks;
-  monitor.mocks = {
-    call: (a) => shared.call(a),
-    newResource: async (a) => {
-      const r = await shared.newResource(a);
-      // The API server gives each namespace a UID (the cluster ID of kubectl bind hashes it).
-      if (a.type === "kubernetes:core/v1:Namespace") {
-        return { ...r, state: { ...a.inputs, metadata: { ...a.inputs.metadata, uid: `uid-of-${a.name}` } } };
-      }
-      if (a.type === "kubernetes:core/v1:Secret" && a.inputs.type === "kubernetes.io/service-account-token") {
-        return { ...r, state: { ...a.inputs, data: { token: Buffer.from(TOKEN).toString("base64") } } };
-      }
-      return r;
-    },
-  };
+  withServerSide((a, r) => {
+    // The API server gives each namespace a UID (the cluster ID of kubectl bind hashes it).
+    if (a.type === "kubernetes:core/v1:Namespace")
+      return { ...r, state: { ...a.inputs, metadata: { ...a.inputs.metadata, uid: `uid-of-${a.name}` } } };
+    if (a.type === "kubernetes:core/v1:Secret" && a.inputs.type === "kubernetes.io/service-account-token")
+      return { ...r, state: { ...a.inputs, data: { token: Buffer.from(TOKEN).toString("base64") } } };
+    return undefined;
+  });
   return run;
 }
 

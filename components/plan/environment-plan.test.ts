@@ -24,6 +24,7 @@ const NODE: CrossplanePlan = {
     kind: "node",
     image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11" },
     packages: PACKAGES,
+    node: { address: "172.30.0.6", images: { wireguard: "klutch.local/wireguard:1.0-abc" } },
   },
   toolchainChart: true,
   packagesPullable: false,

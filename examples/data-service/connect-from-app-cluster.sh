@@ -1,29 +1,31 @@
 #!/usr/bin/env bash
-# Connects to the bound database from a pod in app cluster app-1 with the binding's Secret:
-# copies the Secret from the control plane to app-1 (what the konnector does for a binding's
-# Secret), then runs psql in a pod on app-1's node with the Secret's host, port and credentials.
-#   bash examples/data-service/connect-from-app-cluster.sh [binding] [namespace]
+# Connects to the bound database from a pod in an app cluster (app-1 unless named) with the
+# binding's Secret: copies the Secret from the control plane to the app cluster (what the
+# konnector does for a binding's Secret), then runs psql in a pod on its node with the Secret's
+# host, port and credentials.
+#   bash examples/data-service/connect-from-app-cluster.sh [binding] [namespace] [app cluster]
 set -euo pipefail
 binding="${1:-orders-app}"
 ns="${2:-cluster-app-1}"
+app="${3:-app-1}"
 secret="${binding}-credentials"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 eval "$(bash "$ROOT/scripts/toolchain.sh" env --local-stack)"
 node() { bash "$ROOT/scripts/node.sh" node "$@"; }
-# The PostgreSQL image app-1's node imported (nothing can be pulled on a local node).
-image=$(node -p 'require(process.argv[1]).images.postgres' "${KLUTCH_LOCAL_DIR:-$ROOT/.klutch/local}/app-1/node/node.json")
-kubectl --context app-1 create namespace data-consumer --dry-run=client -o yaml | kubectl --context app-1 apply -f - >/dev/null
+# The PostgreSQL image the app cluster's node imported (nothing can be pulled on a local node).
+image=$(node -p 'require(process.argv[1]).images.postgres' "${KLUTCH_LOCAL_DIR:-$ROOT/.klutch/local}/$app/node/node.json")
+kubectl --context "$app" create namespace data-consumer --dry-run=client -o yaml | kubectl --context "$app" apply -f - >/dev/null
 kubectl --context control-plane -n "$ns" get secret "$secret" -o json |
   node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(JSON.stringify({apiVersion:"v1",kind:"Secret",metadata:{name:o.metadata.name,namespace:"data-consumer"},type:o.type,data:o.data}))})' |
-  kubectl --context app-1 apply -f - >/dev/null
-kubectl --context app-1 -n data-consumer delete pod psql --ignore-not-found >/dev/null
+  kubectl --context "$app" apply -f - >/dev/null
+kubectl --context "$app" -n data-consumer delete pod psql --ignore-not-found >/dev/null
 env_from() { printf '{"name":"%s","valueFrom":{"secretKeyRef":{"name":"%s","key":"%s"}}}' "$1" "$secret" "$2"; }
-kubectl --context app-1 -n data-consumer apply -f - >/dev/null <<JSON
+kubectl --context "$app" -n data-consumer apply -f - >/dev/null <<JSON
 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"psql"},"spec":{"restartPolicy":"Never",
  "containers":[{"name":"psql","image":"$image","imagePullPolicy":"Never",
   "command":["sh","-c","psql -tA -c \"select 'connected to ' || current_database() || ' as ' || current_user\""],
   "env":[$(env_from PGHOST host),$(env_from PGPORT port),$(env_from PGUSER username),$(env_from PGPASSWORD password),$(env_from PGDATABASE database),{"name":"PGCONNECT_TIMEOUT","value":"10"}]}]}}
 JSON
-kubectl --context app-1 -n data-consumer wait pod/psql --for=jsonpath='{.status.phase}'=Succeeded --timeout=120s >/dev/null ||
-  { kubectl --context app-1 -n data-consumer logs psql; exit 1; }
-kubectl --context app-1 -n data-consumer logs psql
+kubectl --context "$app" -n data-consumer wait pod/psql --for=jsonpath='{.status.phase}'=Succeeded --timeout=120s >/dev/null ||
+  { kubectl --context "$app" -n data-consumer logs psql; exit 1; }
+kubectl --context "$app" -n data-consumer logs psql

@@ -50,8 +50,11 @@ export interface NetworkPathObject {
  * only, as Ready=False and Synced=False with this reason).
  */
 export interface PathProblem {
-  /** ForwarderFailed: a forwarded path's forwarder does not listen (its message says why). */
-  reason: "PortRangeExhausted" | "InvalidConnection" | "ForwarderFailed";
+  /**
+   * ForwarderFailed: a forwarded path's forwarder does not listen (its message says why).
+   * HostUnresolved: its instance host name gave no address where the path is realised.
+   */
+  reason: "PortRangeExhausted" | "InvalidConnection" | "ForwarderFailed" | "HostUnresolved";
   message: string;
 }
 

@@ -132,6 +132,7 @@ export function statusEvent(status: NonNullable<NetworkPathObject["status"]>): {
       synced.reason === "PortRangeExhausted" ||
       synced.reason === "InvalidConnection" ||
       synced.reason === "ForwarderFailed" ||
+      synced.reason === "HostUnresolved" ||
       synced.reason === "NodePortAllocated"
         ? synced.reason
         : "ReconcileError";

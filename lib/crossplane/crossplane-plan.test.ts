@@ -73,6 +73,8 @@ describe("how Crossplane core runs (pure)", () => {
           references: { "function-klutch": `${REGISTRY}/klutch/function-klutch:v0.1.0-g0a1b2c3d4e5f` },
           caBundle: "-----BEGIN CERTIFICATE-----\nregistry CA\n",
         },
+        // Slot 1's link is 172.30.0.4/30: the node end, where other nodes reach its NodePorts.
+        node: { address: "172.30.0.6", images: { crossplane: IMAGE } },
       },
       toolchainChart: true,
       packagesPullable: false,

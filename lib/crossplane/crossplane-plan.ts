@@ -32,6 +32,8 @@ export type CrossplaneRun =
       packages: LocalPackages;
       /** The PostgreSQL image the node holds, which the local data-service backend runs. */
       postgresImage?: string;
+      /** The node: its address (where app clusters' nodes reach its NodePorts) and its images. */
+      node: { address?: string; images: Record<string, string> };
     }
   | { kind: "cluster" };
 
@@ -136,7 +138,13 @@ export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): Cross
   }
   const postgresImage = read.images.postgres;
   return {
-    run: { kind: "node", image, packages: packages.packages, ...(postgresImage ? { postgresImage } : {}) },
+    run: {
+      kind: "node",
+      image,
+      packages: packages.packages,
+      ...(postgresImage ? { postgresImage } : {}),
+      node: { images: read.images, ...(read.nodeAddress ? { address: read.nodeAddress } : {}) },
+    },
     ...common,
   };
 }

@@ -1,4 +1,5 @@
 import * as path from "node:path";
+import { nodeLink } from "./network";
 
 /**
  * What a local cluster's node was started with, as `npm run clusters -- up` keeps it in
@@ -55,7 +56,14 @@ export function readNodeImages(
   clusterDir: string,
   readFile: (file: string) => string,
 ):
-  | { ok: true; file: string; images: Record<string, string>; registry?: string }
+  | {
+      ok: true;
+      file: string;
+      images: Record<string, string>;
+      registry?: string;
+      /** The node's address, where other local nodes reach its NodePorts. */
+      nodeAddress?: string;
+    }
   | { ok: false; file: string; missing: boolean; problem: string } {
   const file = nodeStatePath(clusterDir);
   let text: string;
@@ -66,10 +74,12 @@ export function readNodeImages(
   }
   const parsed = parseNodeState(text);
   if (!parsed.ok) return { ok: false, file, missing: false, problem: `${file} ${parsed.problem}` };
+  const slot = parsed.state.slot;
   return {
     ok: true,
     file,
     images: parsed.state.images,
     ...(parsed.state.registry ? { registry: parsed.state.registry } : {}),
+    ...(Number.isInteger(slot) ? { nodeAddress: nodeLink(slot).nodeAddress } : {}),
   };
 }

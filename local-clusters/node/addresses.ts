@@ -1,4 +1,12 @@
-import { LOCAL_DEFAULT_POD_CIDR, LOCAL_NODE_LINK_RANGE } from "../../lib/local/network";
+import {
+  LOCAL_DEFAULT_POD_CIDR,
+  LOCAL_NODE_LINK_RANGE,
+  NODE_LINK_SLOTS,
+  nodeLink,
+  type NodeLink,
+} from "../../lib/local/network";
+
+export { NODE_LINK_SLOTS, nodeLink, type NodeLink };
 
 /**
  * The node's link to the host: a /30 out of NODE_LINK_RANGE per node, host end `.1`, node end
@@ -7,26 +15,6 @@ import { LOCAL_DEFAULT_POD_CIDR, LOCAL_NODE_LINK_RANGE } from "../../lib/local/n
  * node or its pods can reach the host end of its own link and nothing beyond this machine.
  */
 export const NODE_LINK_RANGE = LOCAL_NODE_LINK_RANGE;
-const BASE = (172 << 24) | (30 << 16);
-export const NODE_LINK_SLOTS = 1 << 14; // /16 in /30s
-
-export interface NodeLink {
-  slot: number;
-  hostAddress: string;
-  nodeAddress: string;
-  prefixLength: 30;
-}
-
-function ip(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
-}
-
-export function nodeLink(slot: number): NodeLink {
-  if (!Number.isInteger(slot) || slot < 0 || slot >= NODE_LINK_SLOTS)
-    throw new Error(`node link slot ${slot} out of range`);
-  const net = (BASE + slot * 4) >>> 0;
-  return { slot, hostAddress: ip(net + 1), nodeAddress: ip(net + 2), prefixLength: 30 };
-}
 
 /** The slot whose /30 holds `address`, if it is in the range. */
 export function slotOf(address: string): number | undefined {

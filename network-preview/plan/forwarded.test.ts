@@ -40,24 +40,21 @@ describe("network preview: forwarded (WireGuard) groups", () => {
     assert.equal(ports, undefined, "no proxy port range");
   });
 
+  /** The bridge as a process: forwarders on a client namespace's loopback. */
+  const local: Target = {
+    kind: "local",
+    stateDir: "/tmp/x",
+    bindAddress: "127.0.0.1",
+    portRange: { from: 22000, to: 22099 },
+  };
+
   it("locally: the forwarder on the client namespace's loopback", () => {
-    const local: Target = {
-      kind: "local",
-      stateDir: "/tmp/x",
-      bindAddress: "127.0.0.1",
-      portRange: { from: 22000, to: 22099 },
-    };
     const { connections } = assemble(group([], [path("orders", "198.51.100.10")]), [], local, "wireguard");
     assert.deepEqual(connections[0]?.after, { host: "127.0.0.1", port: 5432 });
   });
 
-  it("what the bridge will refuse is broken, with its message: a host name, and a group without the environment's tunnel settings", () => {
-    const byName = assemble(
-      group([], [path("by-name", "db.example.test")]),
-      [],
-      cluster(settings),
-      "wireguard",
-    );
+  it("what the bridge will refuse is broken, with its message: a host name on the local target, and a group without the environment's tunnel settings", () => {
+    const byName = assemble(group([], [path("by-name", "db.example.test")]), [], local, "wireguard");
     assert.match(
       byName.connections[0]?.broken?.[0] ?? "",
       /the bridge refuses it: .*must be an IPv4 address/,
@@ -65,6 +62,17 @@ describe("network preview: forwarded (WireGuard) groups", () => {
     assert.equal(byName.connections[0]?.after, undefined);
     const unset = assemble(group([], [path("orders", "10.96.12.7")]), [], cluster(), "wireguard");
     assert.match(unset.connections[0]?.broken?.[0] ?? "", /name no WireGuard tunnel for team-w\/wireguard/);
+  });
+
+  it("on clusters a host name (a Service's, as bindings give it) is predicted at its forwarder: the bridge resolves it, the endpoint does not depend on the address", () => {
+    const byName = assemble(
+      group([], [path("bound", "pg.team-w.svc.cluster.local")]),
+      [],
+      cluster(settings),
+      "wireguard",
+    );
+    assert.equal(byName.connections[0]?.broken, undefined);
+    assert.deepEqual(byName.connections[0]?.after, { host: settings.clientHost, port: 5432 });
   });
 
   it("the bridge's flows patch of a cluster group is shown as its WireGuard hop", () => {

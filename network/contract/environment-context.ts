@@ -15,6 +15,11 @@ export interface EnvironmentNetworkContext {
    * objects in one depends on it, so a first `up` never races the namespace's creation.
    */
   namespaces: Readonly<Record<string, pulumi.Resource>>;
+  /**
+   * The control plane's node where it is a local cluster with one: its address (where the app
+   * clusters' nodes reach its NodePorts) and the images it holds (a local node pulls nothing).
+   */
+  controlPlaneNode?: { address?: string; images: Readonly<Record<string, string>> };
 }
 
 /** One app cluster that uses the implementation. */

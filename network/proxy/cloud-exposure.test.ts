@@ -6,7 +6,7 @@ import { groupProgram, type Target } from "../../bridge/program";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import { SETTINGS_KEY } from "../../lib/bridge/settings";
 import { parseBridgeSettings, targetWithSettings } from "../group-settings";
-import { mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
+import { mockPulumi, settle, valueOf, withServerSide } from "../../test/helpers/mocks";
 import { stackSettings } from "../../test/helpers/stacks";
 
 const PORTS_TYPE = "pulumi-nodejs:dynamic/klutch:PortAllocation";
@@ -37,19 +37,13 @@ async function proxyFor(stack: string, config: Record<string, any>, namespace: s
 
   const bridge = mockPulumi({}, "bridge");
   // The port allocation runs its real provider, so the proxy's objects get real ports.
-  const monitor = pulumi.runtime.getMonitor() as unknown as { mocks: pulumi.runtime.Mocks };
-  const shared = monitor.mocks;
-  monitor.mocks = {
-    call: (args) => shared.call(args),
-    newResource: async (args) => {
-      const echoed = await shared.newResource(args);
-      if (args.type !== PORTS_TYPE) return echoed;
-      const inputs = args.inputs as PortAllocationInputs;
-      const checked = await portAllocationProvider.check({} as PortAllocationInputs, inputs);
-      const { id, outs } = await portAllocationProvider.create(checked.inputs!);
-      return { id, state: { ...args.inputs, ...outs } };
-    },
-  };
+  withServerSide(async (args) => {
+    if (args.type !== PORTS_TYPE) return undefined;
+    const inputs = args.inputs as PortAllocationInputs;
+    const checked = await portAllocationProvider.check({} as PortAllocationInputs, inputs);
+    const { id, outs } = await portAllocationProvider.create(checked.inputs!);
+    return { id, state: { ...args.inputs, ...outs } };
+  });
   // As the bridge lays a consumer namespace's proxy settings onto its flags (bridge/group-targets.ts).
   const target: Target = targetWithSettings(
     {

@@ -6,7 +6,7 @@ import { TcpProxy, TcpProxyArgs } from "./tcp-proxy";
 import { renderHaproxyConfig } from "./model/haproxy-config";
 import { ProxyConnection } from "./model/types";
 import { PortAllocationInputs, portAllocationProvider } from "./port-allocation";
-import { MockedRun, mockPulumi, settle, valueOf } from "../../test/helpers/mocks";
+import { MockedRun, mockPulumi, settle, valueOf, withServerSide } from "../../test/helpers/mocks";
 
 const PORTS_TYPE = "pulumi-nodejs:dynamic/klutch:PortAllocation";
 const CONFIGMAP = "kubernetes:core/v1:ConfigMap";
@@ -23,25 +23,19 @@ const SERVICE = "kubernetes:core/v1:Service";
  */
 function mockRun(): MockedRun {
   const run = mockPulumi({});
-  const monitor = pulumi.runtime.getMonitor() as unknown as { mocks: pulumi.runtime.Mocks };
-  const shared = monitor.mocks;
-  monitor.mocks = {
-    call: (args) => shared.call(args),
-    newResource: async (args) => {
-      const echoed = await shared.newResource(args);
-      if (args.type === CONFIGMAP) {
-        const metadata = { ...(args.inputs.metadata as object), name: `${args.name}-abc123` };
-        return { ...echoed, state: { ...args.inputs, metadata } };
-      }
-      if (args.type !== PORTS_TYPE) return echoed;
-      const checked = await portAllocationProvider.check(
-        {} as PortAllocationInputs,
-        args.inputs as PortAllocationInputs,
-      );
-      const { id, outs } = await portAllocationProvider.create(checked.inputs!);
-      return { id, state: { ...args.inputs, ...outs } };
-    },
-  };
+  withServerSide(async (args, echoed) => {
+    if (args.type === CONFIGMAP) {
+      const metadata = { ...(args.inputs.metadata as object), name: `${args.name}-abc123` };
+      return { ...echoed, state: { ...args.inputs, metadata } };
+    }
+    if (args.type !== PORTS_TYPE) return undefined;
+    const checked = await portAllocationProvider.check(
+      {} as PortAllocationInputs,
+      args.inputs as PortAllocationInputs,
+    );
+    const { id, outs } = await portAllocationProvider.create(checked.inputs!);
+    return { id, state: { ...args.inputs, ...outs } };
+  });
   return run;
 }
 

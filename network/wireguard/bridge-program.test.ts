@@ -8,6 +8,7 @@ import { wireguardProgram } from "./bridge-program";
 import { parseClientConfig } from "./model/cluster-config";
 import { CLUSTER_SETTINGS, clusterTarget } from "../../test/helpers/wireguard-fixtures";
 import { LOCAL_DATA_NETNS_ENV, localNames } from "./model/local-plan";
+import type { HostAddress } from "./model/host-addresses";
 
 const LOCAL: Target = {
   kind: "local",
@@ -127,9 +128,18 @@ describe("WireGuard bridge program, kubernetes target (mocks)", function () {
   const settings = CLUSTER_SETTINGS;
   const cluster = clusterTarget;
 
+  /** The names a test's control plane resolves; any other is not found (no query leaves this machine). */
+  const RESOLVED: Record<string, string> = { "pg.team-a.svc.cluster.local": "10.96.40.2" };
+  const asked: string[] = [];
+  const resolve = (name: string): Promise<HostAddress> => {
+    asked.push(name);
+    const address = RESOLVED[name];
+    return Promise.resolve(address ? { address } : { problem: "ENOTFOUND" });
+  };
+
   async function runCluster(paths: NetworkPathObject[], target: Target) {
     const mocked = mockPulumi({}, "test");
-    const outputs = await wireguardProgram("team-a/wireguard", paths, target)();
+    const outputs = await wireguardProgram("team-a/wireguard", paths, target, resolve)();
     const endpoints = await valueOf(
       pulumi.output(outputs.endpoints) as pulumi.Output<Record<string, PathEndpoint>>,
     );
@@ -178,6 +188,38 @@ describe("WireGuard bridge program, kubernetes target (mocks)", function () {
       reports: { hostForConsumer: settings.clientHost, port: 20000 },
     });
     assert.deepEqual(Object.keys(problems), ["by-name"]);
+    assert.equal(problems["by-name"]!.reason, "HostUnresolved");
+  });
+
+  it("an instance host given by name (a Service's, as a binding's credentials give it) is published by the address it resolves to; one that does not resolve fails alone, saying so", async () => {
+    asked.length = 0;
+    const { endpoints, problems, mocked } = await runCluster(
+      [
+        networkPath("bound", "pg.team-a.svc.cluster.local", 5432),
+        networkPath("bound-too", "pg.team-a.svc.cluster.local", 5432, 20001),
+        networkPath("orders", "10.96.12.7", 5432),
+        networkPath("gone", "old.team-a.svc.cluster.local", 5432),
+      ],
+      cluster(settings),
+    );
+    // Each name is asked once, addresses never.
+    assert.deepEqual(asked.sort(), ["old.team-a.svc.cluster.local", "pg.team-a.svc.cluster.local"]);
+    const patch = mocked.ofType("kubernetes:core/v1:ConfigMapPatch")[0]!;
+    assert.deepEqual(parseClientConfig(patch.inputs.data["client-100.96.0.2.conf"]), [
+      { listenPort: 5432, host: "10.96.40.2", port: 5432 },
+      { listenPort: 20000, host: "10.96.12.7", port: 5432 },
+      { listenPort: 20001, host: "10.96.40.2", port: 5432 },
+    ]);
+    assert.match(patch.inputs.data["flows-100.96.0.2.nft"], /100\.96\.0\.2 \. 10\.96\.40\.2 \. 5432/);
+    assert.doesNotMatch(patch.inputs.data["flows-100.96.0.2.nft"], /svc\.cluster\.local/);
+    assert.deepEqual(Object.keys(endpoints).sort(), ["bound", "bound-too", "orders"]);
+    assert.equal(endpoints.bound!.hostForConsumer, settings.clientHost);
+    assert.deepEqual(Object.keys(problems), ["gone"]);
+    assert.equal(problems.gone!.reason, "HostUnresolved");
+    assert.match(
+      problems.gone!.message,
+      /instanceHost "old\.team-a\.svc\.cluster\.local" does not resolve to an IPv4 address where the WireGuard gateway runs \(ENOTFOUND\)/,
+    );
   });
 
   it("without the environment's tunnel settings every path says what to run, and nothing is built", async () => {

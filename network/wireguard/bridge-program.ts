@@ -18,6 +18,7 @@ import {
 import { LocalTcpForwarder, LocalWireguardAllowedHosts, LocalWireguardClient } from "./local/resources";
 import { NFT_TABLE } from "./model/render-nftables";
 import type { WireguardSettings } from "./model/settings";
+import type { HostAddress } from "./model/host-addresses";
 
 /**
  * The bridge's Pulumi program for one WireGuard group (a consumer namespace, i.e. one app
@@ -40,6 +41,8 @@ export function wireguardProgram(
   group: string,
   paths: NetworkPathObject[],
   target: Target,
+  /** How instance host names resolve on clusters (the system's resolver unless a test gives one). */
+  resolve?: (name: string) => Promise<HostAddress>,
 ): () => Promise<Record<string, unknown>> {
   if (target.kind !== "local")
     return clusterWireguardProgram(
@@ -47,6 +50,7 @@ export function wireguardProgram(
       paths,
       target.kubeconfig,
       target.settings as WireguardSettings | undefined,
+      resolve,
     );
   return () => {
     const names = localNames(group);

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import * as dns from "node:dns";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { NetworkPathObject, PathProblem } from "../../lib/bridge/model";
@@ -6,6 +7,7 @@ import { pathId } from "../../lib/bridge/model";
 import type { WireguardSettings } from "./model/settings";
 import { clientConfigKey, flowsKey, renderClientConfig, renderFlowsNft } from "./model/cluster-config";
 import { planWireguardGroup } from "./model/group-plan";
+import { hostNames, type HostAddress, type HostAddresses } from "./model/host-addresses";
 
 /**
  * A WireGuard group on clusters (the bridge's `kubernetes` target): the tunnel's pods are the
@@ -24,17 +26,26 @@ export function clusterWireguardProgram(
   paths: NetworkPathObject[],
   kubeconfig: string,
   settings: WireguardSettings | undefined,
+  resolve: (name: string) => Promise<HostAddress> = resolveIpv4,
 ): () => Promise<Record<string, unknown>> {
-  return () => {
+  return async () => {
     const problems: Record<string, PathProblem> = {};
-    const planned = planWireguardGroup(group, paths, { kind: "kubernetes", settings });
+    // Names resolve here, in the bridge's pod on the control plane: the network the gateway
+    // pod is in, so a Service's name gives the ClusterIP the gateway forwards to. Each run
+    // resolves again, so a re-created Service is followed at the group's next reconcile.
+    const names = hostNames(paths.map((p) => p.spec.instanceHost));
+    const hosts: HostAddresses = Object.fromEntries(
+      await Promise.all(names.map(async (n) => [n, await resolve(n)] as const)),
+    );
+    const planned = planWireguardGroup(group, paths, { kind: "kubernetes", settings, hosts });
+    const unresolved = new Set(planned.unresolved);
     for (const [id, message] of Object.entries(planned.rejected))
-      problems[id] = { reason: "InvalidConnection", message };
+      problems[id] = { reason: unresolved.has(id) ? "HostUnresolved" : "InvalidConnection", message };
     const plan = planned.plan;
     if (planned.refusal || !plan || !settings) {
       const message = planned.refusal ?? "internal: no WireGuard plan";
       for (const p of paths) problems[pathId(p)] ??= { reason: "InvalidConnection", message };
-      return Promise.resolve({ endpoints: {}, problems });
+      return { endpoints: {}, problems };
     }
 
     const provider = new k8s.Provider("data-plane", { kubeconfig: pulumi.secret(kubeconfig) });
@@ -59,8 +70,31 @@ export function clusterWireguardProgram(
     // Known from the plan (the preview predicts them the same way); the bridge reads them
     // only after an update that applied the patch.
     const endpoints = planned.endpoints;
-    return Promise.resolve({ endpoints, problems, flows: patch.metadata.name });
+    return { endpoints, problems, flows: patch.metadata.name };
   };
+}
+
+/** How long one name may take to resolve: a slow resolver must not hold the group's run. */
+const RESOLVE_TIMEOUT_MS = 5_000;
+
+/** A name's IPv4 address by the system's resolver (the pod's cluster DNS), or why none. */
+export async function resolveIpv4(name: string): Promise<HostAddress> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<HostAddress>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ problem: `no answer within ${RESOLVE_TIMEOUT_MS / 1000} s` }),
+      RESOLVE_TIMEOUT_MS,
+    );
+  });
+  const lookup = dns.promises
+    .lookup(name, { family: 4 })
+    .then((r): HostAddress => ({ address: r.address }))
+    .catch((e: NodeJS.ErrnoException): HostAddress => ({ problem: e.code ?? e.message }));
+  try {
+    return await Promise.race([lookup, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A field manager name per group (at most 128 characters; the group name may be longer). */

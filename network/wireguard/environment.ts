@@ -81,8 +81,16 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
     ...(dataServiceCidr
       ? { dataServiceCidrs: [{ name: "control-plane dataServiceCidr", cidr: dataServiceCidr }] }
       : {}),
-    // Local clusters run no kubelet unless asked to: nothing would ever become ready.
-    skipAwait: local,
+    // A local control plane without a node runs no kubelet: nothing would ever become ready.
+    skipAwait: local && !ctx.controlPlaneNode,
+    // A local node pulls nothing: the tunnel runs from the wireguard image it imported (every
+    // local node imports the same build, so the app clusters' nodes hold it too).
+    ...(ctx.controlPlaneNode?.images.wireguard
+      ? {
+          image: ctx.controlPlaneNode.images.wireguard,
+          forwarderImage: ctx.controlPlaneNode.images.wireguard,
+        }
+      : {}),
   };
 
   // Who may reach the gateway: every app cluster's clients (checks.ts made sure each is known).
@@ -170,7 +178,12 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
       gatewayProvider: cp.provider,
       gatewayNamespace: SETTINGS_NAMESPACE,
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-      gatewayServiceType: "LoadBalancer",
+      gatewayServiceType: settings.serviceType,
+      // A NodePort gateway on a local node: the clients dial the node's address (checks.ts
+      // refuses a NodePort with neither this nor an endpoint).
+      ...(settings.serviceType === "NodePort" && ctx.controlPlaneNode?.address
+        ? { gatewayNodeAddress: ctx.controlPlaneNode.address }
+        : {}),
       gatewayExposure: exposure,
       // The bridge adds each connection's forwarder and flows as they come and go.
       bridgeConnections: true,

@@ -4,7 +4,15 @@ import * as pulumi from "@pulumi/pulumi";
 import { WireguardTunnel, WireguardTunnelArgs } from "./wireguard-tunnel";
 import { publicKeyFromPrivate } from "./model/keys";
 import { wireguardKeyProvider } from "./key-provider";
-import { MockedRun, mockPulumi, settle, valueOf, SECRET_SIG, SECRET_MARKER } from "../../test/helpers/mocks";
+import {
+  MockedRun,
+  mockPulumi,
+  settle,
+  valueOf,
+  withServerSide,
+  SECRET_SIG,
+  SECRET_MARKER,
+} from "../../test/helpers/mocks";
 import { violations } from "../../policy/rules";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
@@ -37,18 +45,12 @@ interface Run extends MockedRun {
 function mockRun(): Run {
   const run = mockPulumi({});
   const privateKeys = new Map<string, string>();
-  const monitor = pulumi.runtime.getMonitor() as unknown as { mocks: pulumi.runtime.Mocks };
-  const shared = monitor.mocks;
-  monitor.mocks = {
-    call: (args) => shared.call(args),
-    newResource: async (args) => {
-      const echoed = await shared.newResource(args);
-      if (args.type !== KEY_TYPE) return echoed;
-      const { id, outs } = await wireguardKeyProvider.create({ rotation: args.inputs.rotation as string });
-      privateKeys.set(args.name, outs!.privateKey);
-      return { id, state: { ...args.inputs, ...outs } };
-    },
-  };
+  withServerSide(async (args) => {
+    if (args.type !== KEY_TYPE) return undefined;
+    const { id, outs } = await wireguardKeyProvider.create({ rotation: args.inputs.rotation as string });
+    privateKeys.set(args.name, outs!.privateKey);
+    return { id, state: { ...args.inputs, ...outs } };
+  });
   return { ...run, privateKeys };
 }
 
@@ -265,6 +267,34 @@ describe("WireguardTunnel (mocks)", function () {
       /100\.96\.0\.2 \. 10\.50\.0\.10 \. 5432, 100\.96\.0\.2 \. 10\.50\.0\.12 \. 5432, 100\.96\.0\.3 \. 10\.50\.0\.20 \. 6432/,
     );
     assert.equal(await valueOf(tunnel.gatewayPublicKey), pub("wg-gateway-key"));
+  });
+
+  it("a NodePort gateway without an endpoint: the clients dial its node's address at the port the API server gave the Service", async () => {
+    const run = mockRun();
+    // The API server gives a NodePort Service its node port: the mock does the same.
+    withServerSide((args, echoed) => {
+      if (args.type !== "kubernetes:core/v1:Service" || args.inputs.spec?.type !== "NodePort")
+        return undefined;
+      const spec = args.inputs.spec as { ports: Record<string, unknown>[] };
+      return {
+        ...echoed,
+        state: { ...args.inputs, spec: { ...spec, ports: [{ ...spec.ports[0], nodePort: 31820 }] } },
+      };
+    });
+    const args: WireguardTunnelArgs = {
+      ...tunnelArgs(providers(), { gatewayServiceType: "NodePort", gatewayNodeAddress: "172.30.0.6" }),
+      endpoint: undefined,
+    };
+    const tunnel = new WireguardTunnel("wg", args);
+    await finish(tunnel);
+    const service = run.ofType("kubernetes:core/v1:Service").find((s) => s.name === "wg-gateway-service")!;
+    assert.equal(service.inputs.spec.type, "NodePort");
+    const c1 = run.ofType("kubernetes:core/v1:Secret").find((s) => s.name === "wg-app-1-client-secret")!;
+    assert.ok(
+      (c1.inputs.stringData.value as Record<string, string>)["wg0.conf"]!.includes(
+        "Endpoint = 172.30.0.6:31820",
+      ),
+    );
   });
 
   it("leaks no private key into any plain input or output", async () => {

@@ -71,6 +71,11 @@ export interface WireguardTunnelArgs {
   /** Default LoadBalancer. */
   gatewayServiceType?: "ClusterIP" | "NodePort" | "LoadBalancer";
   /**
+   * A NodePort gateway's node address: without `endpoint`, the clients dial it at the port
+   * the API server gave the Service.
+   */
+  gatewayNodeAddress?: pulumi.Input<string>;
+  /**
    * Who may reach the gateway's UDP port (network/contract/exposure.ts; wireguard/exposure.ts derives
    * it from the app clusters): the Service's source ranges and scheme. Required unless the
    * Service is ClusterIP or the gateway is a VM, so the gateway is never world-open by omission.
@@ -413,7 +418,10 @@ function checkShape(args: WireguardTunnelArgs): void {
   }
 }
 
-/** The endpoint clients dial: the configured one, else the gateway Service's load balancer. */
+/**
+ * The endpoint clients dial: the configured one, else a NodePort gateway's node and node port,
+ * else the gateway Service's load balancer.
+ */
 function gatewayEndpoint(
   args: WireguardTunnelArgs,
   listenPort: pulumi.Output<number>,
@@ -421,6 +429,11 @@ function gatewayEndpoint(
 ): pulumi.Output<string | undefined> {
   if (args.endpoint !== undefined) return pulumi.output(args.endpoint);
   if (!service) return pulumi.output(undefined);
+  if (args.gatewayServiceType === "NodePort" && args.gatewayNodeAddress !== undefined)
+    return pulumi.all([args.gatewayNodeAddress, service.spec]).apply(([address, spec]) => {
+      const port = spec?.ports?.[0]?.nodePort;
+      return port ? `${address}:${port}` : undefined;
+    });
   return pulumi.all([service.status, listenPort]).apply(([status, port]) => {
     const ingress = status?.loadBalancer?.ingress?.[0];
     const host = ingress?.ip ?? ingress?.hostname;

@@ -13,6 +13,7 @@ import * as path from "node:path";
 import { Command } from "commander";
 import { repoRoot } from "../../automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
 
 const NS = "cluster-app-1";
 const INSTANCE = "bench-pg";
@@ -32,17 +33,7 @@ async function main(): Promise<void> {
     const r = kubectlApply(cp, JSON.stringify(doc));
     if (r.status !== 0) throw new Error(r.stderr);
   };
-  apply({
-    apiVersion: "anynines.com/v1",
-    kind: "PostgresqlInstance",
-    metadata: { name: INSTANCE, namespace: NS },
-    spec: {
-      compositionRef: { name: "a8s-postgresql" },
-      service: "a9s-postgresql14",
-      plan: "postgresql-single-nano",
-      expose: "Internal",
-    },
-  });
+  apply(postgresqlInstance(INSTANCE, NS));
   const ready = (kind: string, name: string) =>
     kubectlJson(cp, ["-n", NS, "get", kind, name]).status?.conditions?.some(
       (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
@@ -60,17 +51,7 @@ async function main(): Promise<void> {
     for (const composition of Object.keys(times)) {
       const name = `bench-${composition === "a8s-servicebinding" ? "plain" : "net"}-${i}`;
       const started = Date.now();
-      apply({
-        apiVersion: "anynines.com/v1",
-        kind: "ServiceBinding",
-        metadata: { name, namespace: NS },
-        spec: {
-          instanceRef: INSTANCE,
-          serviceInstanceType: "postgresql",
-          compositionRef: { name: composition },
-          writeConnectionSecretToRef: { name: `${name}-credentials` },
-        },
-      });
+      apply(serviceBinding(name, NS, INSTANCE, composition));
       const key = composition === "a8s-servicebinding" ? "instance_service" : "host";
       await eventually(`${name}'s Secret`, () => usable(`${name}-credentials`, key), 300_000);
       times[composition]!.push((Date.now() - started) / 1000);

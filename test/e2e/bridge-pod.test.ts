@@ -737,10 +737,11 @@ const retry = async (call) => {
       assert.equal(kubectlApply(kc(), JSON.stringify(map)).status, 0);
     });
 
-    it("a claim becomes Ready with the client's headless name; psql from a pod reaches PostgreSQL through the forwarder, the tunnel and the gateway", async () => {
+    it("a claim to the instance's Service name (as a binding's credentials give it) becomes Ready with the client's headless name; the gateway's flow holds the address the bridge pod resolved; psql from a pod reaches PostgreSQL through the forwarder, the tunnel and the gateway", async () => {
       const before = podState();
       const applied = Date.now();
-      assert.equal(kubectlApply(kc(), wgClaim("wg-orders", pgClusterIp)).status, 0);
+      // The name resolves in the bridge pod, by the control plane's cluster DNS, to the ClusterIP.
+      assert.equal(kubectlApply(kc(), wgClaim("wg-orders", pgHost)).status, 0);
       const ready = await waitClaimReady("wg-orders", WG_NS);
       const readyAt = Date.now();
       assert.equal(ready.status?.hostForConsumer, wg.clientHost);

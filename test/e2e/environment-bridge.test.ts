@@ -14,6 +14,7 @@ import { repoRoot } from "../../automation/toolchain";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
+import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
 import { claimYaml, livePods, podLogTails, podReady, type Claim } from "../helpers/kube-objects";
 
 const CP = "control-plane";
@@ -22,6 +23,9 @@ const STACK = "envbridge-e2e";
 /** The app cluster's consumer namespace on the control plane (bind's default prefix). */
 const CONSUMER_NS = `cluster-${APP}`;
 const DATA_NS = "data";
+/** An app cluster whose connections go through the environment's WireGuard tunnel. */
+const APP_W = "app-w";
+const WG_CONSUMER_NS = `cluster-${APP_W}`;
 
 /**
  * The environment stack on a node-backed control plane: `pulumi up` of a copy of the
@@ -76,12 +80,21 @@ describe("the environment stack deploys the bridge on a node-backed control plan
         nodes: 1,
         networkConnector: { implementation: "proxy", serviceType: "NodePort" },
       },
+      {
+        name: APP_W,
+        infrastructure: "local",
+        nodes: 1,
+        // The gateway pod on the control plane's node, its UDP port a NodePort there: a local
+        // cluster has no load balancer, so the clients dial the node's address.
+        networkConnector: { implementation: "wireguard", serviceType: "NodePort" },
+      },
     ];
     fs.writeFileSync(stackFile, stringify(doc));
 
     const [cp, app] = await clusters.up([
       { name: CP, nodes: 1 },
       { name: APP, nodes: 1 },
+      { name: APP_W, nodes: 1 },
     ]);
     assert.ok(cp?.node?.images.bridge, "the control plane's node imported the bridge image");
     assert.ok(app?.node, "the app cluster's node started");
@@ -98,6 +111,14 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     try {
       if (stack) {
         kubectlTry(kc(), ["-n", CONSUMER_NS, "delete", "tcpconnections", "--all", "--wait=false"]);
+        kubectlTry(kc(), [
+          "-n",
+          WG_CONSUMER_NS,
+          "delete",
+          "servicebindings,postgresqlinstances",
+          "--all",
+          "--wait=false",
+        ]);
         // A path the bridge failed to release would hold the destroy of its CRD forever.
         const left = await eventually("the bridge to release every path", () => paths().length === 0, 120_000)
           .then(() => [])
@@ -451,5 +472,115 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     ).catch((e: Error) => {
       throw new Error(`${e.message}\npaths: ${paths().join(", ")}\n${bridgeLogs()}`);
     });
+  });
+
+  it("WireGuard through a binding: the tunnel's client on app-w shook hands with the gateway at the control plane's node; a ServiceBinding with the WireGuard composition gets the forwarder's host and port, which psql uses from a pod on app-w; deleting it releases the path", async () => {
+    // `up` waited for the tunnel's pods: the client is Ready only after a handshake with the
+    // gateway, over UDP from app-w's node to the control plane's node and its NodePort.
+    const gateway = pods(
+      SETTINGS_NAMESPACE,
+      "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=gateway",
+    );
+    assert.equal(gateway.length, 1);
+    assert.ok(podReady(gateway[0]!));
+    const appW = () => clusters.kubeconfigPath(APP_W);
+    const client = livePods(
+      appW(),
+      "klutch-wireguard",
+      "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=client",
+    );
+    assert.equal(client.length, 1);
+    assert.ok(podReady(client[0]!));
+
+    const apply = (doc: object) => {
+      const r = kubectlApply(kc(), JSON.stringify(doc));
+      assert.equal(r.status, 0, r.stderr);
+    };
+    apply(postgresqlInstance("ledger", WG_CONSUMER_NS));
+    const started = Date.now();
+    apply(serviceBinding("ledger-app", WG_CONSUMER_NS, "ledger", "a8s-servicebinding-network-wireguard"));
+    const ready = () =>
+      kubectlJson<{ status?: { conditions?: { type: string; status: string; message?: string }[] } }>(kc(), [
+        "-n",
+        WG_CONSUMER_NS,
+        "get",
+        "servicebinding",
+        "ledger-app",
+      ]).status?.conditions?.find((c) => c.type === "Ready");
+    await eventually("the WireGuard binding to be Ready", () => ready()?.status === "True", 300_000).catch(
+      (e: Error) => {
+        throw new Error(`${e.message}\nReady: ${JSON.stringify(ready())}\n${bridgeLogs()}`);
+      },
+    );
+    console.log(
+      `      (instance and WireGuard binding applied → binding Ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+    const secret = kubectlJson<{ data: Record<string, string> }>(kc(), [
+      "-n",
+      WG_CONSUMER_NS,
+      "get",
+      "secret",
+      "ledger-app-credentials",
+    ]).data;
+    const creds = Object.fromEntries(
+      Object.entries(secret).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+    );
+    // The path's own: the client's headless Service on app-w, not the instance's Service name.
+    type PathObject = {
+      spec: { instanceHost: string; consumerNamespace?: string };
+      status?: { hostForConsumer?: string; port?: number };
+    };
+    const wgPaths = () =>
+      kubectlJson<{ items: PathObject[] }>(kc(), ["get", "networkpaths"]).items.filter(
+        (p) => p.spec.consumerNamespace === WG_CONSUMER_NS,
+      );
+    const [netPath] = wgPaths();
+    assert.ok(netPath, "the binding's connection has a network path");
+    assert.match(
+      netPath.spec.instanceHost,
+      /^ledger.*\.cluster-app-w\.svc\.cluster\.local$/,
+      "the instance by its Service's name",
+    );
+    assert.match(creds.host!, /\.klutch-wireguard\.svc\.cluster\.local$/);
+    assert.equal(creds.host, netPath.status?.hostForConsumer);
+    assert.equal(creds.port, String(netPath.status?.port));
+    // psql from a pod on app-w with the binding's Secret (copied there as the konnector does),
+    // through the forwarder, the tunnel and the gateway: the client's agent and the gateway pick
+    // the bridge's list up within seconds.
+    const forwarderLog = () =>
+      kubectlTry(appW(), ["-n", "klutch-wireguard", "logs", client[0]!.metadata.name, "-c", "forwarders"])
+        .stdout;
+    await eventually(
+      "the client's forwarder for the binding",
+      () => forwarderLog().includes(`forwarder :${creds.port} -> `),
+      180_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${forwarderLog()}\n${bridgeLogs()}`);
+    });
+    let out = "";
+    await eventually(
+      "psql from app-w through the WireGuard path",
+      () => {
+        const r = spawnSync(
+          "bash",
+          [
+            path.join(repoRoot, "examples/data-service/connect-from-app-cluster.sh"),
+            "ledger-app",
+            WG_CONSUMER_NS,
+            APP_W,
+          ],
+          { encoding: "utf8", env: process.env, timeout: 180_000 },
+        );
+        out = `${r.stdout}${r.stderr}`;
+        return r.status === 0;
+      },
+      400_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${out}\n${bridgeLogs()}`);
+    });
+    assert.match(out, new RegExp(`^connected to postgres as ${creds.username}$`, "m"));
+
+    kubectlTry(kc(), ["-n", WG_CONSUMER_NS, "delete", "servicebinding", "ledger-app", "--wait=false"]);
+    await eventually("the binding's path released", () => wgPaths().length === 0, 180_000);
   });
 });

@@ -21,6 +21,7 @@ import { repoRoot } from "../../automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { mib, nodeMemory } from "../helpers/node-memory";
 import { podReady, type Pod } from "../helpers/kube-objects";
+import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
 
 function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -869,17 +870,8 @@ describe("local stack on real clusters (e2e)", function () {
       const r = kubectlApply(cp, JSON.stringify(doc));
       assert.equal(r.status, 0, r.stderr);
     };
-    const binding = (name: string, instanceRef: string, composition = "a8s-servicebinding-network") => ({
-      apiVersion: "anynines.com/v1",
-      kind: "ServiceBinding",
-      metadata: { name, namespace: ns },
-      spec: {
-        instanceRef,
-        serviceInstanceType: "postgresql",
-        compositionRef: { name: composition },
-        writeConnectionSecretToRef: { name: `${name}-credentials` },
-      },
-    });
+    const binding = (name: string, instanceRef: string, composition?: string) =>
+      serviceBinding(name, ns, instanceRef, composition);
     const condition = (kind: string, name: string, type: string) =>
       kubectlJson(cp, ["-n", ns, "get", kind, name]).status?.conditions?.find((c: any) => c.type === type);
     const ready = (name: string) => condition("servicebinding", name, "Ready")?.status === "True";
@@ -909,17 +901,7 @@ describe("local stack on real clusters (e2e)", function () {
         .sort();
 
     const started = Date.now();
-    apply({
-      apiVersion: "anynines.com/v1",
-      kind: "PostgresqlInstance",
-      metadata: { name: "inventory", namespace: ns },
-      spec: {
-        compositionRef: { name: "a8s-postgresql" },
-        service: "a9s-postgresql14",
-        plan: "postgresql-single-nano",
-        expose: "Internal",
-      },
-    });
+    apply(postgresqlInstance("inventory", ns));
     apply(binding("inventory-a", "inventory"));
     await eventually("binding inventory-a to be Ready", () => ready("inventory-a"), 300_000);
     console.log(

@@ -194,7 +194,13 @@ describe("network change preview of the environment stack (e2e)", function () {
     const billing = claimOf("cluster-app-2", "billing") as Claim;
     setAppClusters([
       local("app-1"),
-      local("app-2", { implementation: "wireguard", allowedSources: ["10.0.0.0/7"] }),
+      // An endpoint of its own (TEST-NET-1, never dialled: the pack refuses first), since a local
+      // control plane has no load balancer to give the gateway one.
+      local("app-2", {
+        implementation: "wireguard",
+        allowedSources: ["10.0.0.0/7"],
+        endpoint: "192.0.2.10:51820",
+      }),
     ]);
     const r = preview([], "policy-violation");
     assert.equal(r.code, 5, `${r.report.summary.line}\n${r.stderr}`);

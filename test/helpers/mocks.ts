@@ -209,3 +209,25 @@ export function parentTypeOf(urn: string): string | undefined {
   const parts = qualified.split("$");
   return parts.length > 1 ? parts[parts.length - 2] : undefined;
 }
+
+/** What a step of the real system adds to a registration's echoed result, or undefined to keep it. */
+export type ServerSide = (
+  args: pulumi.runtime.MockResourceArgs,
+  echoed: pulumi.runtime.MockResourceResult,
+) => Promise<pulumi.runtime.MockResourceResult | undefined> | pulumi.runtime.MockResourceResult | undefined;
+
+/**
+ * Layers what the real system computes over the shared mocks, which only echo inputs: the API
+ * server's node ports and UIDs, a real dynamic provider's outputs. Call it after mockPulumi.
+ */
+export function withServerSide(serverSide: ServerSide): void {
+  const monitor = pulumi.runtime.getMonitor() as unknown as { mocks: pulumi.runtime.Mocks };
+  const shared = monitor.mocks;
+  monitor.mocks = {
+    call: (args) => shared.call(args),
+    newResource: async (args) => {
+      const echoed = await shared.newResource(args);
+      return (await serverSide(args, echoed)) ?? echoed;
+    },
+  };
+}

@@ -92,5 +92,42 @@ function checkGatewayExposure(
     }
     const exposure = gatewayExposureOf(a.value, a.connector);
     if (!exposure.ok) add(at, exposure.problem);
+    checkGatewayService(a, first, controlPlane, add);
   }
+}
+
+/**
+ * The gateway's Service must give the clients an address to dial: a load balancer's, a given
+ * `endpoint`, or on a local control plane its node's (a NodePort; a local cluster has no
+ * load-balancer controller). The app clusters share one gateway, so one Service type.
+ */
+function checkGatewayService(
+  a: ConnectorCheckInput<WireguardConnectorConfig>["users"][number],
+  first: ConnectorCheckInput<WireguardConnectorConfig>["users"][number],
+  controlPlane: ConnectorCheckInput<WireguardConnectorConfig>["controlPlane"],
+  add: ConnectorCheckInput<WireguardConnectorConfig>["add"],
+): void {
+  const at = [...a.at, "networkConnector", "serviceType"];
+  const type = a.connector.serviceType;
+  if (type !== first.connector.serviceType) {
+    add(
+      at,
+      `${type} differs from ${first.connector.serviceType} (${formatPath([...first.at, "networkConnector", "serviceType"])}); app clusters share one WireGuard gateway, so one Service type`,
+    );
+    return;
+  }
+  if (controlPlane?.value.infrastructure === "openstack") return; // a gateway VM, no Service
+  const local = controlPlane?.value.infrastructure === "local";
+  // Without a node nothing of the tunnel runs (its objects are applied only): nothing to dial.
+  const node = local && (controlPlane.value.nodes ?? 0) > 0;
+  if (node && type === "LoadBalancer" && !a.connector.endpoint)
+    add(
+      at,
+      `"LoadBalancer" (the default when unset) never gets an address on the local control plane "${controlPlane.value.name}", which has no load-balancer controller, so the WireGuard clients would have no gateway to dial: set networkConnector.serviceType to NodePort (its node's address and port are then the endpoint)`,
+    );
+  if (type === "NodePort" && !a.connector.endpoint && !node)
+    add(
+      at,
+      `NodePort needs networkConnector.endpoint (a node's address and the gateway's port, host:port) unless the control plane is a local cluster with a node, whose address is known: set networkConnector.endpoint, or serviceType LoadBalancer`,
+    );
 }

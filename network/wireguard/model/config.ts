@@ -11,6 +11,11 @@ export const wireguardConnector = z
     listenPort: port.default(51820),
     /** host:port where app clusters reach the gateway; derived from the gateway service when omitted. */
     endpoint: z.string().min(1).optional(),
+    /**
+     * The gateway's UDP Service: a load balancer, or a NodePort where there is none (a local
+     * control plane, whose node's address and port the clients then dial).
+     */
+    serviceType: z.enum(["LoadBalancer", "NodePort"]).default("LoadBalancer"),
     /** Data-service ports the gateway VM forwards to (OpenStack: opened to the gateway only). */
     dataServicePorts,
     /** Change this value to rotate the key pairs. */
