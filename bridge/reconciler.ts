@@ -49,6 +49,11 @@ export const NODE_PORT_RETRY_MS = 500;
 
 /** How soon a routed group whose probe failed is probed again. */
 export const PROBE_RETRY_MS = 15_000;
+/** Path problems that may come right by themselves (a port freed, a new Service's name served). */
+const RETRIED_PROBLEMS: ReadonlySet<string> = new Set<PathProblem["reason"]>([
+  "ForwarderFailed",
+  "HostUnresolved",
+]);
 
 export interface ReconcilerDeps {
   /** The group's paths as the cache has them now. */
@@ -204,11 +209,11 @@ export class GroupReconciler {
       // A probe that failed, a forwarder that could not listen (a port held by another
       // process), a host name that does not resolve yet (a new Service, before the cluster's
       // DNS serves it): each may come right by itself, so the group is tried again.
-      const retried = new Set<string>(["ForwarderFailed", "HostUnresolved"]);
       if (
         live.some(
           (p) =>
-            endpoints[pathId(p)]?.probe?.ready === false || retried.has(problems[pathId(p)]?.reason ?? ""),
+            endpoints[pathId(p)]?.probe?.ready === false ||
+            RETRIED_PROBLEMS.has(problems[pathId(p)]?.reason ?? ""),
         )
       )
         return { requeueAfter: PROBE_RETRY_MS };

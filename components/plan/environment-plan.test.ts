@@ -76,6 +76,21 @@ describe("the environment's plan (pure)", () => {
     assert.equal(process.connectorApi.packaging, undefined, "a core without a node has no registry");
   });
 
+  it("the local data-service backend runs where the node holds a PostgreSQL image, and nowhere else", () => {
+    const apps = config([{ name: "app", infrastructure: "local" }]);
+    assert.equal(planEnvironment(apps, NODE).localDataServices, undefined, "this node holds none");
+    if (NODE.run.kind !== "node") throw new Error("NODE is a node run");
+    const withPostgres: CrossplanePlan = {
+      ...NODE,
+      run: { ...NODE.run, node: { images: { postgres: "klutch.local/postgres:15-abc" } } },
+    };
+    assert.deepEqual(planEnvironment(apps, withPostgres).localDataServices, {
+      postgresImage: "klutch.local/postgres:15-abc",
+    });
+    assert.equal(planEnvironment(apps, PROCESS).localDataServices, undefined);
+    assert.equal(planEnvironment(apps, CLUSTER).localDataServices, undefined);
+  });
+
   it("an existing cluster awaits everything and uses Pipeline compositions", () => {
     const cp = { infrastructure: "existing", kubeconfig: { path: "k" } };
     const plan = planEnvironment(

@@ -84,6 +84,12 @@ export interface AppClusterBindingPlan {
   bindSubject?: string;
 }
 
+/** The local backend where the control plane's node holds a PostgreSQL image to run. */
+function localDataServices(crossplane: CrossplanePlan): Pick<EnvironmentPlan, "localDataServices"> {
+  const postgresImage = crossplane.run.kind === "node" ? crossplane.run.node.images.postgres : undefined;
+  return postgresImage ? { localDataServices: { postgresImage } } : {};
+}
+
 export function planEnvironment(
   config: EnvironmentConfig,
   crossplane: CrossplanePlan,
@@ -105,9 +111,7 @@ export function planEnvironment(
       ...compositionForm(crossplane),
       ...packaging(crossplane),
     },
-    ...(crossplane.run.kind === "node" && crossplane.run.postgresImage
-      ? { localDataServices: { postgresImage: crossplane.run.postgresImage } }
-      : {}),
+    ...localDataServices(crossplane),
     bridge: {
       listNodes: config.appClusters.some(
         (a) =>

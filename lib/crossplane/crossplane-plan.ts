@@ -30,9 +30,10 @@ export type CrossplaneRun =
       kind: "node";
       image: ImageRef;
       packages: LocalPackages;
-      /** The PostgreSQL image the node holds, which the local data-service backend runs. */
-      postgresImage?: string;
-      /** The node: its address (where app clusters' nodes reach its NodePorts) and its images. */
+      /**
+       * The node: its address (where app clusters' nodes reach its NodePorts) and its images
+       * (the PostgreSQL image the local data-service backend runs among them).
+       */
       node: { address?: string; images: Record<string, string> };
     }
   | { kind: "cluster" };
@@ -136,13 +137,11 @@ export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): Cross
     );
     return undefined;
   }
-  const postgresImage = read.images.postgres;
   return {
     run: {
       kind: "node",
       image,
       packages: packages.packages,
-      ...(postgresImage ? { postgresImage } : {}),
       node: { images: read.images, ...(read.nodeAddress ? { address: read.nodeAddress } : {}) },
     },
     ...common,
