@@ -15,7 +15,14 @@ import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
-import { claimYaml, livePods, podLogTails, podReady, type Claim } from "../helpers/kube-objects";
+import {
+  claimYaml,
+  livePods,
+  podLogTails,
+  podReady,
+  waitForClaim,
+  type Claim,
+} from "../helpers/kube-objects";
 
 const CP = "control-plane";
 const APP = "app-1";
@@ -582,5 +589,67 @@ describe("the environment stack deploys the bridge on a node-backed control plan
 
     kubectlTry(kc(), ["-n", WG_CONSUMER_NS, "delete", "servicebinding", "ledger-app", "--wait=false"]);
     await eventually("the binding's path released", () => wgPaths().length === 0, 180_000);
+  });
+
+  it("`pulumi destroy` with a live WireGuard binding and a live proxy connection releases both first, then removes the tunnel, the bridge and everything else it created", async () => {
+    const appW = clusters.kubeconfigPath(APP_W);
+    // Live at the destroy: a binding through the tunnel and a claim through a proxy, each Ready
+    // with its path and the workloads serving it.
+    const apply = (doc: string) => {
+      const r = kubectlApply(kc(), doc);
+      assert.equal(r.status, 0, r.stderr);
+    };
+    apply(
+      JSON.stringify(
+        serviceBinding("ledger-live", WG_CONSUMER_NS, "ledger", "a8s-servicebinding-network-wireguard"),
+      ),
+    );
+    const pgIp = kubectlJson<{ spec: { clusterIP: string } }>(kc(), ["-n", DATA_NS, "get", "service", "pg"])
+      .spec.clusterIP;
+    apply(claimYaml("orders-live", CONSUMER_NS, 5432, pgIp));
+    await waitForClaim(kc(), CONSUMER_NS, "orders-live", {
+      timeoutMs: 300_000,
+      diagnose: () => `${claimDiagnosis(kc(), CONSUMER_NS, "orders-live")}\n${bridgeLogs()}`,
+    });
+    const bindingReady = () =>
+      kubectlJson<{ status?: { conditions?: { type: string; status: string }[] } }>(kc(), [
+        "-n",
+        WG_CONSUMER_NS,
+        "get",
+        "servicebinding",
+        "ledger-live",
+      ]).status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+    await eventually("the live WireGuard binding to be Ready", bindingReady, 300_000).catch((e: Error) => {
+      throw new Error(`${e.message}\n${bridgeLogs()}`);
+    });
+    assert.equal(paths().length, 2, "one path each");
+    const tunnel = "app.kubernetes.io/name=klutch-wireguard";
+    assert.ok(livePods(appW, "klutch-wireguard", tunnel).some(podReady), "the client serves the binding");
+
+    const started = Date.now();
+    const lines: string[] = [];
+    const res = await stack!.destroy({ onOutput: (l) => lines.push(l) }).catch((e: Error) => {
+      throw new Error(`${e.message}\n${lines.slice(-40).join("")}\n${bridgeLogs()}`);
+    });
+    console.log(
+      `      (destroy with a live WireGuard binding and a live proxy claim: ${Math.round((Date.now() - started) / 1000)} s)`,
+    );
+    assert.equal(res.summary.result, "succeeded");
+    // The drain released both paths before the bridge and the connector API went: their CRDs
+    // could not have been deleted with a path's finalizer left.
+    for (const crd of ["networkpaths.klutch.anynines.com", "tcpconnections.klutch.anynines.com"])
+      assert.notEqual(kubectlTry(kc(), ["get", "crd", crd]).status, 0, `${crd} is gone`);
+    // The tunnel's two ends are gone: the gateway on the control plane, the client on app-w.
+    await eventually("the tunnel's pods to be gone from both clusters", () =>
+      [
+        [kc(), SETTINGS_NAMESPACE],
+        [appW, "klutch-wireguard"],
+      ].every(([cfg, ns]) => livePods(cfg!, ns!, tunnel).length === 0),
+    );
+    assert.equal(bridgePods().length, 0, "the bridge is gone");
+    const state = await stack!.exportStack();
+    assert.equal((state.deployment as { resources?: unknown[] }).resources?.length ?? 0, 0);
+    // Nothing left for `after` to release or destroy.
+    stack = undefined;
   });
 });

@@ -21,7 +21,7 @@ import {
   renderGatewayWgQuick,
 } from "../../network/wireguard/model/render-wg-quick";
 import { postgresDeployment } from "../helpers/node-postgres";
-import { livePods, podReady, type Pod } from "../helpers/kube-objects";
+import { livePods, podDiagnosis, podReady, type Pod } from "../helpers/kube-objects";
 import * as k8s from "@pulumi/kubernetes";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
 import { inlineStack } from "../helpers/inline-stack";
@@ -398,8 +398,14 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
         `      pulumi up of WireguardTunnel (waits for both pods Ready): ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
       );
       // The engine waited for the rollouts (no skipAwait): both pods are Ready, probes passing.
-      assert.ok(pods(dataNs, "app.kubernetes.io/component=gateway").every(podReady));
-      assert.ok(pods(appNs, "app.kubernetes.io/component=client").some(podReady));
+      for (const [ns, component] of [
+        [dataNs, "gateway"],
+        [appNs, "client"],
+      ] as const) {
+        const selector = `app.kubernetes.io/component=${component}`;
+        const live = pods(ns, selector);
+        assert.ok(live.length > 0 && live.every(podReady), podDiagnosis(kc(), ns, selector));
+      }
       const endpoints = up.outputs.endpoints?.value as Record<
         string,
         { hostForConsumer: string; port: number }

@@ -35,6 +35,7 @@ export interface Pod {
       ready: boolean;
       restartCount: number;
       state?: { waiting?: { reason?: string } };
+      lastState?: { terminated?: { reason?: string; exitCode?: number; finishedAt?: string } };
     }[];
   };
 }
@@ -78,6 +79,35 @@ export function podLogTails(kubeconfig: string, namespace: string, pods: Pod[], 
       return `--- ${p.metadata.name}:\n${r.stdout}${r.stderr}`;
     })
     .join("\n");
+}
+
+/**
+ * Why pods are or are not Ready, for an assertion's message: each pod's conditions and its
+ * containers' readiness, restarts and last termination, then the namespace's latest events
+ * (probe failures, kills, reschedules), as a bare `false` does not say which of them changed.
+ */
+export function podDiagnosis(kubeconfig: string, namespace: string, selector: string): string {
+  const raw = kubectlTry(kubeconfig, ["get", "pods", "-n", namespace, "-l", selector, "-o", "json"]);
+  const pods = raw.status === 0 ? (JSON.parse(raw.stdout) as { items: Pod[] }).items : [];
+  const lines = pods.map((p) =>
+    [
+      `pod ${p.metadata.name}${p.metadata.deletionTimestamp ? " (being deleted)" : ""}: ${p.status.phase ?? "?"}`,
+      ...(p.status.conditions ?? []).map((c) => `  ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}`),
+      ...(p.status.containerStatuses ?? []).map(
+        (c) =>
+          `  container ${c.name}: ready=${c.ready} restarts=${c.restartCount} ${JSON.stringify(c.state ?? {})}` +
+          (c.lastState ? ` last ${JSON.stringify(c.lastState)}` : ""),
+      ),
+    ].join("\n"),
+  );
+  const events = kubectlTry(kubeconfig, ["get", "events", "-n", namespace, "--sort-by=.lastTimestamp"]);
+  const tail = `${events.stdout}${events.stderr}`.trimEnd().split("\n").slice(-20).join("\n");
+  return [
+    `pods ${namespace} -l ${selector}: ${pods.length === 0 ? "none" : ""}`,
+    ...lines,
+    "events:",
+    tail,
+  ].join("\n");
 }
 
 /** The TCPConnection claims of a namespace. */

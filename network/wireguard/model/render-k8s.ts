@@ -103,6 +103,7 @@ export interface ProbeSpec {
   exec?: { command: string[] };
   tcpSocket?: { port: number };
   periodSeconds: number;
+  timeoutSeconds?: number;
   failureThreshold?: number;
 }
 
@@ -288,7 +289,7 @@ function tunnelContainer(
     command: ["/bin/sh", "-c", script],
     ...(ports.length > 0 ? { ports: ports.map((p) => ({ name: "wireguard", ...p })) } : {}),
     securityContext: TUNNEL_SECURITY,
-    readinessProbe: { exec: { command: ["/bin/sh", "-c", readiness] }, periodSeconds: 3 },
+    readinessProbe: execProbe(["/bin/sh", "-c", readiness]),
     volumeMounts: [
       { name: "wireguard", mountPath: "/etc/klutch/wireguard", readOnly: true },
       { name: "tun", mountPath: "/dev/net/tun", readOnly: false },
@@ -307,6 +308,16 @@ const NOBODY: ContainerSecurityContext = {
   runAsUser: FORWARDER_UID,
   runAsNonRoot: true,
 };
+
+/**
+ * An exec probe every 3 s. The kubelet's default timeout of 1 s counts a probe as failed when
+ * the runtime is slow to start the exec on a busy node (the process start, not the check, takes
+ * the time), and three such misses take a working tunnel out of its Service: 5 s covers a loaded
+ * node, and a real failure still shows within one period.
+ */
+function execProbe(command: string[]): ProbeSpec {
+  return { exec: { command }, periodSeconds: 3, timeoutSeconds: 5 };
+}
 
 /** Ready once the interface listens and the filter is loaded (the gateway forwards nothing before). */
 const GATEWAY_READY = `wg show wg0 listen-port >/dev/null && nft list table inet ${NFT_TABLE} >/dev/null`;
@@ -367,12 +378,12 @@ export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptio
           securityContext: NOBODY,
           // From the pod's loopback: the filter admits the list port from the tunnel and lo only,
           // and a probe the filter dropped would take the gateway out of its Service.
-          readinessProbe: {
-            exec: {
-              command: ["socat", "-u", "/dev/null", `TCP:127.0.0.1:${bridge.configPort},connect-timeout=2`],
-            },
-            periodSeconds: 3,
-          },
+          readinessProbe: execProbe([
+            "socat",
+            "-u",
+            "/dev/null",
+            `TCP:127.0.0.1:${bridge.configPort},connect-timeout=2`,
+          ]),
           volumeMounts: [{ name: "flows", mountPath: FLOWS_DIR, readOnly: true }],
         },
       ]
@@ -490,10 +501,7 @@ export function renderClientManifests(
           command: ["/bin/sh", "-c", clientAgentScript(plan.gateway.tunnelAddress, bridge.configPort)],
           securityContext: NOBODY,
           // Ready once it has its list from the gateway: the tunnel and the list server work.
-          readinessProbe: {
-            exec: { command: ["/bin/sh", "-c", `test -f ${CLIENT_SHARED_DIR}/hosts`] },
-            periodSeconds: 3,
-          },
+          readinessProbe: execProbe(["/bin/sh", "-c", `test -f ${CLIENT_SHARED_DIR}/hosts`]),
           volumeMounts: [
             { name: "shared", mountPath: CLIENT_SHARED_DIR, readOnly: false },
             { name: "agent-tmp", mountPath: "/tmp", readOnly: false },
