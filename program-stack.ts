@@ -5,6 +5,7 @@ import {
   ensurePolicyAnalyzer,
   pulumiEnv,
   type RunnerOptions,
+  preparePulumiHome,
 } from "./automation/pulumi-runner";
 import { which } from "./local-clusters/host/binaries";
 import { repoRoot } from "./automation/toolchain";
@@ -18,7 +19,7 @@ export async function selectStack(options: RunnerOptions): Promise<Stack> {
   const env = pulumiEnv(options.stack, { ...process.env, ...options.env });
   if (!which("pulumi", env)) throw new Error("pulumi not found: run `bash scripts/toolchain.sh build`");
   fs.mkdirSync((env.PULUMI_BACKEND_URL as string).replace(/^file:\/\//, ""), { recursive: true });
-  fs.mkdirSync(env.PULUMI_HOME as string, { recursive: true });
+  preparePulumiHome(env);
   ensureKubernetesPlugin(env);
   if (options.policyPacks) ensurePolicyAnalyzer(env);
   // The Automation API spawns `pulumi` with process.env plus envVars; PATH must be ours.

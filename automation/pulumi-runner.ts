@@ -66,6 +66,43 @@ export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env):
   return env;
 }
 
+/**
+ * Pulumi's automatic log, which the CLI starts for every command since v3.2xx (pulumi/pulumi
+ * pkg/cmd/pulumi/pulumi.go, `backendlogging.StartLogging`): every verbose record at debug level,
+ * whatever `-v` says, gzipped and encrypted into `$PULUMI_HOME/logs` (pkg/logging/encrypted.go),
+ * rotated at 7 days or 500 MB (pkg/logging/rotation.go). Measured on the local stack
+ * (docs/tests.md, CI time): it took 58% of the engine's CPU in a preview (3.8 s → 1.6 s without
+ * it), and its files had grown to 309 MB in this project's PULUMI_HOME. The CLI has no switch for
+ * it; when it cannot create that directory it runs without the log ("automatic logging
+ * unavailable", pkg/cmd/pulumi/pulumi.go). So a file takes the directory's place.
+ */
+export const AUTOMATIC_LOG_NOTE =
+  "Pulumi's automatic log is off for this PULUMI_HOME: this file stands where its logs directory would (automation/pulumi-runner.ts). Set KLUTCH_PULUMI_LOGS=keep to have it back.\n";
+
+/**
+ * Makes PULUMI_HOME and turns Pulumi's automatic log off in it (see AUTOMATIC_LOG_NOTE), unless
+ * KLUTCH_PULUMI_LOGS=keep: the engine's own diagnostics stay what `-v` asks for. Best effort: a
+ * home that cannot be written keeps whatever Pulumi does there.
+ */
+export function preparePulumiHome(env: NodeJS.ProcessEnv): void {
+  const home = env.PULUMI_HOME;
+  if (!home) return;
+  const logs = path.join(home, "logs");
+  try {
+    fs.mkdirSync(home, { recursive: true });
+    if (env.KLUTCH_PULUMI_LOGS === "keep") {
+      if (fs.lstatSync(logs, { throwIfNoEntry: false })?.isFile()) fs.rmSync(logs);
+      return;
+    }
+    const st = fs.lstatSync(logs, { throwIfNoEntry: false });
+    if (st?.isFile()) return;
+    if (st) fs.rmSync(logs, { recursive: true, force: true });
+    fs.writeFileSync(logs, AUTOMATIC_LOG_NOTE);
+  } catch {
+    // Read-only or shared with another writer: Pulumi keeps its log there.
+  }
+}
+
 /** Installs the toolchain's pulumi-resource-kubernetes into PULUMI_HOME, once. */
 export function ensureKubernetesPlugin(env: NodeJS.ProcessEnv): void {
   const home = env.PULUMI_HOME as string;

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { pulumiEnv } from "./pulumi-runner";
+import { preparePulumiHome, pulumiEnv } from "./pulumi-runner";
 import { repoRoot } from "./toolchain";
 
 /**
@@ -19,6 +19,7 @@ export class StackCli {
     opts: { base?: NodeJS.ProcessEnv; workDir?: string } = {},
   ) {
     this.env = pulumiEnv(stack, opts.base ?? process.env);
+    preparePulumiHome(this.env);
     this.workDir = opts.workDir ?? repoRoot;
   }
 

@@ -14,7 +14,7 @@ import { bridgeStackEnv } from "./state-dir";
 import { BridgeMetrics } from "./metrics";
 import { LEADER_LEASE } from "../lib/bridge/lease";
 import { SETTINGS_CONFIGMAP, SETTINGS_NAMESPACE } from "../lib/bridge/settings";
-import { ensureKubernetesPlugin, pulumiEnv } from "../automation/pulumi-runner";
+import { ensureKubernetesPlugin, preparePulumiHome, pulumiEnv } from "../automation/pulumi-runner";
 import { repoRoot } from "../automation/toolchain";
 
 const program = addTargetOptions(new Command())
@@ -126,6 +126,8 @@ async function main(): Promise<void> {
   // those when this bridge dies (bridge/orphans.ts), never an operator's own pulumi.
   base[INSTANCE_ENV] = instanceMarker();
   const env = pulumiEnv("bridge", base);
+  // Every reconcile runs the engine; its automatic log would cost CPU and fill the state volume.
+  preparePulumiHome(env);
   // The kubernetes target's program needs the Kubernetes provider plugin in PULUMI_HOME; with
   // automatic plugin downloads off, a fresh PULUMI_HOME would fail every reconcile.
   if (target.kind === "kubernetes") ensureKubernetesPlugin(env);

@@ -1,6 +1,11 @@
 import { bridgeStackEnv } from "../bridge/state-dir";
 import * as path from "node:path";
-import { ensureKubernetesPlugin, LOCAL_PASSPHRASE_FILE, pulumiEnv } from "../automation/pulumi-runner";
+import {
+  ensureKubernetesPlugin,
+  LOCAL_PASSPHRASE_FILE,
+  preparePulumiHome,
+  pulumiEnv,
+} from "../automation/pulumi-runner";
 import type { BridgeView } from "./group-preview";
 
 /**
@@ -41,6 +46,7 @@ export function bridgeView(o: {
     throwawayPassphrase: "klutch-network-preview-throwaway",
   });
   const env = pulumiEnv("bridge", base);
+  preparePulumiHome(env);
   // The kubernetes target's programs need the Kubernetes provider plugin, as the bridge's do.
   if (o.target.kind === "kubernetes") ensureKubernetesPlugin(env);
   // The Automation API spawns `pulumi` with process.env plus envVars; PATH must be the toolchain's.

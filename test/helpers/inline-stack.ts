@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, type PulumiFn, type Stack, type UpResult } from "@pulumi/pulumi/automation";
-import { ensureKubernetesPlugin, pulumiEnv } from "../../automation/pulumi-runner";
+import { ensureKubernetesPlugin, preparePulumiHome, pulumiEnv } from "../../automation/pulumi-runner";
 
 /**
  * An inline Pulumi program's stack for a test or a benchmark: its state in `<workDir>/<stateDir>`
@@ -24,6 +24,7 @@ export async function inlineStack(opts: {
     PULUMI_CONFIG_PASSPHRASE: opts.passphrase,
   });
   fs.mkdirSync(state, { recursive: true });
+  preparePulumiHome(stackEnv);
   ensureKubernetesPlugin(stackEnv);
   // The Automation API finds the CLI on this process's PATH, not on envVars'.
   process.env.PATH = stackEnv.PATH;

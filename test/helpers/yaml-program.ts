@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
+import { ensureKubernetesPlugin, preparePulumiHome } from "../../automation/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../automation/toolchain";
 
 export interface Ran {
@@ -56,6 +56,7 @@ export class YamlProgram {
         execFileSync("bash", [toolchain, "build", part], { stdio: "inherit" });
     }
     fs.mkdirSync(path.join(this.work, "state"), { recursive: true });
+    preparePulumiHome(this.env);
     ensureKubernetesPlugin(this.env);
     this.ok(["stack", "init"]);
   }
