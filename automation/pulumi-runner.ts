@@ -71,7 +71,7 @@ export function pulumiEnv(stack: string, base: NodeJS.ProcessEnv = process.env):
  * pkg/cmd/pulumi/pulumi.go, `backendlogging.StartLogging`): every verbose record at debug level,
  * whatever `-v` says, gzipped and encrypted into `$PULUMI_HOME/logs` (pkg/logging/encrypted.go),
  * rotated at 7 days or 500 MB (pkg/logging/rotation.go). Measured on the local stack
- * (docs/tests.md, CI time): it took 58% of the engine's CPU in a preview (3.8 s → 1.6 s without
+ * (docs/running-pulumi.md): it took 58% of the engine's CPU in a preview (3.8 s → 1.6 s without
  * it), and its files had grown to 309 MB in this project's PULUMI_HOME. The CLI has no switch for
  * it; when it cannot create that directory it runs without the log ("automatic logging
  * unavailable", pkg/cmd/pulumi/pulumi.go). So a file takes the directory's place.

@@ -18,6 +18,7 @@ import { postgresqlInstance, serviceBinding } from "../helpers/data-service-clai
 import {
   claimYaml,
   livePods,
+  objectCondition,
   podLogTails,
   podReady,
   waitForClaim,
@@ -66,6 +67,13 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     );
   const bridgePods = () => pods(SETTINGS_NAMESPACE, "app.kubernetes.io/name=klutch-bridge");
   const bridgeLogs = () => podLogTails(kc(), SETTINGS_NAMESPACE, bridgePods());
+  /** A ServiceBinding's Ready condition in the WireGuard app cluster's consumer namespace. */
+  const bindingReady = (name: string) =>
+    objectCondition(kc(), WG_CONSUMER_NS, "servicebinding", name, "Ready");
+  /** The address of the PostgreSQL Service the proxy claims connect to. */
+  const pgClusterIp = () =>
+    kubectlJson<{ spec: { clusterIP: string } }>(kc(), ["-n", DATA_NS, "get", "service", "pg"]).spec
+      .clusterIP;
 
   before(async () => {
     process.env.KLUTCH_LOCAL_DIR = stateDir;
@@ -271,8 +279,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       assert.equal(r.status, 0, r.stderr);
     }
     await eventually("PostgreSQL to be Ready", () => pods(DATA_NS, "app=pg").some(podReady), 180_000);
-    const pgIp = kubectlJson<{ spec: { clusterIP: string } }>(kc(), ["-n", DATA_NS, "get", "service", "pg"])
-      .spec.clusterIP;
+    const pgIp = pgClusterIp();
     const applied = kubectlApply(kc(), claimYaml("orders", CONSUMER_NS, 5432, pgIp));
     assert.equal(applied.status, 0, applied.stderr);
     let last: Claim | undefined;
@@ -506,14 +513,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     apply(postgresqlInstance("ledger", WG_CONSUMER_NS));
     const started = Date.now();
     apply(serviceBinding("ledger-app", WG_CONSUMER_NS, "ledger", "a8s-servicebinding-network-wireguard"));
-    const ready = () =>
-      kubectlJson<{ status?: { conditions?: { type: string; status: string; message?: string }[] } }>(kc(), [
-        "-n",
-        WG_CONSUMER_NS,
-        "get",
-        "servicebinding",
-        "ledger-app",
-      ]).status?.conditions?.find((c) => c.type === "Ready");
+    const ready = () => bindingReady("ledger-app");
     await eventually("the WireGuard binding to be Ready", () => ready()?.status === "True", 300_000).catch(
       (e: Error) => {
         throw new Error(`${e.message}\nReady: ${JSON.stringify(ready())}\n${bridgeLogs()}`);
@@ -604,22 +604,17 @@ describe("the environment stack deploys the bridge on a node-backed control plan
         serviceBinding("ledger-live", WG_CONSUMER_NS, "ledger", "a8s-servicebinding-network-wireguard"),
       ),
     );
-    const pgIp = kubectlJson<{ spec: { clusterIP: string } }>(kc(), ["-n", DATA_NS, "get", "service", "pg"])
-      .spec.clusterIP;
+    const pgIp = pgClusterIp();
     apply(claimYaml("orders-live", CONSUMER_NS, 5432, pgIp));
     await waitForClaim(kc(), CONSUMER_NS, "orders-live", {
       timeoutMs: 300_000,
       diagnose: () => `${claimDiagnosis(kc(), CONSUMER_NS, "orders-live")}\n${bridgeLogs()}`,
     });
-    const bindingReady = () =>
-      kubectlJson<{ status?: { conditions?: { type: string; status: string }[] } }>(kc(), [
-        "-n",
-        WG_CONSUMER_NS,
-        "get",
-        "servicebinding",
-        "ledger-live",
-      ]).status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-    await eventually("the live WireGuard binding to be Ready", bindingReady, 300_000).catch((e: Error) => {
+    await eventually(
+      "the live WireGuard binding to be Ready",
+      () => bindingReady("ledger-live")?.status === "True",
+      300_000,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}\n${bridgeLogs()}`);
     });
     assert.equal(paths().length, 2, "one path each");

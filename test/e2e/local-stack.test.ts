@@ -20,7 +20,7 @@ import { CONNECTION_READY_ANNOTATION } from "../../lib/bridge/readiness-relay";
 import { repoRoot } from "../../automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { mib, nodeMemory } from "../helpers/node-memory";
-import { podReady, type Pod } from "../helpers/kube-objects";
+import { objectCondition, podReady, type Pod } from "../helpers/kube-objects";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
 
 function listFiles(dir: string): string[] {
@@ -872,8 +872,7 @@ describe("local stack on real clusters (e2e)", function () {
     };
     const binding = (name: string, instanceRef: string, composition?: string) =>
       serviceBinding(name, ns, instanceRef, composition);
-    const condition = (kind: string, name: string, type: string) =>
-      kubectlJson(cp, ["-n", ns, "get", kind, name]).status?.conditions?.find((c: any) => c.type === type);
+    const condition = (kind: string, name: string, type: string) => objectCondition(cp, ns, kind, name, type);
     const ready = (name: string) => condition("servicebinding", name, "Ready")?.status === "True";
     const credentials = (name: string): Record<string, string> =>
       Object.fromEntries(
@@ -1037,7 +1036,7 @@ describe("local stack on real clusters (e2e)", function () {
       120_000,
     );
     assert.match(
-      condition("servicebinding", "ghost", "InstanceFound").message,
+      condition("servicebinding", "ghost", "InstanceFound")?.message ?? "",
       /PostgresqlInstance "no-such-instance" not found in namespace "cluster-app-1"/,
     );
     assert.ok(!ready("ghost"));

@@ -110,6 +110,23 @@ export function podDiagnosis(kubeconfig: string, namespace: string, selector: st
   ].join("\n");
 }
 
+/** The condition `type` of the object `kind/name` in `namespace` (a claim, a binding), as it is now. */
+export function objectCondition(
+  kubeconfig: string,
+  namespace: string,
+  kind: string,
+  name: string,
+  type: string,
+): (Condition & { message?: string }) | undefined {
+  return kubectlJson<{ status?: { conditions?: (Condition & { message?: string })[] } }>(kubeconfig, [
+    "-n",
+    namespace,
+    "get",
+    kind,
+    name,
+  ]).status?.conditions?.find((c) => c.type === type);
+}
+
 /** The TCPConnection claims of a namespace. */
 export function claimsIn(kubeconfig: string, namespace: string): Claim[] {
   return kubectlJson<{ items: Claim[] }>(kubeconfig, ["-n", namespace, "get", "tcpconnections"]).items;
