@@ -7,7 +7,8 @@ import { EventRecorder } from "./events";
 import { loadKubeConfig } from "./kubeconfig";
 import type { Logger } from "./log";
 import type { Target } from "./program";
-import { NodeHostWatch } from "./node-watch";
+import { NodeHostWatch, PollingWatch } from "./node-watch";
+import { dataPlaneInstances } from "./instance-backends";
 import { GroupReconciler } from "./reconciler";
 import { StackRunner } from "./stack-runner";
 import { WorkQueue } from "./workqueue";
@@ -37,6 +38,8 @@ export interface BridgeOptions {
   informer?: PathInformer;
   /** How often the data plane's nodes are listed while a NodePort proxy reports one (ms). */
   nodePollMs?: number;
+  /** How often a kernel path's instance endpoints are read again (ms). */
+  endpointsPollMs?: number;
 }
 
 /**
@@ -61,12 +64,16 @@ export class Bridge {
   private readonly stacks: StackRunner;
   /** Re-runs NodePort groups whose node moved (kubernetes target). */
   private readonly nodeWatch: NodeHostWatch | undefined;
+  /** Re-runs kernel-hop groups whose instances' endpoints moved (kubernetes target). */
+  private readonly backendsWatch: PollingWatch<string[]> | undefined;
   private stopped = false;
 
   constructor(private readonly opts: BridgeOptions) {
     this.kc = loadKubeConfig(opts.kubeconfig);
     const writer = new KubePathWriter(this.kc, opts.settings);
     const nodes = opts.target.kind === "kubernetes" ? dataPlaneNodes(opts.target.kubeconfig) : undefined;
+    const instances =
+      opts.target.kind === "kubernetes" ? dataPlaneInstances(opts.target.kubeconfig) : undefined;
     this.stacks = new StackRunner({
       target: opts.target,
       stateDir: opts.stateDir,
@@ -76,6 +83,7 @@ export class Bridge {
       ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
       settings: () => writer.readSettings(),
       ...(nodes ? { nodes } : {}),
+      ...(instances ? { instances } : {}),
     });
     const reconciler = new GroupReconciler({
       paths: (key) => this.cache.group(key),
@@ -120,6 +128,32 @@ export class Bridge {
           log: opts.log,
         })
       : undefined;
+    const following = () => this.cache.groups().filter((key) => this.stacks.followsBackendsOf(key));
+    this.backendsWatch = instances
+      ? new PollingWatch<string[]>({
+          wanted: () => following().length > 0,
+          read: async () => {
+            const moved: string[] = [];
+            for (const key of following()) {
+              if (await this.stacks.backendsMoved(key, this.cache.group(key))) moved.push(key);
+            }
+            return moved;
+          },
+          onRead: (moved) => {
+            if (moved.length === 0) return;
+            opts.log("info", "a kernel path's instance endpoints moved; running its groups again", {
+              groups: moved,
+            });
+            for (const key of moved) this.queue.add(key);
+          },
+          intervalMs: opts.endpointsPollMs ?? 5_000,
+          log: opts.log,
+          messages: {
+            failing: "cannot read the instances' endpoints; kernel paths keep the ones they have",
+            recovered: "reading the instances' endpoints works again",
+          },
+        })
+      : undefined;
   }
 
   healthy(): boolean {
@@ -136,6 +170,7 @@ export class Bridge {
     // Workers start once the cache holds the whole list (controller-runtime's WaitForCacheSync).
     this.queue.start();
     this.nodeWatch?.start();
+    this.backendsWatch?.start();
     // Groups that have a stack but no paths any more (deleted while the bridge was down); a
     // group with paths is queued by the list already (again would cost a second engine run).
     const listed = new Set(this.cache.groups());
@@ -153,6 +188,7 @@ export class Bridge {
   async stop(timeoutMs = 20_000): Promise<void> {
     this.stopped = true;
     this.nodeWatch?.stop();
+    this.backendsWatch?.stop();
     const running = this.queue.active();
     this.stacks.cancel();
     const ended = await this.queue.shutDown(timeoutMs);

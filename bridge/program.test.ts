@@ -136,6 +136,46 @@ describe("Crossplane bridge: group programs (mocks, real probes)", function () {
     });
   });
 
+  it("proxy (kubernetes target), kernel hop: a selector-less Service and an EndpointSlice per path at its instance's endpoints, no HAProxy; a path the hop cannot follow gets its problem, the others their endpoints", async () => {
+    const run = mockPulumi({}, "test", { dynamicProviders: { [PORTS]: portAllocationProvider } });
+    const pg = "pg.team-a.svc.cluster.local";
+    const target: Target = {
+      kind: "kubernetes",
+      kubeconfig: "apiVersion: v1\nkind: Config\n",
+      namespace: "klutch-network",
+      portRange: { from: 30000, to: 30099 },
+      serviceType: "ClusterIP",
+      hop: "kernel",
+      backends: { [`${pg}:5432`]: { backends: [{ address: "10.244.0.7", port: 5432 }] } },
+    };
+    const paths = [
+      pathOf("orders", { spec: { implementation: "proxy", instanceHost: pg, port: 5432 } }),
+      pathOf("direct", { spec: { implementation: "proxy", instanceHost: "10.244.0.9", port: 5433 } }),
+      pathOf("external", { spec: { implementation: "proxy", instanceHost: "db.example.com", port: 5432 } }),
+    ];
+    const outputs = await groupProgram("team-a/proxy", paths, target)();
+    const endpoints = await valueOf(outputs.endpoints as pulumi.Output<Record<string, PathEndpoint>>);
+    const problems = await valueOf(outputs.problems as pulumi.Output<Record<string, PathProblem>>);
+    await settle();
+    assert.deepEqual(Object.keys(endpoints).sort(), ["direct", "orders"]);
+    assert.equal(endpoints.orders?.hostForConsumer, "np-team-a-proxy.klutch-network.svc.cluster.local");
+    assert.deepEqual(Object.keys(problems), ["external"]);
+    assert.equal(problems.external?.reason, "HostUnresolved");
+    assert.match(problems.external?.message ?? "", /"db\.example\.com" is neither an IPv4 address/);
+    assert.deepEqual(run.ofType("kubernetes:apps/v1:Deployment"), []);
+    assert.deepEqual(run.ofType("kubernetes:networking.k8s.io/v1:NetworkPolicy"), []);
+    const [service] = run.ofType("kubernetes:core/v1:Service");
+    assert.equal(service?.inputs.spec.selector, undefined);
+    const slices = run.ofType("kubernetes:discovery.k8s.io/v1:EndpointSlice");
+    assert.deepEqual(
+      slices.map((s) => s.inputs.endpoints.map((e: { addresses: string[] }) => e.addresses[0])).sort(),
+      [["10.244.0.7"], ["10.244.0.9"]],
+    );
+    for (const slice of slices) {
+      assert.equal(slice.inputs.metadata.labels["kubernetes.io/service-name"], "np-team-a-proxy");
+    }
+  });
+
   it("an implementation the bridge does not realise fails the run, naming the ones it does", async () => {
     mockPulumi({});
     await assert.rejects(

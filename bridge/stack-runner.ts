@@ -13,6 +13,7 @@ import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
 import { GroupTargets } from "./group-targets";
 import { HeldOutPorts } from "../lib/bridge/node-port-refusals";
 import { NodeHostTracker } from "./node-host-tracker";
+import { InstanceBackendsTracker, type InstanceReads } from "./instance-backends";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
 import { SlotStore } from "./slot-store";
@@ -36,6 +37,8 @@ export interface StackRunnerOptions {
    * reports when `--node-host` gives none (lib/bridge/node-host.ts).
    */
   nodes?: () => Promise<NodeLike[]>;
+  /** Reads of instance Services and their endpoints (kubernetes target), for kernel-hop groups. */
+  instances?: InstanceReads;
   /** The clock refused node ports are held out by (tests give a fake one). */
   now?: () => number;
 }
@@ -56,7 +59,8 @@ export function portsNeeded(live: NetworkPathObject[]): number {
  * of a bridge that died (bridge/orphans.ts), each group's target (bridge/group-targets.ts) with
  * the local target's port slots (bridge/slot-store.ts) or the node a NodePort proxy reports
  * (bridge/node-host-tracker.ts), and cancelling the runs in flight when the bridge stops
- * (bridge/cancellable-runs.ts). One run per group at a time is the work queue's promise
+ * (bridge/cancellable-runs.ts), and a kernel path's instance endpoints
+ * (bridge/instance-backends.ts). One run per group at a time is the work queue's promise
  * (bridge/workqueue.ts); this relies on it.
  */
 export class StackRunner implements GroupStacks {
@@ -66,6 +70,7 @@ export class StackRunner implements GroupStacks {
   private readonly targets: GroupTargets;
   private readonly heldOut: HeldOutPorts;
   private readonly nodeHosts: NodeHostTracker;
+  private readonly backends: InstanceBackendsTracker;
   private readonly runs = new CancellableRuns();
   private readonly backendDir: string | undefined;
 
@@ -89,6 +94,10 @@ export class StackRunner implements GroupStacks {
     this.nodeHosts = new NodeHostTracker({
       targetOf: (key) => this.targets.kubernetes(key),
       ...(opts.nodes ? { nodes: opts.nodes } : {}),
+    });
+    this.backends = new InstanceBackendsTracker({
+      targetOf: (key) => this.targets.kubernetes(key),
+      ...(opts.instances ? { reads: opts.instances } : {}),
     });
   }
 
@@ -115,6 +124,16 @@ export class StackRunner implements GroupStacks {
   /** Whether the group's proxy reports a node the bridge picked (bridge/node-watch.ts watches). */
   picksNodeHostFor(key: string): boolean {
     return this.nodeHosts.picksNodeHostFor(key);
+  }
+
+  /** Whether the group is a kernel path whose instance endpoints the bridge follows. */
+  followsBackendsOf(key: string): boolean {
+    return this.backends.follows(key);
+  }
+
+  /** Whether a kernel-hop group's instances have other endpoints now than it last ran with. */
+  backendsMoved(key: string, live: NetworkPathObject[]): Promise<boolean> {
+    return this.backends.moved(key, live);
   }
 
   /** Keeps refused node ports out of the group's plan (GroupStacks.holdOutPorts). */
@@ -151,6 +170,7 @@ export class StackRunner implements GroupStacks {
     await this.runs.run((signal) => stack.destroy({ onEvent: run.onEvent, color: "never", signal }));
     await this.workspaces.remove(key, stack);
     this.nodeHosts.forget(key);
+    this.backends.forget(key);
     this.slots.release(key);
   }
 
@@ -186,8 +206,8 @@ export class StackRunner implements GroupStacks {
 
   /**
    * The target the group's program is built with: locally, the command line's with the
-   * group's slots' ports; on Kubernetes, the group's settings and, for a NodePort proxy, the
-   * node it reports.
+   * group's slots' ports; on Kubernetes, the group's settings, for a kernel path its instances'
+   * endpoints, and for a NodePort proxy the node it reports.
    */
   private async targetFor(key: string, live: NetworkPathObject[], run: RunOptions): Promise<Target> {
     if (this.opts.target.kind === "local") {
@@ -196,9 +216,10 @@ export class StackRunner implements GroupStacks {
     }
     const heldOutPorts = this.heldOut.of(key);
     const target = this.targets.kubernetes(key)!;
+    const withBackends = await this.backends.realise(key, target, live);
     return this.nodeHosts.realise(
       key,
-      heldOutPorts.length > 0 ? { ...target, heldOutPorts } : target,
+      heldOutPorts.length > 0 ? { ...withBackends, heldOutPorts } : withBackends,
       run.log,
     );
   }

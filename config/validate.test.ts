@@ -79,6 +79,7 @@ describe("environment config", () => {
       assert.deepEqual(app1?.networkConnector, {
         implementation: "proxy",
         serviceType: "LoadBalancer",
+        hop: "haproxy",
         publicEndpoint: false,
         portRange: { from: 30000, to: 30999 },
       });
@@ -625,6 +626,69 @@ describe("environment config", () => {
         },
         path: "klutch:appClusters[0].networkConnector.dedicatedCpus",
         includes: "must be a whole number (got a fraction)",
+      },
+      {
+        name: "a kernel hop with dedicated CPUs (it runs no HAProxy pods)",
+        mutate: (c) => {
+          c.controlPlane.nodes = 1;
+          c.appClusters = [
+            {
+              name: "app-1",
+              infrastructure: "local",
+              networkConnector: {
+                implementation: "proxy",
+                hop: "kernel",
+                serviceType: "ClusterIP",
+                dedicatedCpus: 2,
+              },
+            },
+          ];
+        },
+        path: "klutch:appClusters[0].networkConnector.dedicatedCpus",
+        includes: 'hop "kernel" runs none',
+      },
+      {
+        name: "a NodePort kernel hop that is not meant to be public (kube-proxy filters no node port's sources)",
+        mutate: (c) => {
+          c.controlPlane.nodes = 1;
+          c.appClusters = [
+            {
+              name: "app-1",
+              infrastructure: "local",
+              networkConnector: { implementation: "proxy", hop: "kernel", serviceType: "NodePort" },
+            },
+          ];
+        },
+        path: "klutch:appClusters[0].networkConnector.hop",
+        includes: '"kernel" with serviceType NodePort would admit every address that reaches a node',
+      },
+      {
+        name: "a kernel hop on a local control plane without a node (no kube-proxy)",
+        mutate: (c) => {
+          c.appClusters = [
+            {
+              name: "app-1",
+              infrastructure: "local",
+              networkConnector: { implementation: "proxy", hop: "kernel", serviceType: "ClusterIP" },
+            },
+          ];
+        },
+        path: "klutch:appClusters[0].networkConnector.hop",
+        includes: "has none (nodes: 0); set its nodes: 1, or hop: haproxy",
+      },
+      {
+        name: "an unknown hop",
+        mutate: (c) => {
+          c.appClusters = [
+            {
+              name: "app-1",
+              infrastructure: "local",
+              networkConnector: { implementation: "proxy", hop: "ebpf" },
+            },
+          ];
+        },
+        path: "klutch:appClusters[0].networkConnector.hop",
+        includes: "haproxy",
       },
       {
         name: "a cookie signing key of the wrong length",

@@ -9,9 +9,11 @@ import {
   NETWORK_RULES,
   PUBLIC_ENDPOINT_ANNOTATION,
   ResourceView,
+  noOpenSelectorlessNodePort,
   noWorldOpenLoadBalancer,
   violations,
 } from "./rules";
+import { KernelPath } from "../network/proxy/kernel-path";
 import { VpcPeering } from "../network/aws-vpc-peering/vpc-peering";
 import { TcpProxy } from "../network/proxy/tcp-proxy";
 import { portAllocationProvider } from "../network/proxy/port-allocation";
@@ -358,6 +360,79 @@ describe("network-safety policy pack", function () {
       run.resources.map((r) => r.type).filter((t) => t !== "pulumi:providers:aws"),
       [],
     );
+  });
+
+  describe("klutch-no-open-selectorless-node-port", () => {
+    const check = (spec: Record<string, unknown>, annotations: Record<string, string> = {}) =>
+      noOpenSelectorlessNodePort.check({
+        type: "kubernetes:core/v1:Service",
+        props: { metadata: { name: "np-team-a-proxy", annotations }, spec },
+      });
+
+    it("refuses a selector-less NodePort unless it is a reviewed public endpoint", () => {
+      assert.match(
+        check({ type: "NodePort" })[0] ?? "",
+        /Service np-team-a-proxy is a NodePort without selector/,
+      );
+      assert.deepEqual(check({ type: "NodePort" }, { [PUBLIC_ENDPOINT_ANNOTATION]: "true" }), []);
+      assert.equal(check({ type: "NodePort" }, { [PUBLIC_ENDPOINT_ANNOTATION]: "false" }).length, 1);
+    });
+
+    it("leaves a NodePort with a selector (pods a NetworkPolicy guards), ClusterIP and LoadBalancer alone", () => {
+      assert.deepEqual(check({ type: "NodePort", selector: { app: "haproxy" } }), []);
+      assert.deepEqual(check({ type: "ClusterIP" }), []);
+      assert.deepEqual(check({ type: "LoadBalancer", loadBalancerSourceRanges: ["10.0.0.0/16"] }), []);
+    });
+
+    /** What a KernelPath of that type and exposure registers. */
+    const kernelPathResources = (
+      serviceType: "ClusterIP" | "NodePort" | "LoadBalancer",
+      exposure: ProxyExposure,
+    ): Promise<ResourceView[]> =>
+      captured(
+        () => {
+          new KernelPath("np", {
+            provider: new k8s.Provider("ds", { kubeconfig: "fake" }),
+            namespace: "klutch-proxy",
+            connections: [{ id: "team-a/orders-db", instanceHost: "10.50.0.10", port: 5432 }],
+            portRange: { from: 31000, to: 31099 },
+            serviceType,
+            exposure,
+          });
+        },
+        {},
+        "test",
+        { dynamicProviders: { "pulumi-nodejs:dynamic/klutch:PortAllocation": portAllocationProvider } },
+      );
+
+    it("the KernelPath's Service passes for every exposure the environment allows it, and the rule catches the NodePort it refuses", async () => {
+      const cases: { serviceType: "ClusterIP" | "NodePort" | "LoadBalancer"; exposure: ProxyExposure }[] = [
+        { serviceType: "ClusterIP", exposure: { sourceRanges: [], internal: true, public: false } },
+        {
+          serviceType: "LoadBalancer",
+          exposure: { sourceRanges: ["10.20.0.0/16"], internal: true, public: false },
+        },
+        { serviceType: "NodePort", exposure: { sourceRanges: ["0.0.0.0/0"], internal: false, public: true } },
+      ];
+      for (const { serviceType, exposure } of cases) {
+        const resources = await kernelPathResources(serviceType, exposure);
+        assert.ok(
+          resources.some((r) => r.type === "kubernetes:core/v1:Service"),
+          serviceType,
+        );
+        assert.deepEqual(violations(resources), [], serviceType);
+      }
+      // The NodePort one the environment refuses (not public) is what the rule catches.
+      const open = await kernelPathResources("NodePort", {
+        sourceRanges: ["10.20.0.0/16"],
+        internal: true,
+        public: false,
+      });
+      assert.deepEqual(
+        violations(open).map((v) => v.rule),
+        ["klutch-no-open-selectorless-node-port"],
+      );
+    });
   });
 
   it("the CrossGuard policies report exactly what the pure rules return", () => {

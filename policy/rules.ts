@@ -276,12 +276,36 @@ export const noWorldOpenLoadBalancer: NetworkRule = {
   },
 };
 
+/**
+ * A Service without selector forwards to whatever addresses its EndpointSlices name (the
+ * proxy's kernel hop: network/proxy/kernel-path.ts), with no pod of its own for a NetworkPolicy
+ * to guard. As a NodePort, kube-proxy applies no source ranges to its node ports, so every
+ * address that reaches a node reaches the instance: allowed only as a reviewed public endpoint
+ * (what the environment's checks require of a NodePort kernel path).
+ */
+export const noOpenSelectorlessNodePort: NetworkRule = {
+  name: "klutch-no-open-selectorless-node-port",
+  description: `A NodePort Service without selector (a kernel path) admits every address that reaches a node: only with ${PUBLIC_ENDPOINT_ANNOTATION}: "true".`,
+  check: (r) => {
+    if (r.type !== "kubernetes:core/v1:Service") return [];
+    const spec = record(r.props.spec);
+    if (spec.type !== "NodePort" || Object.keys(record(spec.selector)).length > 0) return [];
+    const metadata = record(r.props.metadata);
+    if (record(metadata.annotations)[PUBLIC_ENDPOINT_ANNOTATION] === "true") return [];
+    const name = typeof metadata.name === "string" ? `Service ${metadata.name}` : "a NodePort Service";
+    return [
+      `${name} is a NodePort without selector: its node ports forward every address that reaches a node to its endpoints, and no NetworkPolicy guards them; use type LoadBalancer with loadBalancerSourceRanges or ClusterIP, or opt in with ${PUBLIC_ENDPOINT_ANNOTATION}: "true"`,
+    ];
+  },
+};
+
 export const NETWORK_RULES: readonly NetworkRule[] = [
   ingressSinglePort,
   noWorldDataServiceIngress,
   ingressFromConsumerNetwork,
   peeringRoutesSpecific,
   noWorldOpenLoadBalancer,
+  noOpenSelectorlessNodePort,
 ];
 
 /** Every violation of every rule over a set of resources, as `rule: message`. */

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { renderConsumerKubeconfig } from "../../lib/bind/app-cluster-plan";
-import { dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
+import { dataPlaneInstanceRules, dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
 import { tokenIdentity } from "../clusters/token-identity";
 
 export interface BridgeDataPlaneArgs {
@@ -21,6 +21,11 @@ export interface BridgeDataPlaneArgs {
    * address the bridge reports to its consumers (lib/bridge/rbac.ts dataPlaneNodeRules).
    */
   listNodes?: boolean;
+  /**
+   * Some app cluster's proxy uses the kernel hop: the identity may read instance Services and
+   * their EndpointSlices in every namespace (lib/bridge/rbac.ts dataPlaneInstanceRules).
+   */
+  readInstances?: boolean;
 }
 
 /**
@@ -41,27 +46,34 @@ export class BridgeDataPlane extends pulumi.ComponentResource {
     const labels = { ...args.labels, "app.kubernetes.io/name": "klutch-bridge" };
     const { account, token } = tokenIdentity(
       name,
-      { namespace: args.namespace, objectName: "klutch-bridge-proxies", rules: dataPlaneRules(), labels },
+      {
+        namespace: args.namespace,
+        objectName: "klutch-bridge-proxies",
+        rules: dataPlaneRules(args.readInstances),
+        labels,
+      },
       child,
     );
-    if (args.listNodes) {
-      // Cluster-scoped, so named after the proxies' namespace: one per environment's data plane.
-      const nodeReader = pulumi.interpolate`klutch-bridge-proxies:${args.namespace}:nodes`;
+    // Cluster-scoped, so named after the proxies' namespace: one per environment's data plane.
+    const clusterReader = (suffix: string, rules: ReturnType<typeof dataPlaneNodeRules>) => {
+      const readerName = pulumi.interpolate`klutch-bridge-proxies:${args.namespace}:${suffix}`;
       const role = new k8s.rbac.v1.ClusterRole(
-        `${name}-node-reader`,
-        { metadata: { name: nodeReader, labels }, rules: dataPlaneNodeRules() },
+        `${name}-${suffix.replace(/s$/, "")}-reader`,
+        { metadata: { name: readerName, labels }, rules },
         child,
       );
       new k8s.rbac.v1.ClusterRoleBinding(
-        `${name}-node-reader`,
+        `${name}-${suffix.replace(/s$/, "")}-reader`,
         {
-          metadata: { name: nodeReader, labels },
+          metadata: { name: readerName, labels },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
           subjects: [{ kind: "ServiceAccount", name: account.metadata.name, namespace: args.namespace }],
         },
         child,
       );
-    }
+    };
+    if (args.listNodes) clusterReader("nodes", dataPlaneNodeRules());
+    if (args.readInstances) clusterReader("instances", dataPlaneInstanceRules());
     const server =
       args.server ??
       k8s.core.v1.Service.get(`${name}-api-service`, "default/kubernetes", child).spec.apply(

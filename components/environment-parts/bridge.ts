@@ -83,6 +83,7 @@ export function bridgePart(
       namespace: SETTINGS_NAMESPACE,
       labels,
       listNodes: plan.bridge.listNodes,
+      readInstances: plan.bridge.readInstances,
     },
     inNamespace,
   );

@@ -125,6 +125,18 @@ describe("the environment's plan (pure)", () => {
     );
     assert.equal(nodePort.bridge.listNodes, true);
     assert.equal(nodePort.bridge.deployment, undefined);
+    assert.equal(nodePort.bridge.readInstances, false);
+  });
+
+  it("lets the bridge read instance Services and their endpoints only where a proxy uses the kernel hop", () => {
+    const plan = (networkConnector: unknown) =>
+      planEnvironment(config([{ name: "a0", infrastructure: "local", networkConnector }]), PROCESS);
+    assert.equal(
+      plan({ implementation: "proxy", hop: "kernel", serviceType: "ClusterIP" }).bridge.readInstances,
+      true,
+    );
+    assert.equal(plan({ implementation: "proxy", serviceType: "ClusterIP" }).bridge.readInstances, false);
+    assert.equal(plan({ implementation: "wireguard" }).bridge.readInstances, false);
   });
 
   it("binds each app cluster's APIs with the release's konnector unless the config names one", () => {

@@ -52,6 +52,8 @@ export interface EnvironmentPlan {
   bridge: {
     /** Whether the bridge's data-plane identity may list nodes (some implementation reports a node's address). */
     listNodes: boolean;
+    /** Some app cluster's path follows instance endpoints (the proxy's kernel hop). */
+    readInstances: boolean;
     /** The bridge Deployment, when the config deploys it. */
     deployment?: BridgePlan;
   };
@@ -116,6 +118,11 @@ export function planEnvironment(
       listNodes: config.appClusters.some(
         (a) =>
           implementationSpec(a.networkConnector.implementation)?.needsNodeList?.(a.networkConnector) ?? false,
+      ),
+      readInstances: config.appClusters.some(
+        (a) =>
+          implementationSpec(a.networkConnector.implementation)?.needsInstanceReads?.(a.networkConnector) ??
+          false,
       ),
       ...(bridge ? { deployment: bridge } : {}),
     },

@@ -65,9 +65,13 @@ export function bridgeRules(): { apiGroups: string[]; resources: string[]; verbs
  * (pulumi-kubernetes provider/v4 v4.25.0, pkg/await/deployment.go, service.go, watchers.go;
  * informers/informers.go scopes each factory to the namespace). Where the Service's await is
  * skipped, the ServiceListeners resource (network/proxy/service-listeners.ts) lists the
- * Service's EndpointSlices and the proxy's pods instead. Nothing cluster-wide.
+ * Service's EndpointSlices and the proxy's pods instead. With `kernelHop` (some app cluster's
+ * proxy uses it), also the EndpointSlices a KernelPath writes beside its Service
+ * (network/proxy/kernel-path.ts). Nothing cluster-wide.
  */
-export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
+export function dataPlaneRules(
+  kernelHop = false,
+): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   const write = ["get", "list", "watch", "create", "update", "patch", "delete"];
   const read = ["get", "list", "watch"];
   return [
@@ -76,7 +80,7 @@ export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; ve
     { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: write },
     { apiGroups: ["apps"], resources: ["replicasets"], verbs: read },
     { apiGroups: [""], resources: ["pods", "endpoints", "persistentvolumeclaims", "events"], verbs: read },
-    { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] },
+    { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: kernelHop ? write : ["list"] },
   ];
 }
 
@@ -88,4 +92,18 @@ export function dataPlaneRules(): { apiGroups: string[]; resources: string[]; ve
  */
 export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   return [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }];
+}
+
+/**
+ * The data-plane identity's cluster-wide reads where some app cluster's proxy uses the kernel
+ * hop (network/proxy/kernel-path.ts): the instance Service a path names (`get`, for its port's
+ * name) and its EndpointSlices (`list` by the `kubernetes.io/service-name` label), read by
+ * bridge/instance-backends.ts before each such group's run and on each poll. Instances live in
+ * their own namespaces, so these cannot be namespaced; reads only.
+ */
+export function dataPlaneInstanceRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
+  return [
+    { apiGroups: [""], resources: ["services"], verbs: ["get"] },
+    { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] },
+  ];
 }

@@ -1,5 +1,12 @@
 import { Address4 } from "ip-address";
 
+const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** A dotted IPv4 address (ip-address alone also takes a CIDR or a partial address). */
+export function isIpv4(value: unknown): value is string {
+  return typeof value === "string" && DOTTED_QUAD.test(value) && Address4.isValid(value);
+}
+
 /** An IPv4 CIDR block as an inclusive range of addresses. */
 export interface CidrRange {
   cidr: string;

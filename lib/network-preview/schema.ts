@@ -35,6 +35,8 @@ export const endpointSchema = z.object({
 export const HOP_KINDS = [
   "proxy-port",
   "proxy-frontend",
+  /** The instance endpoints a kernel-hop path forwards to (its EndpointSlices). */
+  "kernel-endpoints",
   "proxy-settings",
   "wireguard-peer",
   "peering-route",

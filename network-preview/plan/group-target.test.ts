@@ -102,4 +102,31 @@ describe("network preview plan: a kubernetes group's target", () => {
     assert.deepEqual(target, cluster);
     assert.match(notes.join("\n"), /with the bridge's flags \(no proxy settings for its namespace\)$/);
   });
+
+  it("a kernel hop's instance Services stand in with a TEST-NET address, and the notes say so; an address needs none", () => {
+    const kernel: BridgeSettings = {
+      version: 1,
+      consumers: {
+        "team-a": {
+          appCluster: "a",
+          implementation: "proxy",
+          proxy: { serviceType: "ClusterIP", portRange: { from: 31000, to: 31009 }, hop: "kernel" },
+        },
+      },
+    };
+    const notes: string[] = [];
+    const paths = [
+      networkPath("orders", { spec: { instanceHost: "pg.team-a.svc.cluster.local", port: 5432 } }),
+      networkPath("vm", { spec: { instanceHost: "10.0.0.5", port: 5432 } }),
+    ];
+    const target = groupTarget(layout({ value: kernel, from: "live" }), {}, group(paths), notes);
+    assert.ok(target.kind === "kubernetes" && target.hop === "kernel");
+    assert.deepEqual(target.backends, {
+      "pg.team-a.svc.cluster.local:5432": { backends: [{ address: "192.0.2.1", port: 5432 }] },
+    });
+    assert.match(
+      notes.join("\n"),
+      /a kernel path; its EndpointSlices show 192\.0\.2\.1 for each instance Service/,
+    );
+  });
 });

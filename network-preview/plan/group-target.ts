@@ -5,6 +5,7 @@ import { groupSettings, targetWithSettings } from "../../network/group-settings"
 import { groupPorts, placeGroup, type Slots } from "../../lib/bridge/slots";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import { toConnection } from "../../network/proxy/model/target";
+import { backendKey, instanceTargetOf } from "../../network/proxy/model/kernel-path";
 import type { BridgeTarget as Target } from "../../network/contract/bridge-target";
 import { listenerKeys, type PortRange } from "../../network/proxy/model/types";
 import type { BridgeLayout, GroupPlan } from "./model";
@@ -56,10 +57,37 @@ export function groupTarget(bridge: BridgeLayout, slots: Slots, g: GroupPlan, no
         ? `with its ${bridge.settings?.from === "planned" ? "planned" : "current"} ${implementation} settings`
         : `with the bridge's flags (no ${implementation} settings for its namespace)`),
   );
-  const target = targetWithSettings(base, bridge.settings?.value, g.key);
+  const target = withStandInBackends(targetWithSettings(base, bridge.settings?.value, g.key), g, notes);
   if (!picksNodeHost(target) || !bridge.nodes) return target;
   const nodeHost = nodePortHost(bridge.nodes, internalConsumers(target));
   if (!nodeHost) return target;
   notes.push(`group ${g.key}: its NodePort proxy reports ${nodeHost}, the node the bridge would pick now`);
   return { ...target, nodeHost };
+}
+
+/** TEST-NET-1 (RFC 5737): never routed, so a stand-in can never be mistaken for an instance. */
+const STAND_IN = "192.0.2.1";
+
+/**
+ * A kernel path's EndpointSlices name its instances' ready endpoints, which the bridge reads
+ * before each run (bridge/instance-backends.ts) and the preview does not: each instance
+ * Service a path names stands in with one TEST-NET address, so the preview shows the
+ * Service's port and one slice per path, and says so.
+ */
+function withStandInBackends<T extends Extract<Target, { kind: "kubernetes" }>>(
+  target: T,
+  g: GroupPlan,
+  notes: string[],
+): T {
+  if (target.hop !== "kernel" || target.backends) return target;
+  const backends: NonNullable<T["backends"]> = {};
+  for (const c of admitConnections(g.after.map(toConnection)).admitted) {
+    if (instanceTargetOf(c.instanceHost).kind !== "service") continue;
+    backends[backendKey(c.instanceHost, c.port)] = { backends: [{ address: STAND_IN, port: c.port }] };
+  }
+  if (Object.keys(backends).length > 0)
+    notes.push(
+      `group ${g.key}: a kernel path; its EndpointSlices show ${STAND_IN} for each instance Service, whose ready endpoints the bridge reads when it runs`,
+    );
+  return { ...target, backends };
 }

@@ -42,9 +42,10 @@ function realType(step: ResourceStep): string {
 export function hopKind(step: ResourceStep): HopKind {
   const t = realType(step);
   if (t === "klutch:PortAllocation") return "proxy-port";
+  if (t === "kubernetes:discovery.k8s.io/v1:EndpointSlice") return "kernel-endpoints";
   if (
     t === "klutch:LocalHaproxy" ||
-    /TcpProxy|kubernetes:(apps|core)\/v1:(Deployment|Service|ConfigMap)$/.test(t)
+    /TcpProxy|KernelPath|kubernetes:(apps|core)\/v1:(Deployment|Service|ConfigMap)$/.test(t)
   )
     return "proxy-frontend";
   if (t === "klutch:ConnectivityProbe") return "probe";

@@ -28,6 +28,13 @@ export type BridgeTarget =
       serviceType: string;
       /** Who may connect (TcpProxy `exposure`), from the environment's bridge settings. */
       exposure?: Exposure;
+      /** kube-proxy alone instead of HAProxy pods (network/proxy/model/kernel-path.ts); HAProxy when unset. */
+      hop?: "haproxy" | "kernel";
+      /**
+       * For the kernel hop: each instance Service's ready endpoints by `host:port`, as the bridge
+       * read them before the run (bridge/instance-backends.ts); a problem where it could not.
+       */
+      backends?: Record<string, { backends: { address: string; port: number }[] } | { problem: string }>;
       /** Whole CPUs per proxy pod (TcpProxy `dedicatedCpus`); shared CPUs when unset. */
       dedicatedCpus?: number;
       /** Do not wait for the proxy's pods (a cluster without kubelets, e.g. the local ones). */

@@ -94,6 +94,8 @@ export interface ImplementationSpec<
   planEndpoints?(group: string, paths: NetworkPathObject[], target: BridgeTarget): PlannedEndpoints;
   /** Whether the bridge's data-plane identity must list nodes (a path that reports a node's address). */
   needsNodeList?(connector: z.output<Schema>): boolean;
+  /** Whether the bridge's data-plane identity must read instance Services and their endpoints. */
+  needsInstanceReads?(connector: z.output<Schema>): boolean;
   /**
    * The Pulumi side, each loaded only when called (a `require` inside the function, the one
    * place a spec may reach above its pure layer: .dependency-cruiser.cjs allows exactly that,

@@ -8,6 +8,8 @@ import type { BridgeTarget as Target } from "../contract/bridge-target";
 import { admitConnections } from "./model/admission";
 import { localProxyPath } from "./local-proxy-path";
 import { TcpProxy } from "./tcp-proxy";
+import { KernelPath } from "./kernel-path";
+import { kernelConnectionProblem } from "./model/kernel-path";
 import type { ProxyConnection } from "./model/types";
 import { listenerKey, listenerKeys } from "./model/types";
 
@@ -44,6 +46,32 @@ export function proxyProgram(
       for (const c of connections) if (left.has(listenerKey(c))) out[c.id] = problem;
       return out;
     };
+    if (target.kind === "kubernetes" && target.hop === "kernel") {
+      const provider = new k8s.Provider("data-plane", { kubeconfig: pulumi.secret(target.kubeconfig) });
+      const kernelPath = new KernelPath(proxyName(group), {
+        provider,
+        namespace: target.namespace,
+        connections,
+        ...(target.backends ? { backends: target.backends } : {}),
+        portRange: target.portRange,
+        serviceType: target.serviceType as "ClusterIP",
+        exposure: target.exposure,
+        skipAwait: target.skipAwait,
+        ...(target.nodeHost ? { nodeHost: target.nodeHost } : {}),
+        ...(target.heldOutPorts?.length ? { reservedPorts: target.heldOutPorts } : {}),
+        overflow: "leave-out",
+      });
+      const unresolved: Record<string, PathProblem> = {};
+      for (const [id, message] of Object.entries(kernelPath.problems)) {
+        const c = connections.find((x) => x.id === id);
+        const invalid = c !== undefined && kernelConnectionProblem(c) !== undefined;
+        unresolved[id] = { reason: invalid ? "InvalidConnection" : "HostUnresolved", message };
+      }
+      return Promise.resolve({
+        endpoints: kernelPath.endpoints,
+        problems: kernelPath.unplaced.apply((u) => ({ ...problemsOf(u, 0), ...unresolved })),
+      });
+    }
     if (target.kind === "kubernetes") {
       const provider = new k8s.Provider("data-plane", { kubeconfig: pulumi.secret(target.kubeconfig) });
       const proxy = new TcpProxy(proxyName(group), {

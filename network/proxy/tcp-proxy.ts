@@ -9,10 +9,8 @@ import {
   assertValidConnections,
   connectionProblems,
   consumerEndpoints,
-  proxyHost,
   renderHaproxyConfig,
 } from "./model/haproxy-config";
-import { portRangeProblem } from "./model/port-planner";
 import { haproxyOptionsFor, profileProblem, proxyResources } from "./model/profile";
 import {
   ConnectionEnhancement,
@@ -24,13 +22,14 @@ import {
 } from "./model/types";
 import { PortAllocation } from "./port-allocation";
 import { ServiceListeners } from "./service-listeners";
-import { exposureArgProblem, serviceExposure } from "../contract/exposure";
+import { serviceExposure } from "../contract/exposure";
+import { checkProxyServiceArgs, consumerHost, type ProxyServiceType } from "./proxy-service";
 import { type ProxyExposure, ingressRule } from "./model/exposure";
 
 /** A ClusterIP proxy's exposure: reachable from the data-service cluster's own pods only. */
 const CLUSTER_ONLY: ProxyExposure = { sourceRanges: [], internal: true, public: false };
 
-export type ProxyServiceType = "ClusterIP" | "NodePort" | "LoadBalancer";
+export type { ProxyServiceType } from "./proxy-service";
 
 /** A connection as the component takes it; host and port may be Outputs (e.g. from a claim). */
 export interface TcpProxyConnectionArgs {
@@ -99,8 +98,6 @@ export const DEFAULT_PORT_RANGE: PortRange = { from: 30000, to: 30999 };
 const CONFIG_DIR = "/usr/local/etc/haproxy";
 /** The official image's `haproxy` user; numeric so the kubelet can check runAsNonRoot. */
 const HAPROXY_UID = 99;
-const SERVICE_TYPES: readonly ProxyServiceType[] = ["ClusterIP", "NodePort", "LoadBalancer"];
-const DNS_1035 = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /**
  * Tells pulumi-kubernetes not to await an object's readiness: a local cluster runs no kubelet
  * to make it ready, and a ServiceListeners resource proves the Service's listeners instead.
@@ -257,24 +254,7 @@ export class TcpProxy extends pulumi.ComponentResource {
           )
         : undefined;
 
-    const host = pulumi
-      .all([
-        pulumi.output(args.externalHost),
-        pulumi.output(args.nodeHost),
-        service.status,
-        pulumi.output(args.namespace),
-      ])
-      .apply(([externalHost, nodeHost, status, namespace]) => {
-        const ingress = serviceType === "LoadBalancer" ? status?.loadBalancer?.ingress?.[0] : undefined;
-        return proxyHost({
-          externalHost,
-          loadBalancerHost: ingress?.ip || ingress?.hostname,
-          nodeHost: serviceType === "NodePort" ? nodeHost : undefined,
-          serviceName: name,
-          namespace,
-          clusterDomain: args.clusterDomain,
-        });
-      });
+    const host = consumerHost(name, serviceType, service, args);
     // With a ServiceListeners, a connection is reported only once its listener is in service.
     this.endpoints = pulumi
       .all([placed, ports.assignments, host, listeners?.pods ?? []])
@@ -292,19 +272,7 @@ export class TcpProxy extends pulumi.ComponentResource {
 
 /** Checks what is known before any Output resolves, so mistakes fail at once and by name. */
 function checkArgs(name: string, args: TcpProxyArgs): void {
-  if (!DNS_1035.test(name)) {
-    throw new Error(
-      `TcpProxy name "${name}" names the Service, so it must be a DNS-1035 label: lowercase letters, digits and '-', starting with a letter, at most 63 characters`,
-    );
-  }
-  if (args.serviceType !== undefined && !SERVICE_TYPES.includes(args.serviceType)) {
-    throw new Error(
-      `TcpProxy ${name}: serviceType "${String(args.serviceType)}" must be one of ${SERVICE_TYPES.join(", ")}`,
-    );
-  }
-  const serviceType = args.serviceType ?? "LoadBalancer";
-  const exposureProblem = exposureArgProblem(`TcpProxy ${name}`, "exposure", serviceType, args.exposure);
-  if (exposureProblem) throw new Error(exposureProblem);
+  checkProxyServiceArgs("TcpProxy", name, args);
   // Plain connections are checked now; ones built from Outputs when they resolve.
   const known = (v: unknown) => !pulumi.Output.isInstance(v) && !(v instanceof Promise);
   if (Array.isArray(args.connections)) {
@@ -317,10 +285,6 @@ function checkArgs(name: string, args: TcpProxyArgs): void {
   }
   const profile = profileProblem(args.dedicatedCpus, args.haproxy);
   if (profile) throw new Error(`TcpProxy ${name}: ${profile}`);
-  if (args.portRange !== undefined && !pulumi.Output.isInstance(args.portRange)) {
-    const problem = portRangeProblem(args.portRange, "portRange");
-    if (problem) throw new Error(`TcpProxy ${name}: ${problem}`);
-  }
 }
 
 function servicePorts(ports: number[], serviceType: ProxyServiceType): k8s.types.input.core.v1.ServicePort[] {

@@ -118,7 +118,7 @@ export const environmentTypes: Record<string, ObjectType> = {
   },
   "klutch:index:NetworkConnector": {
     description:
-      "How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).",
+      "How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).",
     properties: {
       implementation: s("The implementation. Default proxy.", IMPLEMENTATION_NAMES),
       serviceType: s("proxy: how it is exposed. Default LoadBalancer.", [
@@ -126,6 +126,7 @@ export const environmentTypes: Record<string, ObjectType> = {
         "NodePort",
         "LoadBalancer",
       ]),
+      hop: s("proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy.", ["haproxy", "kernel"]),
       portRange: ref("klutch:network:PortRange", "proxy: ports handed out. Default 30000-30999."),
       dedicatedCpus: int("proxy: whole CPUs per pod."),
       allowedSources: CIDRS("proxy: the only sources admitted."),

@@ -5,8 +5,8 @@
  * between them every path an app can be given, each set up by the project's own code:
  *
  * - direct: the PostgreSQL pod's IP (the baseline);
- * - kernel hop: a Service with no selector and an EndpointSlice to that IP, so kube-proxy's DNAT
- *   is the only thing in between (no userspace process);
+ * - kernel hop: the KernelPath component (the proxy's `hop: kernel`): a Service with no selector
+ *   and an EndpointSlice to that IP, so kube-proxy's DNAT is the only thing in between;
  * - proxy pods: the TcpProxy component as the bridge deploys it (ClusterIP, 2 replicas,
  *   HAProxy), plus the variants named by --proxy-variants, each a TcpProxy of its own;
  * - WireGuard pods: the WireguardTunnel component (client forwarder, wireguard-go, gateway).
@@ -25,6 +25,7 @@ import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { LocalClusters } from "../../local-clusters";
 import { TcpProxy } from "../../network/proxy/tcp-proxy";
+import { KernelPath } from "../../network/proxy/kernel-path";
 import type { HaproxyOptions } from "../../network/proxy/model/haproxy-config";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
@@ -179,26 +180,6 @@ async function main(): Promise<void> {
     const pgIp = pods(DATA_NS, "app=pg")[0]?.status.podIP;
     if (!pgIp) throw new Error("the PostgreSQL pod has no IP");
 
-    step("the kernel hop: a Service without selector and an EndpointSlice to the PostgreSQL pod");
-    apply({
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "pg-kernel", namespace: DATA_NS },
-      spec: { ports: [{ name: "pg", port: 5432, targetPort: 5432, protocol: "TCP" }] },
-    });
-    apply({
-      apiVersion: "discovery.k8s.io/v1",
-      kind: "EndpointSlice",
-      metadata: {
-        name: "pg-kernel-1",
-        namespace: DATA_NS,
-        labels: { "kubernetes.io/service-name": "pg-kernel" },
-      },
-      addressType: "IPv4",
-      endpoints: [{ addresses: [pgIp], conditions: { ready: true } }],
-      ports: [{ name: "pg", port: 5432, protocol: "TCP" }],
-    });
-
     step(
       `the proxy pods (${["default", ...variants].join(", ")}) and the WireGuard pods, through the Pulumi engine`,
     );
@@ -206,6 +187,15 @@ async function main(): Promise<void> {
     const program = () => {
       const provider = new k8s.Provider("bench", { kubeconfig: adminKubeconfig });
       const endpoints: Record<string, pulumi.Output<unknown>> = {};
+      // The kernel hop as the bridge builds it (`hop: kernel`): a selector-less Service and an
+      // EndpointSlice naming the PostgreSQL pod.
+      const kernel = new KernelPath("pg-kernel", {
+        provider,
+        namespace: DATA_NS,
+        connections: [{ id: `${DATA_NS}/pg`, instanceHost: pgIp, port: 5432 }],
+        portRange: { from: 5432, to: 5432 },
+        serviceType: "ClusterIP",
+      }).endpoints;
       for (const v of ["default", ...variants]) {
         const proxy = new TcpProxy(`bp-${v}`, {
           provider,
@@ -232,7 +222,7 @@ async function main(): Promise<void> {
           forwarderImage: node.images.wireguard,
         }).endpoints;
       });
-      return Promise.resolve({ proxies: endpoints, wireguard: tunnels });
+      return Promise.resolve({ proxies: endpoints, wireguard: tunnels, kernel });
     };
     const stack = await inlineStack({
       projectName: "bench-paths",
@@ -245,6 +235,8 @@ async function main(): Promise<void> {
     type Endpoints = Record<string, { hostForConsumer: string; port: number }>;
     const proxies = up.outputs.proxies?.value as Record<string, Endpoints>;
     const tunnels = up.outputs.wireguard?.value as Record<string, Endpoints>;
+    const kernelEndpoint = (up.outputs.kernel?.value as Endpoints)[`${DATA_NS}/pg`];
+    if (!kernelEndpoint) throw new Error("the kernel path has no endpoint");
     for (const v of variants) {
       const request = PROXY_VARIANTS[v]?.cpuRequest;
       if (!request) continue;
@@ -310,8 +302,8 @@ async function main(): Promise<void> {
       { name: "direct", host: pgIp, port: 5432, hopCgroups: () => [] },
       {
         name: "kernel hop",
-        host: `pg-kernel.${DATA_NS}.svc.cluster.local`,
-        port: 5432,
+        host: addressOf(kernelEndpoint.hostForConsumer),
+        port: kernelEndpoint.port,
         hopCgroups: () => [],
       },
       ...["default", ...variants].map((v) => {

@@ -25,8 +25,11 @@ import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCluster } from "../../local-clusters/cluster";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { toolchainEnv } from "../../automation/toolchain";
+import { dataPlaneInstanceRules, dataPlaneRules } from "../../lib/bridge/rbac";
 import {
   claimYaml,
+  claimsIn,
+  isClaimReady,
   livePods,
   podLogTails,
   podReady,
@@ -35,7 +38,7 @@ import {
   type Claim,
   type Pod,
 } from "../helpers/kube-objects";
-import { bandArg, nodePortsFor } from "../helpers/ports";
+import { bandArg, nodePortsFor, portsFor } from "../helpers/ports";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
@@ -48,6 +51,8 @@ const NS = "team-a";
 const PROXY_NS = SETTINGS_NAMESPACE;
 /** Inside the NodePort range: TcpProxy gives each Service port the same NodePort. */
 const PORT_RANGE = bandArg(nodePortsFor(__filename).block(100));
+/** The kernel-hop group's Service ports (ClusterIP: no node port, but a band of the file's own). */
+const KERNEL_PORTS = portsFor(__filename).block(20);
 /** The consumer namespace of an app cluster configured for wireguard (claims land here). */
 const WG_NS = "team-w";
 /** The app side of the tunnel: the client pod's namespace (one cluster plays both sides). */
@@ -203,7 +208,7 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
     try {
       if (stack) {
         // The bridge releases its proxies before it goes.
-        for (const ns of [NS, WG_NS])
+        for (const ns of [NS, WG_NS, "team-k"])
           kubectlTry(kc(), ["-n", ns, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=180s"]);
         await stack.destroy({ onOutput: () => undefined }).catch(() => undefined);
       }
@@ -860,6 +865,205 @@ const retry = async (call) => {
         "the client's last forwarder to stop",
         () => new RegExp(`forwarder :${FORWARDER_FALLBACK_PORT} -> \\S+ stopped`).test(tunnelLogs()),
         60_000,
+      );
+    });
+  });
+
+  describe("the proxy's kernel hop: kube-proxy alone between consumer and instance, endpoints followed by the bridge pod", () => {
+    const K_NS = "team-k";
+    const kernelService = `np-${K_NS}-proxy`;
+    const DATA_PLANE_SA = `system:serviceaccount:${PROXY_NS}:klutch-proxies`;
+    const psqlFromConsumer = (host: string, port: number) => psqlFromPod(host, port, K_NS, "consumer");
+    const mirrored = () =>
+      kubectlJson<{ items: { endpoints?: { addresses: string[] }[]; ports: { port: number }[] }[] }>(kc(), [
+        "-n",
+        PROXY_NS,
+        "get",
+        "endpointslices",
+        "-l",
+        `kubernetes.io/service-name=${kernelService}`,
+      ]).items;
+    const mirroredAddresses = () =>
+      mirrored().flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses));
+    const pgPodIps = () => pods(NS, "app=pg").map((p) => (p.status as { podIP?: string }).podIP ?? "");
+    let ready: Claim;
+
+    it("with the environment's settings for the kernel hop and the data-plane identity's instance reads (dataPlaneInstanceRules), a claim becomes Ready at a selector-less Service whose EndpointSlice names the PostgreSQL pod; psql from a consumer pod goes through it; no proxy pod runs", async () => {
+      kubectl(kc(), ["create", "namespace", K_NS]);
+      // What BridgeDataPlane grants where an app cluster uses the kernel hop: the instance reads,
+      // and in the proxies' namespace its Role, in place of the admin role the identity had so
+      // far: from here on the bridge works with the product's rules only.
+      const reader = "klutch-bridge-proxies:instances";
+      for (const doc of [
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "Role",
+          metadata: { name: "klutch-bridge-proxies", namespace: PROXY_NS },
+          rules: dataPlaneRules(true),
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: "klutch-bridge-proxies", namespace: PROXY_NS },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "klutch-bridge-proxies" },
+          subjects: [{ kind: "ServiceAccount", name: "klutch-proxies", namespace: PROXY_NS }],
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: reader },
+          rules: dataPlaneInstanceRules(),
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: reader },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reader },
+          subjects: [{ kind: "ServiceAccount", name: "klutch-proxies", namespace: PROXY_NS }],
+        },
+        postgresDeployment({
+          name: "consumer",
+          namespace: K_NS,
+          image: node.images.postgres,
+          password: pgPassword,
+          clientPassword: true,
+        }),
+        {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: SETTINGS_CONFIGMAP, namespace: PROXY_NS },
+          data: {
+            [SETTINGS_KEY]: renderBridgeSettings({
+              version: 1,
+              consumers: {
+                [K_NS]: {
+                  appCluster: "app-k",
+                  implementation: "proxy",
+                  proxy: {
+                    serviceType: "ClusterIP",
+                    portRange: { from: KERNEL_PORTS.from, to: KERNEL_PORTS.to },
+                    hop: "kernel",
+                    exposure: { sourceRanges: [], internal: true, public: false },
+                  },
+                },
+              },
+            }),
+          },
+        },
+      ]) {
+        const r = kubectlApply(kc(), JSON.stringify(doc));
+        assert.equal(r.status, 0, r.stderr);
+      }
+      kubectl(kc(), ["-n", PROXY_NS, "delete", "rolebinding", "klutch-proxies"]);
+      await eventually(
+        "the consumer pod to be Ready",
+        () => pods(K_NS, "app=consumer").some(podReady),
+        180_000,
+      );
+
+      const applied = Date.now();
+      assert.equal(kubectlApply(kc(), claimYaml("k-orders", K_NS, 5432, pgHost)).status, 0);
+      ready = await waitForClaim(kc(), K_NS, "k-orders", {
+        timeoutMs: 300_000,
+        diagnose: () => `${claimDiagnosis(kc(), K_NS, "k-orders", crossplane?.logFile)}\n${bridgeLogs()}`,
+      });
+      process.stdout.write(
+        `      kernel-hop claim applied → Ready through the bridge pod: ${((Date.now() - applied) / 1000).toFixed(1)} s\n`,
+      );
+      assert.equal(ready.status?.hostForConsumer, `${kernelService}.${PROXY_NS}.svc.cluster.local`);
+      assert.ok(
+        ready.status.port! >= KERNEL_PORTS.from && ready.status.port! <= KERNEL_PORTS.to,
+        `port ${ready.status?.port}`,
+      );
+      const svc = kubectlJson<{ spec: { selector?: Record<string, string>; type: string } }>(kc(), [
+        "-n",
+        PROXY_NS,
+        "get",
+        "service",
+        kernelService,
+      ]);
+      assert.equal(svc.spec.selector, undefined, "the kernel path's Service selects no pods");
+      assert.equal(svc.spec.type, "ClusterIP");
+      assert.deepEqual(mirroredAddresses(), pgPodIps());
+      assert.equal(
+        kubectlTry(kc(), ["-n", PROXY_NS, "get", "deployment", kernelService]).status,
+        1,
+        "no HAProxy Deployment for a kernel-hop group",
+      );
+      assert.equal(psqlFromConsumer(ready.status.hostForConsumer, ready.status.port!), "42");
+    });
+
+    it("the PostgreSQL pod replaced (a new address): the bridge pod sees the endpoints move, runs the group again, and psql works through the same host and port", async () => {
+      const [old] = pgPodIps();
+      const [victim] = pods(NS, "app=pg");
+      const deleted = Date.now();
+      kubectl(kc(), ["-n", NS, "delete", "pod", victim!.metadata.name, "--wait=false"]);
+      await eventually(
+        "the mirrored EndpointSlice to name the new PostgreSQL pod",
+        () => {
+          const now = pgPodIps();
+          const list = mirroredAddresses();
+          return now.length === 1 && now[0] !== old && list.length === 1 && list[0] === now[0];
+        },
+        240_000,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\nmirrored: ${JSON.stringify(mirrored())}\n${bridgeLogs()}`);
+      });
+      process.stdout.write(
+        `      PostgreSQL pod deleted → the kernel path names its successor: ${((Date.now() - deleted) / 1000).toFixed(1)} s\n`,
+      );
+      assert.match(bridgeLogs(), /instance endpoints moved/);
+      await eventually(
+        "psql through the kernel path to the new pod",
+        () => psqlFromConsumer(ready.status!.hostForConsumer!, ready.status!.port!) === "42",
+        120_000,
+      );
+      const after = claimsIn(kc(), K_NS).find((c) => c.metadata.name === "k-orders");
+      assert.equal(after?.status?.port, ready.status?.port, "the path keeps its port");
+    });
+
+    it("a claim whose host the kernel hop cannot follow says why (HostUnresolved) and leaves the group's working path alone", async () => {
+      assert.equal(kubectlApply(kc(), claimYaml("k-external", K_NS, 5432, "db.example.com")).status, 0);
+      await eventually(
+        "a HostUnresolved event naming the host",
+        () =>
+          kubectlJson<{ items: { message: string }[] }>(kc(), [
+            "get",
+            "events",
+            "-A",
+            "--field-selector",
+            "reason=HostUnresolved",
+          ]).items.some((e) => e.message.includes('"db.example.com"')),
+        180_000,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\n${bridgeLogs()}`);
+      });
+      const bad = claimsIn(kc(), K_NS).find((c) => c.metadata.name === "k-external");
+      assert.ok(!isClaimReady(bad), JSON.stringify(bad?.status));
+      assert.equal(psqlFromConsumer(ready.status!.hostForConsumer!, ready.status!.port!), "42");
+    });
+
+    it("the data-plane identity (the product's rules only) may read Services and list EndpointSlices anywhere and write EndpointSlices in its own namespace, no more: no Secrets, no writes elsewhere", () => {
+      const can = (...args: string[]) =>
+        kubectlTry(kc(), ["auth", "can-i", ...args, `--as=${DATA_PLANE_SA}`]).stdout.trim();
+      assert.equal(can("get", "services", "-n", NS), "yes");
+      assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", NS), "yes");
+      assert.equal(can("list", "services", "-n", NS), "no");
+      assert.equal(can("get", "secrets", "-n", NS), "no");
+      assert.equal(can("create", "services", "-n", NS), "no");
+      assert.equal(can("create", "endpointslices.discovery.k8s.io", "-n", NS), "no");
+      assert.equal(can("create", "endpointslices.discovery.k8s.io", "-n", PROXY_NS), "yes");
+      assert.equal(can("delete", "endpointslices.discovery.k8s.io", "-n", PROXY_NS), "yes");
+    });
+
+    it("deleting the claims releases the path: its Service and EndpointSlices go", async () => {
+      kubectl(kc(), ["-n", K_NS, "delete", "tcpconnection", "--all", "--wait=true", "--timeout=180s"]);
+      await eventually(
+        "the kernel path's Service and EndpointSlices to go",
+        () =>
+          kubectlTry(kc(), ["-n", PROXY_NS, "get", "service", kernelService]).status === 1 &&
+          mirrored().length === 0,
+        120_000,
       );
     });
   });

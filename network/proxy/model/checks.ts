@@ -12,6 +12,46 @@ export function checkProxy({ users, controlPlane, add }: ConnectorCheckInput<Pro
   }
   checkNodePortRanges(users, add);
   checkNodePortsAccepted(users, controlPlane, add);
+  checkKernelHop(users, controlPlane, add);
+}
+
+/**
+ * The kernel hop has no pods of its own: no NetworkPolicy to admit allowedSources by, and no
+ * HAProxy to pin to CPUs. kube-proxy filters a LoadBalancer's sources
+ * (`loadBalancerSourceRanges`) but not a NodePort's, so a NodePort kernel path would admit
+ * whoever reaches a node: allowed only when that is what publicEndpoint says.
+ */
+function checkKernelHop(
+  users: ConnectorCheckInput<ProxyConnectorConfig>["users"],
+  controlPlane: ConnectorCheckInput<ProxyConnectorConfig>["controlPlane"],
+  add: ConnectorCheckInput<ProxyConnectorConfig>["add"],
+): void {
+  const cp = controlPlane?.value;
+  // A local control plane without a node runs no kube-proxy (and its bridge builds HAProxy
+  // processes on this machine, where a kernel path cannot be had).
+  const noKubeProxy = cp !== undefined && cp.infrastructure === "local" && (cp.nodes ?? 0) === 0;
+  for (const a of users) {
+    const c = a.connector;
+    if (c.hop !== "kernel") continue;
+    if (noKubeProxy) {
+      add(
+        [...a.at, "networkConnector", "hop"],
+        `"kernel" forwards through kube-proxy on the data-service cluster's nodes, and the local control plane ${cp.name} has none (nodes: 0); set its nodes: 1, or hop: haproxy`,
+      );
+    }
+    if (c.dedicatedCpus !== undefined) {
+      add(
+        [...a.at, "networkConnector", "dedicatedCpus"],
+        `${c.dedicatedCpus} CPUs are for HAProxy pods, and hop "kernel" runs none (kube-proxy forwards in the node's kernel); remove dedicatedCpus, or set hop: haproxy`,
+      );
+    }
+    if (c.serviceType === "NodePort" && !c.publicEndpoint) {
+      add(
+        [...a.at, "networkConnector", "hop"],
+        `"kernel" with serviceType NodePort would admit every address that reaches a node: kube-proxy applies no source ranges to node ports, and the kernel hop has no pods for a NetworkPolicy; use serviceType LoadBalancer (its loadBalancerSourceRanges are enforced) or ClusterIP, or hop: haproxy, or publicEndpoint: true if the path is meant to be open`,
+      );
+    }
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { port } from "../../../lib/config/fields";
 import { exposureSettingsShape } from "../../contract/exposure";
+import { PROXY_HOPS, type ProxyHop } from "./kernel-path";
 
 /** The proxy's settings in an app cluster's `networkConnector` (Klutch's default implementation). */
 export const proxyConnector = z
@@ -14,6 +15,13 @@ export const proxyConnector = z
       .strict()
       .refine((r) => r.from <= r.to, { message: "from must not be greater than to", path: ["from"] })
       .default({ from: 30000, to: 30999 }),
+    /**
+     * What carries a connection: HAProxy pods (health checks, TLS server-name routing, a log per
+     * connection), or kube-proxy alone (`kernel`: a Service whose EndpointSlices the bridge keeps
+     * pointed at the instance's ready endpoints, as fast as dialling the instance; see
+     * docs/network-paths.md for what it gives up).
+     */
+    hop: z.enum(PROXY_HOPS as [ProxyHop, ...ProxyHop[]]).default("haproxy"),
     /**
      * Whole CPUs per proxy pod, pinned, with busy polling (lowest latency, one busy CPU per
      * thread); shared CPUs when unset.

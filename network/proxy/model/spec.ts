@@ -24,6 +24,8 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
   },
   // A NodePort proxy reports a node's address, which the bridge looks up.
   needsNodeList: (connector) => connector.serviceType === "NodePort",
+  // A kernel path follows its instance Services' endpoints, in their namespaces.
+  needsInstanceReads: (connector) => connector.hop === "kernel",
   pulumi: {
     environment: () => ({
       build: (require("../environment") as { proxyEnvironment: EnvironmentBuilder<ProxyConnectorConfig> })

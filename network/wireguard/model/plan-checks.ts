@@ -8,11 +8,8 @@ import { isDnsLabel } from "../../../lib/net/dns";
  * the field and the fix, so that a bad config is reported in one pass.
  */
 
-const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
-
-export function isIpv4(value: unknown): value is string {
-  return typeof value === "string" && DOTTED_QUAD.test(value) && Address4.isValid(value);
-}
+export { isIpv4 } from "../../../lib/net/cidr";
+import { isIpv4 } from "../../../lib/net/cidr";
 
 export function ipToBig(value: string): bigint {
   return new Address4(value).bigInt();

@@ -12,7 +12,7 @@ namespace Anynines.Klutch.Inputs
 {
 
     /// <summary>
-    /// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+    /// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
     /// </summary>
     public sealed class NetworkConnectorArgs : global::Pulumi.ResourceArgs
     {
@@ -63,6 +63,12 @@ namespace Anynines.Klutch.Inputs
         /// </summary>
         [Input("floatingIp")]
         public Input<bool>? FloatingIp { get; set; }
+
+        /// <summary>
+        /// proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
+        /// </summary>
+        [Input("hop")]
+        public Input<string>? Hop { get; set; }
 
         /// <summary>
         /// The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.

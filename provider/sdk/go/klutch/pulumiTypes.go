@@ -2616,7 +2616,7 @@ func (o LocalClustersPtrOutput) StateDir() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 type NetworkConnector struct {
 	// awsVpcPeering: the accepter's role, across accounts.
 	Accepter *PeeringAccepter `pulumi:"accepter"`
@@ -2630,6 +2630,8 @@ type NetworkConnector struct {
 	Endpoint *string `pulumi:"endpoint"`
 	// openstack: also give the proxy a floating IP. Default true.
 	FloatingIp *bool `pulumi:"floatingIp"`
+	// proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
+	Hop *string `pulumi:"hop"`
 	// The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
 	Implementation *string `pulumi:"implementation"`
 	// proxy: an internal load balancer.
@@ -2659,7 +2661,7 @@ type NetworkConnectorInput interface {
 	ToNetworkConnectorOutputWithContext(context.Context) NetworkConnectorOutput
 }
 
-// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 type NetworkConnectorArgs struct {
 	// awsVpcPeering: the accepter's role, across accounts.
 	Accepter PeeringAccepterPtrInput `pulumi:"accepter"`
@@ -2673,6 +2675,8 @@ type NetworkConnectorArgs struct {
 	Endpoint pulumi.StringPtrInput `pulumi:"endpoint"`
 	// openstack: also give the proxy a floating IP. Default true.
 	FloatingIp pulumi.BoolPtrInput `pulumi:"floatingIp"`
+	// proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
+	Hop pulumi.StringPtrInput `pulumi:"hop"`
 	// The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
 	Implementation pulumi.StringPtrInput `pulumi:"implementation"`
 	// proxy: an internal load balancer.
@@ -2744,7 +2748,7 @@ func (i *networkConnectorPtrType) ToNetworkConnectorPtrOutputWithContext(ctx con
 	return pulumi.ToOutputWithContext(ctx, i).(NetworkConnectorPtrOutput)
 }
 
-// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 type NetworkConnectorOutput struct{ *pulumi.OutputState }
 
 func (NetworkConnectorOutput) ElementType() reflect.Type {
@@ -2797,6 +2801,11 @@ func (o NetworkConnectorOutput) Endpoint() pulumi.StringPtrOutput {
 // openstack: also give the proxy a floating IP. Default true.
 func (o NetworkConnectorOutput) FloatingIp() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v NetworkConnector) *bool { return v.FloatingIp }).(pulumi.BoolPtrOutput)
+}
+
+// proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
+func (o NetworkConnectorOutput) Hop() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v NetworkConnector) *string { return v.Hop }).(pulumi.StringPtrOutput)
 }
 
 // The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
@@ -2921,6 +2930,16 @@ func (o NetworkConnectorPtrOutput) FloatingIp() pulumi.BoolPtrOutput {
 		}
 		return v.FloatingIp
 	}).(pulumi.BoolPtrOutput)
+}
+
+// proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
+func (o NetworkConnectorPtrOutput) Hop() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *NetworkConnector) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Hop
+	}).(pulumi.StringPtrOutput)
 }
 
 // The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.

@@ -378,7 +378,7 @@ export interface LocalClustersArgs {
 }
 
 /**
- * How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+ * How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
  */
 export interface NetworkConnectorArgs {
     /**
@@ -405,6 +405,10 @@ export interface NetworkConnectorArgs {
      * openstack: also give the proxy a floating IP. Default true.
      */
     floatingIp?: pulumi.Input<boolean | undefined>;
+    /**
+     * proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
+     */
+    hop?: pulumi.Input<string | undefined>;
     /**
      * The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
      */

@@ -1715,7 +1715,7 @@ class LocalClustersArgs:
 
 class NetworkConnectorArgsDict(TypedDict):
     """
-    How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+    How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
     """
     accepter: NotRequired[pulumi.Input[Optional['PeeringAccepterArgsDict']]]
     """
@@ -1740,6 +1740,10 @@ class NetworkConnectorArgsDict(TypedDict):
     floating_ip: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
     openstack: also give the proxy a floating IP. Default true.
+    """
+    hop: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
     """
     implementation: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1783,6 +1787,7 @@ class NetworkConnectorArgs:
                  dedicated_cpus: pulumi.Input[Optional[_builtins.int]] = None,
                  endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  floating_ip: pulumi.Input[Optional[_builtins.bool]] = None,
+                 hop: pulumi.Input[Optional[_builtins.str]] = None,
                  implementation: pulumi.Input[Optional[_builtins.str]] = None,
                  internal: pulumi.Input[Optional[_builtins.bool]] = None,
                  key_rotation: pulumi.Input[Optional[_builtins.str]] = None,
@@ -1792,7 +1797,7 @@ class NetworkConnectorArgs:
                  service_type: pulumi.Input[Optional[_builtins.str]] = None,
                  tunnel_cidr: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+        How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 
         :param pulumi.Input['PeeringAccepterArgs'] accepter: awsVpcPeering: the accepter's role, across accounts.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] allowed_sources: proxy: the only sources admitted.
@@ -1800,6 +1805,7 @@ class NetworkConnectorArgs:
         :param pulumi.Input[_builtins.int] dedicated_cpus: proxy: whole CPUs per pod.
         :param pulumi.Input[_builtins.str] endpoint: wireguard: host:port clients dial.
         :param pulumi.Input[_builtins.bool] floating_ip: openstack: also give the proxy a floating IP. Default true.
+        :param pulumi.Input[_builtins.str] hop: proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
         :param pulumi.Input[_builtins.str] implementation: The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
         :param pulumi.Input[_builtins.bool] internal: proxy: an internal load balancer.
         :param pulumi.Input[_builtins.str] key_rotation: wireguard: change to rotate the key pairs.
@@ -1821,6 +1827,8 @@ class NetworkConnectorArgs:
             pulumi.set(__self__, "endpoint", endpoint)
         if floating_ip is not None:
             pulumi.set(__self__, "floating_ip", floating_ip)
+        if hop is not None:
+            pulumi.set(__self__, "hop", hop)
         if implementation is not None:
             pulumi.set(__self__, "implementation", implementation)
         if internal is not None:
@@ -1909,6 +1917,18 @@ class NetworkConnectorArgs:
     @floating_ip.setter
     def floating_ip(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "floating_ip", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def hop(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
+        """
+        return pulumi.get(self, "hop")
+
+    @hop.setter
+    def hop(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "hop", value)
 
     @_builtins.property
     @pulumi.getter

@@ -1,0 +1,192 @@
+import { isIpv4 } from "../../../lib/net/cidr";
+import { compareStrings, sniServerName, type ProxyConnection } from "./types";
+
+/**
+ * The proxy's hop: HAProxy pods (the default), or kube-proxy alone (`kernel`): a Service with
+ * no selector and, per connection, an EndpointSlice that mirrors the instance's ready
+ * endpoints, so the node's DNAT is the only thing between consumer and instance
+ * (docs/network-paths.md, "What a connection pays for its path", measured it as fast as direct).
+ */
+export type ProxyHop = "haproxy" | "kernel";
+export const PROXY_HOPS: readonly ProxyHop[] = ["haproxy", "kernel"];
+
+/** Where an instance host points: an address, a Service of the data-service cluster, or neither. */
+export type InstanceTarget =
+  | { kind: "address"; address: string }
+  | { kind: "service"; namespace: string; name: string }
+  | { kind: "unsupported"; problem: string };
+
+const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The instance a connection's `instanceHost` names. A kernel path cannot forward to a DNS name
+ * (kube-proxy forwards to endpoint addresses), and an EndpointSlice cannot hold another
+ * Service's ClusterIP ("Services without selectors" in the Kubernetes docs: kube-proxy does not
+ * support virtual IPs as a destination). So a Service's name (`<svc>.<ns>.svc.<domain>`, as
+ * a8s's `instance_service` and the local backend give it) is followed to its endpoints, and an
+ * IPv4 address is taken as the instance's own (a pod's or a VM's), never a Service's.
+ */
+export function instanceTargetOf(host: string, clusterDomain = "cluster.local"): InstanceTarget {
+  // (A plain boolean: the type guard would narrow `host` to never below.)
+  const address: boolean = isIpv4(host);
+  if (address) return { kind: "address", address: host };
+  const parts = host.toLowerCase().replace(/\.$/, "").split(".");
+  const [name, namespace, svc, ...domain] = parts;
+  const domainOk = domain.length === 0 || domain.join(".") === clusterDomain;
+  if (name && namespace && svc === "svc" && domainOk && LABEL.test(name) && LABEL.test(namespace)) {
+    return { kind: "service", namespace, name };
+  }
+  return {
+    kind: "unsupported",
+    problem: `instanceHost ${JSON.stringify(host)} is neither an IPv4 address nor a Service's name (<service>.<namespace>.svc.${clusterDomain}); the kernel hop forwards to addresses only (kube-proxy resolves no names), so give the instance's Service name or address, or use the haproxy hop`,
+  };
+}
+
+/** What the bridge reads of the instance's Service (core/v1). */
+export interface InstanceServiceLike {
+  spec?: {
+    type?: string;
+    ports?: { name?: string; port: number; protocol?: string }[];
+  };
+}
+
+/** What the bridge reads of each of its EndpointSlices (discovery.k8s.io/v1). */
+export interface EndpointSliceLike {
+  addressType?: string;
+  endpoints?: { addresses?: string[]; conditions?: { ready?: boolean | null } }[] | null;
+  ports?: { name?: string | null; port?: number | null; protocol?: string | null }[] | null;
+}
+
+/** One instance endpoint a kernel path forwards to. */
+export interface Backend {
+  address: string;
+  port: number;
+}
+
+/** What resolving one connection's instance gave: its ready endpoints, or why there are none. */
+export type BackendsResult = { backends: Backend[] } | { problem: string };
+
+/** The key a connection's backends are resolved and kept under: its instance host and port. */
+export function backendKey(host: string, port: number): string {
+  return `${host}:${port}`;
+}
+
+/**
+ * The ready endpoints behind `port` of an instance Service: its port of that number (TCP),
+ * matched by name to the ports of its EndpointSlices (as kube-proxy matches them), with each
+ * slice's ready IPv4 addresses. A Service with no ready endpoint gives an empty list: the path
+ * is realised and refuses connections until the instance is back, as the Service itself does.
+ */
+export function backendsOf(
+  ref: { namespace: string; name: string },
+  port: number,
+  service: InstanceServiceLike | undefined,
+  slices: readonly EndpointSliceLike[],
+): BackendsResult {
+  const where = `Service ${ref.namespace}/${ref.name}`;
+  if (!service) return { problem: `${where} does not exist in the data-service cluster` };
+  if (service.spec?.type === "ExternalName") {
+    return {
+      problem: `${where} is an ExternalName Service: it has no endpoints to forward to; give the instance's address, or use the haproxy hop`,
+    };
+  }
+  const servicePort = (service.spec?.ports ?? []).find(
+    (p) => p.port === port && (p.protocol ?? "TCP") === "TCP",
+  );
+  if (!servicePort) {
+    const ports = (service.spec?.ports ?? []).map((p) => p.port).join(", ") || "none";
+    return { problem: `${where} has no TCP port ${port} (its ports: ${ports})` };
+  }
+  const name = servicePort.name ?? "";
+  const seen = new Map<string, Backend>();
+  for (const slice of slices) {
+    if ((slice.addressType ?? "IPv4") !== "IPv4") continue;
+    const slicePort = (slice.ports ?? []).find(
+      (p) => (p.name ?? "") === name && (p.protocol ?? "TCP") === "TCP",
+    );
+    if (typeof slicePort?.port !== "number") continue;
+    for (const endpoint of slice.endpoints ?? []) {
+      // Ready unset means ready (the EndpointSlice API's own rule for consumers).
+      if (endpoint.conditions?.ready === false) continue;
+      for (const address of endpoint.addresses ?? []) {
+        const backend = { address, port: slicePort.port };
+        seen.set(`${address}:${slicePort.port}`, backend);
+      }
+    }
+  }
+  return { backends: sortBackends([...seen.values()]) };
+}
+
+function sortBackends(list: Backend[]): Backend[] {
+  return [...list].sort((a, b) => compareStrings(a.address, b.address) || a.port - b.port);
+}
+
+/** Why the kernel hop cannot carry a connection, or undefined when it can. */
+export function kernelConnectionProblem(connection: ProxyConnection): string | undefined {
+  const serverName = sniServerName(connection);
+  if (serverName === undefined) return undefined;
+  return `connection ${connection.id} asks for TLS server-name routing (${serverName}), which needs the haproxy hop: the kernel hop gives each connection its own port and cannot read a TLS handshake; set the app cluster's networkConnector.hop to haproxy, or drop the tlsSNI enhancement`;
+}
+
+/** A connection's backends as its path is built with them, or why it cannot be. */
+export function connectionBackends(
+  connection: ProxyConnection,
+  resolved: Readonly<Record<string, BackendsResult>> | undefined,
+  clusterDomain?: string,
+): BackendsResult {
+  const problem = kernelConnectionProblem(connection);
+  if (problem) return { problem };
+  const target = instanceTargetOf(connection.instanceHost, clusterDomain);
+  if (target.kind === "unsupported") return { problem: target.problem };
+  if (target.kind === "address") return { backends: [{ address: target.address, port: connection.port }] };
+  const found = resolved?.[backendKey(connection.instanceHost, connection.port)];
+  if (!found) {
+    return {
+      problem: `the endpoints of Service ${target.namespace}/${target.name} were not read (port ${connection.port}); the next run reads them`,
+    };
+  }
+  if ("problem" in found) return { problem: found.problem };
+  return found;
+}
+
+/** The EndpointSlices of one connection: one per distinct target port, each with its addresses. */
+export interface MirroredSlice {
+  /** Index among the connection's slices (0 for the usual single port). */
+  index: number;
+  port: number;
+  addresses: string[];
+}
+
+/**
+ * A connection's backends grouped by target port: an EndpointSlice carries one set of ports
+ * for all its endpoints, and an instance Service whose named target port differs between pods
+ * (during a rollout that renumbers it) has endpoints on two ports.
+ */
+export function mirroredSlices(backends: readonly Backend[]): MirroredSlice[] {
+  const byPort = new Map<number, string[]>();
+  for (const b of sortBackends([...backends])) byPort.set(b.port, [...(byPort.get(b.port) ?? []), b.address]);
+  return [...byPort.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([port, addresses], index) => ({ index, port, addresses }));
+}
+
+/** Whether two resolutions of a group's instances differ in anything a kernel path is built from. */
+export function backendsDiffer(
+  a: Readonly<Record<string, BackendsResult>>,
+  b: Readonly<Record<string, BackendsResult>>,
+): boolean {
+  return canonical(a) !== canonical(b);
+}
+
+function canonical(r: Readonly<Record<string, BackendsResult>>): string {
+  return JSON.stringify(
+    Object.keys(r)
+      .sort(compareStrings)
+      .map((k) => [k, r[k]]),
+  );
+}
+
+/** The Service port name of a kernel path's listener (as the proxy's Service names its ports). */
+export function kernelPortName(port: number): string {
+  return `tcp-${port}`;
+}

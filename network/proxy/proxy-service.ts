@@ -1,0 +1,77 @@
+import type * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { exposureArgProblem } from "../contract/exposure";
+import type { ProxyExposure } from "./model/exposure";
+import { proxyHost } from "./model/haproxy-config";
+import { portRangeProblem } from "./model/port-planner";
+import type { PortRange } from "./model/types";
+
+/** How app clusters reach a proxy's Service (the TcpProxy's or the KernelPath's). */
+export type ProxyServiceType = "ClusterIP" | "NodePort" | "LoadBalancer";
+
+const SERVICE_TYPES: readonly ProxyServiceType[] = ["ClusterIP", "NodePort", "LoadBalancer"];
+const DNS_1035 = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The checks a proxy's Service arguments share, made before any Output resolves so a mistake
+ * fails at once, by name, and before anything is registered: the component's name (it names
+ * the Service), its type, its exposure and its port range.
+ */
+export function checkProxyServiceArgs(
+  component: string,
+  name: string,
+  args: { serviceType?: ProxyServiceType; exposure?: ProxyExposure; portRange?: pulumi.Input<PortRange> },
+): void {
+  if (!DNS_1035.test(name)) {
+    throw new Error(
+      `${component} name "${name}" names the Service, so it must be a DNS-1035 label: lowercase letters, digits and '-', starting with a letter, at most 63 characters`,
+    );
+  }
+  if (args.serviceType !== undefined && !SERVICE_TYPES.includes(args.serviceType)) {
+    throw new Error(
+      `${component} ${name}: serviceType "${String(args.serviceType)}" must be one of ${SERVICE_TYPES.join(", ")}`,
+    );
+  }
+  const serviceType = args.serviceType ?? "LoadBalancer";
+  const exposureProblem = exposureArgProblem(`${component} ${name}`, "exposure", serviceType, args.exposure);
+  if (exposureProblem) throw new Error(exposureProblem);
+  if (args.portRange !== undefined && !pulumi.Output.isInstance(args.portRange)) {
+    const problem = portRangeProblem(args.portRange, "portRange");
+    if (problem) throw new Error(`${component} ${name}: ${problem}`);
+  }
+}
+
+/**
+ * The host consumers dial: `externalHost` when given, else a load balancer's address, a
+ * NodePort's node, or the Service's DNS name (model/haproxy-config.ts proxyHost).
+ */
+export function consumerHost(
+  name: string,
+  serviceType: ProxyServiceType,
+  service: k8s.core.v1.Service,
+  args: {
+    namespace: pulumi.Input<string>;
+    externalHost?: pulumi.Input<string>;
+    nodeHost?: pulumi.Input<string>;
+    clusterDomain?: string;
+  },
+): pulumi.Output<string> {
+  return pulumi
+    .all([
+      pulumi.output(args.externalHost),
+      pulumi.output(args.nodeHost),
+      service.status,
+      pulumi.output(args.namespace),
+    ])
+    .apply(([externalHost, nodeHost, status, namespace]) => {
+      const ingress = serviceType === "LoadBalancer" ? status?.loadBalancer?.ingress?.[0] : undefined;
+      return proxyHost({
+        externalHost,
+        loadBalancerHost: ingress?.ip || ingress?.hostname,
+        nodeHost: serviceType === "NodePort" ? nodeHost : undefined,
+        serviceName: name,
+        namespace,
+        clusterDomain: args.clusterDomain,
+      });
+    });
+}
