@@ -6,6 +6,7 @@ import { KubePathWriter } from "./client";
 import { EventRecorder } from "./events";
 import { loadKubeConfig } from "./kubeconfig";
 import type { Logger } from "./log";
+import type { BridgeSettings } from "../lib/bridge/settings";
 import type { Target } from "./program";
 import { NodeHostWatch, PollingWatch } from "./node-watch";
 import { dataPlaneInstances } from "./instance-backends";
@@ -40,6 +41,8 @@ export interface BridgeOptions {
   nodePollMs?: number;
   /** How often a kernel path's instance endpoints are read again (ms). */
   endpointsPollMs?: number;
+  /** How often the environment's settings are read between runs (ms). */
+  settingsPollMs?: number;
 }
 
 /**
@@ -66,6 +69,8 @@ export class Bridge {
   private readonly nodeWatch: NodeHostWatch | undefined;
   /** Re-runs kernel-hop groups whose instances' endpoints moved (kubernetes target). */
   private readonly backendsWatch: PollingWatch<string[]> | undefined;
+  /** Re-runs groups whose settings the environment changed (kubernetes target). */
+  private readonly settingsWatch: PollingWatch<BridgeSettings | undefined> | undefined;
   private stopped = false;
 
   constructor(private readonly opts: BridgeOptions) {
@@ -154,6 +159,27 @@ export class Bridge {
           },
         })
       : undefined;
+    this.settingsWatch =
+      opts.target.kind === "kubernetes" && opts.settings
+        ? new PollingWatch<BridgeSettings | undefined>({
+            wanted: () => this.cache.groups().length > 0,
+            read: () => writer.readSettings(),
+            onRead: (settings) => {
+              const moved = this.cache.groups().filter((key) => this.stacks.settingsMoved(key, settings));
+              if (moved.length === 0) return;
+              opts.log("info", "the environment changed these groups' settings; running them again", {
+                groups: moved,
+              });
+              for (const key of moved) this.queue.add(key);
+            },
+            intervalMs: opts.settingsPollMs ?? 10_000,
+            log: opts.log,
+            messages: {
+              failing: "cannot read the environment's settings; groups keep the ones they ran with",
+              recovered: "reading the environment's settings works again",
+            },
+          })
+        : undefined;
   }
 
   healthy(): boolean {
@@ -171,6 +197,7 @@ export class Bridge {
     this.queue.start();
     this.nodeWatch?.start();
     this.backendsWatch?.start();
+    this.settingsWatch?.start();
     // Groups that have a stack but no paths any more (deleted while the bridge was down); a
     // group with paths is queued by the list already (again would cost a second engine run).
     const listed = new Set(this.cache.groups());
@@ -189,6 +216,7 @@ export class Bridge {
     this.stopped = true;
     this.nodeWatch?.stop();
     this.backendsWatch?.stop();
+    this.settingsWatch?.stop();
     const running = this.queue.active();
     this.stacks.cancel();
     const ended = await this.queue.shutDown(timeoutMs);

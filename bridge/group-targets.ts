@@ -1,5 +1,5 @@
 import type { BridgeSettings } from "../lib/bridge/settings";
-import { targetWithSettings } from "../network/group-settings";
+import { groupSettings, targetWithSettings } from "../network/group-settings";
 import type { Target } from "./program";
 
 export type KubernetesTarget = Extract<Target, { kind: "kubernetes" }>;
@@ -19,6 +19,8 @@ export interface GroupTargetsOptions {
  */
 export class GroupTargets {
   private lastSettings: BridgeSettings | undefined;
+  /** Each group's own settings as its last run used them (JSON; "" for none). */
+  private readonly realised = new Map<string, string>();
 
   constructor(private readonly opts: GroupTargetsOptions) {}
 
@@ -32,4 +34,31 @@ export class GroupTargets {
     if (this.opts.target.kind !== "kubernetes") return undefined;
     return targetWithSettings(this.opts.target, this.lastSettings, key);
   }
+
+  /** The target a group runs with now, remembered as run (for settingsMoved). */
+  realise(key: string): KubernetesTarget | undefined {
+    const target = this.kubernetes(key);
+    if (target) this.realised.set(key, ownSettings(this.lastSettings, key));
+    return target;
+  }
+
+  /**
+   * Whether these settings give the group other settings than its last run used: the
+   * environment stack changed its app cluster's networkConnector (a port range, a Service type,
+   * the hop), and nothing else would run the group before one of its paths changes. A group
+   * not run yet is queued by the cache anyway.
+   */
+  settingsMoved(key: string, settings: BridgeSettings | undefined): boolean {
+    const last = this.realised.get(key);
+    return last !== undefined && last !== ownSettings(settings, key);
+  }
+
+  /** Forgets a group whose stack is gone. */
+  forget(key: string): void {
+    this.realised.delete(key);
+  }
+}
+
+function ownSettings(settings: BridgeSettings | undefined, key: string): string {
+  return JSON.stringify(groupSettings(settings, key) ?? null);
 }

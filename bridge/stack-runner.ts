@@ -126,6 +126,11 @@ export class StackRunner implements GroupStacks {
     return this.nodeHosts.picksNodeHostFor(key);
   }
 
+  /** Whether these settings give the group other settings than its last run used. */
+  settingsMoved(key: string, settings: BridgeSettings | undefined): boolean {
+    return this.targets.settingsMoved(key, settings);
+  }
+
   /** Whether the group is a kernel path whose instance endpoints the bridge follows. */
   followsBackendsOf(key: string): boolean {
     return this.backends.follows(key);
@@ -171,6 +176,7 @@ export class StackRunner implements GroupStacks {
     await this.workspaces.remove(key, stack);
     this.nodeHosts.forget(key);
     this.backends.forget(key);
+    this.targets.forget(key);
     this.slots.release(key);
   }
 
@@ -215,7 +221,7 @@ export class StackRunner implements GroupStacks {
       return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
     }
     const heldOutPorts = this.heldOut.of(key);
-    const target = this.targets.kubernetes(key)!;
+    const target = this.targets.realise(key)!;
     const withBackends = await this.backends.realise(key, target, live);
     return this.nodeHosts.realise(
       key,

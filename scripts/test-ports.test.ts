@@ -167,7 +167,7 @@ describe("the slow test files' ports (test/helpers/ports.ts)", () => {
     assert.deepEqual(node, { from: 30100, to: 30199 });
     assert.throws(() => portsFor(path.join(repoRoot, "test/e2e/no-such.test.ts")), /no host port band/);
     assert.throws(
-      () => nodePortsFor(path.join(repoRoot, "test/e2e/bridge-pod.test.ts")).block(101),
+      () => nodePortsFor(path.join(repoRoot, "test/e2e/bridge-pod.test.ts")).block(201),
       /past its slot/,
     );
   });

@@ -25,7 +25,7 @@ import { LocalClusters, type NodeInfo } from "../../local-clusters";
 import { LocalCluster } from "../../local-clusters/cluster";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { toolchainEnv } from "../../automation/toolchain";
-import { dataPlaneInstanceRules, dataPlaneRules } from "../../lib/bridge/rbac";
+import { dataPlaneInstanceRules, dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
 import {
   claimYaml,
   claimsIn,
@@ -38,7 +38,7 @@ import {
   type Claim,
   type Pod,
 } from "../helpers/kube-objects";
-import { bandArg, nodePortsFor, portsFor } from "../helpers/ports";
+import { bandArg, nodePortsFor } from "../helpers/ports";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
@@ -50,9 +50,15 @@ const CP = "bridge-pod-cp";
 const NS = "team-a";
 const PROXY_NS = SETTINGS_NAMESPACE;
 /** Inside the NodePort range: TcpProxy gives each Service port the same NodePort. */
-const PORT_RANGE = bandArg(nodePortsFor(__filename).block(100));
-/** The kernel-hop group's Service ports (ClusterIP: no node port, but a band of the file's own). */
-const KERNEL_PORTS = portsFor(__filename).block(20);
+const NODE_PORTS = nodePortsFor(__filename);
+const PORT_RANGE = bandArg(NODE_PORTS.block(100));
+/**
+ * The kernel-hop group's Service ports: first as a ClusterIP (no node port is taken, but they
+ * come from the file's own band all the same), then as a NodePort.
+ */
+const KERNEL_PORTS = NODE_PORTS.block(20);
+const KERNEL_NODE_PORTS = NODE_PORTS.block(20);
+
 /** The consumer namespace of an app cluster configured for wireguard (claims land here). */
 const WG_NS = "team-w";
 /** The app side of the tunnel: the client pod's namespace (one cluster plays both sides). */
@@ -887,6 +893,33 @@ const retry = async (call) => {
       mirrored().flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses));
     const pgPodIps = () => pods(NS, "app=pg").map((p) => (p.status as { podIP?: string }).podIP ?? "");
     let ready: Claim;
+    /** The settings ConfigMap as the environment writes it for team-k's kernel hop. */
+    const kernelSettings = (
+      serviceType: "ClusterIP" | "NodePort",
+      portRange: { from: number; to: number },
+      exposure: { sourceRanges: string[]; internal: boolean; public: boolean },
+    ) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: SETTINGS_CONFIGMAP, namespace: PROXY_NS },
+      data: {
+        [SETTINGS_KEY]: renderBridgeSettings({
+          version: 1,
+          consumers: {
+            [K_NS]: {
+              appCluster: "app-k",
+              implementation: "proxy",
+              proxy: {
+                serviceType,
+                portRange: { from: portRange.from, to: portRange.to },
+                hop: "kernel",
+                exposure,
+              },
+            },
+          },
+        }),
+      },
+    });
 
     it("with the environment's settings for the kernel hop and the data-plane identity's instance reads (dataPlaneInstanceRules), a claim becomes Ready at a selector-less Service whose EndpointSlice names the PostgreSQL pod; psql from a consumer pod goes through it; no proxy pod runs", async () => {
       kubectl(kc(), ["create", "namespace", K_NS]);
@@ -928,28 +961,7 @@ const retry = async (call) => {
           password: pgPassword,
           clientPassword: true,
         }),
-        {
-          apiVersion: "v1",
-          kind: "ConfigMap",
-          metadata: { name: SETTINGS_CONFIGMAP, namespace: PROXY_NS },
-          data: {
-            [SETTINGS_KEY]: renderBridgeSettings({
-              version: 1,
-              consumers: {
-                [K_NS]: {
-                  appCluster: "app-k",
-                  implementation: "proxy",
-                  proxy: {
-                    serviceType: "ClusterIP",
-                    portRange: { from: KERNEL_PORTS.from, to: KERNEL_PORTS.to },
-                    hop: "kernel",
-                    exposure: { sourceRanges: [], internal: true, public: false },
-                  },
-                },
-              },
-            }),
-          },
-        },
+        kernelSettings("ClusterIP", KERNEL_PORTS, { sourceRanges: [], internal: true, public: false }),
       ]) {
         const r = kubectlApply(kc(), JSON.stringify(doc));
         assert.equal(r.status, 0, r.stderr);
@@ -1020,6 +1032,62 @@ const retry = async (call) => {
       );
       const after = claimsIn(kc(), K_NS).find((c) => c.metadata.name === "k-orders");
       assert.equal(after?.status?.port, ready.status?.port, "the path keeps its port");
+    });
+
+    it("the environment makes it a NodePort marked public (what validation allows a kernel hop): with no path changed, the bridge sees the settings move and the path moves to a node port and a node's address (the product's node reads); psql reaches it from outside the cluster and from the pod", async () => {
+      for (const doc of [
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: "klutch-bridge-proxies:nodes" },
+          rules: dataPlaneNodeRules(),
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: "klutch-bridge-proxies:nodes" },
+          roleRef: {
+            apiGroup: "rbac.authorization.k8s.io",
+            kind: "ClusterRole",
+            name: "klutch-bridge-proxies:nodes",
+          },
+          subjects: [{ kind: "ServiceAccount", name: "klutch-proxies", namespace: PROXY_NS }],
+        },
+        kernelSettings("NodePort", KERNEL_NODE_PORTS, {
+          sourceRanges: ["0.0.0.0/0"],
+          internal: false,
+          public: true,
+        }),
+      ]) {
+        const r = kubectlApply(kc(), JSON.stringify(doc));
+        assert.equal(r.status, 0, r.stderr);
+      }
+      // No path changes: the bridge's settings poll (every 10 s) sees the group's settings moved.
+      const changed = Date.now();
+      ready = await waitForClaim(kc(), K_NS, "k-orders", {
+        what: "the kernel path to report a node port and the node's address",
+        check: (c) =>
+          isClaimReady(c) &&
+          c!.status!.port! >= KERNEL_NODE_PORTS.from &&
+          c!.status!.port! <= KERNEL_NODE_PORTS.to &&
+          c!.status!.hostForConsumer === node.nodeAddress,
+        timeoutMs: 180_000,
+        diagnose: (last) => `${JSON.stringify(last?.status)}\n${bridgeLogs()}`,
+      });
+      process.stdout.write(
+        `      settings changed → the path reports its node port: ${((Date.now() - changed) / 1000).toFixed(1)} s\n`,
+      );
+      assert.match(bridgeLogs(), /the environment changed these groups' settings; running them again/);
+      const svc = kubectlJson<{
+        metadata: { annotations?: Record<string, string> };
+        spec: { type: string; externalTrafficPolicy?: string; ports: { port: number; nodePort?: number }[] };
+      }>(kc(), ["-n", PROXY_NS, "get", "service", kernelService]);
+      assert.equal(svc.spec.type, "NodePort");
+      assert.equal(svc.spec.externalTrafficPolicy, "Cluster", "mirrored endpoints belong to no node");
+      assert.equal(svc.metadata.annotations?.["klutch.anynines.com/public-endpoint"], "true");
+      assert.equal(svc.spec.ports.find((p) => p.port === ready.status!.port)?.nodePort, ready.status!.port);
+      assert.equal(psqlFromHost(ready.status!.port!), "42");
+      assert.equal(psqlFromConsumer(ready.status!.hostForConsumer!, ready.status!.port!), "42");
     });
 
     it("a claim whose host the kernel hop cannot follow says why (HostUnresolved) and leaves the group's working path alone", async () => {

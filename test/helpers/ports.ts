@@ -73,7 +73,7 @@ export const HOST_PORT_BANDS: Readonly<Record<string, FileBand>> = {
  * server refuses others. They are bound on a node's address, not the host's, yet kept apart too.
  */
 export const NODE_PORT_BANDS: Readonly<Record<string, FileBand>> = {
-  "test/e2e/bridge-pod.test.ts": { from: 30100, to: 30199, slots: 1 },
+  "test/e2e/bridge-pod.test.ts": { from: 30100, to: 30299, slots: 1 },
   "test/e2e/bridge.test.ts": { from: 31500, to: 31599, slots: 1 },
 };
 
