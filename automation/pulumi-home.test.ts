@@ -63,6 +63,16 @@ describe("preparePulumiHome: Pulumi's automatic log, off unless kept", function 
     assert.ok(fs.readdirSync(logs()).some((f) => f.endsWith(".log")));
   });
 
+  it("refuses a KLUTCH_PULUMI_LOGS it does not know, naming the value and the two it takes, and writes nothing", () => {
+    assert.throws(
+      () => preparePulumiHome(env({ KLUTCH_PULUMI_LOGS: "yes" })),
+      /KLUTCH_PULUMI_LOGS="yes" is not a setting: set it to "keep" .* or to "off"/,
+    );
+    assert.equal(fs.existsSync(logs()), false);
+    preparePulumiHome(env({ KLUTCH_PULUMI_LOGS: "off" }));
+    assert.ok(fs.statSync(logs()).isFile());
+  });
+
   it("creates PULUMI_HOME when missing and does nothing without one", () => {
     const nested = path.join(home, "a", "b");
     preparePulumiHome({ PULUMI_HOME: nested });

@@ -82,9 +82,16 @@ export const AUTOMATIC_LOG_NOTE =
 /**
  * Makes PULUMI_HOME and turns Pulumi's automatic log off in it (see AUTOMATIC_LOG_NOTE), unless
  * KLUTCH_PULUMI_LOGS=keep: the engine's own diagnostics stay what `-v` asks for. Best effort: a
- * home that cannot be written keeps whatever Pulumi does there.
+ * home that cannot be written keeps whatever Pulumi does there. Any other value of
+ * KLUTCH_PULUMI_LOGS than keep or off (or empty) is refused: a typo must not quietly mean off.
  */
 export function preparePulumiHome(env: NodeJS.ProcessEnv): void {
+  const setting = env.KLUTCH_PULUMI_LOGS;
+  if (setting !== undefined && !["", "keep", "off"].includes(setting)) {
+    throw new Error(
+      `KLUTCH_PULUMI_LOGS=${JSON.stringify(setting)} is not a setting: set it to "keep" to keep Pulumi's automatic log, or to "off" (or leave it unset) to turn it off`,
+    );
+  }
   const home = env.PULUMI_HOME;
   if (!home) return;
   const logs = path.join(home, "logs");

@@ -119,16 +119,13 @@ export class Bridge {
       ? new NodeHostWatch({
           list: nodes,
           wanted: () => this.cache.groups().some((key) => this.stacks.picksNodeHostFor(key)),
-          onHosts: (hosts) => {
-            // nodeHostMoved is false for a group whose proxy reports no picked node.
-            const moved = this.cache.groups().filter((key) => this.stacks.nodeHostMoved(key, hosts));
-            if (moved.length === 0) return;
-            opts.log("info", "the node a NodePort proxy reports moved; running its groups again", {
-              groups: moved,
-              hosts,
-            });
-            for (const key of moved) this.queue.add(key);
-          },
+          // nodeHostMoved is false for a group whose proxy reports no picked node.
+          onHosts: (hosts) =>
+            this.runAgain(
+              this.cache.groups().filter((key) => this.stacks.nodeHostMoved(key, hosts)),
+              "the node a NodePort proxy reports moved; running its groups again",
+              { hosts },
+            ),
           intervalMs: opts.nodePollMs ?? 30_000,
           log: opts.log,
         })
@@ -144,13 +141,8 @@ export class Bridge {
             }
             return moved;
           },
-          onRead: (moved) => {
-            if (moved.length === 0) return;
-            opts.log("info", "a kernel path's instance endpoints moved; running its groups again", {
-              groups: moved,
-            });
-            for (const key of moved) this.queue.add(key);
-          },
+          onRead: (moved) =>
+            this.runAgain(moved, "a kernel path's instance endpoints moved; running its groups again"),
           intervalMs: opts.endpointsPollMs ?? 5_000,
           log: opts.log,
           messages: {
@@ -164,14 +156,11 @@ export class Bridge {
         ? new PollingWatch<BridgeSettings | undefined>({
             wanted: () => this.cache.groups().length > 0,
             read: () => writer.readSettings(),
-            onRead: (settings) => {
-              const moved = this.cache.groups().filter((key) => this.stacks.settingsMoved(key, settings));
-              if (moved.length === 0) return;
-              opts.log("info", "the environment changed these groups' settings; running them again", {
-                groups: moved,
-              });
-              for (const key of moved) this.queue.add(key);
-            },
+            onRead: (settings) =>
+              this.runAgain(
+                this.cache.groups().filter((key) => this.stacks.settingsMoved(key, settings)),
+                "the environment changed these groups' settings; running them again",
+              ),
             intervalMs: opts.settingsPollMs ?? 10_000,
             log: opts.log,
             messages: {
@@ -180,6 +169,16 @@ export class Bridge {
             },
           })
         : undefined;
+  }
+
+  /**
+   * Queues the groups a watch found moved (what their last run used is no longer so), with one
+   * log line naming them and why; nothing when none moved.
+   */
+  private runAgain(groups: string[], why: string, detail: Record<string, unknown> = {}): void {
+    if (groups.length === 0) return;
+    this.opts.log("info", why, { groups, ...detail });
+    for (const key of groups) this.queue.add(key);
   }
 
   healthy(): boolean {

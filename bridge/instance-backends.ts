@@ -96,6 +96,20 @@ export async function resolveBackends(
   return { backends: out, failed };
 }
 
+/**
+ * The endpoints as read now, except where the read failed: there what the group last ran with
+ * stays. An API server that does not answer for a moment must neither take a working path's
+ * endpoints away nor count as a move.
+ */
+export function keepLastOnFailure(
+  now: Resolution,
+  last: Record<string, BackendsResult>,
+): Record<string, BackendsResult> {
+  const kept = { ...now.backends };
+  for (const k of now.failed) if (last[k]) kept[k] = last[k];
+  return kept;
+}
+
 /** What the tracker reads of a group's kubernetes target. */
 export interface BackendsTarget {
   hop?: "haproxy" | "kernel";
@@ -132,11 +146,7 @@ export class InstanceBackendsTracker {
   ): Promise<T> {
     if (target.hop !== "kernel" || !this.opts.reads) return target;
     const now = await resolveBackends(live, this.opts.reads);
-    // A failed read keeps what the group last ran with: an API server that does not answer for a
-    // moment must not take a working path's endpoints away.
-    const last = this.realised.get(key) ?? {};
-    const backends = { ...now.backends };
-    for (const k of now.failed) if (last[k]) backends[k] = last[k];
+    const backends = keepLastOnFailure(now, this.realised.get(key) ?? {});
     this.realised.set(key, backends);
     return { ...target, backends };
   }
@@ -146,10 +156,7 @@ export class InstanceBackendsTracker {
     const last = this.realised.get(key);
     if (!last || !this.follows(key) || !this.opts.reads) return false;
     const now = await resolveBackends(live, this.opts.reads);
-    // A read that failed says nothing about that instance: compare it as it was.
-    const compared = { ...now.backends };
-    for (const k of now.failed) if (last[k]) compared[k] = last[k];
-    return backendsDiffer(compared, last);
+    return backendsDiffer(keepLastOnFailure(now, last), last);
   }
 
   /** Forgets a group whose stack is gone. */

@@ -55,15 +55,16 @@ export class BridgeDataPlane extends pulumi.ComponentResource {
       child,
     );
     // Cluster-scoped, so named after the proxies' namespace: one per environment's data plane.
-    const clusterReader = (suffix: string, rules: ReturnType<typeof dataPlaneNodeRules>) => {
-      const readerName = pulumi.interpolate`klutch-bridge-proxies:${args.namespace}:${suffix}`;
+    // `resource` names the Pulumi resources (their URNs stay as released), `reads` the objects.
+    const clusterReader = (resource: string, reads: string, rules: ReturnType<typeof dataPlaneNodeRules>) => {
+      const readerName = pulumi.interpolate`klutch-bridge-proxies:${args.namespace}:${reads}`;
       const role = new k8s.rbac.v1.ClusterRole(
-        `${name}-${suffix.replace(/s$/, "")}-reader`,
+        `${name}-${resource}`,
         { metadata: { name: readerName, labels }, rules },
         child,
       );
       new k8s.rbac.v1.ClusterRoleBinding(
-        `${name}-${suffix.replace(/s$/, "")}-reader`,
+        `${name}-${resource}`,
         {
           metadata: { name: readerName, labels },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
@@ -72,8 +73,8 @@ export class BridgeDataPlane extends pulumi.ComponentResource {
         child,
       );
     };
-    if (args.listNodes) clusterReader("nodes", dataPlaneNodeRules());
-    if (args.readInstances) clusterReader("instances", dataPlaneInstanceRules());
+    if (args.listNodes) clusterReader("node-reader", "nodes", dataPlaneNodeRules());
+    if (args.readInstances) clusterReader("instance-reader", "instances", dataPlaneInstanceRules());
     const server =
       args.server ??
       k8s.core.v1.Service.get(`${name}-api-service`, "default/kubernetes", child).spec.apply(

@@ -9,7 +9,6 @@ import { admitConnections } from "./model/admission";
 import { localProxyPath } from "./local-proxy-path";
 import { TcpProxy } from "./tcp-proxy";
 import { KernelPath } from "./kernel-path";
-import { kernelConnectionProblem } from "./model/kernel-path";
 import type { ProxyConnection } from "./model/types";
 import { listenerKey, listenerKeys } from "./model/types";
 
@@ -61,15 +60,9 @@ export function proxyProgram(
         ...(target.heldOutPorts?.length ? { reservedPorts: target.heldOutPorts } : {}),
         overflow: "leave-out",
       });
-      const unresolved: Record<string, PathProblem> = {};
-      for (const [id, message] of Object.entries(kernelPath.problems)) {
-        const c = connections.find((x) => x.id === id);
-        const invalid = c !== undefined && kernelConnectionProblem(c) !== undefined;
-        unresolved[id] = { reason: invalid ? "InvalidConnection" : "HostUnresolved", message };
-      }
       return Promise.resolve({
         endpoints: kernelPath.endpoints,
-        problems: kernelPath.unplaced.apply((u) => ({ ...problemsOf(u, 0), ...unresolved })),
+        problems: kernelPath.unplaced.apply((u) => ({ ...problemsOf(u, 0), ...kernelPath.problems })),
       });
     }
     if (target.kind === "kubernetes") {

@@ -118,7 +118,10 @@ describe("KernelPath (mocks)", function () {
     const endpoints = await valueOf(path.endpoints);
     await settle();
     assert.deepEqual(Object.keys(endpoints), ["team-a/orders"]);
-    assert.deepEqual(Object.keys(path.problems).sort(), ["team-a/ext", "team-a/sni"]);
+    assert.deepEqual(Object.fromEntries(Object.entries(path.problems).map(([id, p]) => [id, p.reason])), {
+      "team-a/ext": "HostUnresolved",
+      "team-a/sni": "InvalidConnection",
+    });
   });
 
   it("refuses bad input before registering anything, naming the field", () => {

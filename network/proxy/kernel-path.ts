@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import type { PathProblem } from "../../lib/bridge/model";
 import { serviceExposure } from "../contract/exposure";
 import type { ProxyExposure } from "./model/exposure";
 import { consumerEndpoints } from "./model/haproxy-config";
@@ -69,8 +70,11 @@ export class KernelPath extends pulumi.ComponentResource {
   public readonly assignments: pulumi.Output<Record<string, number>>;
   /** Connection ids left without a port (only with `overflow: "leave-out"`). */
   public readonly unplaced: pulumi.Output<string[]>;
-  /** Connection id → why it is not realised (its instance could not be resolved, or it needs SNI). */
-  public readonly problems: Record<string, string>;
+  /**
+   * Connection id → why it is not realised: HostUnresolved (its instance gave no endpoints) or
+   * InvalidConnection (it needs SNI), as its path's status says it.
+   */
+  public readonly problems: Record<string, PathProblem>;
   public readonly serviceName: pulumi.Output<string>;
 
   constructor(name: string, args: KernelPathArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -87,11 +91,11 @@ export class KernelPath extends pulumi.ComponentResource {
     };
 
     const sorted = [...args.connections].sort((a, b) => compareStrings(a.id, b.id));
-    const problems: Record<string, string> = {};
+    const problems: Record<string, PathProblem> = {};
     const served: { connection: ProxyConnection; backends: { address: string; port: number }[] }[] = [];
     for (const connection of sorted) {
       const result = connectionBackends(connection, args.backends, args.clusterDomain);
-      if ("problem" in result) problems[connection.id] = result.problem;
+      if ("problem" in result) problems[connection.id] = { reason: result.reason, message: result.problem };
       else served.push({ connection, backends: result.backends });
     }
     this.problems = problems;

@@ -105,7 +105,7 @@ describe("kernel hop: a connection's backends", () => {
     const missing = connectionBackends(conn, {});
     assert.ok("problem" in missing && /were not read/.test(missing.problem));
     const failed = connectionBackends(conn, { [backendKey(conn.instanceHost, 5432)]: { problem: "gone" } });
-    assert.deepEqual(failed, { problem: "gone" });
+    assert.deepEqual(failed, { problem: "gone", reason: "HostUnresolved" });
   });
 
   it("refuses SNI routing, naming the connection and the fix", () => {
@@ -115,7 +115,8 @@ describe("kernel hop: a connection's backends", () => {
       /team-a\/orders .*pg-1\.example\.com.*networkConnector\.hop to haproxy/,
     );
     assert.equal(kernelConnectionProblem(conn), undefined);
-    assert.ok("problem" in connectionBackends(sni, resolved));
+    const refused = connectionBackends(sni, resolved);
+    assert.ok("problem" in refused && refused.reason === "InvalidConnection");
   });
 });
 

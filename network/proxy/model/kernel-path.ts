@@ -128,24 +128,35 @@ export function kernelConnectionProblem(connection: ProxyConnection): string | u
   return `connection ${connection.id} asks for TLS server-name routing (${serverName}), which needs the haproxy hop: the kernel hop gives each connection its own port and cannot read a TLS handshake; set the app cluster's networkConnector.hop to haproxy, or drop the tlsSNI enhancement`;
 }
 
+/**
+ * Why a connection gets no kernel path, in its path's terms: InvalidConnection when the
+ * connection itself asks for what the hop cannot do, HostUnresolved when its instance host
+ * gave no endpoints to forward to (the next run may find them).
+ */
+export type KernelProblemReason = "InvalidConnection" | "HostUnresolved";
+
+/** A connection's backends, or why it has none and under which reason its path says so. */
+export type ConnectionBackends = { backends: Backend[] } | { problem: string; reason: KernelProblemReason };
+
 /** A connection's backends as its path is built with them, or why it cannot be. */
 export function connectionBackends(
   connection: ProxyConnection,
   resolved: Readonly<Record<string, BackendsResult>> | undefined,
   clusterDomain?: string,
-): BackendsResult {
-  const problem = kernelConnectionProblem(connection);
-  if (problem) return { problem };
+): ConnectionBackends {
+  const invalid = kernelConnectionProblem(connection);
+  if (invalid) return { problem: invalid, reason: "InvalidConnection" };
+  const unresolved = (problem: string) => ({ problem, reason: "HostUnresolved" as const });
   const target = instanceTargetOf(connection.instanceHost, clusterDomain);
-  if (target.kind === "unsupported") return { problem: target.problem };
+  if (target.kind === "unsupported") return unresolved(target.problem);
   if (target.kind === "address") return { backends: [{ address: target.address, port: connection.port }] };
   const found = resolved?.[backendKey(connection.instanceHost, connection.port)];
   if (!found) {
-    return {
-      problem: `the endpoints of Service ${target.namespace}/${target.name} were not read (port ${connection.port}); the next run reads them`,
-    };
+    return unresolved(
+      `the endpoints of Service ${target.namespace}/${target.name} were not read (port ${connection.port}); the next run reads them`,
+    );
   }
-  if ("problem" in found) return { problem: found.problem };
+  if ("problem" in found) return unresolved(found.problem);
   return found;
 }
 

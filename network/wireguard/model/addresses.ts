@@ -1,5 +1,5 @@
-import { addressToString, parseCidr } from "../../../lib/net/cidr";
-import { ipToBig, isIpv4 } from "./plan-checks";
+import { addressToString, isIpv4, parseCidr } from "../../../lib/net/cidr";
+import { ipToBig } from "./plan-checks";
 import { WireguardPlanInput } from "./types";
 
 /**

@@ -1,4 +1,4 @@
-import { isIpv4 } from "./plan-checks";
+import { isIpv4 } from "../../../lib/net/cidr";
 
 /**
  * Instance hosts given by name, as Klutch's data services give them: a8s's binding Secret names

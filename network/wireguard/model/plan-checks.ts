@@ -1,5 +1,5 @@
 import { Address4 } from "ip-address";
-import { addressInCidr, cidrProblem, cidrsOverlap, parseCidr } from "../../../lib/net/cidr";
+import { addressInCidr, cidrProblem, cidrsOverlap, isIpv4, parseCidr } from "../../../lib/net/cidr";
 import { GATEWAY, WireguardConnection, WireguardPlanInput } from "./types";
 import { isDnsLabel } from "../../../lib/net/dns";
 
@@ -7,9 +7,6 @@ import { isDnsLabel } from "../../../lib/net/dns";
  * Input checks of the WireGuard planner. Each check appends one line per problem, naming
  * the field and the fix, so that a bad config is reported in one pass.
  */
-
-export { isIpv4 } from "../../../lib/net/cidr";
-import { isIpv4 } from "../../../lib/net/cidr";
 
 export function ipToBig(value: string): bigint {
   return new Address4(value).bigInt();
