@@ -140,6 +140,12 @@ describe("WireguardTunnel (mocks)", function () {
       "wg-pg-a2-service",
       "wg-pg-b-service",
     ]);
+    // Each end's pods admit only what reaches them (model/render-k8s.ts, the NetworkPolicies).
+    assert.deepEqual(count("kubernetes:networking.k8s.io/v1:NetworkPolicy"), [
+      "wg-app-1-client-ingress",
+      "wg-app-2-client-ingress",
+      "wg-gateway-ingress",
+    ]);
     const known = new Set([
       "klutch:network:WireguardTunnel",
       KEY_TYPE,
@@ -147,6 +153,7 @@ describe("WireguardTunnel (mocks)", function () {
       "kubernetes:core/v1:ConfigMap",
       "kubernetes:apps/v1:Deployment",
       "kubernetes:core/v1:Service",
+      "kubernetes:networking.k8s.io/v1:NetworkPolicy",
       "pulumi:providers:kubernetes",
     ]);
     assert.deepEqual(
@@ -161,12 +168,14 @@ describe("WireguardTunnel (mocks)", function () {
       "wg-gateway-rules",
       "wg-gateway-deployment",
       "wg-gateway-service",
+      "wg-gateway-ingress",
     ]) {
       assert.match(providerOf(n), /::ds::/, n);
     }
     for (const n of [
       "wg-app-1-client-secret",
       "wg-app-1-client-deployment",
+      "wg-app-1-client-ingress",
       "wg-pg-a-service",
       "wg-pg-a2-service",
     ]) {

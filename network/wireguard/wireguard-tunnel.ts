@@ -11,7 +11,9 @@ import {
   renderGatewayManifests,
   renderGatewayService,
   renderClientHeadlessService,
+  renderClientNetworkPolicy,
   renderGatewayFlows,
+  renderGatewayNetworkPolicy,
   clientHost,
   gatewayFlowsName,
 } from "./model/render-k8s";
@@ -173,6 +175,12 @@ export class WireguardTunnel extends pulumi.ComponentResource {
         parent: this,
         provider: args.gatewayProvider,
       });
+      const policy = listenPort.apply((p) => renderGatewayNetworkPolicy(p, render));
+      new k8s.networking.v1.NetworkPolicy(
+        `${name}-gateway-ingress`,
+        { metadata: policy.metadata, spec: policy.spec },
+        { parent: this, provider: args.gatewayProvider },
+      );
     }
 
     const appClusters = args.appClusters.map((c) => c.name);
@@ -357,6 +365,15 @@ export class WireguardTunnel extends pulumi.ComponentResource {
         ...opts,
         dependsOn: [secret],
       },
+    );
+    const policy = renderClientNetworkPolicy(cluster.name, {
+      ...base,
+      clientNamespace: cluster.namespace ?? DEFAULT_NAMESPACE,
+    });
+    new k8s.networking.v1.NetworkPolicy(
+      `${name}-${cluster.name}-client-ingress`,
+      { metadata: policy.metadata, spec: policy.spec },
+      opts,
     );
     if (base.bridgeConnections) {
       const headless = renderClientHeadlessService(cluster.name, {

@@ -405,6 +405,25 @@ describe("WireGuard as the rendered pods on a node-backed local cluster (e2e)", 
         const selector = `app.kubernetes.io/component=${component}`;
         const live = pods(ns, selector);
         assert.ok(live.length > 0 && live.every(podReady), podDiagnosis(kc(), ns, selector));
+        // The API server took each end's NetworkPolicy, and it selects exactly that end's pod.
+        const policy = kubectlJson<{
+          spec: { podSelector: { matchLabels: Record<string, string> }; ingress: { ports: unknown[] }[] };
+        }>(kc(), ["get", "networkpolicy", `wge-${component}`, "-n", ns]);
+        const selected = pods(
+          ns,
+          Object.entries(policy.spec.podSelector.matchLabels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(","),
+        );
+        assert.deepEqual(
+          selected.map((p) => p.metadata.name),
+          live.map((p) => p.metadata.name),
+          `the ${component}'s NetworkPolicy selects its pod`,
+        );
+        assert.deepEqual(
+          policy.spec.ingress.flatMap((r) => r.ports),
+          component === "gateway" ? [{ protocol: "UDP", port: 51820 }] : [{ protocol: "TCP" }],
+        );
       }
       const endpoints = up.outputs.endpoints?.value as Record<
         string,

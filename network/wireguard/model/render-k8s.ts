@@ -99,6 +99,23 @@ export interface ServiceManifest {
   };
 }
 
+/** A NetworkPolicy that admits the listed peers on the listed ports to the selected pods, nothing else in. */
+export interface NetworkPolicyManifest {
+  apiVersion: "networking.k8s.io/v1";
+  kind: "NetworkPolicy";
+  metadata: ObjectMeta;
+  spec: {
+    podSelector: { matchLabels: Labels };
+    policyTypes: ["Ingress"];
+    ingress: {
+      /** Omitted: from anywhere. */
+      from?: ({ ipBlock: { cidr: string } } | { namespaceSelector: Record<string, never> })[];
+      /** A port omitted: every port of that protocol. */
+      ports: { protocol: "TCP" | "UDP"; port?: number }[];
+    }[];
+  };
+}
+
 export interface ProbeSpec {
   exec?: { command: string[] };
   tcpSocket?: { port: number };
@@ -350,6 +367,55 @@ export function renderGatewayService(listenPort: number, opts: K8sRenderOptions)
       ports: [{ name: "wireguard", protocol: "UDP", port: listenPort, targetPort: listenPort }],
     },
   };
+}
+
+/**
+ * The gateway pod's ingress: WireGuard's UDP port, from whom the gateway's exposure admits (its
+ * Service's source ranges; with ClusterIP, the data-service cluster's pods), and nothing else.
+ * The forwarder-list server is reached through the tunnel, inside the pod, and its probes are
+ * exec probes, so no other port needs to be open. The Service keeps the client's address
+ * (externalTrafficPolicy Local, network/contract/exposure.ts), so the policy sees the real source.
+ */
+export function renderGatewayNetworkPolicy(
+  listenPort: number,
+  opts: K8sRenderOptions,
+): NetworkPolicyManifest {
+  const lbls = labels(opts, "gateway");
+  const type = opts.gatewayServiceType ?? "LoadBalancer";
+  const exposure = opts.gatewayExposure;
+  const from = !exposure
+    ? undefined
+    : type === "ClusterIP"
+      ? [{ namespaceSelector: {} as Record<string, never> }]
+      : exposure.sourceRanges.map((cidr) => ({ ipBlock: { cidr } }));
+  return ingressPolicy(meta(gatewayName(opts), opts.gatewayNamespace, lbls), [
+    { ...(from ? { from } : {}), ports: [{ protocol: "UDP", port: listenPort }] },
+  ]);
+}
+
+/** A NetworkPolicy selecting the pods labelled as the object is, admitting `ingress` only. */
+function ingressPolicy(
+  metadata: ObjectMeta,
+  ingress: NetworkPolicyManifest["spec"]["ingress"],
+): NetworkPolicyManifest {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata,
+    spec: { podSelector: { matchLabels: metadata.labels }, policyTypes: ["Ingress"], ingress },
+  };
+}
+
+/**
+ * A client pod's ingress: TCP from the app cluster's own pods, which reach its forwarders through
+ * the connections' Services; nothing from outside the cluster, and no UDP (the tunnel dials out
+ * to the gateway, whose answers are replies). Every TCP port, because the bridge's forwarders
+ * take their ports at run time (bridgeConnections).
+ */
+export function renderClientNetworkPolicy(appCluster: string, opts: K8sRenderOptions): NetworkPolicyManifest {
+  return ingressPolicy(meta(clientName(opts), opts.clientNamespace, labels(opts, "client", appCluster)), [
+    { from: [{ namespaceSelector: {} }], ports: [{ protocol: "TCP" }] },
+  ]);
 }
 
 export function renderGatewayManifests(plan: WireguardPlan, opts: K8sRenderOptions): GatewayManifests {

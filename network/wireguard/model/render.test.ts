@@ -6,7 +6,12 @@ import * as path from "node:path";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { planWireguard, WireguardPlan } from "./planner";
 import { renderGatewayCloudInit } from "./render-cloud-init";
-import { renderClientManifests, renderGatewayManifests } from "./render-k8s";
+import {
+  renderClientManifests,
+  renderClientNetworkPolicy,
+  renderGatewayManifests,
+  renderGatewayNetworkPolicy,
+} from "./render-k8s";
 import { renderGatewayNftables } from "./render-nftables";
 import {
   renderClientSetconf,
@@ -153,6 +158,44 @@ describe("WireGuard renderers", () => {
     )) {
       assert.equal(doc.errors.length, 0);
     }
+  });
+
+  it("NetworkPolicies: the gateway admits its UDP port from the exposure's sources only, a client TCP from its cluster's pods only", () => {
+    const exposed = { ...k8sOptions, gatewayServiceType: "NodePort" as const };
+    const exposure = { sourceRanges: ["10.30.0.0/16", "10.40.0.0/16"], internal: true, public: false };
+    const gw = renderGatewayNetworkPolicy(51820, { ...exposed, gatewayExposure: exposure });
+    const gatewayPod = renderGatewayManifests(plan, exposed).deployment.spec.template.metadata.labels;
+    assert.deepEqual(gw.spec.podSelector.matchLabels, gatewayPod, "it selects the gateway pod");
+    assert.deepEqual(gw.spec.ingress, [
+      {
+        from: [{ ipBlock: { cidr: "10.30.0.0/16" } }, { ipBlock: { cidr: "10.40.0.0/16" } }],
+        ports: [{ protocol: "UDP", port: 51820 }],
+      },
+    ]);
+    assert.equal(gw.metadata.namespace, k8sOptions.gatewayNamespace);
+    // ClusterIP: only the data-service cluster's pods; no exposure known: the port alone is open.
+    const inCluster = renderGatewayNetworkPolicy(51820, {
+      ...k8sOptions,
+      gatewayServiceType: "ClusterIP",
+      gatewayExposure: { sourceRanges: [], internal: true, public: false },
+    });
+    assert.deepEqual(inCluster.spec.ingress[0]?.from, [{ namespaceSelector: {} }]);
+    assert.deepEqual(renderGatewayNetworkPolicy(51820, k8sOptions).spec.ingress, [
+      { ports: [{ protocol: "UDP", port: 51820 }] },
+    ]);
+
+    const client = renderClientNetworkPolicy("app-1", k8sOptions);
+    const clientPod = renderClientManifests(plan, "app-1", k8sOptions).deployment.spec.template.metadata
+      .labels;
+    assert.deepEqual(client.spec.podSelector.matchLabels, clientPod, "it selects app-1's client pod");
+    assert.notDeepEqual(
+      renderClientNetworkPolicy("app-2", k8sOptions).spec.podSelector,
+      client.spec.podSelector,
+      "and not app-2's",
+    );
+    assert.deepEqual(client.spec.ingress, [
+      { from: [{ namespaceSelector: {} }], ports: [{ protocol: "TCP" }] },
+    ]);
   });
 
   it("marks workloads skipAwait only when asked, and refuses names Kubernetes would reject", () => {

@@ -70,12 +70,14 @@ describe("klutch provider: WireguardTunnel", function () {
       [
         "Deployment/wg-gateway-deployment",
         "ConfigMap/wg-gateway-rules",
+        "NetworkPolicy/wg-gateway-ingress",
         "Secret/wg-gateway-secret",
         "Service/wg-gateway-service",
       ].sort(),
     );
     assert.deepEqual(on("wg-app-2-kubernetes"), [
       "Deployment/wg-app-2-client-deployment",
+      "NetworkPolicy/wg-app-2-client-ingress",
       "Secret/wg-app-2-client-secret",
       "Service/wg-pg-b-service",
     ]);
