@@ -118,14 +118,22 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
   });
 
   it("the agent shares the listed host with the tunnel container and starts its forwarder only once that host is routed", async () => {
+    // The agent may have fetched before the first list was published (an empty list: "\nend\n"),
+    // so wait for the listed host rather than for the file; its next round (3 s) shares it.
+    const sharedHosts = () => {
+      try {
+        return fs.readFileSync(path.join(shared, "hosts"), "utf8");
+      } catch {
+        return undefined;
+      }
+    };
     await eventually(
       "the agent to share the listed host",
-      () => fs.existsSync(path.join(shared, "hosts")),
+      () => sharedHosts() === " 127.0.0.1\nend\n",
       30_000,
     ).catch((e: Error) => {
-      throw new Error(`${e.message}\n${agentLog}`);
+      throw new Error(`${e.message}\nhosts: ${JSON.stringify(sharedHosts())}\n${agentLog}`);
     });
-    assert.equal(fs.readFileSync(path.join(shared, "hosts"), "utf8"), " 127.0.0.1\nend\n");
     // Not routed yet (the tunnel container has not answered): no forwarder, so nothing can
     // leave by the pod's default route.
     await new Promise((r) => setTimeout(r, 4000));
