@@ -156,6 +156,24 @@ export function serviceExposure(
   };
 }
 
+/** A NetworkPolicy ingress peer: an address block, or every pod of the cluster (any namespace). */
+export type PolicyPeer = { ipBlock: { cidr: string } } | { namespaceSelector: Record<string, never> };
+
+/**
+ * Whom the NetworkPolicy of the pods behind an exposed Service admits: a ClusterIP Service is
+ * reached only from inside the data-service cluster, so any of its pods; otherwise each admitted
+ * source range, which arrives unchanged because the Service keeps the client's address
+ * (`externalTrafficPolicy: Local`, serviceExposure).
+ */
+export function admittedPeers(
+  exposure: Exposure,
+  serviceType: "ClusterIP" | "NodePort" | "LoadBalancer",
+): PolicyPeer[] {
+  return serviceType === "ClusterIP"
+    ? [{ namespaceSelector: {} }]
+    : exposure.sourceRanges.map((cidr) => ({ ipBlock: { cidr } }));
+}
+
 /**
  * The exposure of one Service that several app clusters share (the WireGuard gateway): it
  * admits every cluster's sources, and is internal only when each of them would be.

@@ -1,5 +1,11 @@
 import type { AppClusterConfig } from "../../../lib/config/schema";
-import { type Exposure, type ExposureResult, exposureOf } from "../../contract/exposure";
+import {
+  type Exposure,
+  type ExposureResult,
+  type PolicyPeer,
+  admittedPeers,
+  exposureOf,
+} from "../../contract/exposure";
 import type { ProxyConnectorConfig } from "./config";
 
 /**
@@ -25,13 +31,9 @@ export function ingressRule(
   exposure: ProxyExposure,
   serviceType: "ClusterIP" | "NodePort" | "LoadBalancer",
   ports: number[],
-): {
-  from: ({ ipBlock: { cidr: string } } | { namespaceSelector: Record<string, never> })[];
-  ports: { protocol: "TCP"; port: number }[];
-} {
-  const from =
-    serviceType === "ClusterIP"
-      ? [{ namespaceSelector: {} as Record<string, never> }]
-      : exposure.sourceRanges.map((cidr) => ({ ipBlock: { cidr } }));
-  return { from, ports: ports.map((port) => ({ protocol: "TCP" as const, port })) };
+): { from: PolicyPeer[]; ports: { protocol: "TCP"; port: number }[] } {
+  return {
+    from: admittedPeers(exposure, serviceType),
+    ports: ports.map((port) => ({ protocol: "TCP" as const, port })),
+  };
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { NFT_TABLE, renderGatewayNftables } from "./render-nftables";
 import { ClientPlan, WireguardPlan } from "./planner";
 import { isDnsLabel } from "../../../lib/net/dns";
-import { type Exposure, serviceExposure } from "../../contract/exposure";
+import { type Exposure, type PolicyPeer, admittedPeers, serviceExposure } from "../../contract/exposure";
 import {
   CLIENT_SHARED_DIR,
   CLIENT_TUNNEL_SCRIPT,
@@ -109,7 +109,7 @@ export interface NetworkPolicyManifest {
     policyTypes: ["Ingress"];
     ingress: {
       /** Omitted: from anywhere. */
-      from?: ({ ipBlock: { cidr: string } } | { namespaceSelector: Record<string, never> })[];
+      from?: PolicyPeer[];
       /** A port omitted: every port of that protocol. */
       ports: { protocol: "TCP" | "UDP"; port?: number }[];
     }[];
@@ -383,11 +383,8 @@ export function renderGatewayNetworkPolicy(
   const lbls = labels(opts, "gateway");
   const type = opts.gatewayServiceType ?? "LoadBalancer";
   const exposure = opts.gatewayExposure;
-  const from = !exposure
-    ? undefined
-    : type === "ClusterIP"
-      ? [{ namespaceSelector: {} as Record<string, never> }]
-      : exposure.sourceRanges.map((cidr) => ({ ipBlock: { cidr } }));
+  // Without an exposure (only a ClusterIP gateway may lack one: exposureArgProblem) no source is named.
+  const from = exposure ? admittedPeers(exposure, type) : undefined;
   return ingressPolicy(meta(gatewayName(opts), opts.gatewayNamespace, lbls), [
     { ...(from ? { from } : {}), ports: [{ protocol: "UDP", port: listenPort }] },
   ]);
