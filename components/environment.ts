@@ -1,4 +1,5 @@
 import { TeardownDrain } from "../dynamic-providers/teardown-drain";
+import { A8sNetworkBindings } from "./dataservices/a8s-network-bindings";
 import { LocalDataServices } from "./dataservices/local-data-services";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -128,6 +129,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           providerAnynines: xp.providerAnynines,
           functionPatchAndTransform: xp.functionPatchAndTransform,
           dataservicesConfiguration: xp.dataservicesConfiguration,
+          ...(plan.a8sNetworkBindings ? { functionKlutch: xp.functionKlutch } : {}),
         },
         anyninesServices: xp.anyninesServices,
         anyninesCredentials: args.secrets?.anyninesCredentials,
@@ -168,6 +170,19 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           { parent: this },
         )
       : undefined;
+
+    // Where a8s serves the instances: the bindings that add the connector, on Klutch's function.
+    if (plan.a8sNetworkBindings)
+      new A8sNetworkBindings(
+        `${name}-a8s-network-bindings`,
+        {
+          provider: this.controlPlane.provider,
+          connectionImplementations: this.connectorApi.implementations,
+          labels: plan.labels,
+          dependsOn: [this.crossplane, this.connectorApi],
+        },
+        { parent: this },
+      );
 
     // The Crossplane bridge: its settings and identity, and its Deployment when planned.
     this.bridge = bridgePart(this, name, {

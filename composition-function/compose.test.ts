@@ -10,6 +10,7 @@ import {
 } from "@crossplane-org/function-sdk-typescript";
 import { compose } from "./compose.js";
 import {
+  A8S_SERVICE_BINDING_KIND,
   INPUT_API_VERSION,
   LOCAL_POSTGRESQL_BINDING_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
@@ -779,6 +780,73 @@ describe("composition function: compose, the NetworkConnection step after a back
     );
   });
 
+  it("in one pipeline after A8sServiceBinding: a8s's credentials rewritten, its binding's status kept", async () => {
+    const a8sInput = {
+      apiVersion: INPUT_API_VERSION,
+      kind: A8S_SERVICE_BINDING_KIND,
+      providerConfigName: "kubernetes-provider",
+      connectionSecretNamespace: "crossplane-system",
+    };
+    const a8sBinding = {
+      ...readyObject(),
+      status: {
+        atProvider: {
+          manifest: {
+            status: { implemented: true, secret: { name: "app-db-service-binding", namespace: "team-a" } },
+          },
+        },
+        conditions: [{ type: "Ready", status: "True" }],
+      },
+    };
+    const composite = { ...BINDING, spec: { instanceRef: "pg", serviceInstanceType: "postgresql" } };
+    const first = await run({
+      input: a8sInput,
+      composite,
+      observed: { binding: a8sBinding },
+      observedDetails: { binding: BACKEND },
+    });
+    assert.deepEqual(results(first), []);
+    assert.equal(spec(first, "binding").forProvider.manifest.kind, "ServiceBinding");
+    assert.deepEqual(details(first.desired!.composite!.connectionDetails), BACKEND);
+    // On the claim too, where its owner looks.
+    assert.deepEqual(
+      conditions(first).map((c) => [c.type, c.status, c.reason, c.target]),
+      [
+        [
+          "BindingImplemented",
+          Status.STATUS_CONDITION_TRUE,
+          "Implemented",
+          Target.TARGET_COMPOSITE_AND_CLAIM,
+        ],
+      ],
+    );
+    const rsp = await run({
+      input: { ...INPUT, credentialsFrom: "binding" },
+      composite,
+      desired: { binding: first.desired!.resources.binding!.resource! },
+      desiredComposite: first.desired!.composite!.resource!,
+      desiredCompositeDetails: details(first.desired!.composite!.connectionDetails),
+      observed: {
+        binding: a8sBinding,
+        connection: observedConnection({ hostForConsumer: "c.team-a.svc", port: 40001, conditions: [READY] }),
+      },
+      observedDetails: { binding: BACKEND },
+    });
+    assert.deepEqual(Object.keys(rsp.desired!.resources), ["binding", "connection"]);
+    assert.equal(spec(rsp, "connection").instanceHost, BACKEND.instance_service);
+    assert.equal(spec(rsp, "connection").port, 5432);
+    assert.deepEqual(details(rsp.desired!.composite!.connectionDetails), {
+      ...BACKEND,
+      instance_service: "c.team-a.svc",
+      host: "c.team-a.svc",
+      port: "40001",
+    });
+    assert.deepEqual(rsp.desired!.composite!.resource!.status.managed, {
+      implemented: true,
+      secret: { name: "app-db-service-binding", namespace: "team-a" },
+    });
+  });
+
   it("a NetworkConnection input without a port: fatal, naming both ways to give one", async () => {
     const noPort: Json = { ...INPUT };
     delete noPort.defaultPort;
@@ -799,7 +867,7 @@ describe("composition function: compose, the NetworkConnection step after a back
       [
         Severity.SEVERITY_FATAL,
         'invalid function-klutch input: the input has apiVersion "fn.klutch.anynines.com/v1alpha1", kind "PostgresqlBinding"; ' +
-          "function-klutch takes apiVersion fn.klutch.anynines.com/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding or NetworkConnection",
+          "function-klutch takes apiVersion fn.klutch.anynines.com/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding or NetworkConnection",
       ],
     ]);
   });

@@ -1,8 +1,8 @@
 /**
  * The composition function: the SDK's request in, the SDK's response out. The input's kind picks
  * the step, and the step composes over plain objects: patchAndTransform for `Resources`, the
- * local PostgreSQL backend and the network connection for the others (local-postgresql.ts,
- * local-binding.ts, network-connection.ts). Only this file knows the SDK.
+ * local PostgreSQL backend, a8s's binding and the network connection for the others
+ * (local-postgresql.ts, local-binding.ts, a8s-binding.ts, network-connection.ts). Only this file knows the SDK.
  */
 import {
   Ready,
@@ -22,6 +22,7 @@ import {
   type RunFunctionResponse,
 } from "@crossplane-org/function-sdk-typescript";
 import {
+  A8S_SERVICE_BINDING_KIND,
   FUNCTION_NAME,
   InputError,
   LOCAL_POSTGRESQL_BINDING_KIND,
@@ -32,6 +33,7 @@ import {
   type FunctionInput,
 } from "./input.js";
 import { deepMerge, isJsonObject, type JsonObject } from "./json.js";
+import { composeA8sServiceBinding } from "./a8s-binding.js";
 import { BINDINGS_REQUIREMENT } from "./binding-roles.js";
 import { generatePassword } from "./kubernetes-object.js";
 import { INSTANCE_REQUIREMENT, composeLocalPostgresqlBinding } from "./local-binding.js";
@@ -140,6 +142,8 @@ function runStep(
         input,
         generatePassword,
       );
+    case A8S_SERVICE_BINDING_KIND:
+      return composeA8sServiceBinding(oxr, observed, input);
     case NETWORK_CONNECTION_KIND:
       return composeNetworkConnection(observed, input);
   }

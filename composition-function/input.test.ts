@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import {
   INPUT_API_VERSION,
   InputError,
+  A8S_SERVICE_BINDING_KIND,
   LOCAL_POSTGRESQL_BINDING_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
   NETWORK_CONNECTION_KIND,
@@ -109,7 +110,7 @@ describe("composition function: input", () => {
     );
     refuses(
       { ...input([resource()]), kind: "Other" },
-      /kind "Other"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding or NetworkConnection$/,
+      /kind "Other"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding or NetworkConnection$/,
     );
   });
 
@@ -260,6 +261,37 @@ describe("composition function: input", () => {
         binding({ connectionSecretNamespace: "Crossplane_System" }),
         /input\.connectionSecretNamespace is "Crossplane_System"; it must be a DNS label/,
       );
+    });
+  });
+
+  describe("kind A8sServiceBinding", () => {
+    const binding = (extra: Record<string, unknown> = {}) => ({
+      apiVersion: INPUT_API_VERSION,
+      kind: A8S_SERVICE_BINDING_KIND,
+      providerConfigName: "kubernetes-provider",
+      connectionSecretNamespace: "crossplane-system",
+      ...extra,
+    });
+
+    it("takes providerConfigName and connectionSecretNamespace", () => {
+      assert.deepEqual(parseInput(binding()), {
+        kind: A8S_SERVICE_BINDING_KIND,
+        providerConfigName: "kubernetes-provider",
+        connectionSecretNamespace: "crossplane-system",
+      });
+    });
+
+    it("refuses a missing ProviderConfig, a bad namespace and the local backend's fields", () => {
+      refuses(
+        binding({ providerConfigName: "" }),
+        /input\.providerConfigName is ""; it must be a non-empty string/,
+      );
+      refuses(
+        binding({ connectionSecretNamespace: "Crossplane_System" }),
+        /input\.connectionSecretNamespace is "Crossplane_System"; it must be a DNS label/,
+      );
+      // a8s runs the server: there is no image to give.
+      refuses(binding({ image: "klutch.local/postgres:15" }), /input: unsupported field "image"/);
     });
   });
 

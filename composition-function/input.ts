@@ -10,6 +10,8 @@
  *   composition never silently loses a transform or a patch type it relies on.
  * - `LocalPostgresqlInstance`, `LocalPostgresqlBinding`: a local PostgreSQL backend for Klutch's
  *   data-service claims (local-postgresql.ts, local-binding.ts).
+ * - `A8sServiceBinding`: a8s's own ServiceBinding, as Klutch's `a8s-servicebinding` composes it,
+ *   with a8s's credentials as the binding's connection details (a8s-binding.ts).
  * - `NetworkConnection`: the connector's XTCPConnection for a backend's credentials, which it
  *   rewrites to what the app cluster reaches (network-connection.ts).
  */
@@ -23,10 +25,12 @@ export const RESOURCES_KIND = "Resources";
 export const LOCAL_POSTGRESQL_INSTANCE_KIND = "LocalPostgresqlInstance";
 export const LOCAL_POSTGRESQL_BINDING_KIND = "LocalPostgresqlBinding";
 export const NETWORK_CONNECTION_KIND = "NetworkConnection";
+export const A8S_SERVICE_BINDING_KIND = "A8sServiceBinding";
 export const INPUT_KINDS = [
   RESOURCES_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
   LOCAL_POSTGRESQL_BINDING_KIND,
+  A8S_SERVICE_BINDING_KIND,
   NETWORK_CONNECTION_KIND,
 ] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
@@ -96,6 +100,15 @@ export interface LocalPostgresqlBindingInput {
   connectionSecretNamespace: string;
 }
 
+/** a8s's ServiceBinding in a provider-kubernetes Object, its credentials read back (a8s-binding.ts). */
+export interface A8sServiceBindingInput {
+  kind: typeof A8S_SERVICE_BINDING_KIND;
+  /** The provider-kubernetes ProviderConfig for the control plane, where a8s runs. */
+  providerConfigName: string;
+  /** Where the Object writes the credentials it reads (Crossplane reads them back). */
+  connectionSecretNamespace: string;
+}
+
 /** The connector's XTCPConnection for a backend's credentials (network-connection.ts). */
 export interface NetworkConnectionInput {
   kind: typeof NETWORK_CONNECTION_KIND;
@@ -111,7 +124,11 @@ export interface NetworkConnectionInput {
 }
 
 export type FunctionInput =
-  ResourcesInput | LocalPostgresqlInstanceInput | LocalPostgresqlBindingInput | NetworkConnectionInput;
+  | ResourcesInput
+  | LocalPostgresqlInstanceInput
+  | LocalPostgresqlBindingInput
+  | A8sServiceBindingInput
+  | NetworkConnectionInput;
 
 /** A mistake in the input; its message names the field, the value found and the fix. */
 export class InputError extends Error {
@@ -173,6 +190,8 @@ export function parseInput(input: unknown): FunctionInput {
       return parseLocalPostgresqlInstance(input);
     case LOCAL_POSTGRESQL_BINDING_KIND:
       return parseLocalPostgresqlBinding(input);
+    case A8S_SERVICE_BINDING_KIND:
+      return parseA8sServiceBinding(input);
     case NETWORK_CONNECTION_KIND:
       return parseNetworkConnection(input);
   }
@@ -247,6 +266,23 @@ function parseLocalPostgresqlBinding(input: JsonObject): LocalPostgresqlBindingI
       "input.connectionSecretNamespace",
       input.connectionSecretNamespace,
       "the namespace the composed Objects write their connection secrets to, e.g. crossplane-system",
+    ),
+  };
+}
+
+function parseA8sServiceBinding(input: JsonObject): A8sServiceBindingInput {
+  onlyKeys("input", input, [...HEADER, "providerConfigName", "connectionSecretNamespace"]);
+  return {
+    kind: A8S_SERVICE_BINDING_KIND,
+    providerConfigName: nonEmptyString(
+      "input.providerConfigName",
+      input.providerConfigName,
+      "the name of the provider-kubernetes ProviderConfig for the control plane, e.g. kubernetes-provider",
+    ),
+    connectionSecretNamespace: dnsLabel(
+      "input.connectionSecretNamespace",
+      input.connectionSecretNamespace,
+      "the namespace the composed Object writes its connection secret to, e.g. crossplane-system",
     ),
   };
 }

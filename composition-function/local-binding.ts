@@ -25,8 +25,8 @@ import { ADMIN_DATABASE, SCRIPT_SUCCEEDED, adminScriptPod } from "./local-postgr
 import {
   CLAIM_NAMESPACE_LABEL,
   CLAIM_NAME_LABEL,
-  CompositeError,
   claimOf,
+  instanceRefOf,
   describe,
   isReadyTrue,
   stringAt,
@@ -89,11 +89,7 @@ export function composeLocalPostgresqlBinding(
   newPassword: () => string,
 ): StepResult {
   const claim = claimOf(composite, STEP);
-  const instanceRef = stringAt(composite, "spec", "instanceRef");
-  if (!instanceRef)
-    throw new CompositeError(
-      `${describe(composite)} has no spec.instanceRef; set it to the name of the PostgresqlInstance claim in namespace ${JSON.stringify(claim.namespace)} to bind to`,
-    );
+  const instanceRef = instanceRefOf(composite, claim);
   const requirements = { [INSTANCE_REQUIREMENT]: instanceSelector(claim, instanceRef) };
   // Crossplane calls again with the instance (or none) right away: nothing to say or compose yet.
   if (instances === undefined) return { composed: [], requirements, conditions: [], results: [] };

@@ -98,6 +98,16 @@ export function claimOf(composite: JsonObject, step: string): Claim {
   return { name: name as string, namespace: namespace as string };
 }
 
+/** A binding's spec.instanceRef: the instance claim it binds to, in the claim's own namespace. */
+export function instanceRefOf(composite: JsonObject, claim: Claim): string {
+  const instanceRef = stringAt(composite, "spec", "instanceRef");
+  if (!instanceRef)
+    throw new CompositeError(
+      `${describe(composite)} has no spec.instanceRef; set it to the name of the PostgresqlInstance claim in namespace ${JSON.stringify(claim.namespace)} to bind to`,
+    );
+  return instanceRef;
+}
+
 /** The composite resource's metadata.uid: stable for its life, and unique. */
 export function uidOf(composite: JsonObject, step: string): string {
   const meta = isJsonObject(composite.metadata) ? composite.metadata : {};

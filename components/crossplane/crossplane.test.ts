@@ -33,6 +33,19 @@ describe("Crossplane packages (pure)", () => {
     assert.equal(m[3]?.apiVersion, "pkg.crossplane.io/v1");
   });
 
+  it("adds Klutch's function, under the name its compositions call, only when its package is given", () => {
+    const functionKlutch = "registry.example.com/klutch/function-klutch:v0.1.0";
+    const m = packageManifests({ ...packages, functionKlutch }, labels);
+    assert.deepEqual(m.slice(packageManifests(packages, labels).length), [
+      {
+        apiVersion: "pkg.crossplane.io/v1",
+        kind: "Function",
+        metadata: { name: "function-klutch", labels },
+        spec: { package: functionKlutch },
+      },
+    ]);
+  });
+
   it("turns provider-kubernetes' watches on only when asked (the local stack's data services)", () => {
     const runtime = (o?: { providerKubernetesWatches?: boolean }) =>
       packageManifests(packages, labels, o)[0]!.spec as Record<string, any>;

@@ -109,6 +109,29 @@ describe("the environment's plan (pure)", () => {
     assert.equal(plan.bind.appClusters[0]?.awaitExports, true);
   });
 
+  it("the network-aware bindings for a8s where packages are pulled and Klutch's function is given", () => {
+    const existing = { infrastructure: "existing", kubeconfig: { path: "k" } };
+    const app = [{ name: "app", infrastructure: "existing", kubeconfig: { path: "k" } }];
+    const withFunction = (cp: Record<string, unknown>, plan: CrossplanePlan) =>
+      planEnvironment(
+        environmentSchema.parse({
+          environment: "t",
+          controlPlane: { name: "cp", ...cp },
+          appClusters: app,
+          crossplane: { functionKlutch: "registry.example.com/klutch/function-klutch:v0.1.0" },
+        }),
+        plan,
+      );
+    assert.equal(withFunction(existing, CLUSTER).a8sNetworkBindings, true);
+    assert.equal(
+      planEnvironment(config(app, existing), CLUSTER).a8sNetworkBindings,
+      undefined,
+      "no function",
+    );
+    // Where nothing is pulled the local backend serves bindings (crossplane-plan.ts refuses the setting there).
+    assert.equal(withFunction({ infrastructure: "local" }, NODE).a8sNetworkBindings, undefined);
+  });
+
   it("offers the default implementation and every one in use, never NOOP; lists nodes only for a NodePort proxy", () => {
     const apps = (connectors: unknown[]) =>
       connectors.map((networkConnector, i) => ({ name: `a${i}`, infrastructure: "local", networkConnector }));

@@ -49,6 +49,11 @@ export interface EnvironmentPlan {
    * local backend and the network-aware binding (components/dataservices).
    */
   localDataServices?: { postgresImage: string };
+  /**
+   * The network-aware ServiceBinding compositions where a8s serves the instances: a control plane
+   * that pulls packages, given Klutch's function (crossplane.functionKlutch).
+   */
+  a8sNetworkBindings?: true;
   bridge: {
     /** Whether the bridge's data-plane identity may list nodes (some implementation reports a node's address). */
     listNodes: boolean;
@@ -114,6 +119,9 @@ export function planEnvironment(
       ...packaging(crossplane),
     },
     ...localDataServices(crossplane),
+    ...(crossplane.packagesPullable && config.crossplane.functionKlutch
+      ? { a8sNetworkBindings: true as const }
+      : {}),
     bridge: {
       listNodes: config.appClusters.some(
         (a) =>

@@ -271,6 +271,14 @@ export const crossplane = z
       "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
     ),
     dataservicesConfiguration: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0"),
+    /**
+     * Klutch's composition function as a package this control plane can pull: the release's
+     * `function-klutch-v<version>.xpkg` pushed to your registry (docs/provider.md). With it, the
+     * ServiceBinding compositions that add the network connector where a8s serves the instances
+     * (`a8s-servicebinding-network`, and `-<implementation>` per offered implementation) are
+     * installed too. Not on local clusters, whose Crossplane installs it from the local registry.
+     */
+    functionKlutch: xpkg.optional(),
     /** anynines service brokers, one ProviderConfig each; credentials are klutch:anyninesCredentials. */
     anyninesServices: z
       .array(

@@ -88,6 +88,25 @@ describe("how Crossplane core runs (pure)", () => {
     assert.deepEqual(result, { run: { kind: "cluster" }, toolchainChart: false, packagesPullable: true });
   });
 
+  it("takes Klutch's function package only where packages are pulled; a local control plane has its own", () => {
+    const ref = "registry.example.com/klutch/function-klutch:v0.1.0";
+    assert.deepEqual(plan({ infrastructure: "existing" }, { functionKlutch: ref }).problems, []);
+    const local = plan({}, { functionKlutch: ref });
+    assert.equal(local.result, undefined);
+    assert.deepEqual(local.problems, [
+      `klutch:crossplane.functionKlutch: is ${ref}, but the local control plane "control-plane" pulls no packages: its Crossplane installs Klutch's function from the local registry that \`npm run clusters -- up\` fills, so remove crossplane.functionKlutch`,
+    ]);
+    // Pinned, like every package.
+    assert.throws(
+      () =>
+        plan(
+          { infrastructure: "existing" },
+          { functionKlutch: "registry.example.com/klutch/function-klutch:latest" },
+        ),
+      /pinned package reference/,
+    );
+  });
+
   it("refuses what cannot run, naming the setting, the value and the fix", () => {
     assert.deepEqual(plan({}, { runLocally: false }).problems, [
       "klutch:crossplane.runLocally: is false, but the local control plane \"control-plane\" has no node (klutch:controlPlane.nodes is 0), so no Crossplane pod can start and no chart repository is reachable: set crossplane.runLocally to true (core as a process, `npm run clusters -- crossplane start`) or klutch:controlPlane.nodes to 1 (the chart's pods, from the node's klutch.local/crossplane image)",

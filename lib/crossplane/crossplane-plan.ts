@@ -91,6 +91,13 @@ export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): Cross
   const hasNode = local && (cp.nodes ?? 0) > 0;
   const runLocally = input.crossplane.runLocally ?? (local && !hasNode);
   const common = { toolchainChart: local || runLocally, packagesPullable: !local };
+  if (local && input.crossplane.functionKlutch) {
+    add(
+      ["crossplane", "functionKlutch"],
+      `is ${input.crossplane.functionKlutch}, but the local control plane "${cp.name}" pulls no packages: its Crossplane installs Klutch's function from the local registry that \`npm run clusters -- up\` fills, so remove crossplane.functionKlutch`,
+    );
+    return undefined;
+  }
   if (runLocally) return { run: { kind: "process" }, ...common };
   if (!local) return { run: { kind: "cluster" }, ...common };
 

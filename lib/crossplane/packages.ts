@@ -3,12 +3,15 @@
  * (providers, function, configuration), the runtime config that gives provider-kubernetes a
  * known ServiceAccount, and the ProviderConfigs. Pure, so the component and the tests share it.
  */
+import { KLUTCH_FUNCTION } from "../connector-api/compositions";
 
 export interface PackageRefs {
   providerKubernetes: string;
   providerAnynines: string;
   functionPatchAndTransform: string;
   dataservicesConfiguration: string;
+  /** Klutch's composition function, where the control plane pulls it (crossplane.functionKlutch). */
+  functionKlutch?: string;
 }
 
 export interface AnyninesService {
@@ -109,6 +112,17 @@ export function packageManifests(
       metadata: { name: DATASERVICES_CONFIGURATION_NAME, labels },
       spec: { package: refs.dataservicesConfiguration },
     },
+    // Under the name its compositions' functionRef gives (composition-function/input.ts).
+    ...(refs.functionKlutch
+      ? [
+          {
+            apiVersion: "pkg.crossplane.io/v1",
+            kind: "Function",
+            metadata: { name: KLUTCH_FUNCTION.name, labels },
+            spec: { package: refs.functionKlutch },
+          },
+        ]
+      : []),
   ];
 }
 

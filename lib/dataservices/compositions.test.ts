@@ -2,6 +2,7 @@ import { strict as assert } from "node:assert";
 import {
   CONNECTION_SECRETS_NAMESPACE,
   NETWORK_SERVICE_BINDING,
+  a8sNetworkServiceBindingComposition,
   localPostgresqlComposition,
   localServiceBindingComposition,
   networkServiceBindingComposition,
@@ -78,6 +79,36 @@ describe("the data-service compositions (pure)", () => {
       c.spec.pipeline[0],
       (networkServiceBindingComposition(backend) as Json).spec.pipeline[0],
     );
+  });
+
+  it("where a8s serves the instances: a8s's own binding, then the same connection step on its credentials", () => {
+    const c: Json = a8sNetworkServiceBindingComposition({ team: "data" }, "wireguard");
+    assert.equal(c.metadata.name, "a8s-servicebinding-network-wireguard");
+    assert.deepEqual(c.metadata.labels, { team: "data" });
+    assert.deepEqual(c.spec.compositeTypeRef, { apiVersion: "anynines.com/v1", kind: "XServiceBinding" });
+    assert.equal(c.spec.writeConnectionSecretsToNamespace, CONNECTION_SECRETS_NAMESPACE);
+    assert.deepEqual(c.spec.pipeline[0], {
+      step: "binding",
+      functionRef: { name: "function-klutch" },
+      input: {
+        apiVersion: "fn.klutch.anynines.com/v1alpha1",
+        kind: "A8sServiceBinding",
+        // Upstream's a8s-servicebinding names this ProviderConfig too.
+        providerConfigName: "kubernetes-provider",
+        connectionSecretNamespace: CONNECTION_SECRETS_NAMESPACE,
+      },
+    });
+    // The connection reads the a8s Object's connection details: its step name.
+    assert.deepEqual(c.spec.pipeline[1].input, {
+      ...(networkServiceBindingComposition(backend, {}, "wireguard") as Json).spec.pipeline[1].input,
+      credentialsFrom: "binding",
+    });
+    assert.equal((a8sNetworkServiceBindingComposition() as Json).metadata.name, NETWORK_SERVICE_BINDING);
+    // An implementation's name in camel case: lower case, as object names and the connector's
+    // composition names (xtcpconnections-awsvpcpeering) are.
+    const peering: Json = a8sNetworkServiceBindingComposition({}, "awsVpcPeering");
+    assert.equal(peering.metadata.name, "a8s-servicebinding-network-awsvpcpeering");
+    assert.equal(peering.spec.pipeline[1].input.implementation, "awsvpcpeering");
   });
 
   it("upstream's XRDs: names, claims and the CEL rule that ties other types to other compositions", () => {

@@ -16,6 +16,7 @@ import { A8S_POSTGRESQL, A8S_SERVICE_BINDING, DATASERVICES_GROUP } from "./xrds"
  *   same binding, plus one XTCPConnection to the instance's host and port, and the claim's
  *   Secret with the binding's keys and `host`/`port` of the connection's path; one more per
  *   offered implementation (`a8s-servicebinding-network-<implementation>`) asks for that one.
+ *   Where a8s itself serves the instances, the same names compose a8s's own binding instead.
  */
 
 export const NETWORK_SERVICE_BINDING = "a8s-servicebinding-network";
@@ -99,19 +100,50 @@ export function networkServiceBindingComposition(
   labels: Record<string, string> = {},
   implementation?: string,
 ): Json {
+  return networkBinding(bindingStep(b), "credentials", labels, implementation);
+}
+
+/**
+ * The network-aware binding where a8s serves the instances (a cloud control plane with
+ * anynines' Configuration): a8s's own ServiceBinding as upstream's `a8s-servicebinding` makes it,
+ * its credentials read back from the Secret a8s writes (composition-function/a8s-binding.ts),
+ * then the same connection step as the local backend's.
+ */
+export function a8sNetworkServiceBindingComposition(
+  labels: Record<string, string> = {},
+  implementation?: string,
+): Json {
+  const binding = {
+    step: "binding",
+    input: {
+      kind: "A8sServiceBinding",
+      providerConfigName: KUBERNETES_PROVIDER_CONFIG,
+      connectionSecretNamespace: CONNECTION_SECRETS_NAMESPACE,
+    },
+  };
+  return networkBinding(binding, "binding", labels, implementation);
+}
+
+function networkBinding(
+  binding: { step: string; input: Json },
+  credentialsFrom: string,
+  labels: Record<string, string>,
+  implementation: string | undefined,
+): Json {
   return composition(
     networkServiceBindingName(implementation),
     "XServiceBinding",
     [
-      bindingStep(b),
+      binding,
       {
         step: "network-connection",
         input: {
           kind: "NetworkConnection",
-          credentialsFrom: "credentials",
+          credentialsFrom,
           hostKey: "instance_service",
           defaultPort: A8S_POSTGRESQL_PORT,
-          ...(implementation ? { implementation } : {}),
+          // As the connector names its compositions (lib/connector-api/compositions.ts compositionName).
+          ...(implementation ? { implementation: implementation.toLowerCase() } : {}),
         },
       },
     ],
@@ -121,5 +153,8 @@ export function networkServiceBindingComposition(
 
 /** The network-aware binding's composition name, for the connector's default or one implementation. */
 export function networkServiceBindingName(implementation?: string): string {
-  return implementation ? `${NETWORK_SERVICE_BINDING}-${implementation}` : NETWORK_SERVICE_BINDING;
+  // Object names are lower case (awsVpcPeering: a8s-servicebinding-network-awsvpcpeering).
+  return implementation
+    ? `${NETWORK_SERVICE_BINDING}-${implementation.toLowerCase()}`
+    : NETWORK_SERVICE_BINDING;
 }

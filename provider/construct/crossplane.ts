@@ -35,6 +35,7 @@ export function crossplaneProblems(
     providerAnynines: values.providerAnynines,
     functionPatchAndTransform: values.functionPatchAndTransform,
     dataservicesConfiguration: values.dataservicesConfiguration,
+    functionKlutch: values.functionKlutch,
     anyninesServices: values.anyninesServices,
   });
   const parsed = zodProblems(crossplane, raw);
@@ -94,6 +95,7 @@ export const crossplaneConstructors: Record<string, Constructor> = {
       providerAnynines: xp.providerAnynines,
       functionPatchAndTransform: xp.functionPatchAndTransform,
       dataservicesConfiguration: xp.dataservicesConfiguration,
+      ...(xp.functionKlutch ? { functionKlutch: xp.functionKlutch } : {}),
     };
     const namespace = (args.namespace ?? "crossplane-system") as string;
     const component = new Crossplane(

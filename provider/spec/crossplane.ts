@@ -70,6 +70,10 @@ export const crossplaneComponents: ComponentSpec[] = [
         "The data-services configuration",
         "public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0",
       ),
+      functionKlutch: str(
+        "Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v<version>.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.",
+        { plain: true },
+      ),
       anyninesServices: list(
         ref("klutch:crossplane:AnyninesService", "service"),
         "anynines service brokers, one ProviderConfig each.",

@@ -185,6 +185,9 @@ export const environmentTypes: Record<string, ObjectType> = {
       providerAnynines: s("Pinned package."),
       functionPatchAndTransform: s("Pinned package."),
       dataservicesConfiguration: s("Pinned package."),
+      functionKlutch: s(
+        "Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.",
+      ),
       anyninesServices: list(
         ref("klutch:crossplane:AnyninesService", "service"),
         "anynines service brokers.",

@@ -19,7 +19,10 @@ import {
 } from "../../lib/connector-api/names";
 import { roleName } from "../../composition-function/binding-roles";
 import { FUNCTION_NAME, INPUT_API_VERSION } from "../../composition-function/input";
-import { localPostgresqlComposition } from "../../lib/dataservices/compositions";
+import {
+  a8sNetworkServiceBindingComposition,
+  localPostgresqlComposition,
+} from "../../lib/dataservices/compositions";
 import { stopChild } from "../helpers/child-process";
 import { runCli } from "../helpers/crossplane-cli";
 
@@ -233,6 +236,106 @@ describe("composition function under `crossplane render` (e2e)", function () {
     const warnings = docs.filter((d) => d.kind === "Result" && d.severity === "SEVERITY_WARNING");
     assert.equal(warnings.length, 1, JSON.stringify(docs));
     assert.match(warnings[0].message, /"network-path".*"spec\.instanceHost"/);
+  });
+
+  describe("the network-aware binding where a8s serves the instance (a8s's binding, then the connection)", () => {
+    const bindingComposition = () => a8sNetworkServiceBindingComposition({}, "proxy");
+    const claimed = {
+      apiVersion: "anynines.com/v1",
+      kind: "XServiceBinding",
+      metadata: {
+        name: "orders-app-x2k9q",
+        uid: "binding-uid",
+        labels: { "crossplane.io/claim-name": "orders-app", "crossplane.io/claim-namespace": "team-a" },
+      },
+      spec: {
+        instanceRef: "orders-db",
+        serviceInstanceType: "postgresql",
+        compositionRef: { name: "a8s-servicebinding-network-proxy" },
+      },
+    };
+    const objects = (docs: Json[]) => docs.filter((d) => d.kind === "Object");
+    const ready = {
+      type: "Ready",
+      status: "True",
+      reason: "Available",
+      lastTransitionTime: "2026-01-01T00:00:00Z",
+    };
+
+    it("first composes a8s's ServiceBinding as upstream's a8s-servicebinding does, and says it waits for a8s", () => {
+      const docs = render(claimed, [], ["--include-function-results"], { composition: bindingComposition() });
+      const [binding, ...more] = objects(docs);
+      assert.deepEqual(more, []);
+      assert.equal(binding.metadata.annotations[COMPOSITION_RESOURCE_NAME], "binding");
+      assert.deepEqual(binding.spec.forProvider.manifest, {
+        apiVersion: "servicebindings.anynines.com/v1beta3",
+        kind: "ServiceBinding",
+        metadata: { name: "orders-app", namespace: "team-a" },
+        spec: {
+          instance: {
+            apiVersion: "postgresql.anynines.com/v1beta3",
+            kind: "Postgresql",
+            name: "orders-db",
+            namespace: "team-a",
+          },
+        },
+      });
+      assert.equal(binding.spec.connectionDetails, undefined);
+      assert.deepEqual(
+        docs.filter((d) => d.kind === XR_KIND),
+        [],
+        "no connection before the credentials",
+      );
+      const composite = docs.find((d) => d.kind === "XServiceBinding");
+      assert.equal(composite.status.managed.implemented, false);
+      assert.equal(condition(composite, "BindingImplemented")?.reason, "WaitingForA8s");
+      assert.notEqual(condition(composite, "Ready")?.status, "True");
+    });
+
+    it("reads the credentials from the Secret a8s names once a8s has implemented the binding", () => {
+      const [binding] = objects(render(claimed, [], [], { composition: bindingComposition() }));
+      const observed = {
+        ...binding,
+        metadata: { ...binding.metadata, name: "orders-app-x2k9q-a8s" },
+        status: {
+          atProvider: {
+            manifest: {
+              ...binding.spec.forProvider.manifest,
+              status: {
+                implemented: true,
+                secret: { name: "orders-app-service-binding", namespace: "team-a" },
+              },
+            },
+          },
+          conditions: [ready],
+        },
+      };
+      const docs = render(claimed, [observed], [], { composition: bindingComposition() });
+      const [again] = objects(docs);
+      assert.equal(again.metadata.name, "orders-app-x2k9q-a8s");
+      assert.deepEqual(
+        again.spec.connectionDetails.map((d: Json) => [
+          d.name,
+          d.namespace,
+          d.fieldPath,
+          d.toConnectionSecretKey,
+        ]),
+        ["username", "password", "database", "instance_service"].map((k) => [
+          "orders-app-service-binding",
+          "team-a",
+          `data.${k}`,
+          k,
+        ]),
+      );
+      const composite = docs.find((d) => d.kind === "XServiceBinding");
+      assert.deepEqual(composite.status.managed, {
+        implemented: true,
+        secret: { name: "orders-app-service-binding", namespace: "team-a" },
+      });
+      // `crossplane render` hands the function no observed connection details, so the
+      // connection step still waits here; the local stack's e2e runs it with real Secrets.
+      assert.equal(condition(composite, "BindingImplemented")?.reason, "ReadingCredentials");
+    });
   });
 
   describe("the local PostgreSQL instance, revoking the roles of bindings that are gone", () => {

@@ -214,6 +214,43 @@ describe("aws-example stack (mocks)", function () {
     assert.match(app2.inputs.kubeconfig.value, /--role-arn/);
   });
 
+  it("installs Klutch's function and, on it, the network-aware ServiceBinding compositions for a8s", () => {
+    const fn = run
+      .ofType("kubernetes:pkg.crossplane.io/v1:Function")
+      .find((f) => f.inputs.metadata.name === "function-klutch");
+    assert.equal(
+      fn?.inputs.spec.package,
+      "111111111111.dkr.ecr.eu-central-1.amazonaws.com/klutch/function-klutch:v0.1.0",
+    );
+    assert.match(providerName(fn) ?? "", /^aws-example-control-plane-provider$/);
+    const [bindings, ...more] = run.ofType("klutch:dataservices:A8sNetworkBindings");
+    assert.deepEqual(more, []);
+    const compositions = run
+      .ofType("kubernetes:apiextensions.crossplane.io/v1:Composition")
+      .filter((c) => c.inputs.spec.compositeTypeRef.kind === "XServiceBinding");
+    // The connector's default, and one per implementation offered (the default, awsVpcPeering
+    // and NOOP), named in lower case as Kubernetes names must be.
+    assert.deepEqual(compositions.map((c) => c.inputs.metadata.name).sort(), [
+      "a8s-servicebinding-network",
+      "a8s-servicebinding-network-awsvpcpeering",
+      "a8s-servicebinding-network-noop",
+      "a8s-servicebinding-network-proxy",
+    ]);
+    const peering = compositions.find((c) => c.inputs.metadata.name.endsWith("-awsvpcpeering"));
+    // Asks for the connector's composition of that implementation, by its (lower-case) name.
+    assert.equal(peering?.inputs.spec.pipeline[1].input.implementation, "awsvpcpeering");
+    for (const c of compositions) {
+      assert.match(c.name, new RegExp(`^${bindings!.name}-`));
+      assert.deepEqual(
+        c.inputs.spec.pipeline.map((s: any) => [s.functionRef.name, s.input.kind]),
+        [
+          ["function-klutch", "A8sServiceBinding"],
+          ["function-klutch", "NetworkConnection"],
+        ],
+      );
+    }
+  });
+
   it("parents every cloud resource under its component", () => {
     const urns = registeredUrns().filter((u) =>
       /^(aws:|pulumi:providers:aws)/.test((u.split("::")[2] ?? "").split("$").pop() ?? ""),

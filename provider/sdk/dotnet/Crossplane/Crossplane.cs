@@ -109,6 +109,12 @@ namespace Anynines.Klutch.Crossplane
         public string? DataservicesConfiguration { get; set; }
 
         /// <summary>
+        /// Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v&lt;version&gt;.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.
+        /// </summary>
+        [Input("functionKlutch")]
+        public string? FunctionKlutch { get; set; }
+
+        /// <summary>
         /// function-patch-and-transform package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2.
         /// </summary>
         [Input("functionPatchAndTransform")]

@@ -47,6 +47,12 @@ namespace Anynines.Klutch.Inputs
         public Input<string>? DataservicesConfiguration { get; set; }
 
         /// <summary>
+        /// Klutch's composition function, pinned (the release's function-klutch-v&lt;version&gt;.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+        /// </summary>
+        [Input("functionKlutch")]
+        public Input<string>? FunctionKlutch { get; set; }
+
+        /// <summary>
         /// Pinned package.
         /// </summary>
         [Input("functionPatchAndTransform")]

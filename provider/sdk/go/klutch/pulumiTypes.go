@@ -2035,6 +2035,8 @@ type CrossplaneSettings struct {
 	ChartRepository *string `pulumi:"chartRepository"`
 	// Pinned package.
 	DataservicesConfiguration *string `pulumi:"dataservicesConfiguration"`
+	// Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+	FunctionKlutch *string `pulumi:"functionKlutch"`
 	// Pinned package.
 	FunctionPatchAndTransform *string `pulumi:"functionPatchAndTransform"`
 	// Pinned package.
@@ -2068,6 +2070,8 @@ type CrossplaneSettingsArgs struct {
 	ChartRepository pulumi.StringPtrInput `pulumi:"chartRepository"`
 	// Pinned package.
 	DataservicesConfiguration pulumi.StringPtrInput `pulumi:"dataservicesConfiguration"`
+	// Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+	FunctionKlutch pulumi.StringPtrInput `pulumi:"functionKlutch"`
 	// Pinned package.
 	FunctionPatchAndTransform pulumi.StringPtrInput `pulumi:"functionPatchAndTransform"`
 	// Pinned package.
@@ -2178,6 +2182,11 @@ func (o CrossplaneSettingsOutput) DataservicesConfiguration() pulumi.StringPtrOu
 	return o.ApplyT(func(v CrossplaneSettings) *string { return v.DataservicesConfiguration }).(pulumi.StringPtrOutput)
 }
 
+// Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+func (o CrossplaneSettingsOutput) FunctionKlutch() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CrossplaneSettings) *string { return v.FunctionKlutch }).(pulumi.StringPtrOutput)
+}
+
 // Pinned package.
 func (o CrossplaneSettingsOutput) FunctionPatchAndTransform() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *string { return v.FunctionPatchAndTransform }).(pulumi.StringPtrOutput)
@@ -2264,6 +2273,16 @@ func (o CrossplaneSettingsPtrOutput) DataservicesConfiguration() pulumi.StringPt
 			return nil
 		}
 		return v.DataservicesConfiguration
+	}).(pulumi.StringPtrOutput)
+}
+
+// Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+func (o CrossplaneSettingsPtrOutput) FunctionKlutch() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CrossplaneSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.FunctionKlutch
 	}).(pulumi.StringPtrOutput)
 }
 

@@ -53,6 +53,7 @@ export class Crossplane extends pulumi.ComponentResource {
             resourceInputs["chartRepository"] = args?.chartRepository;
             resourceInputs["crdsPath"] = args?.crdsPath;
             resourceInputs["dataservicesConfiguration"] = args?.dataservicesConfiguration;
+            resourceInputs["functionKlutch"] = args?.functionKlutch;
             resourceInputs["functionPatchAndTransform"] = args?.functionPatchAndTransform;
             resourceInputs["installProviderConfigs"] = args?.installProviderConfigs;
             resourceInputs["kubeconfig"] = args?.kubeconfig ? pulumi.secret(args.kubeconfig) : undefined;
@@ -102,6 +103,10 @@ export interface CrossplaneArgs {
      * The data-services configuration package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0.
      */
     dataservicesConfiguration?: string;
+    /**
+     * Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v<version>.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.
+     */
+    functionKlutch?: string;
     /**
      * function-patch-and-transform package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2.
      */

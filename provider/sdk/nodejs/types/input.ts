@@ -332,6 +332,10 @@ export interface CrossplaneSettingsArgs {
      */
     dataservicesConfiguration?: pulumi.Input<string | undefined>;
     /**
+     * Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+     */
+    functionKlutch?: pulumi.Input<string | undefined>;
+    /**
      * Pinned package.
      */
     functionPatchAndTransform?: pulumi.Input<string | undefined>;

@@ -1452,6 +1452,10 @@ class CrossplaneSettingsArgsDict(TypedDict):
     """
     Pinned package.
     """
+    function_klutch: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+    """
     function_patch_and_transform: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Pinned package.
@@ -1480,6 +1484,7 @@ class CrossplaneSettingsArgs:
                  chart_path: pulumi.Input[Optional[_builtins.str]] = None,
                  chart_repository: pulumi.Input[Optional[_builtins.str]] = None,
                  dataservices_configuration: pulumi.Input[Optional[_builtins.str]] = None,
+                 function_klutch: pulumi.Input[Optional[_builtins.str]] = None,
                  function_patch_and_transform: pulumi.Input[Optional[_builtins.str]] = None,
                  provider_anynines: pulumi.Input[Optional[_builtins.str]] = None,
                  provider_kubernetes: pulumi.Input[Optional[_builtins.str]] = None,
@@ -1492,6 +1497,7 @@ class CrossplaneSettingsArgs:
         :param pulumi.Input[_builtins.str] chart_path: A local chart folder.
         :param pulumi.Input[_builtins.str] chart_repository: Helm repository. Default https://charts.crossplane.io/stable.
         :param pulumi.Input[_builtins.str] dataservices_configuration: Pinned package.
+        :param pulumi.Input[_builtins.str] function_klutch: Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
         :param pulumi.Input[_builtins.str] function_patch_and_transform: Pinned package.
         :param pulumi.Input[_builtins.str] provider_anynines: Pinned package.
         :param pulumi.Input[_builtins.str] provider_kubernetes: Pinned package.
@@ -1506,6 +1512,8 @@ class CrossplaneSettingsArgs:
             pulumi.set(__self__, "chart_repository", chart_repository)
         if dataservices_configuration is not None:
             pulumi.set(__self__, "dataservices_configuration", dataservices_configuration)
+        if function_klutch is not None:
+            pulumi.set(__self__, "function_klutch", function_klutch)
         if function_patch_and_transform is not None:
             pulumi.set(__self__, "function_patch_and_transform", function_patch_and_transform)
         if provider_anynines is not None:
@@ -1564,6 +1572,18 @@ class CrossplaneSettingsArgs:
     @dataservices_configuration.setter
     def dataservices_configuration(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "dataservices_configuration", value)
+
+    @_builtins.property
+    @pulumi.getter(name="functionKlutch")
+    def function_klutch(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
+        """
+        return pulumi.get(self, "function_klutch")
+
+    @function_klutch.setter
+    def function_klutch(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "function_klutch", value)
 
     @_builtins.property
     @pulumi.getter(name="functionPatchAndTransform")

@@ -60,6 +60,8 @@ type crossplaneArgs struct {
 	CrdsPath *string `pulumi:"crdsPath"`
 	// The data-services configuration package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0.
 	DataservicesConfiguration *string `pulumi:"dataservicesConfiguration"`
+	// Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v<version>.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.
+	FunctionKlutch *string `pulumi:"functionKlutch"`
 	// function-patch-and-transform package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2.
 	FunctionPatchAndTransform *string `pulumi:"functionPatchAndTransform"`
 	// Make the ProviderConfigs (they need the providers' CRDs, which only a Crossplane that pulls packages installs). Default true.
@@ -98,6 +100,8 @@ type CrossplaneArgs struct {
 	CrdsPath *string
 	// The data-services configuration package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0.
 	DataservicesConfiguration *string
+	// Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v<version>.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.
+	FunctionKlutch *string
 	// function-patch-and-transform package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2.
 	FunctionPatchAndTransform *string
 	// Make the ProviderConfigs (they need the providers' CRDs, which only a Crossplane that pulls packages installs). Default true.

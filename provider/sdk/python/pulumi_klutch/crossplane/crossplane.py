@@ -27,6 +27,7 @@ class CrossplaneArgs:
                  chart_repository: Optional[_builtins.str] = None,
                  crds_path: Optional[_builtins.str] = None,
                  dataservices_configuration: Optional[_builtins.str] = None,
+                 function_klutch: Optional[_builtins.str] = None,
                  function_patch_and_transform: Optional[_builtins.str] = None,
                  install_provider_configs: Optional[_builtins.bool] = None,
                  labels: Optional[Mapping[str, pulumi.Input[_builtins.str]]] = None,
@@ -47,6 +48,7 @@ class CrossplaneArgs:
         :param _builtins.str chart_repository: Helm chart repository. Default https://charts.crossplane.io/stable.
         :param _builtins.str crds_path: A folder of Crossplane's CRDs to apply first (clusters without a node: no init container does it).
         :param _builtins.str dataservices_configuration: The data-services configuration package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0.
+        :param _builtins.str function_klutch: Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v<version>.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.
         :param _builtins.str function_patch_and_transform: function-patch-and-transform package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2.
         :param _builtins.bool install_provider_configs: Make the ProviderConfigs (they need the providers' CRDs, which only a Crossplane that pulls packages installs). Default true.
         :param Mapping[str, pulumi.Input[_builtins.str]] labels: Labels put on every object it makes.
@@ -71,6 +73,8 @@ class CrossplaneArgs:
             pulumi.set(__self__, "crds_path", crds_path)
         if dataservices_configuration is not None:
             pulumi.set(__self__, "dataservices_configuration", dataservices_configuration)
+        if function_klutch is not None:
+            pulumi.set(__self__, "function_klutch", function_klutch)
         if function_patch_and_transform is not None:
             pulumi.set(__self__, "function_patch_and_transform", function_patch_and_transform)
         if install_provider_configs is not None:
@@ -175,6 +179,18 @@ class CrossplaneArgs:
     @dataservices_configuration.setter
     def dataservices_configuration(self, value: Optional[_builtins.str]):
         pulumi.set(self, "dataservices_configuration", value)
+
+    @_builtins.property
+    @pulumi.getter(name="functionKlutch")
+    def function_klutch(self) -> Optional[_builtins.str]:
+        """
+        Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v<version>.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.
+        """
+        return pulumi.get(self, "function_klutch")
+
+    @function_klutch.setter
+    def function_klutch(self, value: Optional[_builtins.str]):
+        pulumi.set(self, "function_klutch", value)
 
     @_builtins.property
     @pulumi.getter(name="functionPatchAndTransform")
@@ -309,6 +325,7 @@ class Crossplane(pulumi.ComponentResource):
                  chart_repository: Optional[_builtins.str] = None,
                  crds_path: Optional[_builtins.str] = None,
                  dataservices_configuration: Optional[_builtins.str] = None,
+                 function_klutch: Optional[_builtins.str] = None,
                  function_patch_and_transform: Optional[_builtins.str] = None,
                  install_provider_configs: Optional[_builtins.bool] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
@@ -332,6 +349,7 @@ class Crossplane(pulumi.ComponentResource):
         :param _builtins.str chart_repository: Helm chart repository. Default https://charts.crossplane.io/stable.
         :param _builtins.str crds_path: A folder of Crossplane's CRDs to apply first (clusters without a node: no init container does it).
         :param _builtins.str dataservices_configuration: The data-services configuration package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0.
+        :param _builtins.str function_klutch: Klutch's composition function package, pinned (registry/repository:tag): the release's function-klutch-v<version>.xpkg pushed to a registry the cluster pulls from. Installed as the Function function-klutch when given.
         :param _builtins.str function_patch_and_transform: function-patch-and-transform package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2.
         :param _builtins.bool install_provider_configs: Make the ProviderConfigs (they need the providers' CRDs, which only a Crossplane that pulls packages installs). Default true.
         :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig of the control plane. Kept a secret.
@@ -374,6 +392,7 @@ class Crossplane(pulumi.ComponentResource):
                  chart_repository: Optional[_builtins.str] = None,
                  crds_path: Optional[_builtins.str] = None,
                  dataservices_configuration: Optional[_builtins.str] = None,
+                 function_klutch: Optional[_builtins.str] = None,
                  function_patch_and_transform: Optional[_builtins.str] = None,
                  install_provider_configs: Optional[_builtins.bool] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
@@ -402,6 +421,7 @@ class Crossplane(pulumi.ComponentResource):
             __props__.__dict__["chart_repository"] = chart_repository
             __props__.__dict__["crds_path"] = crds_path
             __props__.__dict__["dataservices_configuration"] = dataservices_configuration
+            __props__.__dict__["function_klutch"] = function_klutch
             __props__.__dict__["function_patch_and_transform"] = function_patch_and_transform
             __props__.__dict__["install_provider_configs"] = install_provider_configs
             if kubeconfig is None and not opts.urn:

@@ -1,0 +1,57 @@
+import type * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { a8sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
+import { apiObjects } from "../crossplane/api-objects";
+
+export interface A8sNetworkBindingsArgs {
+  /** Provider of the control plane cluster. */
+  provider: k8s.Provider;
+  /**
+   * The connector implementations the control plane offers (NOOP included): a network-aware
+   * binding composition each, besides the one that takes the connector's default.
+   */
+  connectionImplementations: string[];
+  labels: Record<string, string>;
+  /**
+   * Crossplane with Klutch's function and anynines' Configuration (whose XRDs these compositions
+   * compose), and the connector API (whose XTCPConnection they compose).
+   */
+  dependsOn: pulumi.Resource[];
+}
+
+/**
+ * The network-aware ServiceBinding compositions where a8s serves the instances: a control plane
+ * that pulls anynines' data-services Configuration and Klutch's function
+ * (`crossplane.functionKlutch`). `a8s-servicebinding-network` and one
+ * `a8s-servicebinding-network-<implementation>` per offered implementation, beside upstream's own
+ * `a8s-servicebinding`, composing a8s's ServiceBinding as that one does and an XTCPConnection to
+ * the instance a8s's credentials name (lib/dataservices/compositions.ts). Upstream's
+ * Configuration owns the XRDs; these are loose Compositions of the environment. provider-kubernetes
+ * already may manage a8s's ServiceBindings and read Secrets (components/crossplane/crossplane.ts).
+ * Type token `klutch:dataservices:A8sNetworkBindings`.
+ */
+export class A8sNetworkBindings extends pulumi.ComponentResource {
+  public readonly compositions: string[];
+
+  constructor(name: string, args: A8sNetworkBindingsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("klutch:dataservices:A8sNetworkBindings", name, {}, opts);
+    const compositions = [
+      a8sNetworkServiceBindingComposition(args.labels),
+      ...args.connectionImplementations.map((i) => a8sNetworkServiceBindingComposition(args.labels, i)),
+    ];
+    const nameOf = (o: object) => (o as { metadata: { name: string } }).metadata.name;
+    apiObjects(this, `${name}-compositions`, {
+      provider: args.provider,
+      xrds: [],
+      compositions: compositions.map((c) => ({ resourceName: `${name}-${nameOf(c)}`, object: c })),
+      package: {
+        name: "klutch-a8s-network-bindings",
+        description: "The network-aware ServiceBinding compositions where a8s serves the instances.",
+      },
+      labels: args.labels,
+      compositionsAfter: args.dependsOn,
+    });
+    this.compositions = compositions.map(nameOf);
+    this.registerOutputs({ compositions: this.compositions });
+  }
+}
