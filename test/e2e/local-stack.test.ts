@@ -22,6 +22,13 @@ import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../h
 import { mib, nodeMemory } from "../helpers/node-memory";
 import { objectCondition, podReady, type Pod } from "../helpers/kube-objects";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
+import {
+  A8S_BINDINGS,
+  A8S_BINDING_CRD,
+  A8S_BINDING_CRD_NAME,
+  implementA8sBinding,
+} from "../helpers/a8s-stand-in";
+import { a8sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
 
 function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -1073,6 +1080,135 @@ describe("local stack on real clusters (e2e)", function () {
         !/pod\/(inventory|ghost)-/.test(kubectl(cp, ["-n", ns, "get", "pods", "-o", "name"])),
       300_000,
     );
+  });
+
+  it("where a8s serves the instance (its controller played by the test): the a8s network-aware binding makes a8s's ServiceBinding, provider-kubernetes reads the Secret a8s names, and the claim's Secret names the proxy path psql takes from an app cluster", async () => {
+    const cp = kubeconfig("control-plane");
+    const ns = "cluster-app-1";
+    const apply = (doc: object) => {
+      const r = kubectlApply(cp, JSON.stringify(doc));
+      assert.equal(r.status, 0, r.stderr);
+    };
+    // The production composition, under a name of its own: the local backend's holds the usual one.
+    const composition = a8sNetworkServiceBindingComposition({}, "proxy") as {
+      metadata: { name: string };
+    };
+    composition.metadata.name = "e2e-a8s-servicebinding-network-proxy";
+    const CLAIMS = "servicebindings.anynines.com";
+    const condition = (name: string, type: string) => objectCondition(cp, ns, CLAIMS, name, type);
+    const ready = (name: string) => condition(name, "Ready")?.status === "True";
+    const secretData = (name: string): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries(
+          kubectlJson<{ data: Record<string, string> }>(cp, ["-n", ns, "get", "secret", name]).data,
+        ).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+      );
+    const connections = (claim: string) =>
+      kubectlJson(cp, [
+        "get",
+        "xtcpconnections",
+        "-l",
+        `crossplane.io/claim-name=${claim},crossplane.io/claim-namespace=${ns}`,
+      ]).items;
+    // provider-kubernetes' Objects that wrap an a8s binding: each must be gone before the CRD goes,
+    // or its finalizer stays for good ("no matches for kind ServiceBinding"), and so does every
+    // teardown that waits for it (seen here: the stack's destroy hung on one).
+    const a8sObjects = () =>
+      kubectlJson(cp, ["get", "objects.kubernetes.crossplane.io"])
+        .items.filter(
+          (o: any) => o.spec.forProvider.manifest.apiVersion === "servicebindings.anynines.com/v1beta3",
+        )
+        .map((o: any) => o.metadata.name as string);
+
+    apply(A8S_BINDING_CRD);
+    kubectl(cp, ["wait", "--for=condition=Established", `crd/${A8S_BINDING_CRD_NAME}`, "--timeout=60s"]);
+    apply(composition);
+    try {
+      // A real login role to stand for the one a8s would make: the local backend's own binding.
+      apply(postgresqlInstance("orders", ns));
+      apply(serviceBinding("orders-role", ns, "orders", "a8s-servicebinding"));
+      await eventually("binding orders-role to be Ready", () => ready("orders-role"), 300_000);
+      const role = secretData("orders-role-service-binding") as Record<
+        "username" | "password" | "database" | "instance_service",
+        string
+      >;
+
+      apply(serviceBinding("orders-app", ns, "orders", composition.metadata.name));
+      await eventually(
+        "the composition to make a8s's ServiceBinding",
+        () => kubectlTry(cp, ["-n", ns, "get", A8S_BINDINGS, "orders-app"]).status === 0,
+        120_000,
+      );
+      assert.deepEqual(kubectlJson(cp, ["-n", ns, "get", A8S_BINDINGS, "orders-app"]).spec, {
+        instance: {
+          apiVersion: "postgresql.anynines.com/v1beta3",
+          kind: "Postgresql",
+          name: "orders",
+          namespace: ns,
+        },
+      });
+      await eventually(
+        "the binding to say it waits for a8s",
+        () => condition("orders-app", "BindingImplemented")?.reason === "WaitingForA8s",
+        120_000,
+      );
+      assert.deepEqual(connections("orders-app"), [], "no connection before the credentials");
+      assert.ok(!ready("orders-app"));
+
+      const implemented = Date.now();
+      implementA8sBinding(cp, ns, "orders-app", role);
+      await eventually("binding orders-app to be Ready", () => ready("orders-app"), 180_000);
+      console.log(
+        `      (a8s's Secret written → the binding Ready in ${((Date.now() - implemented) / 1000).toFixed(1)} s)`,
+      );
+      assert.equal(condition("orders-app", "BindingImplemented")?.reason, "Implemented");
+      const claim = kubectlJson(cp, ["-n", ns, "get", CLAIMS, "orders-app"]);
+      assert.deepEqual(claim.status.managed, {
+        implemented: true,
+        secret: { name: "orders-app-service-binding", namespace: ns },
+      });
+      // a8s's keys, the host rewritten to the proxy's path: not the instance's own.
+      const creds = secretData("orders-app-credentials");
+      const [connection] = connections("orders-app");
+      assert.equal(connection.spec.instanceHost, role.instance_service);
+      assert.equal(creds.host, connection.status.hostForConsumer);
+      assert.equal(creds.instance_service, creds.host);
+      assert.equal(creds.port, String(connection.status.port));
+      assert.notEqual(creds.host, role.instance_service);
+      assert.equal(creds.username, role.username);
+      const psql = shell(`bash examples/data-service/connect-from-app-cluster.sh orders-app ${ns}`);
+      assert.equal(psql.status, 0, psql.out);
+      assert.match(psql.out, new RegExp(`^connected to postgres as ${role.username}$`, "m"));
+
+      // Deleting the claim deletes its connection and a8s's binding with it.
+      kubectl(cp, ["-n", ns, "delete", CLAIMS, "orders-app", "--wait=false"]);
+      await eventually(
+        "orders-app's connection, a8s's ServiceBinding and the Object that made it to go",
+        () =>
+          connections("orders-app").length === 0 &&
+          kubectlTry(cp, ["-n", ns, "get", A8S_BINDINGS, "orders-app"]).status !== 0 &&
+          a8sObjects().length === 0,
+        180_000,
+      );
+    } finally {
+      for (const [kind, name] of [
+        [CLAIMS, "orders-app"],
+        [CLAIMS, "orders-role"],
+        ["postgresqlinstances.anynines.com", "orders"],
+      ] as const)
+        kubectlTry(cp, ["-n", ns, "delete", kind, name, "--ignore-not-found", "--wait=false"]);
+      await eventually(
+        "the claims and what they composed to go",
+        () =>
+          dataServiceLeftovers(cp, ns).length === 0 &&
+          kubectlTry(cp, ["-n", ns, "get", A8S_BINDINGS, "-o", "name"]).stdout.trim() === "" &&
+          a8sObjects().length === 0,
+        300_000,
+      );
+      kubectlTry(cp, ["delete", "composition", composition.metadata.name, "--ignore-not-found"]);
+      kubectlTry(cp, ["-n", ns, "delete", "secret", "orders-app-service-binding", "--ignore-not-found"]);
+      kubectlTry(cp, ["delete", "crd", A8S_BINDING_CRD_NAME, "--ignore-not-found"]);
+    }
   });
 
   it("the namespaces exist on the right API servers, labelled with the environment", () => {
