@@ -91,10 +91,19 @@ const compositionFunctionRules = [
   {
     name: "composition-function-tests",
     comment:
-      "composition-function/'s tests import it and what they check it against: lib/ and network/registry.ts",
+      "composition-function/'s tests import it and what they check it against: lib/, network/registry.ts and a8s's objects as the tests stand them in (test/helpers/a8s-stand-in.ts)",
     severity: "error",
     from: { path: `${FUNCTION_DIR}.*${OUTSIDE}` },
-    to: { pathNot: [FUNCTION_DIR, "^lib/", "^network/registry\\.ts$"], dependencyTypes: ["local"] },
+    to: {
+      pathNot: [
+        FUNCTION_DIR,
+        "^lib/",
+        "^network/registry\\.ts$",
+        "^test/helpers/a8s-stand-in\\.ts$",
+        "^test/helpers/kubectl\\.ts$",
+      ],
+      dependencyTypes: ["local"],
+    },
   },
 ];
 

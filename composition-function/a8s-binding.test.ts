@@ -7,6 +7,7 @@ import {
 } from "./a8s-binding.js";
 import type { A8sServiceBindingInput } from "./input.js";
 import { BINDING_KEYS } from "./local-binding.js";
+import { a8sBindingManifest } from "../test/helpers/a8s-stand-in.js";
 import { CompositeError, type ObservedResource } from "./step.js";
 
 type Json = Record<string, any>;
@@ -67,19 +68,7 @@ describe("composeA8sServiceBinding (a8s's binding, as Klutch's a8s-servicebindin
     // klutchio crossplane-api/api/a8s/servicebinding/composition.yaml: metadata.name and namespace
     // from the claim's labels; spec.instance from serviceInstanceType (map postgresql), the
     // claim's namespace and spec.instanceRef; ProviderConfig kubernetes-provider.
-    assert.deepEqual(spec.forProvider.manifest, {
-      apiVersion: "servicebindings.anynines.com/v1beta3",
-      kind: "ServiceBinding",
-      metadata: { name: "orders-app", namespace: "team-a" },
-      spec: {
-        instance: {
-          apiVersion: "postgresql.anynines.com/v1beta3",
-          kind: "Postgresql",
-          name: "orders-db",
-          namespace: "team-a",
-        },
-      },
-    });
+    assert.deepEqual(spec.forProvider.manifest, a8sBindingManifest("orders-app", "team-a", "orders-db"));
     assert.deepEqual(spec.providerConfigRef, { name: "kubernetes-provider" });
     assert.deepEqual(spec.readiness, { policy: "DeriveFromCelQuery", celQuery: IMPLEMENTED_QUERY });
     assert.deepEqual(spec.writeConnectionSecretToRef, {

@@ -9,6 +9,7 @@ import {
 import {
   KLUTCH_FUNCTION,
   NOOP_IMPLEMENTATION,
+  compositionName as connectorCompositionName,
   noopComposition,
   pulumiBackedComposition,
   renderPipeline,
@@ -22,6 +23,7 @@ import {
 } from "../lib/connector-api/names.js";
 import { IMPLEMENTATION_NAMES } from "../network/registry.js";
 import { compose } from "./compose.js";
+import { compositionName } from "./network-connection.js";
 import { FUNCTION_NAME, INPUT_API_VERSION } from "./input.js";
 
 type Json = Record<string, any>;
@@ -77,6 +79,17 @@ async function run(input: Json, xr: Json, observed: Record<string, Json> = {}): 
 }
 
 describe("composition function: the project's connector compositions", () => {
+  it("selects each implementation's composition by the name the connector gives it", () => {
+    // A binding composition passes the implementation in lower case (lib/dataservices/compositions.ts).
+    for (const implementation of IMPLEMENTATION_NAMES)
+      assert.equal(
+        compositionName(implementation.toLowerCase()),
+        connectorCompositionName(implementation),
+        implementation,
+      );
+    assert.ok(IMPLEMENTATION_NAMES.includes("awsVpcPeering"), "a name with capitals is among them");
+  });
+
   it("are rendered for this function: its name and its input's apiVersion", () => {
     assert.deepEqual(KLUTCH_FUNCTION, { name: FUNCTION_NAME, inputApiVersion: INPUT_API_VERSION });
     for (const model of models) {

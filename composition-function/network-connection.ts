@@ -35,7 +35,13 @@ export const HOST_KEY = "host";
 export const PORT_KEY = "port";
 export const URI_KEY = "uri";
 
-/** The connector's composition for an implementation (lib/connector-api/compositions.ts names them so). */
+/**
+ * The connector's composition for an implementation, named as lib/connector-api/compositions.ts
+ * names it. Written here again because the function's image holds only this folder
+ * (local-clusters/images/function-image.ts); connector-compositions.test.ts checks the two agree
+ * for every registered implementation. The input is already a DNS label (input.ts refuses any
+ * other), so the connector's lower-casing is a no-op here.
+ */
 export function compositionName(implementation: string): string {
   return `xtcpconnections-${implementation}`;
 }

@@ -14,15 +14,37 @@ NODE_COMPILE_CACHE="$(bash scripts/node.sh --compile-cache-dir)"
 export NODE_COMPILE_CACHE
 
 step() { printf '\033[1m[test]\033[0m %s\n' "$*" >&2; }
-step "type check"
-npx tsc -p tsconfig.json --noEmit
-step "lint, layers and format"
-npx eslint .
-# Which folder may import which, and which folders are pure (architecture/layers.cjs).
-npx depcruise --config .dependency-cruiser.cjs --output-type err .
-npx prettier --check . >/dev/null
-# The shell scripts, style warnings included (SC2006 is a backquote that runs a command).
-shellcheck -x -P SCRIPTDIR -S style scripts/*.sh .ci/run
+# The checks need no cluster and no two of them share a file, so they run side by side on the
+# machine's cores (about 40 s here against 65 s one after another); each one's output is printed
+# when it fails, under its name.
+step "type check, lint, layers, format and shell scripts, side by side"
+checks_dir=$(mktemp -d)
+declare -A checks=(
+  [types]="npx tsc -p tsconfig.json --noEmit"
+  [lint]="npx eslint ."
+  # Which folder may import which, and which folders are pure (architecture/layers.cjs).
+  [layers]="npx depcruise --config .dependency-cruiser.cjs --output-type err ."
+  [format]="npx prettier --check ."
+  # The shell scripts, style warnings included (SC2006 is a backquote that runs a command).
+  [shell]="shellcheck -x -P SCRIPTDIR -S style scripts/*.sh .ci/run"
+)
+declare -A check_pids=()
+for name in "${!checks[@]}"; do
+  # Word splitting of the command line (and the glob of the shell scripts) is wanted here.
+  # shellcheck disable=SC2086
+  ${checks[$name]} >"$checks_dir/$name" 2>&1 &
+  check_pids[$name]=$!
+done
+checks_failed=()
+for name in "${!check_pids[@]}"; do
+  wait "${check_pids[$name]}" || checks_failed+=("$name")
+done
+for name in "${checks_failed[@]}"; do
+  printf '\033[1m[test]\033[0m %s failed: %s\n' "$name" "${checks[$name]}" >&2
+  cat "$checks_dir/$name" >&2
+done
+rm -rf "$checks_dir"
+((${#checks_failed[@]} == 0)) || exit 1
 
 step "unit and end-to-end tests"
 log=$(mktemp)
@@ -34,7 +56,8 @@ if (($# > 0)); then
 else
   # Unit tests live beside their code (network/proxy/model/port-planner.test.ts); test/ holds only the
   # slow groups below, their helpers and the benchmarks.
-  run '**/*.test.ts' --ignore 'node_modules/**' --ignore 'test/**' --ignore 'provider/sdk/**' || status=$?
+  # Two at a time: 45 s against 2 min one after another (2026-11-28); they share no port or file.
+  run --parallel --jobs 2 '**/*.test.ts' --ignore 'node_modules/**' --ignore 'test/**' --ignore 'provider/sdk/**' || status=$?
   if [[ -z "${KLUTCH_SKIP_E2E:-}" ]]; then
     # The slow files run side by side in mocha's worker processes (KLUTCH_E2E_JOBS, default 2):
     # each file brings up its own clusters, state dirs and network namespaces and takes its ports

@@ -32,7 +32,11 @@ const CP = "bridge-cp";
 const NS = "team-a";
 /** Claims of routed and NOOP implementations live apart, so the proxy tests' counts hold. */
 const ROUTED_NS = "team-routed";
-const TRIALS = Number(process.env.KLUTCH_BRIDGE_FAULT_TRIALS ?? 20);
+/**
+ * Kill trials in a run: four each of create, update and delete, each at a random point of the
+ * reconcile (about 14 s a trial). KLUTCH_BRIDGE_FAULT_TRIALS and _RUNS make a longer soak.
+ */
+const TRIALS = Number(process.env.KLUTCH_BRIDGE_FAULT_TRIALS ?? 12);
 /** Runs of the kill trials in a row (each TRIALS trials, one with a corrupted checkpoint). */
 const RUNS = Number(process.env.KLUTCH_BRIDGE_FAULT_RUNS ?? 1);
 

@@ -23,6 +23,7 @@ import {
   a8sNetworkServiceBindingComposition,
   localPostgresqlComposition,
 } from "../../lib/dataservices/compositions";
+import { a8sBindingManifest } from "../helpers/a8s-stand-in";
 import { stopChild } from "../helpers/child-process";
 import { runCli } from "../helpers/crossplane-cli";
 
@@ -267,19 +268,10 @@ describe("composition function under `crossplane render` (e2e)", function () {
       const [binding, ...more] = objects(docs);
       assert.deepEqual(more, []);
       assert.equal(binding.metadata.annotations[COMPOSITION_RESOURCE_NAME], "binding");
-      assert.deepEqual(binding.spec.forProvider.manifest, {
-        apiVersion: "servicebindings.anynines.com/v1beta3",
-        kind: "ServiceBinding",
-        metadata: { name: "orders-app", namespace: "team-a" },
-        spec: {
-          instance: {
-            apiVersion: "postgresql.anynines.com/v1beta3",
-            kind: "Postgresql",
-            name: "orders-db",
-            namespace: "team-a",
-          },
-        },
-      });
+      assert.deepEqual(
+        binding.spec.forProvider.manifest,
+        a8sBindingManifest("orders-app", "team-a", "orders-db"),
+      );
       assert.equal(binding.spec.connectionDetails, undefined);
       assert.deepEqual(
         docs.filter((d) => d.kind === XR_KIND),

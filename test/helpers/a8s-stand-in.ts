@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { kubectlApply, kubectlTry } from "./kubectl";
+import { kubectlApply, kubectlJson, kubectlTry } from "./kubectl";
 
 /**
  * a8s's ServiceBinding where a8s cannot run (a local control plane), for the network-aware
@@ -11,9 +11,33 @@ import { kubectlApply, kubectlTry } from "./kubectl";
  * instance_service). The test plays a8s's controller with `implementA8sBinding`; nothing else
  * of a8s is imitated.
  */
+/**
+ * The CRD's name, which is also the resource fully qualified for kubectl: Klutch's claim is a
+ * `servicebindings` too (group anynines.com).
+ */
 export const A8S_BINDING_CRD_NAME = "servicebindings.servicebindings.anynines.com";
-/** The resource, fully qualified: Klutch's claim is a `servicebindings` too (group anynines.com). */
-export const A8S_BINDINGS = A8S_BINDING_CRD_NAME;
+
+/**
+ * a8s's ServiceBinding for a claim as klutchio's a8s-servicebinding composition writes it
+ * (crossplane-api/api/a8s/servicebinding/composition.yaml): named as the claim, in the claim's
+ * namespace, for the Postgresql its instanceRef names (serviceInstanceType postgresql). What the
+ * tests expect the network-aware composition to make.
+ */
+export function a8sBindingManifest(claim: string, namespace: string, instance: string) {
+  return {
+    apiVersion: "servicebindings.anynines.com/v1beta3",
+    kind: "ServiceBinding",
+    metadata: { name: claim, namespace },
+    spec: {
+      instance: {
+        apiVersion: "postgresql.anynines.com/v1beta3",
+        kind: "Postgresql",
+        name: instance,
+        namespace,
+      },
+    },
+  };
+}
 
 export const A8S_BINDING_CRD = {
   apiVersion: "apiextensions.k8s.io/v1",
@@ -99,7 +123,7 @@ export function implementA8sBinding(
     "-n",
     namespace,
     "patch",
-    A8S_BINDINGS,
+    A8S_BINDING_CRD_NAME,
     binding,
     "--subresource=status",
     "--type=merge",
@@ -107,4 +131,17 @@ export function implementA8sBinding(
     JSON.stringify({ status: { implemented: true, secret: { name: secret, namespace } } }),
   ]);
   assert.equal(patched.status, 0, patched.stderr);
+}
+
+/**
+ * provider-kubernetes' Objects that wrap an a8s binding. Each must be gone before the CRD goes,
+ * or its finalizer stays for good ("no matches for kind ServiceBinding"), and so does every
+ * teardown that waits for it (seen in the local-stack e2e: the stack's destroy hung on one).
+ */
+export function a8sBindingObjects(kubeconfig: string): string[] {
+  return kubectlJson<{
+    items: { metadata: { name: string }; spec: { forProvider: { manifest: { apiVersion: string } } } }[];
+  }>(kubeconfig, ["get", "objects.kubernetes.crossplane.io"])
+    .items.filter((o) => o.spec.forProvider.manifest.apiVersion === "servicebindings.anynines.com/v1beta3")
+    .map((o) => o.metadata.name);
 }
