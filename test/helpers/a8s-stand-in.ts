@@ -11,6 +11,10 @@ import { kubectlApply, kubectlJson, kubectlTry } from "./kubectl";
  * instance_service). The test plays a8s's controller with `implementA8sBinding`; nothing else
  * of a8s is imitated.
  */
+
+/** a8s's ServiceBinding API version, which the composition writes and its Objects wrap. */
+const A8S_BINDING_API_VERSION = "servicebindings.anynines.com/v1beta3";
+
 /**
  * The CRD's name, which is also the resource fully qualified for kubectl: Klutch's claim is a
  * `servicebindings` too (group anynines.com).
@@ -25,7 +29,7 @@ export const A8S_BINDING_CRD_NAME = "servicebindings.servicebindings.anynines.co
  */
 export function a8sBindingManifest(claim: string, namespace: string, instance: string) {
   return {
-    apiVersion: "servicebindings.anynines.com/v1beta3",
+    apiVersion: A8S_BINDING_API_VERSION,
     kind: "ServiceBinding",
     metadata: { name: claim, namespace },
     spec: {
@@ -142,6 +146,6 @@ export function a8sBindingObjects(kubeconfig: string): string[] {
   return kubectlJson<{
     items: { metadata: { name: string }; spec: { forProvider: { manifest: { apiVersion: string } } } }[];
   }>(kubeconfig, ["get", "objects.kubernetes.crossplane.io"])
-    .items.filter((o) => o.spec.forProvider.manifest.apiVersion === "servicebindings.anynines.com/v1beta3")
+    .items.filter((o) => o.spec.forProvider.manifest.apiVersion === A8S_BINDING_API_VERSION)
     .map((o) => o.metadata.name);
 }

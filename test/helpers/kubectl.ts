@@ -39,7 +39,7 @@ const POLL_MAX_MS = 1_000;
  * 500 ms made 2,783 of them in one CI run (stop 51's process accounting), most in long waits.
  * A short wait is answered sooner, a long one asks less than half as often.
  */
-export function pollPauseMs(failedChecks: number): number {
+function pollPauseMs(failedChecks: number): number {
   return Math.min(POLL_MAX_MS, Math.round(POLL_FIRST_MS * 1.5 ** failedChecks));
 }
 
