@@ -4,6 +4,9 @@ import * as path from "node:path";
 
 export const repoRoot = path.resolve(__dirname, "..");
 
+/** Node.js flags that run this project's TypeScript files (scripts/register-typescript.cjs). */
+export const NODE_TYPESCRIPT_ARGS = ["--require", path.join(repoRoot, "scripts", "register-typescript.cjs")];
+
 /**
  * The environment in which the built toolchain (pulumi, kube-apiserver, etcd, …) is on PATH,
  * as printed by `scripts/toolchain.sh env`. It does not build anything: callers that need the
@@ -47,7 +50,7 @@ export function assertProjectNode(version: string = process.versions.node): void
   if (major !== want) {
     throw new Error(
       `this runs on Node.js ${version}, but the project runs on Node.js ${want} (toolchain/versions.env ` +
-        `NODE_VERSION): start it with \`npm run …\` or \`bash scripts/node.sh tsx <script>\`, which use that runtime`,
+        `NODE_VERSION): start it with \`npm run …\` or \`bash scripts/node.sh ts <script>\`, which use that runtime`,
     );
   }
 }

@@ -3,6 +3,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { klutchProgram } from "../program";
+import { ExistingCluster } from "./clusters/existing-cluster";
+import { LocalCluster } from "./clusters/local-cluster";
 import { fakeLocalStateDir } from "../test/helpers/kubeconfig";
 import { mockPulumi, valueOf, settle, SECRET_SIG, SECRET_MARKER } from "../test/helpers/mocks";
 
@@ -337,7 +339,6 @@ describe("cluster components keep kubeconfigs secret", () => {
   it("LocalCluster.kubeconfig is a secret output", async () => {
     const stateDir = fakeLocalStateDir(["c1"]);
     mockPulumi({});
-    const { LocalCluster } = await import("./clusters/local-cluster");
     const cluster = new LocalCluster("c1", {
       clusterName: "c1",
       kubeconfigPath: path.join(stateDir, "c1", "kubeconfig"),
@@ -348,7 +349,6 @@ describe("cluster components keep kubeconfigs secret", () => {
   it("ExistingCluster.kubeconfig is a secret output and keeps the context", async () => {
     const stateDir = fakeLocalStateDir(["c2"]);
     const run = mockPulumi({});
-    const { ExistingCluster } = await import("./clusters/existing-cluster");
     const cluster = new ExistingCluster("c2", {
       clusterName: "c2",
       kubeconfigPath: path.join(stateDir, "c2", "kubeconfig"),

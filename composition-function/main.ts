@@ -4,7 +4,8 @@
  * where Crossplane mounts the certificates it makes for a Function package; --debug) and stops
  * the server on SIGTERM and SIGINT.
  *
- *   node --import tsx composition-function/main.ts --insecure --address=127.0.0.1:9443
+ * In its image Node.js runs the transpiled main.js (local-clusters/images/function-image.ts), as
+ * test/e2e/function-render.test.ts does with --insecure --address=127.0.0.1:<port>.
  */
 import { serve } from "@crossplane-org/function-sdk-typescript";
 import { compose } from "./compose.js";

@@ -102,7 +102,7 @@ describe("network implementation registry", () => {
       "process.stdout.write(JSON.stringify(loaded));",
     ].join("\n");
     const root = path.join(__dirname, "..");
-    const r = spawnSync(process.execPath, ["--require", "tsx/cjs", "-e", script], {
+    const r = spawnSync(process.execPath, ["--require", "./scripts/register-typescript.cjs", "-e", script], {
       cwd: root,
       encoding: "utf8",
     });
@@ -113,7 +113,7 @@ describe("network implementation registry", () => {
       process.execPath,
       [
         "--require",
-        "tsx/cjs",
+        "./scripts/register-typescript.cjs",
         "-e",
         script.replace(
           'require("./config/schema");',

@@ -6,9 +6,9 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
 # The local stack is throw-away and `npm run down` is the explicit request: no question asked.
-bash scripts/node.sh tsx scripts/pulumi.ts --stack local destroy --yes
+bash scripts/node.sh ts scripts/pulumi.ts --stack local destroy --yes
 destroyed=$?
-bash scripts/node.sh tsx scripts/local-clusters.ts down
+bash scripts/node.sh ts scripts/local-clusters.ts down
 stopped=$?
 if [ "$destroyed" -ne 0 ]; then
   state_dir="${KLUTCH_LOCAL_DIR:-$ROOT/.klutch/local}"

@@ -3,7 +3,8 @@
 # after it, so the command and every `node` it starts (the Pulumi engine's dynamic-provider and
 # policy hosts, the bridge's engine runs, test children) run on the same supported runtime.
 #
-#   scripts/node.sh tsx scripts/pulumi.ts preview     run a command
+#   scripts/node.sh ts scripts/pulumi.ts preview      run a TypeScript file (scripts/register-typescript.cjs)
+#   scripts/node.sh kubectl get pods                   run a command
 #   scripts/node.sh --ensure                           fetch the runtime only, print its bin dir
 #   scripts/node.sh --compile-cache-dir                print where module compile caches go
 #
@@ -99,7 +100,11 @@ if [[ "${1:-}" == --ensure ]]; then
   if machine_node_fits; then dirname "$(readlink -f "$(command -v node)")"; else ensure_runtime; fi
   exit 0
 fi
-(($# > 0)) || die "usage: scripts/node.sh COMMAND [ARGS...] | --ensure"
+(($# > 0)) || die "usage: scripts/node.sh ts FILE.ts [ARGS...] | COMMAND [ARGS...] | --ensure"
+if [[ "$1" == ts ]]; then
+  shift
+  set -- node --require "$ROOT/scripts/register-typescript.cjs" "$@"
+fi
 
 if ! machine_node_fits; then
   PATH="$(ensure_runtime):$PATH"

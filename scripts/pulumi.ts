@@ -17,8 +17,8 @@ import { renderIssues } from "../lib/config/messages";
 // The config check and the wait for terminating objects load the program's configuration
 // schema and a Kubernetes client (about 1.5 s of imports); they are loaded where `up` and
 // `preview` need them, so `config`, `outputs` and the other commands start without them.
-// require, not import(): under `node -r tsx/cjs` an import() stays native ESM and finds no
-// extensionless .ts file.
+// require, not import(): an import() stays Node.js's own ES module loader, which finds no
+// extensionless .ts file (scripts/register-typescript.cjs).
 type TerminatingObjects = typeof import("../automation/terminating-objects");
 const awaitTerminating: TerminatingObjects["awaitTerminating"] = (...args) => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -5,8 +5,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash scripts/setup.sh
-bash scripts/node.sh tsx scripts/local-clusters.ts up --stack local
+bash scripts/node.sh ts scripts/local-clusters.ts up --stack local
 # `npm run up` is the explicit request to bring the local stack up: no question asked. Each
 # cluster has a node: Crossplane and the bridge run as pods on the control plane's, and
 # `pulumi up` waits until they are Ready.
-bash scripts/node.sh tsx scripts/pulumi.ts --stack local up --yes
+bash scripts/node.sh ts scripts/pulumi.ts --stack local up --yes

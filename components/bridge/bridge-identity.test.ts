@@ -1,10 +1,12 @@
 import { strict as assert } from "node:assert";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as nodePath from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import { BridgeIdentity } from "./bridge-identity";
 import { BridgeMetrics } from "../../bridge/metrics";
+import { findOrphans, instanceMarker, markerAlive, INSTANCE_ENV } from "../../bridge/orphans";
 import {
   BRIDGE_FINALIZER,
   backoffDelay,
@@ -287,8 +289,6 @@ describe("Crossplane bridge: pure decisions", () => {
 
 describe("Crossplane bridge: orphaned engine processes", () => {
   it("reaps only processes a bridge that is gone started on this backend: an operator's pulumi and a live bridge's engine survive", async () => {
-    const { spawn } = await import("node:child_process");
-    const { findOrphans, instanceMarker, markerAlive, INSTANCE_ENV } = await import("../../bridge/orphans");
     const backend = `file:///tmp/orphan-test-${process.pid}`;
     /** A detached grandchild (its parent exits at once, so it is re-parented to init), with `env`. */
     const orphan = async (env: Record<string, string>): Promise<number> => {

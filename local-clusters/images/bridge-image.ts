@@ -13,8 +13,8 @@ import type { ImageSpec, LayerEntry } from "./oci-layout";
  * the plugins its programs need, laid out so `bridge/main.js` runs as it does from the checkout:
  *
  * - /app: the bridge's own modules (the import closure of bridge/main.ts, transpiled file by
- *   file, as tsx does from the checkout) at their repository paths, and package.json (the bridge
- *   reads the pinned plugin versions from it); `repoRoot` resolves to /app.
+ *   file, as the TypeScript loader does from the checkout) at their repository paths, and
+ *   package.json (the bridge reads the pinned plugin versions from it); `repoRoot` resolves to /app.
  * - /app/node_modules: only the packages that closure requires and their dependencies, as
  *   package-lock.json resolves them (optional peers left out): what `npm ci --omit=dev` would
  *   install for the bridge, taken from the existing node_modules.
@@ -131,8 +131,8 @@ export function productionPackages(
 
 /**
  * An app's modules as JavaScript, written once per content into `cacheDir` (a warm build
- * reads the sources to hash them and finds the output there). CommonJS like tsx makes of the
- * checkout, or ES modules for a folder that is one (`"type": "module"`).
+ * reads the sources to hash them and finds the output there). CommonJS like the TypeScript
+ * loader makes of the checkout, or ES modules for a folder that is one (`"type": "module"`).
  */
 export function transpiled(
   root: string,

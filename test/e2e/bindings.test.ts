@@ -15,7 +15,7 @@ import { DEFAULT_BIND_RELEASE } from "../../lib/bind/upstream/release";
 import { environmentSchema } from "../../config/schema";
 import { LocalClusters } from "../../local-clusters";
 import { selectStack } from "../../program-stack";
-import { repoRoot } from "../../automation/toolchain";
+import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../automation/toolchain";
 import { RawClient, Replayer, type Refusal, type ReplayWorld } from "../helpers/contract-replay";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { settled } from "../helpers/settled";
@@ -541,7 +541,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
     // a terminal is local-stack.test.ts's (for up and destroy): the same gate, and a preview of
     // this change (about 30 s) would run twice.
     const cli = (args: string[]) =>
-      spawnSync("npx", ["tsx", "scripts/pulumi.ts", "--stack", STACK, ...args], {
+      spawnSync(process.execPath, [...NODE_TYPESCRIPT_ARGS, "scripts/pulumi.ts", "--stack", STACK, ...args], {
         cwd: repoRoot,
         encoding: "utf8",
         stdio: ["ignore", "pipe", "pipe"],

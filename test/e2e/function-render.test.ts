@@ -6,6 +6,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../../automation/toolchain";
+import { importClosure, transpiled } from "../../local-clusters/images/bridge-image";
+import { FUNCTION_ENTRY } from "../../local-clusters/images/function-image";
 import {
   KLUTCH_FUNCTION,
   pulumiBackedComposition,
@@ -71,6 +73,22 @@ async function listening(port: number, child: ChildProcess, log: string, timeout
 }
 
 /**
+ * The function's main.js as its image holds it: its modules transpiled to ES modules
+ * (functionImageSpec), beside its package.json, in a folder under the repository so that Node.js
+ * finds the SDK in node_modules as the image's /app does.
+ */
+function functionMain(): string {
+  const { modules } = importClosure(repoRoot, FUNCTION_ENTRY);
+  const app = transpiled(repoRoot, modules, path.join(repoRoot, ".klutch", "function-render"), "esm");
+  const dir = path.join(app, path.dirname(FUNCTION_ENTRY));
+  fs.copyFileSync(
+    path.join(repoRoot, "composition-function", "package.json"),
+    path.join(dir, "package.json"),
+  );
+  return path.join(dir, "main.js");
+}
+
+/**
  * composition-function/ as a real gRPC server, called by the real `crossplane render` of the
  * toolchain's Crossplane (1.20.11) through render's Development runtime (it dials the address in
  * the Function's annotations, without TLS, instead of pulling and running a package): the
@@ -91,11 +109,10 @@ describe("composition function under `crossplane render` (e2e)", function () {
     // synchronously, and a full pipe would stall the server.
     const out = fs.openSync(log, "w");
     try {
-      child = spawn(
-        process.execPath,
-        ["--import", "tsx", "composition-function/main.ts", "--insecure", `--address=127.0.0.1:${port}`],
-        { cwd: repoRoot, stdio: ["ignore", out, out] },
-      );
+      child = spawn(process.execPath, [functionMain(), "--insecure", `--address=127.0.0.1:${port}`], {
+        cwd: repoRoot,
+        stdio: ["ignore", out, out],
+      });
     } finally {
       fs.closeSync(out);
     }

@@ -11,7 +11,7 @@ import { LocalClusters } from "../../local-clusters";
 import { LocalCrossplane } from "../../local-clusters/crossplane";
 import { LOCAL_STACK_PASSPHRASE } from "../../automation/pulumi-runner";
 import { selectStack } from "../../program-stack";
-import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../automation/toolchain";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { runPreview, type PreviewRun } from "../helpers/network-preview";
@@ -212,7 +212,16 @@ describe("network change preview of the environment stack (e2e)", function () {
     // The truth: the engine refuses `up` of this config with the same rule, and changes nothing.
     const up = spawnSync(
       process.execPath,
-      ["-r", "tsx/cjs", "scripts/pulumi.ts", "--stack", STACK, "up", "--yes", "--policy-pack", "policy"],
+      [
+        ...NODE_TYPESCRIPT_ARGS,
+        "scripts/pulumi.ts",
+        "--stack",
+        STACK,
+        "up",
+        "--yes",
+        "--policy-pack",
+        "policy",
+      ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, encoding: "utf8", timeout: 600_000 },
     );
     assert.notEqual(up.status, 0, up.stdout);

@@ -15,7 +15,7 @@ import { type ConnectionReport, type NetworkPreviewReport } from "../../lib/netw
 import { LocalClusters } from "../../local-clusters";
 import { parseBridgeSettings } from "../../network/group-settings";
 import type { LocalCrossplane } from "../../local-clusters/crossplane";
-import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../automation/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { runPreview, type PreviewRun } from "../helpers/network-preview";
@@ -180,7 +180,14 @@ describe("network change preview on the local stack (e2e)", function () {
     assert.equal(r.report.summary.grade, 0);
     const bad = spawnSync(
       process.execPath,
-      ["-r", "tsx/cjs", "scripts/preview-network.ts", "--fail-on", "sometimes", "--connections", file],
+      [
+        ...NODE_TYPESCRIPT_ARGS,
+        "scripts/preview-network.ts",
+        "--fail-on",
+        "sometimes",
+        "--connections",
+        file,
+      ],
       { cwd: repoRoot, encoding: "utf8" },
     );
     assert.equal(bad.status, 2, bad.stderr);

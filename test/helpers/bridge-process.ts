@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../automation/toolchain";
 import { stopChild } from "./child-process";
 import { bandArg, type PortBand } from "./ports";
 
@@ -33,7 +33,7 @@ export interface BridgeProcessOptions {
 }
 
 /**
- * Starts bridge/main.ts through tsx, as `npm run bridge` does. Its output is kept in the log
+ * Starts bridge/main.ts on the project's TypeScript loader, as `npm run bridge` does. Its output is kept in the log
  * file (and `log`), and its exit is noted there, so a failing test can show what it last did.
  */
 export function startBridgeProcess(opts: BridgeProcessOptions): ChildProcess {
@@ -45,8 +45,7 @@ export function startBridgeProcess(opts: BridgeProcessOptions): ChildProcess {
   const child = spawn(
     process.execPath,
     [
-      "-r",
-      "tsx/cjs",
+      ...NODE_TYPESCRIPT_ARGS,
       "bridge/main.ts",
       ...["--kubeconfig", kubeconfig, "--state-dir", opts.stateDir, "--ops-port", String(opts.opsPort)],
       ...portRange,

@@ -37,7 +37,7 @@ describe("local WireGuard commands: one command helper, captured by each seriali
   ] as const) {
     it(`${name}: the helper's text appears once in its serialised provider`, async () => {
       const { text } = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });
-      // The transpiler decides the spacing (tsx prints `["ip","netns",...]`), so match the tokens.
+      // The transpiler decides the spacing (esbuild prints `["ip","netns",...]`), so match the tokens.
       assert.equal(text.match(/\[\s*"ip",\s*"netns",\s*"exec",\s*ns,\s*\.\.\.argv\s*\]/g)?.length, 1);
     });
   }
