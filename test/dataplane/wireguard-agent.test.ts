@@ -12,6 +12,7 @@ import {
 } from "../../network/wireguard/model/cluster-config";
 import { freePortRange } from "../helpers/pg-haproxy";
 import { eventually } from "../helpers/kubectl";
+import { gone } from "../helpers/processes";
 import { portsFor } from "../helpers/ports";
 
 /** This file's own host ports (test/helpers/ports.ts). */
@@ -223,5 +224,33 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
     fs.rmSync(listFile);
     await eventually("every forwarder to stop", async () => (await readFrom(fwdB)) === "", 30_000);
     assert.deepEqual(forwarderPids(), []);
+  });
+
+  it("as a container's first process (PID 1 of its own PID namespace) it stops at once on SIGTERM, as the kubelet asks", async () => {
+    // PID 1 of a namespace gets a signal from outside only if it handles it: without its trap, the
+    // agent outlived the SIGTERM and the pod waited for the kubelet's SIGKILL after 30 s.
+    const own = fs.mkdtempSync(path.join(dir, "pid1-"));
+    const init = spawn(
+      "unshare",
+      [
+        "--pid",
+        "--fork",
+        "/bin/sh",
+        "-c",
+        clientAgentScript("127.0.0.1", cfgPort, { tmp: own, shared: own }),
+      ],
+      { detached: true, stdio: "ignore" },
+    );
+    children.push(init);
+    // The namespace's first process is unshare's child: it is what the kubelet's runtime signals.
+    let pid1 = 0;
+    await eventually("the agent to start in its PID namespace", () => {
+      const r = spawnSync("pgrep", ["-P", String(init.pid)], { encoding: "utf8" });
+      pid1 = r.status === 0 ? Number(r.stdout.trim().split("\n")[0]) : 0;
+      return pid1 > 0;
+    });
+    await eventually("the agent's first round", () => fs.existsSync(path.join(own, "forwarders.state")));
+    process.kill(pid1, "SIGTERM");
+    await eventually("the agent to exit on SIGTERM", () => gone(pid1), 5_000);
   });
 });

@@ -109,6 +109,10 @@ export function clientAgentScript(
 ): string {
   return [
     "set -u",
+    // The container's first process: the kernel gives it no default action for SIGTERM, so
+    // without a handler the kubelet's stop waited out the grace period (30 s in every teardown
+    // of a client pod). Its forwarders go with the container's PID namespace.
+    "trap 'exit 0' TERM INT",
     `gw=${gatewayAddress}`,
     `cfgport=${configPort}`,
     `conf=${dirs.tmp}/forwarders.conf`,
