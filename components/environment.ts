@@ -143,11 +143,17 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       },
       { parent: this, dependsOn: crossplaneNs ? [crossplaneNs] : [] },
     );
+    // The plan's packaging, with the control plane's kubeconfig each package's pause uses.
+    const { packaging: plannedPackaging, ...connectorApiPlan } = plan.connectorApi;
+    const packaging = plannedPackaging
+      ? { packaging: { ...plannedPackaging, kubeconfig: this.controlPlane.kubeconfig } }
+      : {};
     this.connectorApi = new NetworkConnectorApi(
       `${name}-connector-api`,
       {
         provider: this.controlPlane.provider,
-        ...plan.connectorApi,
+        ...connectorApiPlan,
+        ...packaging,
         labels: plan.labels,
         dependsOn: [this.crossplane],
       },
@@ -164,7 +170,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
             connectionImplementations: this.connectorApi.implementations,
             crossplaneNamespace: "crossplane-system",
             labels: plan.labels,
-            ...(plan.connectorApi.packaging ? { packaging: plan.connectorApi.packaging } : {}),
+            ...packaging,
             dependsOn: [this.crossplane, this.connectorApi],
           },
           { parent: this },

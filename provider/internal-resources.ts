@@ -3,6 +3,7 @@ import type * as provider from "@pulumi/pulumi/provider";
 import { crossplaneWebhooksProvider } from "../dynamic-providers/crossplane-webhooks";
 import { exportRequestProvider } from "../dynamic-providers/export-request";
 import { internalType } from "../dynamic-providers/klutch-resource";
+import { packagePauseProvider } from "../dynamic-providers/package-pause";
 import { packagePushProvider } from "../dynamic-providers/package-push";
 import { randomKeyProvider } from "../dynamic-providers/random-key";
 import { teardownDrainProvider } from "../dynamic-providers/teardown-drain";
@@ -23,6 +24,7 @@ export const INTERNAL_RESOURCES: Record<string, AnyProvider> = {
   CrossplaneWebhookConfigurations: crossplaneWebhooksProvider as AnyProvider,
   ConnectivityProbe: connectivityProbeProvider as AnyProvider,
   PackagePush: packagePushProvider as AnyProvider,
+  PackagePause: packagePauseProvider as AnyProvider,
   ...(Object.assign({}, ...IMPLEMENTATIONS.map((i) => i.pulumi.provider?.().resources ?? {})) as Record<
     string,
     AnyProvider

@@ -1,9 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { apiObjects } from "../crossplane/api-objects";
-import type { ConfigurationPackage } from "../crossplane/configuration-package";
+import type { ConfigurationPackage, PackageDelivery } from "../crossplane/configuration-package";
 import { XRD_DELETE_TIMEOUT } from "../crossplane/xrd-resource";
-import type { ApiPackaging } from "../../lib/crossplane/configuration-package";
 import { connectorXrd } from "../../lib/connector-api/xrd";
 import {
   CompositionModel,
@@ -36,7 +35,7 @@ export interface NetworkConnectorApiArgs {
    * Ship the XRD and compositions as the Configuration package `klutch-network-connector`
    * (pushed to the environment's registry) instead of as loose objects.
    */
-  packaging?: ApiPackaging;
+  packaging?: PackageDelivery;
   /** Crossplane's installation, so its CRDs exist before the XRD and compositions. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
 }

@@ -4,7 +4,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseAllDocuments } from "yaml";
 import { apiObjects } from "./api-objects";
 import type { ApiPackaging } from "../../lib/crossplane/configuration-package";
-import { mockPulumi, settle } from "../../test/helpers/mocks";
+import type { PackageDelivery } from "./configuration-package";
+import { mockPulumi, settle, SECRET_MARKER, SECRET_SIG } from "../../test/helpers/mocks";
 
 const XRD = {
   apiVersion: "apiextensions.crossplane.io/v1",
@@ -18,7 +19,8 @@ const COMPOSITION = {
   metadata: { name: "thing" },
   spec: { mode: "Pipeline" },
 };
-const packaging = (looseDeclarations: ApiPackaging["looseDeclarations"]): ApiPackaging => ({
+const packaging = (looseDeclarations: ApiPackaging["looseDeclarations"]): PackageDelivery => ({
+  kubeconfig: "apiVersion: v1\nkind: Config\n",
   registry: {
     address: "10.0.0.1:5000",
     pushAddress: "127.0.0.1:5000",
@@ -29,7 +31,7 @@ const packaging = (looseDeclarations: ApiPackaging["looseDeclarations"]): ApiPac
 });
 
 /** Runs apiObjects under a parent whose transformation records each child's retainOnDelete. */
-async function build(p?: ApiPackaging) {
+async function build(p?: PackageDelivery) {
   const run = mockPulumi({});
   const retained = new Map<string, boolean>();
   const parent = new pulumi.ComponentResource(
@@ -95,6 +97,10 @@ describe("apiObjects (mocks): loose objects, or a package that adopts them, or t
     const [config] = run.ofType("kubernetes:pkg.crossplane.io/v1:Configuration");
     assert.equal(config!.inputs.metadata.name, "klutch-things");
     assert.equal(config!.inputs.metadata.annotations["pulumi.com/waitFor"], "condition=Healthy");
+    // Its delete pauses the package manager on the Configuration (package-pause.ts).
+    const [pause] = run.ofType("pulumi-nodejs:dynamic/klutch:PackagePause");
+    assert.equal(pause!.inputs.configuration, "klutch-things");
+    assert.equal(pause!.inputs.kubeconfig[SECRET_SIG], SECRET_MARKER, "the kubeconfig is a secret");
   });
 
   it("none: only the package; nothing loose is declared", async () => {

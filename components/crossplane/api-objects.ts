@@ -1,8 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { version as PROJECT_VERSION } from "../../package.json";
-import type { ApiPackaging } from "../../lib/crossplane/configuration-package";
-import { ConfigurationPackage } from "./configuration-package";
+import { ConfigurationPackage, type PackageDelivery } from "./configuration-package";
 import { withBackgroundDeletion, xrdResource } from "./xrd-resource";
 
 /** One object of an API, with the Pulumi name its loose declaration has always had. */
@@ -16,7 +15,7 @@ export interface ApiObjectsArgs {
   xrds: NamedObject[];
   compositions: NamedObject[];
   /** Ship them as this Configuration package; loose objects without. */
-  packaging?: ApiPackaging;
+  packaging?: PackageDelivery;
   package: { name: string; description: string };
   labels: Record<string, string>;
   /** What must exist before any of them (Crossplane); compositions also wait for `compositionsAfter`. */
@@ -78,6 +77,7 @@ export function apiObjects(
     name,
     {
       provider: args.provider,
+      kubeconfig: packaging.kubeconfig,
       registry: packaging.registry,
       version: PROJECT_VERSION,
       package: {

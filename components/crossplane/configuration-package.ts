@@ -1,9 +1,11 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { PackagePause } from "../../dynamic-providers/package-pause";
 import { PackagePush } from "../../dynamic-providers/package-push";
 import {
   configurationPackageYaml,
   packageTag,
+  type ApiPackaging,
   type ConfigurationPackageSpec,
 } from "../../lib/crossplane/configuration-package";
 
@@ -17,9 +19,17 @@ export interface PackageRegistry {
   caBundle: string;
 }
 
+/** How an API ships as a package (the plan's), with the control plane's admin kubeconfig. */
+export type PackageDelivery = ApiPackaging & {
+  /** What the package's PackagePause patches the Configuration with (a secret). */
+  kubeconfig: pulumi.Input<string>;
+};
+
 export interface ConfigurationPackageArgs {
   /** Provider of the control plane cluster. */
   provider: k8s.Provider;
+  /** The control plane's admin kubeconfig, for the PackagePause. */
+  kubeconfig: pulumi.Input<string>;
   registry: PackageRegistry;
   /** Version the tag starts with (the project's); the stream's digest follows it. */
   version: string;
@@ -37,7 +47,9 @@ export interface ConfigurationPackageArgs {
  * (a Configuration package, seeds/004), with the objects owned by the package's revision instead
  * of by Pulumi. A change of any object is a new stream, so a new tag, so a new revision that
  * Crossplane rolls out; deleting the Configuration (foreground, @pulumi/kubernetes' default)
- * waits until the objects it owns are gone. Type token `klutch:crossplane:ConfigurationPackage`.
+ * waits until the objects it owns are gone, and its PackagePause, deleted just before it, keeps
+ * Crossplane's package manager from making them again meanwhile (package-pause.ts). Type token
+ * `klutch:crossplane:ConfigurationPackage`.
  */
 export class ConfigurationPackage extends pulumi.ComponentResource {
   /** `<registry>/<repository>:<tag>` the Configuration installs. */
@@ -76,6 +88,11 @@ export class ConfigurationPackage extends pulumi.ComponentResource {
         spec: { package: push.reference },
       },
       { parent: this, provider: args.provider, dependsOn: [push, ...(args.dependsOn ?? [])] },
+    );
+    new PackagePause(
+      `${name}-pause`,
+      { kubeconfig: args.kubeconfig, configuration: args.package.name },
+      { parent: this, dependsOn: [this.configuration] },
     );
     this.registerOutputs({ reference: this.reference });
   }

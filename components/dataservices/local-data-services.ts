@@ -5,9 +5,8 @@ import {
   localServiceBindingComposition,
   networkServiceBindingComposition,
 } from "../../lib/dataservices/compositions";
-import type { ApiPackaging } from "../../lib/crossplane/configuration-package";
 import { apiObjects } from "../crossplane/api-objects";
-import type { ConfigurationPackage } from "../crossplane/configuration-package";
+import type { ConfigurationPackage, PackageDelivery } from "../crossplane/configuration-package";
 import { postgresqlInstanceXrd, serviceBindingXrd } from "../../lib/dataservices/xrds";
 import { PROVIDER_KUBERNETES_SERVICE_ACCOUNT } from "../../lib/crossplane/packages";
 
@@ -25,7 +24,7 @@ export interface LocalDataServicesArgs {
   connectionImplementations: string[];
   labels: Record<string, string>;
   /** Ship the XRDs and compositions as the Configuration package `klutch-local-dataservices`. */
-  packaging?: ApiPackaging;
+  packaging?: PackageDelivery;
   /** Crossplane with Klutch's function and provider-kubernetes installed; the connector API. */
   dependsOn?: pulumi.Input<pulumi.Resource>[];
 }

@@ -3,8 +3,10 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { toolchainEnv } from "../../automation/toolchain";
+import { packagePauseProvider } from "../../dynamic-providers/package-pause";
 import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../local-clusters";
-import { eventually, kubectl, kubectlTry } from "../helpers/kubectl";
+import { eventually, kubectl, kubectlApply, kubectlTry } from "../helpers/kubectl";
 import { gone } from "../helpers/processes";
 
 function pidsOf(status: ClusterStatus): number[] {
@@ -131,6 +133,34 @@ describe("local clusters (e2e)", function () {
         kubectlTry(kubeconfig("control-plane"), ["get", "namespace", "only-on-control-plane"]).status !== 0,
       60_000,
     );
+  });
+
+  it("PackagePause pauses a Configuration's package manager on delete and resumes it on create; a missing one is no error", async () => {
+    // Crossplane's Configuration CRD from the toolchain's Crossplane module; no Crossplane runs here,
+    // so only the provider's requests and the API server's answers are at work.
+    const cp = kubeconfig("control-plane");
+    const crds = path.join(toolchainEnv().KLUTCH_CROSSPLANE_CLUSTER_DIR ?? "", "crds");
+    kubectl(cp, ["apply", "--server-side", "-f", path.join(crds, "pkg.crossplane.io_configurations.yaml")]);
+    kubectl(cp, ["wait", "--for=condition=Established", "crd/configurations.pkg.crossplane.io"]);
+    const applied = kubectlApply(
+      cp,
+      "apiVersion: pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: klutch-things\nspec:\n  package: registry.local/klutch/things:v1\n",
+    );
+    assert.equal(applied.status, 0, applied.stderr);
+    const paused = () =>
+      kubectl(cp, [
+        "get",
+        "configuration",
+        "klutch-things",
+        "-o",
+        "jsonpath={.metadata.annotations.crossplane\\.io/paused}",
+      ]);
+    const inputs = { kubeconfig: fs.readFileSync(cp, "utf8"), configuration: "klutch-things" };
+    await packagePauseProvider.delete("klutch-things", inputs);
+    assert.equal(paused(), "true");
+    await packagePauseProvider.create(inputs);
+    assert.equal(paused(), "");
+    await packagePauseProvider.delete("gone", { ...inputs, configuration: "not-there" });
   });
 
   it("leaves healthy clusters alone on a second `up`", async () => {
