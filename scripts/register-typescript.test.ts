@@ -6,8 +6,8 @@ import * as path from "node:path";
 import { repoRoot } from "../automation/toolchain";
 
 /** Writes `files` into a new folder and runs `main` there through the loader, as scripts/node.sh ts does. */
-function runTypeScript(files: Record<string, string>, main: string) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-ts-loader-"));
+function runTypeScript(files: Record<string, string>, main: string, at?: { dir: string; cache: string }) {
+  const dir = at?.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "klutch-ts-loader-"));
   try {
     for (const [name, text] of Object.entries(files)) {
       fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
@@ -16,11 +16,15 @@ function runTypeScript(files: Record<string, string>, main: string) {
     const r = spawnSync("bash", [path.join(repoRoot, "scripts", "node.sh"), "ts", path.join(dir, main)], {
       encoding: "utf8",
       // The folder is outside the repository: its requires of packages find them here.
-      env: { ...process.env, NODE_PATH: path.join(repoRoot, "node_modules") },
+      env: {
+        ...process.env,
+        NODE_PATH: path.join(repoRoot, "node_modules"),
+        ...(at ? { KLUTCH_TYPESCRIPT_CACHE: at.cache } : {}),
+      },
     });
-    return { status: r.status, out: r.stdout, err: r.stderr, dir };
+    return { status: r.status, out: r.stdout, err: r.stderr };
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (!at) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -77,5 +81,38 @@ describe("the project's TypeScript loader (scripts/register-typescript.cjs)", ()
     // Node.js loaded it as the ES module it is (a module namespace); transpiled to CommonJS, it
     // would be a plain exports object.
     assert.equal(r.out.trim(), "function [object Module]");
+  });
+
+  it("keeps each file's JavaScript by its text: a second run reads it back, a changed file is transpiled again", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-ts-cache-"));
+    const at = { dir: path.join(root, "src"), cache: path.join(root, "cache") };
+    try {
+      const first = runTypeScript(
+        { "main.ts": 'const n: number = 1;\nconsole.log("transpiled", n);' },
+        "main.ts",
+        at,
+      );
+      assert.equal(first.out.trim(), "transpiled 1", first.err);
+      // The one entry, overwritten: the next run of the same file must run what the cache holds.
+      const entries = fs
+        .readdirSync(at.cache, { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".js"));
+      assert.equal(entries.length, 1);
+      fs.writeFileSync(path.join(at.cache, entries[0]!), 'console.log("from the cache");');
+      const second = runTypeScript(
+        { "main.ts": 'const n: number = 1;\nconsole.log("transpiled", n);' },
+        "main.ts",
+        at,
+      );
+      assert.equal(second.out.trim(), "from the cache", second.err);
+      const changed = runTypeScript(
+        { "main.ts": 'const n: number = 2;\nconsole.log("transpiled", n);' },
+        "main.ts",
+        at,
+      );
+      assert.equal(changed.out.trim(), "transpiled 2", changed.err);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
