@@ -1,7 +1,7 @@
 // Runs this project's TypeScript on Node.js: `node --require ./scripts/register-typescript.cjs x.ts`.
 // The project's modules are CommonJS and load each other with require(); an import() stays Node.js's
 // own (for packages that are ES modules only, such as dependency-cruiser), so it finds no .ts file.
-// Every entry point loads it: the npm scripts (scripts/node.sh --ts), the Pulumi program
+// Every entry point loads it: the npm scripts (scripts/node.sh ts), the Pulumi program
 // (Pulumi.yaml nodeargs), the klutch plugin's launcher, mocha (.mocharc.json) and the processes the
 // tests start. Types are checked by `npm run build`; here each .ts file is only transpiled by
 // esbuild, with the options tsx used before (so a dynamic provider's serialised code, which Pulumi
@@ -12,9 +12,10 @@
 // each one for ES module syntax. Loading the program (program.ts) takes 0.48 times the CPU through
 // this hook (medians of five runs in turn: 1.86 against 3.40 CPU-s, 2026-11-29), in every process
 // that loads it: each `npm run pulumi`, each engine run of index.ts, each bridge.
-// `npm run bench:loader` compares it with loading only the program's packages. Files under node_modules are left to Node.js here, which
-// loads an ES module package from require() itself (Node.js 22.12+) and keeps their compiled code in
-// its compile cache (NODE_COMPILE_CACHE, scripts/node.sh).
+// `npm run bench:loader` compares it with loading only the program's packages. Files under
+// node_modules are left to Node.js here, which loads an ES module package from require() itself
+// (Node.js 22.12+) and keeps their compiled code in its compile cache (NODE_COMPILE_CACHE,
+// scripts/node.sh).
 "use strict";
 const { createHash } = require("node:crypto");
 const fs = require("node:fs");

@@ -26,9 +26,16 @@ interface Lock {
   packages: Record<string, { version?: string; dependencies?: Record<string, string> }>;
 }
 
-export function functionImageSpec(root: string, cacheDir: string, repository: string): ImageSpec {
-  const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
-  const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")) as Lock;
+/**
+ * The function's application as the image holds it, on this machine: its modules transpiled to
+ * ES modules under `cacheDir` at their repository paths, composition-function/package.json (its
+ * `"type": "module"`) beside them, and the packages it imports. The image's layer and the render
+ * test's server both run this, so what the test serves is what the node runs.
+ */
+export function functionApp(
+  root: string,
+  cacheDir: string,
+): { app: string; main: string; modules: string[]; packages: string[] } {
   const { modules, packages } = importClosure(root, FUNCTION_ENTRY);
   const outside = modules.filter((m) => !m.startsWith("composition-function/"));
   if (outside.length > 0)
@@ -36,6 +43,27 @@ export function functionImageSpec(root: string, cacheDir: string, repository: st
       `the composition function must import only its own folder and packages, not ${outside.join(", ")}`,
     );
   const app = transpiled(root, modules, cacheDir, "esm");
+  placeFile(fs.readFileSync(FUNCTION_PACKAGE_JSON(root)), FUNCTION_PACKAGE_JSON(app));
+  return { app, main: path.join(app, FUNCTION_ENTRY.replace(/\.ts$/, ".js")), modules, packages };
+}
+
+const FUNCTION_PACKAGE_JSON = (dir: string) => path.join(dir, "composition-function", "package.json");
+
+/**
+ * Writes `file` whole (a temporary file renamed) unless it holds `content` already: the
+ * transpiled folder is a cache that processes running at once share.
+ */
+function placeFile(content: Buffer, file: string): void {
+  if (fs.existsSync(file) && fs.readFileSync(file).equals(content)) return;
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, content);
+  fs.renameSync(tmp, file);
+}
+
+export function functionImageSpec(root: string, cacheDir: string, repository: string): ImageSpec {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
+  const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")) as Lock;
+  const { app, modules, packages } = functionApp(root, cacheDir);
   const node = fs.realpathSync(process.execPath);
   return {
     repository,
@@ -60,7 +88,7 @@ export function functionImageSpec(root: string, cacheDir: string, repository: st
         type: "file",
         path: `${APP}/composition-function/package.json`,
         mode: 0o644,
-        source: path.join(root, "composition-function", "package.json"),
+        source: FUNCTION_PACKAGE_JSON(app),
       },
       ...productionPackages(lock, packages).flatMap((dir) => packageEntries(root, dir, APP)),
     ],

@@ -6,8 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../../automation/toolchain";
-import { importClosure, transpiled } from "../../local-clusters/images/bridge-image";
-import { FUNCTION_ENTRY } from "../../local-clusters/images/function-image";
+import { functionApp } from "../../local-clusters/images/function-image";
 import {
   KLUTCH_FUNCTION,
   pulumiBackedComposition,
@@ -73,19 +72,12 @@ async function listening(port: number, child: ChildProcess, log: string, timeout
 }
 
 /**
- * The function's main.js as its image holds it: its modules transpiled to ES modules
- * (functionImageSpec), beside its package.json, in a folder under the repository so that Node.js
- * finds the SDK in node_modules as the image's /app does.
+ * The function's main.js as its image holds it (functionApp, which the image's layer is made of),
+ * in a folder under the repository so that Node.js finds the SDK in node_modules as the image's
+ * /app does.
  */
 function functionMain(): string {
-  const { modules } = importClosure(repoRoot, FUNCTION_ENTRY);
-  const app = transpiled(repoRoot, modules, path.join(repoRoot, ".klutch", "function-render"), "esm");
-  const dir = path.join(app, path.dirname(FUNCTION_ENTRY));
-  fs.copyFileSync(
-    path.join(repoRoot, "composition-function", "package.json"),
-    path.join(dir, "package.json"),
-  );
-  return path.join(dir, "main.js");
+  return functionApp(repoRoot, path.join(repoRoot, ".klutch", "function-render")).main;
 }
 
 /**
