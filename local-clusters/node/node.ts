@@ -565,7 +565,12 @@ export class LocalNode {
     let imported = 0;
     for (const image of Object.values(images)) {
       if (have.has(image.reference)) continue;
-      await this.ctr(env, ["images", "import", image.archive]);
+      // Content only: the CRI plugin unpacks an image into the snapshotter when a pod first
+      // uses it (containerd's pkg/cri/opts/container.go WithNewSnapshot unpacks on a missing
+      // snapshot and retries), so a node never unpacks the images none of its pods run, such as
+      // the bridge's 473 MiB on an app cluster. A node's start: containerd 6.0 CPU-s against
+      // 9.6, images imported in 9.8 s against 13.1 s (containerd 1.6.20, 2026-11-29).
+      await this.ctr(env, ["images", "import", "--no-unpack", image.archive]);
       imported++;
     }
     return imported;
