@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { NODE_TYPESCRIPT_ARGS } from "../automation/toolchain";
 import { appCluster } from "../config/schema";
 import { KLUTCH_PACKAGE } from "../provider/catalog";
 import { CONSTRUCTORS } from "../provider/constructors";
@@ -102,7 +103,7 @@ describe("network implementation registry", () => {
       "process.stdout.write(JSON.stringify(loaded));",
     ].join("\n");
     const root = path.join(__dirname, "..");
-    const r = spawnSync(process.execPath, ["--require", "./scripts/register-typescript.cjs", "-e", script], {
+    const r = spawnSync(process.execPath, [...NODE_TYPESCRIPT_ARGS, "-e", script], {
       cwd: root,
       encoding: "utf8",
     });
@@ -112,8 +113,7 @@ describe("network implementation registry", () => {
     const called = spawnSync(
       process.execPath,
       [
-        "--require",
-        "./scripts/register-typescript.cjs",
+        ...NODE_TYPESCRIPT_ARGS,
         "-e",
         script.replace(
           'require("./config/schema");',

@@ -133,18 +133,26 @@ export function productionPackages(
  * An app's modules as JavaScript, written once per content into `cacheDir` (a warm build
  * reads the sources to hash them and finds the output there). CommonJS like the TypeScript
  * loader makes of the checkout, or ES modules for a folder that is one (`"type": "module"`).
+ * `copies` are repository files placed beside them as they are (such a folder's package.json),
+ * part of the same content, so the folder is complete when it appears.
  */
 export function transpiled(
   root: string,
   modules: string[],
   cacheDir: string,
   kind: "commonjs" | "esm" = "commonjs",
+  copies: string[] = [],
 ): string {
   const hash = createHash("sha256");
   const sources = modules.map((m) => {
     const text = fs.readFileSync(path.join(root, m), "utf8");
     hash.update(`${m}\0${text}\0`);
     return [m, text] as const;
+  });
+  const copied = copies.map((c) => {
+    const bytes = fs.readFileSync(path.join(root, c));
+    hash.update(`copy\0${c}\0`).update(bytes).update("\0");
+    return [c, bytes] as const;
   });
   hash.update(`${ts.version}\0${kind}`);
   const out = path.join(cacheDir, ".bridge-app", hash.digest("hex").slice(0, 16));
@@ -161,6 +169,10 @@ export function transpiled(
     const file = path.join(tmp, m.replace(/\.ts$/, ".js"));
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, js);
+  }
+  for (const [c, bytes] of copied) {
+    fs.mkdirSync(path.dirname(path.join(tmp, c)), { recursive: true });
+    fs.writeFileSync(path.join(tmp, c), bytes);
   }
   fs.writeFileSync(path.join(tmp, ".complete"), "");
   try {

@@ -19,6 +19,8 @@ import { importClosure, packageEntries, productionPackages, transpiled } from ".
 
 const APP = "/app";
 export const FUNCTION_ENTRY = "composition-function/main.ts";
+/** Placed beside the transpiled modules: its `"type": "module"` makes their .js ES modules. */
+const FUNCTION_PACKAGE_JSON = "composition-function/package.json";
 /** The uid of distroless' `nonroot`, which upstream's function images run as. */
 export const FUNCTION_UID = 65532;
 
@@ -42,22 +44,8 @@ export function functionApp(
     throw new Error(
       `the composition function must import only its own folder and packages, not ${outside.join(", ")}`,
     );
-  const app = transpiled(root, modules, cacheDir, "esm");
-  placeFile(fs.readFileSync(FUNCTION_PACKAGE_JSON(root)), FUNCTION_PACKAGE_JSON(app));
+  const app = transpiled(root, modules, cacheDir, "esm", [FUNCTION_PACKAGE_JSON]);
   return { app, main: path.join(app, FUNCTION_ENTRY.replace(/\.ts$/, ".js")), modules, packages };
-}
-
-const FUNCTION_PACKAGE_JSON = (dir: string) => path.join(dir, "composition-function", "package.json");
-
-/**
- * Writes `file` whole (a temporary file renamed) unless it holds `content` already: the
- * transpiled folder is a cache that processes running at once share.
- */
-function placeFile(content: Buffer, file: string): void {
-  if (fs.existsSync(file) && fs.readFileSync(file).equals(content)) return;
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, content);
-  fs.renameSync(tmp, file);
 }
 
 export function functionImageSpec(root: string, cacheDir: string, repository: string): ImageSpec {
@@ -88,7 +76,7 @@ export function functionImageSpec(root: string, cacheDir: string, repository: st
         type: "file",
         path: `${APP}/composition-function/package.json`,
         mode: 0o644,
-        source: FUNCTION_PACKAGE_JSON(app),
+        source: path.join(app, FUNCTION_PACKAGE_JSON),
       },
       ...productionPackages(lock, packages).flatMap((dir) => packageEntries(root, dir, APP)),
     ],

@@ -33,8 +33,9 @@ export interface BridgeProcessOptions {
 }
 
 /**
- * Starts bridge/main.ts on the project's TypeScript loader, as `npm run bridge` does. Its output is kept in the log
- * file (and `log`), and its exit is noted there, so a failing test can show what it last did.
+ * Starts bridge/main.ts on the project's TypeScript loader, as `npm run bridge` does. Its output
+ * is kept in the log file (and `log`), and its exit is noted there, so a failing test can show
+ * what it last did.
  */
 export function startBridgeProcess(opts: BridgeProcessOptions): ChildProcess {
   const kubeconfig = typeof opts.kubeconfig === "string" ? opts.kubeconfig : opts.kubeconfig();
