@@ -224,5 +224,13 @@ export class Bridge {
     this.opts.log(ended ? "info" : "warn", ended ? "engine runs cancelled" : "engine runs still running", {
       groups: running,
     });
+    // A lock a cancelled CLI left behind (StackRunner.releaseCancelled).
+    if (ended) {
+      await this.stacks
+        .releaseCancelled(running, this.opts.log)
+        .catch((err: unknown) =>
+          this.opts.log("warn", "could not release the locks of cancelled updates", { error: String(err) }),
+        );
+    }
   }
 }

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Deployment } from "@pulumi/pulumi/automation";
-import { StackLocks, type PendingOperationsStack } from "./stack-locks";
+import { StackLocks, type PendingOperationsStack, type StaleLockStack } from "./stack-locks";
 
 const PROJECT = "proj";
 const STACK = "np-a";
@@ -124,6 +124,48 @@ describe("StackLocks: what an interrupted update leaves on a file-backend stack"
       );
       assert.equal(exported, 1);
       assert.deepEqual(imported, []);
+      assert.deepEqual(warnings, []);
+    });
+  });
+  describe("releaseStale", () => {
+    let calls: string[];
+    let warnings: { msg: string; fields?: Record<string, unknown> }[];
+    const engine: StaleLockStack = {
+      cancel: () => Promise.resolve(void calls.push("cancel")),
+      exportStack: () => Promise.resolve(void calls.push("export") as unknown as Deployment),
+      importStack: () => Promise.resolve(void calls.push("import")),
+    };
+    const log = (_level: "warn", msg: string, fields?: Record<string, unknown>) =>
+      void warnings.push({ msg, fields });
+    const locks = () =>
+      new StackLocks({
+        backendDir: root,
+        project: PROJECT,
+        hostname: "bridge-host",
+        alive: (pid) => pid === 100,
+      });
+    beforeEach(() => {
+      calls = [];
+      warnings = [];
+    });
+
+    it("cancels a stale lock through the engine and names the update it was left by", async () => {
+      writeLock("killed.json", JSON.stringify({ pid: 200, hostname: "bridge-host" }));
+      await locks().releaseStale(STACK, engine, log, "a cancelled update whose CLI is gone");
+      assert.deepEqual(calls, ["cancel"], "no checkpoint, so no pending operation to look for");
+      assert.deepEqual(warnings, [
+        {
+          msg: "clearing the lock of a cancelled update whose CLI is gone",
+          fields: { locks: [200] },
+        },
+      ]);
+    });
+
+    it("leaves a lock whose process runs, and a stack with no lock, alone", async () => {
+      await locks().releaseStale(STACK, engine, log, "an interrupted update");
+      writeLock("running.json", JSON.stringify({ pid: 100, hostname: "bridge-host" }));
+      await locks().releaseStale(STACK, engine, log, "an interrupted update");
+      assert.deepEqual(calls, []);
       assert.deepEqual(warnings, []);
     });
   });

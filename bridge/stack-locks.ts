@@ -16,6 +16,9 @@ export interface StackLockState {
 /** What clearing pending operations needs of a Pulumi Stack. */
 export type PendingOperationsStack = Pick<Stack, "exportStack" | "importStack">;
 
+/** What clearing a stale lock and the pending operations needs of a Pulumi Stack. */
+export type StaleLockStack = PendingOperationsStack & Pick<Stack, "cancel">;
+
 export interface StackLocksOptions {
   /** The file backend's directory; undefined for another backend (no locks are read then). */
   backendDir: string | undefined;
@@ -70,6 +73,25 @@ export class StackLocks {
       });
     const stale = staleLocks(locks, this.opts.hostname ?? os.hostname(), this.opts.alive ?? processAlive);
     return { live: locks.filter((l) => !stale.includes(l)), stale };
+  }
+
+  /**
+   * Clears what an update whose process is gone left on the stack: its lock (`pulumi cancel`)
+   * and the operations it recorded as pending. `which` names that update in the log line ("the
+   * lock of <which>"); `state` is what `inspect` found, when the caller has it already.
+   */
+  async releaseStale(
+    stack: string,
+    engine: StaleLockStack,
+    log: RunOptions["log"],
+    which: string,
+    state: StackLockState = this.inspect(stack),
+  ): Promise<void> {
+    if (state.stale.length > 0) {
+      log("warn", `clearing the lock of ${which}`, { locks: state.stale.map((l) => l.pid) });
+      await engine.cancel();
+    }
+    await this.clearPendingOperations(stack, engine, log);
   }
 
   /**

@@ -111,9 +111,32 @@ export class StackRunner implements GroupStacks {
     return this.slots.groups();
   }
 
-  /** Cancels the runs in flight (each engine stops cleanly: checkpoint written, lock released). */
+  /**
+   * Cancels the runs in flight: each engine stops cleanly (checkpoint written, lock released);
+   * `releaseCancelled` clears what one could not.
+   */
   cancel(): void {
     this.runs.cancel();
+  }
+
+  /**
+   * After `cancel`, once the runs have ended: a lock on a cancelled group's stack whose process
+   * is gone, released now so the next leader finds the stack clean. A cancelled CLI normally
+   * releases its lock itself, yet one CI run (2026-11-29) found a lock left after a SIGTERM.
+   * How is not established: pulumi v3.259.0 takes the lock (pkg/backend/diy/backend.go `Update`,
+   * `b.Lock`) before it listens for SIGINT (`apply`'s `CancellationScopes.NewScope`, whose
+   * `signal.Notify` in pkg/backend/cancellation_scope.go is the CLI's only handler), but 28
+   * SIGINTs sent 0 to 2.5 s after the lock appeared on a small stack never left one. A lock whose
+   * process still runs is left alone.
+   */
+  async releaseCancelled(keys: readonly string[], log: RunOptions["log"]): Promise<void> {
+    for (const key of keys) {
+      const name = stackName(key);
+      const state = this.locks.inspect(name);
+      if (state.stale.length === 0) continue;
+      const stack = await this.workspaces.stack(key);
+      await this.locks.releaseStale(name, stack, log, "a cancelled update whose CLI is gone", state);
+    }
   }
 
   /** Whether a group's proxy would report another node now than the one it was last run with. */
@@ -202,11 +225,7 @@ export class StackRunner implements GroupStacks {
     }
     await this.targets.readSettings();
     const stack = await this.workspaces.stack(key);
-    if (locks.stale.length > 0) {
-      run.log("warn", "clearing the lock of an interrupted update", { locks: locks.stale.map((l) => l.pid) });
-      await stack.cancel();
-    }
-    await this.locks.clearPendingOperations(name, stack, run.log);
+    await this.locks.releaseStale(name, stack, run.log, "an interrupted update", locks);
     return { stack, recovered };
   }
 
