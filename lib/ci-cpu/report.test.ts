@@ -17,6 +17,7 @@ const accton = record({ command: "accton", cpuSeconds: 0, elapsedSeconds: 0 });
 describe("the CPU report of a run's processes", () => {
   it("puts each process in its kind: Node.js under the Pulumi engine apart from the rest", () => {
     const nodes = linkParents([
+      accton,
       record({ command: "kube-apiserver", cpuSeconds: 40, pid: 10, elapsedSeconds: 120 }),
       record({ command: "kube-controller", cpuSeconds: 5, pid: 11, elapsedSeconds: 120 }),
       record({ command: "containerd-shim", cpuSeconds: 2, pid: 12 }),
@@ -55,7 +56,7 @@ describe("the CPU report of a run's processes", () => {
     );
   });
 
-  it("spreads each process's CPU over the minutes it lived in, from when accounting began", () => {
+  it("spreads each process's CPU over the minutes it lived in, and counts only what it used in the run", () => {
     const r = cpuReport(
       linkParents([
         accton,
@@ -68,7 +69,12 @@ describe("the CPU report of a run's processes", () => {
       { cores: 2 },
     );
     assert.equal(r.wallSeconds, 170);
-    assert.equal(r.cpuSeconds, 246, "all of each process's CPU is in the totals");
+    assert.equal(r.cpuSeconds, 99, "of the daemon, only its minute in the run");
+    assert.equal(r.beforeCpuSeconds, 147);
+    assert.match(
+      renderCpuReport(r),
+      / Left out: 147 CPU-s that processes started earlier used before accounting began\./,
+    );
     // a: 30 CPU-s in each of minutes 0 and 1; b: 15 in minute 1 and 15 in minute 2; c: 6 in
     // minute 2; the daemon: the 3 CPU-s of its last minute, in minute 0.
     assert.deepEqual(

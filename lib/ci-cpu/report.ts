@@ -55,7 +55,10 @@ const OTHER = "other";
 export interface CpuReport {
   /** From the first record's end (accounting on) to the last one's, in seconds. */
   wallSeconds: number;
+  /** The CPU the processes used in the run (each one's spread evenly over its life). */
   cpuSeconds: number;
+  /** What processes started before accounting used before it began: in no figure above. */
+  beforeCpuSeconds: number;
   processes: number;
   cores: number;
   groups: { name: string; cpuSeconds: number; processes: number }[];
@@ -82,13 +85,18 @@ export function cpuReport(
   const commands = new Map<string, { cpuSeconds: number; processes: number }>();
   const minutes = new Array<number>(Math.max(1, Math.ceil(wallSeconds / 60))).fill(0);
   let cpuSeconds = 0;
+  let beforeCpuSeconds = 0;
   for (const n of nodes) {
-    cpuSeconds += n.cpuSeconds;
+    // A process that began before the run counts with the part of its life inside the run.
+    const before = n.startedAt < start ? (n.cpuSeconds * (start - n.startedAt)) / n.elapsedSeconds : 0;
+    const cpu = n.cpuSeconds - before;
+    beforeCpuSeconds += before;
+    cpuSeconds += cpu;
     const group = groups.get(GROUPS.find((g) => g.matches(n))?.name ?? OTHER)!;
-    group.cpuSeconds += n.cpuSeconds;
+    group.cpuSeconds += cpu;
     group.processes += 1;
     const command = commands.get(n.command) ?? { cpuSeconds: 0, processes: 0 };
-    command.cpuSeconds += n.cpuSeconds;
+    command.cpuSeconds += cpu;
     command.processes += 1;
     commands.set(n.command, command);
     spread(minutes, n.startedAt - start, n.elapsedSeconds, n.cpuSeconds);
@@ -96,6 +104,7 @@ export function cpuReport(
   return {
     wallSeconds,
     cpuSeconds,
+    beforeCpuSeconds,
     processes: nodes.length,
     cores: options.cores,
     groups: [...groups]
@@ -118,7 +127,7 @@ function spread(minutes: number[], from: number, elapsed: number, cpu: number): 
     return;
   }
   const to = from + elapsed;
-  // What a process used before the run began is in the totals, not in any minute.
+  // What a process used before the run began is in no minute (nor in the totals).
   for (let i = Math.max(0, Math.floor(from / 60)); i < minutes.length && i * 60 < to; i++) {
     const overlap = Math.min(to, (i + 1) * 60) - Math.max(from, i * 60);
     minutes[i] = minutes[i]! + (cpu * overlap) / elapsed;
@@ -144,7 +153,10 @@ export function renderCpuReport(r: CpuReport): string {
   const lines = [
     `**${seconds(r.cpuSeconds)} CPU-s in ${(r.wallSeconds / 60).toFixed(1)} min, ${r.processes.toLocaleString("en-US")} processes:** ` +
       `${busy.toFixed(2)} of ${r.cores} cores busy on average (${percent(busy, r.cores)}). ` +
-      `On ${r.cores} cores with none idle this work takes ${(r.cpuSeconds / r.cores / 60).toFixed(1)} min.`,
+      `On ${r.cores} cores with none idle this work takes ${(r.cpuSeconds / r.cores / 60).toFixed(1)} min.` +
+      (r.beforeCpuSeconds >= 0.5
+        ? ` Left out: ${seconds(r.beforeCpuSeconds)} CPU-s that processes started earlier used before accounting began.`
+        : ""),
     "",
     "| kind of process | CPU-s | share | processes |",
     "| --- | ---: | ---: | ---: |",
