@@ -20,15 +20,17 @@ describe("StackLocks: what an interrupted update leaves on a file-backend stack"
     return path.join(lockDir(), name);
   };
   const files = (locks: { file: string }[]) => locks.map((l) => l.file).sort();
+  /** The locks as the bridge on "bridge-host" sees them, where only pid 100 runs. */
+  const locksOnBridgeHost = () =>
+    new StackLocks({
+      backendDir: root,
+      project: PROJECT,
+      hostname: "bridge-host",
+      alive: (pid) => pid === 100,
+    });
 
   describe("inspect: live and stale locks", () => {
-    const locks = () =>
-      new StackLocks({
-        backendDir: root,
-        project: PROJECT,
-        hostname: "bridge-host",
-        alive: (pid) => pid === 100,
-      });
+    const locks = locksOnBridgeHost;
 
     it("finds none without a file backend, or on a stack never locked", () => {
       writeLock("a.json", JSON.stringify({ pid: 200, hostname: "bridge-host" }));
@@ -137,13 +139,7 @@ describe("StackLocks: what an interrupted update leaves on a file-backend stack"
     };
     const log = (_level: "warn", msg: string, fields?: Record<string, unknown>) =>
       void warnings.push({ msg, fields });
-    const locks = () =>
-      new StackLocks({
-        backendDir: root,
-        project: PROJECT,
-        hostname: "bridge-host",
-        alive: (pid) => pid === 100,
-      });
+    const locks = locksOnBridgeHost;
     beforeEach(() => {
       calls = [];
       warnings = [];

@@ -30,10 +30,14 @@ const has = (tool: string) => spawnSync("bash", ["-c", `command -v ${tool}`], { 
 function ensureAcct(): void {
   if (has("accton") && has("dump-acct")) return;
   process.stderr.write("[ci-cpu] installing Debian's acct (accton, dump-acct)\n");
-  execFileSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "acct"], {
-    env: { ...env, DEBIAN_FRONTEND: "noninteractive" },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  const apt = (args: string[]) =>
+    execFileSync("apt-get", args, {
+      env: { ...env, DEBIAN_FRONTEND: "noninteractive" },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+  // A fresh machine has no package lists yet (scripts/setup.sh updates them the same way).
+  apt(["update", "-qq"]);
+  apt(["install", "-y", "-qq", "--no-install-recommends", "acct"]);
 }
 
 /** Runs the test command with accounting on into `file`; returns its exit status. */
