@@ -1,6 +1,6 @@
-// Lint rules from the layer table in architecture/layers.cjs (npm run lint runs them).
+// Lint rules from the layer table in test/architecture/layers.cjs (npm run lint runs them).
 "use strict";
-const { LAYERS, OUTSIDE, IMPURE_MODULES, either, bands } = require("./architecture/layers.cjs");
+const { LAYERS, OUTSIDE, IMPURE_MODULES, either, bands } = require("./test/architecture/layers.cjs");
 
 const layerRules = LAYERS.map((layer, i) => {
   const { below, own, above } = bands(i);
@@ -76,14 +76,14 @@ const pureRules = LAYERS.flatMap((layer, i) => {
   ];
 });
 
-// composition-function/ stands outside the layers: its image holds that folder and its packages
-// only (local-clusters/images/function-image.ts), and its tests check it against the compositions.
-const FUNCTION_DIR = "^composition-function/";
+// programs/composition-function/ stands outside the layers: its image holds that folder and its packages
+// only (host/local-clusters/images/function-image.ts), and its tests check it against the compositions.
+const FUNCTION_DIR = "^programs/composition-function/";
 const compositionFunctionRules = [
   {
     name: "composition-function-self-contained",
     comment:
-      "composition-function/ imports only its own modules (and packages): its image holds nothing else",
+      "programs/composition-function/ imports only its own modules (and packages): its image holds nothing else",
     severity: "error",
     from: { path: FUNCTION_DIR, pathNot: OUTSIDE },
     to: { pathNot: FUNCTION_DIR, dependencyTypes: ["local"] },
@@ -91,7 +91,7 @@ const compositionFunctionRules = [
   {
     name: "composition-function-tests",
     comment:
-      "composition-function/'s tests import it and what they check it against: lib/, network/registry.ts and a8s's objects as the tests stand them in (test/helpers/a8s-stand-in.ts)",
+      "programs/composition-function/'s tests import it and what they check it against: lib/, network/registry.ts and a8s's objects as the tests stand them in (test/helpers/a8s-stand-in.ts)",
     severity: "error",
     from: { path: `${FUNCTION_DIR}.*${OUTSIDE}` },
     to: {
@@ -125,7 +125,7 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     // test/fixtures/direct-implementation is checked where it belongs, in a copy (test/e2e/plugin-seam.test.ts).
     exclude: {
-      path: "(^|/)(node_modules|provider/sdk|test/sdk|test/fixtures/direct-implementation|\\.klutch|\\.pulumi|bin)/",
+      path: "(^|/)(node_modules|\\.klutch|\\.pulumi|bin)/|^(sdk|test/sdk|test/fixtures/direct-implementation)/",
     },
     includeOnly: { path: "\\.ts$|^node_modules|^(node:)?[a-z_/]+$" },
     tsConfig: { fileName: "tsconfig.json" },

@@ -1,26 +1,26 @@
 // ESLint flat config: TypeScript's type-aware rules plus the Pulumi plugin's
 // rules, which catch Outputs interpolated into plain template strings. Which folder may import
-// which, and which folders are pure, is dependency-cruiser's (architecture/layers.cjs).
+// which, and which folders are pure, is dependency-cruiser's (test/architecture/layers.cjs).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import pulumi from "@pulumi/eslint-plugin";
 
 export default tseslint.config(
   {
-    // provider/sdk: the klutch provider's SDKs, generated (npm run provider:sdks); test/sdk: the
+    // sdk: the klutch provider's SDKs, generated (npm run provider:sdks); test/sdk: the
     // programs on them, compiled against the built SDKs by their test (not in tsconfig.json).
     ignores: [
       "node_modules/**",
       "bin/**",
       ".pulumi/**",
       ".klutch/**",
-      "provider/sdk/**",
+      "sdk/**",
       "test/sdk/**",
       // Linted in the copy where it is network/direct/ (test/e2e/plugin-seam.test.ts).
       "test/fixtures/direct-implementation/**",
       "eslint.config.mjs",
       ".dependency-cruiser.cjs",
-      "architecture/layers.cjs",
+      "test/architecture/layers.cjs",
     ],
   },
   js.configs.recommended,
@@ -53,7 +53,7 @@ export default tseslint.config(
   },
   {
     // The TypeScript loader is plain CommonJS: Node.js loads it before any TypeScript can run.
-    files: ["scripts/*.cjs"],
+    files: ["host/scripts/*.cjs"],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       sourceType: "commonjs",

@@ -2,9 +2,9 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { klutchProgram } from "../program";
-import { ExistingCluster } from "./clusters/existing-cluster";
-import { LocalCluster } from "./clusters/local-cluster";
+import { klutchProgram } from "../programs/stack/program";
+import { ExistingCluster } from "../clusters/existing-cluster";
+import { LocalCluster } from "../clusters/local-cluster";
 import { fakeLocalStateDir } from "../test/helpers/kubeconfig";
 import { mockPulumi, valueOf, settle, SECRET_SIG, SECRET_MARKER } from "../test/helpers/mocks";
 

@@ -1,10 +1,10 @@
-import { TeardownDrain } from "../dynamic-providers/teardown-drain";
+import { TeardownDrain } from "../providers/dynamic/teardown-drain";
 import { A8sNetworkBindings } from "./dataservices/a8s-network-bindings";
 import { LocalDataServices } from "./dataservices/local-data-services";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { CrossplaneSource } from "../automation/crossplane-source";
-import type { EnvironmentConfig } from "../config/schema";
+import type { CrossplaneSource } from "../host/automation/crossplane-source";
+import type { EnvironmentConfig } from "./config/schema";
 import type { BridgePlan } from "../lib/bridge/bridge-plan";
 import { SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import type { AnyninesCredentials } from "../lib/crossplane/credentials";
@@ -15,7 +15,7 @@ import type { KlutchBindBackend } from "./bind/bind-backend";
 import type { ExportedApi } from "./bind/exported-api";
 import type { OidcProvider } from "./bind/oidc-provider";
 import type { BridgeDeployment } from "./bridge/bridge-deployment";
-import type { ClusterAccess } from "./clusters/types";
+import type { ClusterAccess } from "../clusters/types";
 import { NetworkConnectorApi } from "./connector-api/connector-api";
 import { Crossplane } from "./crossplane/crossplane";
 import { bindPart } from "./environment-parts/bind";
@@ -35,7 +35,7 @@ export interface EnvironmentSecrets {
 }
 
 export interface KlutchEnvironmentArgs {
-  /** The validated environment config (config/validate.ts). */
+  /** The validated environment config (components/config/validate.ts). */
   config: EnvironmentConfig;
   /** Secret settings, already Pulumi secrets. */
   secrets?: EnvironmentSecrets;

@@ -2,10 +2,10 @@ import { spawnSync } from "node:child_process";
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { NODE_TYPESCRIPT_ARGS } from "../automation/toolchain";
-import { appCluster } from "../config/schema";
-import { KLUTCH_PACKAGE } from "../provider/catalog";
-import { CONSTRUCTORS } from "../provider/constructors";
+import { NODE_TYPESCRIPT_ARGS } from "../host/automation/toolchain";
+import { appCluster } from "../components/config/schema";
+import { KLUTCH_PACKAGE } from "../programs/klutch-provider/catalog";
+import { CONSTRUCTORS } from "../programs/klutch-provider/constructors";
 import { bridgeSettings } from "./plugins/bridge-settings";
 import { bridgeProgramOf } from "./plugins/bridge-programs";
 import {
@@ -35,7 +35,7 @@ describe("network implementation registry", () => {
     }
   });
 
-  it("lets the default implementation be chosen by its name alone (config/schema.ts's default)", () => {
+  it("lets the default implementation be chosen by its name alone (components/config/schema.ts's default)", () => {
     assert.ok(networkConnector.safeParse({ implementation: IMPLEMENTATIONS[0].name }).success);
   });
 
@@ -87,7 +87,7 @@ describe("network implementation registry", () => {
       if (!surface) continue;
       withSurface.push(i.name);
       for (const c of surface.components) {
-        assert.ok(served.has(c.token), `${i.name}: ${c.token} is not in provider/catalog.ts`);
+        assert.ok(served.has(c.token), `${i.name}: ${c.token} is not in programs/klutch-provider/catalog.ts`);
         assert.equal(CONSTRUCTORS[c.token], surface.constructors[c.token], `${i.name}: ${c.token}`);
       }
       for (const token of Object.keys(surface.types)) assert.ok(KLUTCH_PACKAGE.types[token], token);
@@ -98,7 +98,7 @@ describe("network implementation registry", () => {
   it("loading the registry and the config schema loads no Pulumi module: the specs' Pulumi sides load when asked", () => {
     const script = [
       'require("./network/registry");',
-      'require("./config/schema");',
+      'require("./components/config/schema");',
       "const loaded = Object.keys(require.cache).filter((f) => /node_modules\\/@pulumi\\//.test(f));",
       "process.stdout.write(JSON.stringify(loaded));",
     ].join("\n");
@@ -116,7 +116,7 @@ describe("network implementation registry", () => {
         ...NODE_TYPESCRIPT_ARGS,
         "-e",
         script.replace(
-          'require("./config/schema");',
+          'require("./components/config/schema");',
           'require("./network/registry").IMPLEMENTATIONS[0].pulumi.bridge();',
         ),
       ],

@@ -4,8 +4,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { AppClusterBinding } from "./app-cluster-binding";
 import { boundApis, clusterId } from "../../lib/bind/app-cluster-plan";
-import { environmentSchema } from "../../config/schema";
-import { klutchProgram } from "../../program";
+import { environmentSchema } from "../config/schema";
+import { klutchProgram } from "../../programs/stack/program";
 import { fakeLocalStateDir } from "../../test/helpers/kubeconfig";
 import {
   isSecretEnvelope,

@@ -21,7 +21,7 @@ import {
 import { bindingCrdFor } from "../../lib/bind/crds";
 import { konnectorClusterRoleRules, konnectorRoleRules } from "../../lib/bind/rbac";
 import type { BindRelease } from "../../lib/bind/upstream/release";
-import { ExportRequest } from "../../dynamic-providers/export-request";
+import { ExportRequest } from "../../providers/dynamic/export-request";
 
 export interface AppClusterBindingArgs {
   /** The app cluster's name in the environment config. */

@@ -14,7 +14,7 @@ import {
 import { bindCrds } from "../../lib/bind/crds";
 import { backendClusterRoleRules } from "../../lib/bind/rbac";
 import { releaseImages } from "../../lib/bind/upstream/release";
-import { RandomKey } from "../../dynamic-providers/random-key";
+import { RandomKey } from "../../providers/dynamic/random-key";
 
 export interface KlutchBindBackendArgs {
   /** The control plane's Kubernetes provider. */

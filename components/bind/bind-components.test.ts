@@ -5,9 +5,9 @@ import { parse } from "yaml";
 import { KlutchBindBackend, type KlutchBindBackendArgs } from "./bind-backend";
 import { OidcProvider } from "./oidc-provider";
 import { backendUrls } from "../../lib/bind/backend-plan";
-import { environmentSchema } from "../../config/schema";
-import { klutchProgram } from "../../program";
-import { randomKeyProvider } from "../../dynamic-providers/random-key";
+import { environmentSchema } from "../config/schema";
+import { klutchProgram } from "../../programs/stack/program";
+import { randomKeyProvider } from "../../providers/dynamic/random-key";
 import { fakeLocalStateDir } from "../../test/helpers/kubeconfig";
 import {
   isSecretEnvelope,

@@ -9,7 +9,7 @@ import {
   DEX_TELEMETRY_PORT,
   renderDexConfig,
 } from "../../lib/oidc/dex-config";
-import { RandomKey } from "../../dynamic-providers/random-key";
+import { RandomKey } from "../../providers/dynamic/random-key";
 
 export interface OidcProviderArgs {
   /** The control plane's Kubernetes provider (Dex runs there); unused for Keycloak, which runs elsewhere. */

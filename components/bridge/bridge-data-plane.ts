@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { renderConsumerKubeconfig } from "../../lib/bind/app-cluster-plan";
 import { dataPlaneInstanceRules, dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
-import { tokenIdentity } from "../clusters/token-identity";
+import { tokenIdentity } from "../../clusters/token-identity";
 
 export interface BridgeDataPlaneArgs {
   /** The data-service cluster's Kubernetes provider (where the proxies run). */

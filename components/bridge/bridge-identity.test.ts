@@ -5,8 +5,8 @@ import * as os from "node:os";
 import * as nodePath from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import { BridgeIdentity } from "./bridge-identity";
-import { BridgeMetrics } from "../../bridge/metrics";
-import { findOrphans, instanceMarker, markerAlive, INSTANCE_ENV } from "../../bridge/orphans";
+import { BridgeMetrics } from "../../programs/bridge/metrics";
+import { findOrphans, instanceMarker, markerAlive, INSTANCE_ENV } from "../../programs/bridge/orphans";
 import {
   BRIDGE_FINALIZER,
   backoffDelay,

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { PackagePause } from "../../dynamic-providers/package-pause";
-import { PackagePush } from "../../dynamic-providers/package-push";
+import { PackagePause } from "../../providers/dynamic/package-pause";
+import { PackagePush } from "../../providers/dynamic/package-push";
 import {
   configurationPackageYaml,
   packageTag,

@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { CrossplaneWebhookConfigurations } from "../../dynamic-providers/crossplane-webhooks";
+import { CrossplaneWebhookConfigurations } from "../../providers/dynamic/crossplane-webhooks";
 import {
   AnyninesService,
   Manifest,
@@ -78,7 +78,7 @@ export interface CrossplaneArgs {
   localPackages?: LocalPackages;
   /**
    * Admin kubeconfig of the cluster (a secret). Given, the webhook configurations Crossplane
-   * writes for itself are removed after it on a destroy (dynamic-providers/crossplane-webhooks.ts).
+   * writes for itself are removed after it on a destroy (providers/dynamic/crossplane-webhooks.ts).
    */
   kubeconfig?: pulumi.Input<string>;
   labels: Record<string, string>;

@@ -12,7 +12,7 @@ import type * as pulumi from "@pulumi/pulumi";
  * finalise with those very rights. Background propagation lets Crossplane's own ordered
  * teardown (offered/definition reconcilers: claims, then XRs, then the CRDs) run first.
  *
- * The teardown drain (dynamic-providers/teardown-drain.ts) empties the XRD before this delete
+ * The teardown drain (providers/dynamic/teardown-drain.ts) empties the XRD before this delete
  * runs; the bounded timeout turns a regression into a prompt error instead of 10 minutes.
  * Both settings act from the state, so they hold from the `up` after they were introduced.
  */

@@ -1,12 +1,12 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { EnvironmentConfig } from "../../config/schema";
+import type { EnvironmentConfig } from "../config/schema";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
 import { AppClusterBinding } from "../bind/app-cluster-binding";
 import { KlutchBindBackend } from "../bind/bind-backend";
 import { ExportedApi } from "../bind/exported-api";
 import { OidcProvider } from "../bind/oidc-provider";
-import type { ClusterAccess } from "../clusters/types";
+import type { ClusterAccess } from "../../clusters/types";
 import type { EnvironmentPlan } from "../plan/environment-plan";
 
 export interface BindPartArgs {

@@ -1,5 +1,5 @@
 import type * as pulumi from "@pulumi/pulumi";
-import type { EnvironmentConfig } from "../../config/schema";
+import type { EnvironmentConfig } from "../config/schema";
 import {
   LEADER_LEASE,
   SETTINGS_CONFIGMAP,
@@ -13,7 +13,7 @@ import { BridgeDataPlane } from "../bridge/bridge-data-plane";
 import { BridgeDeployment } from "../bridge/bridge-deployment";
 import { BridgeIdentity } from "../bridge/bridge-identity";
 import { BridgeSettings } from "../bridge/bridge-settings";
-import type { ClusterAccess } from "../clusters/types";
+import type { ClusterAccess } from "../../clusters/types";
 import type { EnvironmentPlan } from "../plan/environment-plan";
 
 export interface BridgePartArgs {

@@ -1,15 +1,15 @@
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { localKubeconfigPath } from "../../config/validate";
-import type { EnvironmentConfig } from "../../config/schema";
+import { localKubeconfigPath } from "../config/validate";
+import type { EnvironmentConfig } from "../config/schema";
 import type { ClusterConfig } from "../../lib/config/schema";
 import type { NamespacePlan } from "../../lib/environment-plan";
-import { AwsCluster } from "../clusters/aws/aws-cluster";
-import { ExistingCluster } from "../clusters/existing-cluster";
-import { LocalCluster } from "../clusters/local-cluster";
-import { OpenstackCluster } from "../clusters/openstack/openstack-cluster";
-import type { ClusterAccess } from "../clusters/types";
+import { AwsCluster } from "../../clusters/aws/aws-cluster";
+import { ExistingCluster } from "../../clusters/existing-cluster";
+import { LocalCluster } from "../../clusters/local-cluster";
+import { OpenstackCluster } from "../../clusters/openstack/openstack-cluster";
+import type { ClusterAccess } from "../../clusters/types";
 
 /** One cluster of the environment, as its infrastructure stands it up or adopts it. */
 export function clusterAccess(

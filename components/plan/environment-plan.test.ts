@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { environmentSchema } from "../../config/schema";
+import { environmentSchema } from "../config/schema";
 import type { CrossplanePlan } from "../../lib/crossplane/crossplane-plan";
 import { planEnvironment } from "./environment-plan";
 import { KLUTCH_FUNCTION } from "../../lib/connector-api/compositions";

@@ -1,4 +1,4 @@
-import type { EnvironmentConfig } from "../../config/schema";
+import type { EnvironmentConfig } from "../config/schema";
 import { boundApis } from "../../lib/bind/app-cluster-plan";
 import { backendUrls, type BackendUrls } from "../../lib/bind/backend-plan";
 import { releaseImages } from "../../lib/bind/upstream/release";

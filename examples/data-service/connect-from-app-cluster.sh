@@ -10,8 +10,8 @@ ns="${2:-cluster-app-1}"
 app="${3:-app-1}"
 secret="${binding}-credentials"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-eval "$(bash "$ROOT/scripts/toolchain.sh" env --local-stack)"
-node() { bash "$ROOT/scripts/node.sh" node "$@"; }
+eval "$(bash "$ROOT/host/scripts/toolchain.sh" env --local-stack)"
+node() { bash "$ROOT/host/scripts/node.sh" node "$@"; }
 # The PostgreSQL image the app cluster's node imported (nothing can be pulled on a local node).
 image=$(node -p 'require(process.argv[1]).images.postgres' "${KLUTCH_LOCAL_DIR:-$ROOT/.klutch/local}/$app/node/node.json")
 kubectl --context "$app" create namespace data-consumer --dry-run=client -o yaml | kubectl --context "$app" apply -f - >/dev/null

@@ -10,7 +10,7 @@ import {
   renderConsumerKubeconfig,
   serviceBindingSpec,
 } from "./app-cluster-plan";
-import { environmentSchema } from "../../config/schema";
+import { environmentSchema } from "../../components/config/schema";
 
 const exported = environmentSchema.parse({
   environment: "t",

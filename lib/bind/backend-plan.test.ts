@@ -4,7 +4,7 @@ import { backendFlags, backendUrls } from "./backend-plan";
 import { clusterEndpoint } from "./cluster-endpoint";
 import { exportTemplateManifest } from "./export-template";
 import type { EnvironmentConfig } from "../config/schema";
-import { environmentSchema } from "../../config/schema";
+import { environmentSchema } from "../../components/config/schema";
 import { renderDexConfig } from "../oidc/dex-config";
 
 function config(extra: Record<string, unknown> = {}): EnvironmentConfig {

@@ -13,7 +13,7 @@ import {
   type PolicyRule,
 } from "./rbac";
 import { BIND_RELEASES, DEFAULT_BIND_RELEASE, releaseImages } from "./upstream/release";
-import { environmentSchema } from "../../config/schema";
+import { environmentSchema } from "../../components/config/schema";
 
 const exported = environmentSchema.parse({
   environment: "t",

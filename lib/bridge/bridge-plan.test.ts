@@ -5,8 +5,8 @@ import { parse } from "yaml";
 import { PUBLISHED_BRIDGE_IMAGE } from "./bridge-plan";
 import { dataPlaneNodeRules, dataPlaneRules } from "./rbac";
 import { renderIssues } from "../config/messages";
-import { validateEnvironment } from "../../config/validate";
-import { klutchProgram } from "../../program";
+import { validateEnvironment } from "../../components/config/validate";
+import { klutchProgram } from "../../programs/stack/program";
 import {
   fakeKubeconfig,
   fakeLocalStateDir,

@@ -1,6 +1,6 @@
 /**
  * Recovery from an unreadable stack checkpoint of the Pulumi file ("diy") backend. Pure: the
- * rules only; bridge/checkpoint.ts reads and writes the files.
+ * rules only; programs/bridge/checkpoint.ts reads and writes the files.
  *
  * Where the file backend of Pulumi 3.248 keeps a stack (pkg/backend/diy/store.go, state.go
  * and backend.go at tag v3.248.0):

@@ -3,7 +3,7 @@
  * mounts and the checks on its arguments. Pure, so the unit tests pin them.
  */
 
-/** The uid the bridge image runs as (local-clusters/images/bridge-image.ts). */
+/** The uid the bridge image runs as (host/local-clusters/images/bridge-image.ts). */
 export const BRIDGE_UID = 65532;
 
 export const BRIDGE_PATHS = {
@@ -16,7 +16,7 @@ export const BRIDGE_PATHS = {
 /**
  * Where the groups' Pulumi state lives. Every replica must see the same state: the standby that
  * takes the Lease continues the stacks the old leader wrote (their resources, its ports, its
- * pending operations; bridge/checkpoint.ts repairs what a killed engine left).
+ * pending operations; programs/bridge/checkpoint.ts repairs what a killed engine left).
  * - `hostPath`: a directory on the node, the file backend in it. Right for a local cluster,
  *   whose one node runs both replicas; nothing here provisions volumes, so a PVC would stay
  *   Pending. On a multi-node cluster each node would have its own directory: use `backend`.
@@ -73,7 +73,7 @@ export function bridgeDeploymentProblem(a: {
 /** The problem as one line: `replicas 0 must be …`. */
 export const describeProblem = (p: BridgeDeploymentProblem): string => `${p.field} ${p.message}`;
 
-/** The bridge's command line in the pod (after the image's entry point, bridge/main.js). */
+/** The bridge's command line in the pod (after the image's entry point, programs/bridge/main.js). */
 export function bridgeArgs(a: { opsPort: number; state: BridgeState; flags: string[] }): string[] {
   return [
     "--leader-elect",

@@ -3,11 +3,11 @@
  * NodePort Service listens on every node (kube-proxy's default `nodePortAddresses`), so any
  * node an app cluster can reach serves it; the cluster-local Service name the proxy reports
  * otherwise resolves only inside the data-service cluster, never in an app cluster. Pure: the
- * bridge lists the nodes (bridge/data-plane-nodes.ts).
+ * bridge lists the nodes (programs/bridge/data-plane-nodes.ts).
  *
  * The address types are the kubelet's and cloud controllers' (core/v1 NodeAddress: InternalIP,
  * ExternalIP, InternalDNS, ExternalDNS, Hostname); a local node's kubelet reports its
- * `--node-ip` as InternalIP (local-clusters/node/config.ts).
+ * `--node-ip` as InternalIP (host/local-clusters/node/config.ts).
  */
 
 import { isReady } from "../kube/owner-conditions";

@@ -87,8 +87,8 @@ export function dataPlaneRules(
 /**
  * The data-plane identity's one cluster-wide right, given only where some app cluster's proxy
  * is a NodePort Service: listing nodes, for the node address such a proxy reports to its
- * consumers (lib/bridge/node-host.ts): bridge/data-plane-nodes.ts lists them on each of such a
- * group's runs, and bridge/node-watch.ts every --node-poll seconds while there is one.
+ * consumers (lib/bridge/node-host.ts): programs/bridge/data-plane-nodes.ts lists them on each of such a
+ * group's runs, and programs/bridge/node-watch.ts every --node-poll seconds while there is one.
  */
 export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   return [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }];
@@ -98,7 +98,7 @@ export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]
  * The data-plane identity's cluster-wide reads where some app cluster's proxy uses the kernel
  * hop (network/proxy/kernel-path.ts): the instance Service a path names (`get`, for its port's
  * name) and its EndpointSlices (`list` by the `kubernetes.io/service-name` label), read by
- * bridge/instance-backends.ts before each such group's run and on each poll. Instances live in
+ * programs/bridge/instance-backends.ts before each such group's run and on each poll. Instances live in
  * their own namespaces, so these cannot be namespaced; reads only.
  */
 export function dataPlaneInstanceRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {

@@ -117,7 +117,7 @@ export function failedStatus(
 }
 
 /**
- * The Event that reports a path's new status (see bridge/events.ts): Normal PathReady when it
+ * The Event that reports a path's new status (see programs/bridge/events.ts): Normal PathReady when it
  * works, else a Warning with the reason its Ready (or Synced) condition gives.
  */
 export function statusEvent(status: NonNullable<NetworkPathObject["status"]>): {

@@ -7,9 +7,9 @@ import { DNS_LABEL, DNS_LABEL_RULE } from "../net/dns";
  * The environment config model: one object per stack, read from the `klutch:` config
  * namespace. This file holds the shape of each setting. It knows no network implementation:
  * an app cluster's `networkConnector` is any object with an `implementation` here, and
- * config/schema.ts puts the registry's union of the implementations' schemas in its place
+ * components/config/schema.ts puts the registry's union of the implementations' schemas in its place
  * (each in network/<implementation>/model/config.ts). Rules that relate several settings
- * (unique names, CIDR overlaps) live in config/validate.ts. Every problem is reported in one pass.
+ * (unique names, CIDR overlaps) live in components/config/validate.ts. Every problem is reported in one pass.
  */
 
 export const INFRASTRUCTURES = ["local", "existing", "aws", "openstack"] as const;
@@ -151,7 +151,7 @@ export const controlPlaneCluster = z
 
 /**
  * What every implementation's settings share. Code here sees an app cluster's connector as
- * this; config/schema.ts gives the precise union, and an implementation reads its own
+ * this; components/config/schema.ts gives the precise union, and an implementation reads its own
  * settings through its schema.
  */
 export const anyNetworkConnector = z.object({ implementation: z.string().min(1) }).passthrough();
@@ -423,7 +423,7 @@ export const DEFAULT_EXPORTED_APIS: z.input<typeof exportedApi>[] = [
 
 /**
  * Every setting of the `klutch:` namespace (keys without the namespace), with the app
- * clusters' `networkConnector` as the given schema: config/schema.ts passes the registry's
+ * clusters' `networkConnector` as the given schema: components/config/schema.ts passes the registry's
  * union, with the registry's default implementation.
  */
 export function environmentSchemaWith<C extends z.ZodTypeAny>(networkConnector: C) {

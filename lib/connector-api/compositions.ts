@@ -10,7 +10,7 @@ import {
  * Compositions of XTCPConnection, each written once as a model and rendered in two forms:
  * Pipeline mode, and the legacy Resources mode (for a Crossplane 1.x core that runs no function
  * pods: a local core as a process). The Pipeline step is function-patch-and-transform (Klutch's
- * pin, where packages can be pulled) or Klutch's own function (composition-function/, installed
+ * pin, where packages can be pulled) or Klutch's own function (programs/composition-function/, installed
  * from the local registry on local nodes), which takes the same resources and patches.
  */
 
@@ -141,7 +141,7 @@ export const PATCH_AND_TRANSFORM: PipelineFunction = {
 };
 
 /**
- * Klutch's composition function (composition-function/input.ts): the subset of
+ * Klutch's composition function (programs/composition-function/input.ts): the subset of
  * function-patch-and-transform's `Resources` these compositions use, under its own group.
  */
 export const KLUTCH_FUNCTION: PipelineFunction = {

@@ -4,7 +4,7 @@ import { stringify } from "yaml";
 /**
  * Crossplane Configuration packages, rendered here: the package stream (`package.yaml`) and the
  * OCI documents that carry it. Pure: the caller packs the layer and talks to the registry
- * (dynamic-providers/package-push.ts).
+ * (providers/dynamic/package-push.ts).
  *
  * What Crossplane's package manager reads, from its source (crossplane v1.20.9):
  * - internal/controller/pkg/revision/imageback.go: the manifest's one layer annotated

@@ -39,7 +39,7 @@ const nodeState = (images: Record<string, string>, registry: string | undefined 
     images,
     ...(registry ? { registry } : {}),
   });
-/** What `npm run clusters -- up` leaves in the registry's directory (local-clusters/packages). */
+/** What `npm run clusters -- up` leaves in the registry's directory (host/local-clusters/packages). */
 const PUBLISHED = {
   "/state/.registry/packages.json": JSON.stringify({
     "function-klutch": { repository: "klutch/function-klutch", tag: "v0.1.0-g0a1b2c3d4e5f" },

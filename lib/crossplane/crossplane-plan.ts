@@ -19,7 +19,7 @@ import { readLocalPackages, type LocalPackages } from "../local/packages";
  *
  * On local clusters the chart and CRDs come from the toolchain (no chart repository is
  * reachable). Of the packages, only the project's own can be had: `npm run clusters -- up`
- * publishes them to the local registry (local-clusters/registry), from which a node's Crossplane
+ * publishes them to the local registry (host/local-clusters/registry), from which a node's Crossplane
  * installs them (`packages`). Upstream's packages cannot be pulled, so no ProviderConfig is
  * installed; a core without a node (`process`) runs no function pods, so its compositions are
  * rendered without functions.
@@ -49,7 +49,7 @@ export type CrossplaneRun =
  * composite waits for, the bridge announces at once (compositeNudge, readiness-relay.ts), so
  * the poll only bounds how late a Ready XR sees a change nobody announced. The one such change
  * a user waits for locally is a deleted binding: the local backend drops its role when the
- * instance's next reconcile sees it gone (composition-function/binding-roles.ts), within a
+ * instance's next reconcile sees it gone (programs/composition-function/binding-roles.ts), within a
  * poll. 30 s keeps that short. A 5 s poll made every Ready XR compose again every 5 s, about
  * ten API requests each (its composed resources, itself, its claim, events): with the 100
  * connections of bridge.test.ts that kept the control plane's API server near half a core,

@@ -48,7 +48,7 @@ export interface PackageOptions {
    * Turn on provider-kubernetes' `watches` feature (its ENABLE_WATCHES environment variable,
    * cmd/provider/main.go at v0.18.0), which honours `spec.watch` on Objects. Alpha upstream, so
    * only where Klutch's local data services compose Objects that ask for it
-   * (composition-function/kubernetes-object.ts): the local stack.
+   * (programs/composition-function/kubernetes-object.ts): the local stack.
    */
   providerKubernetesWatches?: boolean;
 }
@@ -112,7 +112,7 @@ export function packageManifests(
       metadata: { name: DATASERVICES_CONFIGURATION_NAME, labels },
       spec: { package: refs.dataservicesConfiguration },
     },
-    // Under the name its compositions' functionRef gives (composition-function/input.ts).
+    // Under the name its compositions' functionRef gives (programs/composition-function/input.ts).
     ...(refs.functionKlutch
       ? [
           {

@@ -3,7 +3,7 @@ import { A8S_POSTGRESQL, A8S_SERVICE_BINDING, DATASERVICES_GROUP } from "./xrds"
 
 /**
  * The data-service compositions this project renders, all Pipeline mode with Klutch's function
- * (composition-function/, steps by input kind):
+ * (programs/composition-function/, steps by input kind):
  *
  * - the local backend, a stand-in for a8s where a8s cannot run (local clusters): under a8s's own
  *   composition names, because upstream's XRD admits PostgreSQL services and plans only for
@@ -11,7 +11,7 @@ import { A8S_POSTGRESQL, A8S_SERVICE_BINDING, DATASERVICES_GROUP } from "./xrds"
  *   An instance is PostgreSQL as a Deployment with a Service and an admin Secret, from the node's
  *   image; a binding is a login role made by a pod and a Secret with a8s's keys (`username`,
  *   `password`, `database`, `instance_service`), all through provider-kubernetes Objects. The
- *   instance drops the roles of bindings that are gone (composition-function/binding-roles.ts).
+ *   instance drops the roles of bindings that are gone (programs/composition-function/binding-roles.ts).
  * - the network-aware binding (the seed's TODO, `compositionRef: a8s-servicebinding-network`): the
  *   same binding, plus one XTCPConnection to the instance's host and port, and the claim's
  *   Secret with the binding's keys and `host`/`port` of the connection's path; one more per
@@ -106,7 +106,7 @@ export function networkServiceBindingComposition(
 /**
  * The network-aware binding where a8s serves the instances (a cloud control plane with
  * anynines' Configuration): a8s's own ServiceBinding as upstream's `a8s-servicebinding` makes it,
- * its credentials read back from the Secret a8s writes (composition-function/a8s-binding.ts),
+ * its credentials read back from the Secret a8s writes (programs/composition-function/a8s-binding.ts),
  * then the same connection step as the local backend's.
  */
 export function a8sNetworkServiceBindingComposition(

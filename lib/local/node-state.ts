@@ -3,7 +3,7 @@ import { nodeLink } from "./network";
 
 /**
  * What a local cluster's node was started with, as `npm run clusters -- up` keeps it in
- * `<cluster dir>/node/node.json` (local-clusters/node/node.ts writes it at each start, so a
+ * `<cluster dir>/node/node.json` (host/local-clusters/node/node.ts writes it at each start, so a
  * restart reuses its addresses). The Pulumi program reads it too: the image references in it
  * are the ones the node's containerd imported, the only images its pods can run (nothing can
  * be pulled here). Pure: the caller reads the file.
@@ -20,7 +20,7 @@ export interface NodeState {
   images: Record<string, string>;
   /**
    * The local package registry as this node and its pods reach it, `<host end>:<port>`
-   * (local-clusters/registry): absent for a node started without one.
+   * (host/local-clusters/registry): absent for a node started without one.
    */
   registry?: string;
 }

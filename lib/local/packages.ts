@@ -1,20 +1,20 @@
 import * as path from "node:path";
 
 /**
- * The project's own Crossplane packages on the local registry (local-clusters/registry), as
+ * The project's own Crossplane packages on the local registry (host/local-clusters/registry), as
  * `npm run clusters -- up` publishes them and the environment stack installs them. Pure: the
  * caller passes the file reader.
  */
 
-/** Klutch's composition function (composition-function/), its package root and repository. */
+/** Klutch's composition function (programs/composition-function/), its package root and repository. */
 export const FUNCTION_PACKAGE = {
   name: "function-klutch",
-  packageRoot: "composition-function/package",
+  packageRoot: "programs/composition-function/package",
   repository: "klutch/function-klutch",
 } as const;
 
 /**
- * provider-kubernetes at Klutch's pinned version (toolchain/versions.env), built by the toolchain
+ * provider-kubernetes at Klutch's pinned version (host/toolchain/versions.env), built by the toolchain
  * and published under upstream's version.
  */
 export const PROVIDER_KUBERNETES_PACKAGE = {

@@ -4,7 +4,7 @@
  * flags copied by hand (issue: the operator had to copy six flags from the Deployment).
  *
  * The pod's arguments are the bridge's own flags (lib/bridge/deployment.ts bridgeArgs). Those
- * the preview shares (bridge/target-options.ts, and --backend, --slot-size,
+ * the preview shares (programs/bridge/target-options.ts, and --backend, --slot-size,
  * --max-ports-per-group, --settings) carry over as they are; paths inside the pod are replaced
  * by where the same files are on this machine; flags only the running bridge has (leader
  * election, ops server, in-cluster config) are left out.

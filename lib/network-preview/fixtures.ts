@@ -3,7 +3,7 @@ import type { PreviewInput } from "./model";
 import { estimateCost, withTraffic } from "./cost";
 
 /**
- * Scenario inputs for the unit tests and their golden files: what network-preview/ gathers
+ * Scenario inputs for the unit tests and their golden files: what programs/network-preview/ gathers
  * from engine previews, written out by hand. Their URNs follow the bridge's group stacks
  * (project klutch-network-paths) and the environment stack (project klutch).
  */

@@ -21,7 +21,7 @@ import {
  * The pure half of the network preview: from what the engine said (hops, endpoints before
  * and after, exposure rules, port assignments) to the report — risk per connection, what
  * widens, which ports move, the blast radius and the exit grade. Nothing here runs an
- * engine; network-preview/ gathers the input from real previews.
+ * engine; programs/network-preview/ gathers the input from real previews.
  */
 
 export interface ConnectionInput {

@@ -2,7 +2,7 @@ import { isSecretEnvelope, SECRET_MARKER, SECRET_SIG } from "../pulumi-secret";
 
 /**
  * What the klutch plugin does to the properties of the resources it serves itself
- * (provider/internal-resources.ts) so that their CRUD, written as `pulumi.dynamic` providers,
+ * (programs/klutch-provider/internal-resources.ts) so that their CRUD, written as `pulumi.dynamic` providers,
  * sees exactly what the engine's dynamic-provider host would have given it. Pure.
  *
  * The plugin's server accepts secrets (@pulumi/pulumi provider/server.ts `configure`:

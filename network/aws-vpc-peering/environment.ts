@@ -1,5 +1,5 @@
 import { formatPath } from "../../lib/config/messages";
-import { AwsCluster } from "../../components/clusters/aws/aws-cluster";
+import { AwsCluster } from "../../clusters/aws/aws-cluster";
 import type { EnvironmentBuilder } from "../contract/environment-context";
 import type { AwsVpcPeeringConnectorConfig } from "./model/config";
 import { VpcPeering } from "./vpc-peering";

@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { PeeringConnectionInput, planPeering } from "./model/peering-plan";
-import { RouteTableRef } from "../../components/clusters/aws/vpc";
+import { RouteTableRef } from "../../clusters/aws/vpc";
 
 export interface VpcPeeringSide {
   /** Where errors point, e.g. `klutch:appClusters[0]`. */

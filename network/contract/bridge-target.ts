@@ -5,7 +5,7 @@ import type { Exposure } from "./exposure";
 /**
  * Where the bridge builds a group's path (a consumer namespace and implementation): this
  * machine, or the data-service cluster. The fields besides `settings` are the bridge's own
- * flags (bridge/target-options.ts); an implementation's spec may overlay them with its settings
+ * flags (programs/bridge/target-options.ts); an implementation's spec may overlay them with its settings
  * (`bridgeSettings.applyToTarget`, as the proxy does with its Service type and ports).
  */
 export type BridgeTarget =
@@ -32,7 +32,7 @@ export type BridgeTarget =
       hop?: "haproxy" | "kernel";
       /**
        * For the kernel hop: each instance Service's ready endpoints by `host:port`, as the bridge
-       * read them before the run (bridge/instance-backends.ts); a problem where it could not.
+       * read them before the run (programs/bridge/instance-backends.ts); a problem where it could not.
        */
       backends?: Record<string, { backends: { address: string; port: number }[] } | { problem: string }>;
       /** Whole CPUs per proxy pod (TcpProxy `dedicatedCpus`); shared CPUs when unset. */

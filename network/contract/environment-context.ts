@@ -1,6 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { AppClusterConfig, EnvironmentConfig } from "../../lib/config/schema";
-import type { ClusterAccess } from "../../components/clusters/types";
+import type { ClusterAccess } from "../../clusters/types";
 
 /** What an implementation's environment builder gets: the whole environment and its clusters. */
 export interface EnvironmentNetworkContext {

@@ -1,5 +1,5 @@
 import { formatPath } from "../../lib/config/messages";
-import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
+import { OpenstackCluster } from "../../clusters/openstack/openstack-cluster";
 import type { EnvironmentBuilder } from "../contract/environment-context";
 import type { OpenstackConnectorConfig } from "./model/config";
 import { OpenstackRoutedPath } from "./routed-path";

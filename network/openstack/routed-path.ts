@@ -2,7 +2,7 @@ import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { planIngressRules } from "../../lib/cloud/ingress-rules";
 import { planRoutedPath } from "../../lib/cloud/openstack/network-plan";
-import { OpenstackNetwork } from "../../components/clusters/openstack/openstack-cluster";
+import { OpenstackNetwork } from "../../clusters/openstack/openstack-cluster";
 import { ingressSecurityGroup } from "./security-group";
 
 export interface OpenstackRoutedPathArgs {

@@ -3,7 +3,7 @@ import { proxyName } from "../../lib/bridge/model";
 import { bridgeSettings } from "./bridge-settings";
 import { renderBridgeSettings } from "../../lib/bridge/settings";
 import { groupSettings, parseBridgeSettings } from "../group-settings";
-import { environmentSchema } from "../../config/schema";
+import { environmentSchema } from "../../components/config/schema";
 
 function config(appClusters: unknown[]) {
   return environmentSchema.parse({

@@ -1,6 +1,8 @@
 import { consumerNamespace } from "../../lib/bind/app-cluster-plan";
 import type { BridgeSettings } from "../../lib/bridge/settings";
-import type { EnvironmentConfig } from "../../config/schema";
+// The implementation-agnostic shape: the registered implementations' config (components/config/)
+// sits in the band above and is assignable to it.
+import type { EnvironmentConfig } from "../../lib/config/schema";
 import { implementationSpec } from "../registry";
 
 /**

@@ -100,7 +100,7 @@ export function proxyProgram(
         bindAddress: target.bindAddress,
         dir: path.join(target.stateDir, "proxies", group.replace(/[^a-zA-Z0-9-]/g, "_")),
         // Used only if the allocation is created while paths already have ports: a stack
-        // re-created after an unreadable checkpoint (bridge/checkpoint.ts) keeps them.
+        // re-created after an unreadable checkpoint (programs/bridge/checkpoint.ts) keeps them.
         seed: seedPorts(paths, connections),
       },
     );

@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
 import { portAllocationProvider, type PortAllocationInputs } from "./port-allocation";
-import { klutchProgram } from "../../program";
-import { groupProgram, type Target } from "../../bridge/program";
+import { klutchProgram } from "../../programs/stack/program";
+import { groupProgram, type Target } from "../../programs/bridge/program";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import { SETTINGS_KEY } from "../../lib/bridge/settings";
 import { parseBridgeSettings, targetWithSettings } from "../group-settings";
@@ -44,7 +44,7 @@ async function proxyFor(stack: string, config: Record<string, any>, namespace: s
     const { id, outs } = await portAllocationProvider.create(checked.inputs!);
     return { id, state: { ...args.inputs, ...outs } };
   });
-  // As the bridge lays a consumer namespace's proxy settings onto its flags (bridge/group-targets.ts).
+  // As the bridge lays a consumer namespace's proxy settings onto its flags (programs/bridge/group-targets.ts).
   const target: Target = targetWithSettings(
     {
       kind: "kubernetes",

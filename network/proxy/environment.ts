@@ -1,4 +1,4 @@
-import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
+import { OpenstackCluster } from "../../clusters/openstack/openstack-cluster";
 import type { EnvironmentBuilder } from "../contract/environment-context";
 import type { ProxyConnectorConfig } from "./model/config";
 import { OpenstackProxyAddress } from "./openstack-address";

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { CompleteProvider } from "../../dynamic-providers/provider-type";
-import { KlutchResource } from "../../dynamic-providers/klutch-resource";
+import type { CompleteProvider } from "../../providers/dynamic/provider-type";
+import { KlutchResource } from "../../providers/dynamic/klutch-resource";
 
 /**
  * An HAProxy process on this machine running a rendered configuration: the proxy path of
@@ -55,7 +55,7 @@ export const localHaproxyProvider: CompleteProvider<
     const cfg = path.join(inputs.dir, "haproxy.cfg");
     // HAProxy outlives the engine that started it, so it must not carry the engine's
     // environment: a restarting bridge reaps the processes whose environment marks them as
-    // started by a bridge that is gone (KLUTCH_BRIDGE_INSTANCE, bridge/orphans.ts), and the
+    // started by a bridge that is gone (KLUTCH_BRIDGE_INSTANCE, programs/bridge/orphans.ts), and the
     // data path is not a leftover. It also keeps the passphrase out of /proc. HAProxy needs only PATH.
     const env = { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" };
     fs.writeFileSync(`${cfg}.next`, inputs.config);

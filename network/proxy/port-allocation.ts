@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { PortRange } from "./model/types";
 import { ReleasedPort, idsProblem, planPorts, portRangeProblem } from "./model/port-planner";
-import type { CompleteProvider } from "../../dynamic-providers/provider-type";
-import { KlutchResource } from "../../dynamic-providers/klutch-resource";
+import type { CompleteProvider } from "../../providers/dynamic/provider-type";
+import { KlutchResource } from "../../providers/dynamic/klutch-resource";
 
 /**
  * Proxy port assignments as a Pulumi resource. The assignments live in the resource's

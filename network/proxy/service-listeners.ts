@@ -1,8 +1,8 @@
 import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
-import type { CompleteProvider } from "../../dynamic-providers/provider-type";
+import type { CompleteProvider } from "../../providers/dynamic/provider-type";
 import { listenerReadiness } from "./model/listener-readiness";
-import { KlutchResource } from "../../dynamic-providers/klutch-resource";
+import { KlutchResource } from "../../providers/dynamic/klutch-resource";
 
 /**
  * A proxy's listeners, proven in service: the bridge's replacement for pulumi-kubernetes'

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { CompleteProvider } from "../../dynamic-providers/provider-type";
-import { KlutchResource } from "../../dynamic-providers/klutch-resource";
+import type { CompleteProvider } from "../../providers/dynamic/provider-type";
+import { KlutchResource } from "../../providers/dynamic/klutch-resource";
 
 /**
  * A connectivity probe as a Pulumi resource: it records, Kubernetes-condition style, whether

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { klutchProgram } from "../../program";
+import { klutchProgram } from "../../programs/stack/program";
 import { fakeLocalStateDir } from "../../test/helpers/kubeconfig";
 import {
   type MockedRun,
@@ -10,7 +10,7 @@ import {
   settle,
 } from "../../test/helpers/mocks";
 import { stackSettings } from "../../test/helpers/stacks";
-import { violations } from "../../policy/rules";
+import { violations } from "../../programs/policy/rules";
 import { wireguardKeyProvider } from "./key-provider";
 
 const KEY_TYPE = "pulumi-nodejs:dynamic/klutch:WireguardKeyPair";

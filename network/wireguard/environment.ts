@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
-import { OpenstackCluster } from "../../components/clusters/openstack/openstack-cluster";
+import { OpenstackCluster } from "../../clusters/openstack/openstack-cluster";
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
 import type { EnvironmentBuilder, EnvironmentPart } from "../contract/environment-context";
 import type { WireguardConnectorConfig } from "./model/config";

@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
 import { flowsReaderRules, type FlowsReaderAccess } from "./model/flows-sync";
-import { tokenIdentity } from "../../components/clusters/token-identity";
+import { tokenIdentity } from "../../clusters/token-identity";
 
 export interface WireguardFlowsReaderArgs {
   /** The control plane's provider: where the bridge publishes the flows. */

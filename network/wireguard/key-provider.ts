@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { KlutchResource } from "../../dynamic-providers/klutch-resource";
+import { KlutchResource } from "../../providers/dynamic/klutch-resource";
 
 /**
  * WireGuard key pairs as Pulumi resources. The pair is made once and kept in state:

@@ -5,7 +5,7 @@ import { gatewayVmAddress } from "../../lib/cloud/openstack/network-plan";
 import { renderGatewayCloudInit, type GatewayVmFlows } from "./model/render-cloud-init";
 import { WireguardPlan } from "./model/types";
 import { GatewayKeys } from "./model/render-wg-quick";
-import { OpenstackNetwork } from "../../components/clusters/openstack/openstack-cluster";
+import { OpenstackNetwork } from "../../clusters/openstack/openstack-cluster";
 import { ingressSecurityGroup } from "../openstack/security-group";
 
 export interface OpenstackWireguardGatewayArgs {

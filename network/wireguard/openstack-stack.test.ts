@@ -5,7 +5,7 @@ import { OpenstackWireguardGateway } from "./openstack-gateway";
 import { generateWireguardKeyPair } from "./model/keys";
 import { planWireguard } from "./model/planner";
 import { renderGatewayCloudInit } from "./model/render-cloud-init";
-import { klutchProgram } from "../../program";
+import { klutchProgram } from "../../programs/stack/program";
 import {
   MockedRun,
   Registered,

@@ -13,7 +13,7 @@ import {
   SECRET_SIG,
   SECRET_MARKER,
 } from "../../test/helpers/mocks";
-import { violations } from "../../policy/rules";
+import { violations } from "../../programs/policy/rules";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
 const KEY_TYPE = "pulumi-nodejs:dynamic/klutch:WireguardKeyPair";

@@ -1,5 +1,5 @@
 /**
- * Where the test command's CPU goes (not a test: it asserts nothing). Runs `scripts/test.sh`
+ * Where the test command's CPU goes (not a test: it asserts nothing). Runs `host/scripts/test.sh`
  * (all of `npm test`, or the spec files given) under Linux process accounting and reports the
  * CPU-seconds by kind of process, the commands that took most, the cores busy minute by minute,
  * and the floor that sets: the run's CPU-seconds on all the machine's cores with none idle. This
@@ -20,7 +20,7 @@ import * as path from "node:path";
 import { Command } from "commander";
 import { linkParents, parseDumpAcct } from "../../lib/ci-cpu/accounting";
 import { cpuReport, renderCpuReport } from "../../lib/ci-cpu/report";
-import { repoRoot } from "../../automation/toolchain";
+import { repoRoot } from "../../host/automation/toolchain";
 
 // accton lives in /usr/sbin, which a non-login shell's PATH may lack.
 const env = { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin` };
@@ -35,7 +35,7 @@ function ensureAcct(): void {
       env: { ...env, DEBIAN_FRONTEND: "noninteractive" },
       stdio: ["ignore", "inherit", "inherit"],
     });
-  // A fresh machine has no package lists yet (scripts/setup.sh updates them the same way).
+  // A fresh machine has no package lists yet (host/scripts/setup.sh updates them the same way).
   apt(["update", "-qq"]);
   apt(["install", "-y", "-qq", "--no-install-recommends", "acct"]);
 }
@@ -54,9 +54,9 @@ function accountedTestRun(file: string, specs: string[]): number {
   process.once("SIGTERM", onSignal);
   try {
     process.stderr.write(
-      `[ci-cpu] process accounting on, into ${file}; running scripts/test.sh ${specs.join(" ")}\n`,
+      `[ci-cpu] process accounting on, into ${file}; running host/scripts/test.sh ${specs.join(" ")}\n`,
     );
-    const run = spawnSync("bash", [path.join(repoRoot, "scripts", "test.sh"), ...specs], {
+    const run = spawnSync("bash", [path.join(repoRoot, "host", "scripts", "test.sh"), ...specs], {
       cwd: repoRoot,
       stdio: "inherit",
     });
@@ -70,7 +70,7 @@ function accountedTestRun(file: string, specs: string[]): number {
 
 function main(): void {
   const program = new Command()
-    .argument("[specs...]", "spec files for scripts/test.sh (none: the whole test command)")
+    .argument("[specs...]", "spec files for host/scripts/test.sh (none: the whole test command)")
     .option("--from <file>", "report on an accounting file of an earlier run instead of running the tests")
     .option("--out <file>", "also write the report (Markdown) to this file")
     .option(

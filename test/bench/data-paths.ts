@@ -23,7 +23,7 @@ import * as path from "node:path";
 import { Command } from "commander";
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { LocalClusters } from "../../local-clusters";
+import { LocalClusters } from "../../host/local-clusters";
 import { TcpProxy } from "../../network/proxy/tcp-proxy";
 import { KernelPath } from "../../network/proxy/kernel-path";
 import type { HaproxyOptions } from "../../network/proxy/model/haproxy-config";

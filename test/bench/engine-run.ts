@@ -1,7 +1,7 @@
 /**
  * Benchmark of one engine run as the bridge makes it (not a test: it asserts nothing). A stack
  * of one dynamic resource is updated alternately with the Automation API's `stack.up` (the
- * baseline) and with bridge/engine-run.ts `upFromEvents`, `--runs` times each, in the same
+ * baseline) and with programs/bridge/engine-run.ts `upFromEvents`, `--runs` times each, in the same
  * process and the same minute, and prints the medians and their ratio.
  *
  *   npm run bench:engine-run -- --runs 10
@@ -12,8 +12,8 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { Command } from "commander";
-import { upFromEvents } from "../../bridge/engine-run";
-import { toolchainEnv } from "../../automation/toolchain";
+import { upFromEvents } from "../../programs/bridge/engine-run";
+import { toolchainEnv } from "../../host/automation/toolchain";
 
 const provider: pulumi.dynamic.ResourceProvider = {
   create: (inputs: { v: number }) => Promise.resolve({ id: "r", outs: inputs }),

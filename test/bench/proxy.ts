@@ -3,7 +3,7 @@
  * HAProxy (configured by our renderer and CPU profiles) versus straight to PostgreSQL, in
  * one run, on 127.0.0.1 only. Run with:
  *
- *   npm run bench            (or: bash scripts/node.sh ts test/bench/proxy.ts)
+ *   npm run bench            (or: bash host/scripts/node.sh ts test/bench/proxy.ts)
  *
  * It measures each CPU topology with its own direct baseline, alternating direct and proxy
  * rounds so drift on this noisy machine hits both alike:

@@ -11,7 +11,7 @@
  */
 import * as path from "node:path";
 import { Command } from "commander";
-import { repoRoot } from "../../automation/toolchain";
+import { repoRoot } from "../../host/automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
 

@@ -2,7 +2,7 @@
  * Benchmark of what loading the program costs a process (not a test: it asserts nothing). Each
  * `npm run pulumi`, engine run of index.ts and bridge loads it first. In turn, `--runs` times each:
  *
- * - the program: `node --require scripts/register-typescript.cjs -e "require('./program.ts')"`;
+ * - the program: `node --require host/scripts/register-typescript.cjs -e "require('./programs/stack/program.ts')"`;
  * - the baseline: plain Node.js loading only the packages the program loaded, by their entry
  *   points, which any way of running the program must load too.
  *
@@ -15,7 +15,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Command } from "commander";
-import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../automation/toolchain";
+import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../host/automation/toolchain";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -33,7 +33,7 @@ function cpuSeconds(args: string[]): number {
 /** The packages the program loads, as `require` specifiers (their names). */
 function programPackages(): string[] {
   const script = [
-    "require('./program.ts');",
+    "require('./programs/stack/program.ts');",
     "const names = new Set();",
     "for (const f of Object.keys(require.cache)) {",
     "  const m = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(f);",
@@ -57,7 +57,7 @@ function main(): void {
   const opts = new Command().option("--runs <n>", "loads per variant", "10").parse().opts<{ runs: string }>();
   const runs = Number(opts.runs);
   const packages = programPackages();
-  const program = [...NODE_TYPESCRIPT_ARGS, "-e", "require('./program.ts')"];
+  const program = [...NODE_TYPESCRIPT_ARGS, "-e", "require('./programs/stack/program.ts')"];
   const baseline = ["-e", packages.map((p) => `require(${JSON.stringify(p)});`).join("")];
   const a: number[] = [];
   const b: number[] = [];

@@ -1,7 +1,7 @@
 /**
  * WireGuard path benchmark (not a mocha test):
  *
- *   bash scripts/node.sh ts test/bench/wireguard.ts
+ *   bash host/scripts/node.sh ts test/bench/wireguard.ts
  *
  * Same lab as the data-plane test (wireguard-go in network namespaces, configs and filter
  * rendered by the project). In one run it measures, from appA to ds:

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { spawn, spawnSync } from "node:child_process";
-import { REVOKE_SCRIPT, roleName } from "../../composition-function/binding-roles";
-import { ROLE_SCRIPT } from "../../composition-function/local-binding";
+import { REVOKE_SCRIPT, roleName } from "../../programs/composition-function/binding-roles";
+import { ROLE_SCRIPT } from "../../programs/composition-function/local-binding";
 import { kubeletExpand } from "../helpers/kubelet-expansion";
 import { Postgres, waitFor } from "../helpers/pg-haproxy";
 

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalClusters } from "../../local-clusters";
+import { LocalClusters } from "../../host/local-clusters";
 import { serviceListenersProvider, type ServiceListenersInputs } from "../../network/proxy/service-listeners";
 import { runSerialized } from "../helpers/dynamic-provider";
 import { eventually, kubectl, kubectlApply, kubectlTry } from "../helpers/kubectl";

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { clusterEndpoint } from "../../lib/bind/cluster-endpoint";
-import { LocalClusters } from "../../local-clusters";
+import { LocalClusters } from "../../host/local-clusters";
 import { FLOWS_SYNC_SCRIPT, flowsReaderRules } from "../../network/wireguard/model/flows-sync";
 import { emptyPlan } from "../../network/wireguard/model/local-plan";
 import { renderGatewayNftables } from "../../network/wireguard/model/render-nftables";

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { debianPostgres } from "../../local-clusters/images/host-rootfs";
+import { debianPostgres } from "../../host/local-clusters/images/host-rootfs";
 import {
   WireguardConnection,
   WireguardPlan,

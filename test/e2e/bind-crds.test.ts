@@ -6,8 +6,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { stringify } from "yaml";
 import { bindCrds, type BindKindKey } from "../../lib/bind/crds";
-import { LocalClusters } from "../../local-clusters";
-import { toolchainEnv } from "../../automation/toolchain";
+import { LocalClusters } from "../../host/local-clusters";
+import { toolchainEnv } from "../../host/automation/toolchain";
 import { SAMPLE_NAMESPACES, invalidSamplesOf, validSamples, type BindSample } from "../helpers/bind-samples";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 

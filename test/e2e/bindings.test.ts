@@ -12,10 +12,10 @@ import { IDENTITY_ANNOTATION, bindingIdentity, clusterId } from "../../lib/bind/
 import { bindingCrdFor } from "../../lib/bind/crds";
 import type { PolicyRule } from "../../lib/bind/rbac";
 import { DEFAULT_BIND_RELEASE } from "../../lib/bind/upstream/release";
-import { environmentSchema } from "../../config/schema";
-import { LocalClusters } from "../../local-clusters";
-import { selectStack } from "../../program-stack";
-import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../automation/toolchain";
+import { environmentSchema } from "../../components/config/schema";
+import { LocalClusters } from "../../host/local-clusters";
+import { selectStack } from "../../programs/stack/program-stack";
+import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../host/automation/toolchain";
 import { RawClient, Replayer, type Refusal, type ReplayWorld } from "../helpers/contract-replay";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { settled } from "../helpers/settled";
@@ -541,12 +541,16 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
     // a terminal is local-stack.test.ts's (for up and destroy): the same gate, and a preview of
     // this change (about 30 s) would run twice.
     const cli = (args: string[]) =>
-      spawnSync(process.execPath, [...NODE_TYPESCRIPT_ARGS, "scripts/pulumi.ts", "--stack", STACK, ...args], {
-        cwd: repoRoot,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-        timeout: 10 * 60_000,
-      });
+      spawnSync(
+        process.execPath,
+        [...NODE_TYPESCRIPT_ARGS, "programs/commands/pulumi.ts", "--stack", STACK, ...args],
+        {
+          cwd: repoRoot,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+          timeout: 10 * 60_000,
+        },
+      );
     assert.notEqual(
       kubectlTry(clusters.kubeconfigPath("app-3"), ["-n", "klutch-bind", "get", "deployment", "konnector"])
         .status,

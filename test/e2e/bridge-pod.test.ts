@@ -21,10 +21,10 @@ import { pulumiBackedComposition, renderResourcesMode } from "../../lib/connecto
 import { WIREGUARD_CLIENT_NAMESPACE } from "../../network/wireguard/environment";
 import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
 import { FORWARDER_FALLBACK_PORT } from "../../network/wireguard/model/types";
-import { LocalClusters, type NodeInfo } from "../../local-clusters";
-import { LocalCluster } from "../../local-clusters/cluster";
+import { LocalClusters, type NodeInfo } from "../../host/local-clusters";
+import { LocalCluster } from "../../host/local-clusters/cluster";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
-import { toolchainEnv } from "../../automation/toolchain";
+import { toolchainEnv } from "../../host/automation/toolchain";
 import { dataPlaneInstanceRules, dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
 import {
   claimYaml,
@@ -43,8 +43,8 @@ import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
-import type { LocalCrossplane } from "../../local-clusters/crossplane";
-import { BRIDGE_IMAGE_REPOSITORY, releaseBridgeImage, releaseVersion } from "../../scripts/release";
+import type { LocalCrossplane } from "../../host/local-clusters/crossplane";
+import { BRIDGE_IMAGE_REPOSITORY, releaseBridgeImage, releaseVersion } from "../../programs/commands/release";
 
 const CP = "bridge-pod-cp";
 const NS = "team-a";

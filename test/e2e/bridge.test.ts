@@ -4,10 +4,10 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { reapOrphans } from "../../bridge/orphans";
-import { localCrossplaneSource } from "../../automation/local-crossplane-source";
-import { LocalClusters } from "../../local-clusters";
-import { LocalCrossplane } from "../../local-clusters/crossplane";
+import { reapOrphans } from "../../programs/bridge/orphans";
+import { localCrossplaneSource } from "../../host/automation/local-crossplane-source";
+import { LocalClusters } from "../../host/local-clusters";
+import { LocalCrossplane } from "../../host/local-clusters/crossplane";
 import {
   compositionName,
   noopComposition,
@@ -18,8 +18,8 @@ import { connectorXrd } from "../../lib/connector-api/xrd";
 import { networkPathCrd } from "../../lib/connector-api/network-path-crd";
 import { renderBridgeSettings } from "../../lib/bridge/settings";
 import { bridgeSettings } from "../../network/plugins/bridge-settings";
-import { environmentSchema } from "../../config/schema";
-import { toolchainEnv } from "../../automation/toolchain";
+import { environmentSchema } from "../../components/config/schema";
+import { toolchainEnv } from "../../host/automation/toolchain";
 import { Postgres } from "../helpers/pg-haproxy";
 import { startBridgeProcess, stopBridgeProcess } from "../helpers/bridge-process";
 import { claimYaml, claimsIn, isClaimReady, waitForClaim, type Claim } from "../helpers/kube-objects";
@@ -303,7 +303,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const before = proxies();
     assert.ok(before.length > 0, "an HAProxy process serves the first connection");
     // An operator's own pulumi-like process on the bridge's backend: no bridge started it,
-    // so the restarted bridge's reaper must leave it alone (bridge/orphans.ts).
+    // so the restarted bridge's reaper must leave it alone (programs/bridge/orphans.ts).
     const decoy = spawn("sleep", ["300"], {
       env: { PATH: env.PATH, PULUMI_BACKEND_URL: `file://${path.join(bridgeDir, "state")}` },
       stdio: "ignore",

@@ -3,9 +3,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { IMPLEMENTATION_NAMES as CONNECTOR_IMPLEMENTATIONS } from "../../network/registry";
-import { localCrossplaneSource } from "../../automation/local-crossplane-source";
-import { LocalClusters } from "../../local-clusters";
-import { LocalCrossplane } from "../../local-clusters/crossplane";
+import { localCrossplaneSource } from "../../host/automation/local-crossplane-source";
+import { LocalClusters } from "../../host/local-clusters";
+import { LocalCrossplane } from "../../host/local-clusters/crossplane";
 import {
   NOOP_IMPLEMENTATION,
   compositionName,
@@ -18,7 +18,7 @@ import {
 import { CONNECTOR_GROUP, CONNECTOR_VERSION, XR_KIND } from "../../lib/connector-api/names";
 import { connectorXrd } from "../../lib/connector-api/xrd";
 import { networkPathCrd } from "../../lib/connector-api/network-path-crd";
-import { toolchainEnv } from "../../automation/toolchain";
+import { toolchainEnv } from "../../host/automation/toolchain";
 import { convertToPipeline, render } from "../helpers/crossplane-cli";
 import { eventually, kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
 

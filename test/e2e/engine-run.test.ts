@@ -4,8 +4,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
-import { upFromEvents } from "../../bridge/engine-run";
-import { toolchainEnv } from "../../automation/toolchain";
+import { upFromEvents } from "../../programs/bridge/engine-run";
+import { toolchainEnv } from "../../host/automation/toolchain";
 
 /** One dynamic resource whose input decides whether an update changes it. */
 const provider: pulumi.dynamic.ResourceProvider = {
@@ -28,7 +28,7 @@ class Counter extends pulumi.dynamic.Resource {
 }
 
 /**
- * bridge/engine-run.ts against the real engine: `upFromEvents` returns what `stack.up` returns,
+ * programs/bridge/engine-run.ts against the real engine: `upFromEvents` returns what `stack.up` returns,
  * and runs the CLI once where `stack.up` runs it four times (up, `stack output` twice,
  * `stack history`), except when a secret output makes it ask the CLI for the outputs.
  */
@@ -146,5 +146,5 @@ function whichPulumi(env: NodeJS.ProcessEnv): string {
     const candidate = path.join(dir, "pulumi");
     if (fs.existsSync(candidate)) return candidate;
   }
-  throw new Error("pulumi not found on the toolchain's PATH: run `bash scripts/toolchain.sh build`");
+  throw new Error("pulumi not found on the toolchain's PATH: run `bash host/scripts/toolchain.sh build`");
 }

@@ -5,8 +5,8 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { repoRoot } from "../../automation/toolchain";
-import { functionApp } from "../../local-clusters/images/function-image";
+import { repoRoot } from "../../host/automation/toolchain";
+import { functionApp } from "../../host/local-clusters/images/function-image";
 import {
   KLUTCH_FUNCTION,
   pulumiBackedComposition,
@@ -18,8 +18,8 @@ import {
   NETWORK_PATH_API_VERSION,
   XR_KIND,
 } from "../../lib/connector-api/names";
-import { roleName } from "../../composition-function/binding-roles";
-import { FUNCTION_NAME, INPUT_API_VERSION } from "../../composition-function/input";
+import { roleName } from "../../programs/composition-function/binding-roles";
+import { FUNCTION_NAME, INPUT_API_VERSION } from "../../programs/composition-function/input";
 import {
   a8sNetworkServiceBindingComposition,
   localPostgresqlComposition,
@@ -81,7 +81,7 @@ function functionMain(): string {
 }
 
 /**
- * composition-function/ as a real gRPC server, called by the real `crossplane render` of the
+ * programs/composition-function/ as a real gRPC server, called by the real `crossplane render` of the
  * toolchain's Crossplane (1.20.11) through render's Development runtime (it dials the address in
  * the Function's annotations, without TLS, instead of pulling and running a package): the
  * project's production composition, with this function as its one step, rendered against an

@@ -3,9 +3,9 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { toolchainEnv } from "../../automation/toolchain";
-import { packagePauseProvider } from "../../dynamic-providers/package-pause";
-import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../local-clusters";
+import { toolchainEnv } from "../../host/automation/toolchain";
+import { packagePauseProvider } from "../../providers/dynamic/package-pause";
+import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../host/local-clusters";
 import { eventually, kubectl, kubectlApply, kubectlTry } from "../helpers/kubectl";
 import { gone } from "../helpers/processes";
 

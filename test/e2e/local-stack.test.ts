@@ -5,19 +5,19 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
-import { localClusterRequests, readLocalClusterNames } from "../../automation/stack-file";
-import { LocalClusters, type ClusterInfo } from "../../local-clusters";
-import { mountsUnder } from "../../local-clusters/node/host";
+import { localClusterRequests, readLocalClusterNames } from "../../host/automation/stack-file";
+import { LocalClusters, type ClusterInfo } from "../../host/local-clusters";
+import { mountsUnder } from "../../host/local-clusters/node/host";
 import {
   LOCAL_STACK_PASSPHRASE,
   ensureKubernetesPlugin,
   ensurePolicyAnalyzer,
   pulumiEnv,
-} from "../../automation/pulumi-runner";
-import { selectStack } from "../../program-stack";
+} from "../../host/automation/pulumi-runner";
+import { selectStack } from "../../programs/stack/program-stack";
 import { XRD_NAME } from "../../lib/connector-api/names";
 import { CONNECTION_READY_ANNOTATION } from "../../lib/bridge/readiness-relay";
-import { repoRoot } from "../../automation/toolchain";
+import { repoRoot } from "../../host/automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { mib, nodeMemory } from "../helpers/node-memory";
 import { objectCondition, podReady, type Pod } from "../helpers/kube-objects";
@@ -51,7 +51,7 @@ function shell(line: string, timeoutMs = 10 * 60_000): { status: number | null; 
 }
 
 /** The plain `pulumi`/`kubectl` shell the README sets up. */
-const ENV_LOCAL = 'eval "$(bash scripts/toolchain.sh env --local-stack)"';
+const ENV_LOCAL = 'eval "$(bash host/scripts/toolchain.sh env --local-stack)"';
 
 /**
  * Every command line of the README's `sh` blocks (comments stripped), with what this e2e runs
@@ -100,13 +100,13 @@ const README_COMMANDS: Record<
   "npm run provider:schema": {
     run: [
       {
-        line: "npm run provider:schema && git diff --exit-code provider/schema.json",
+        line: "npm run provider:schema && git diff --exit-code programs/klutch-provider/schema.json",
         expect: /wrote .*schema\.json/,
       },
     ],
   },
   "npm run provider:sdks": {
-    skip: "rewrites provider/sdk, which test/e2e/provider-sdks.test.ts may be reading at the same time; provider/sdk-files.test.ts runs the same generator (provider/sdk-files.ts generateSdks) into a temporary folder and compares it with provider/sdk file by file",
+    skip: "rewrites sdk, which test/e2e/provider-sdks.test.ts may be reading at the same time; programs/klutch-provider/sdk-files.test.ts runs the same generator (programs/klutch-provider/sdk-files.ts generateSdks) into a temporary folder and compares it with sdk file by file",
   },
   "npx mocha --reporter spec test/e2e/provider-sdks.test.ts": {
     skip: "an e2e file of its own (npm test runs it)",
@@ -125,7 +125,7 @@ const README_COMMANDS: Record<
       },
     ],
   },
-  'eval "$(bash scripts/toolchain.sh env --local-stack)"': {
+  'eval "$(bash host/scripts/toolchain.sh env --local-stack)"': {
     run: [
       {
         line: `${ENV_LOCAL} && pulumi version && kubectl version --client`,
@@ -1361,7 +1361,7 @@ describe("local stack on real clusters (e2e)", function () {
   });
 
   it("`toolchain.sh env --local-stack` never prints the passphrase, and plain pulumi decrypts with it", () => {
-    const printed = shell("bash scripts/toolchain.sh env --local-stack");
+    const printed = shell("bash host/scripts/toolchain.sh env --local-stack");
     assert.equal(printed.status, 0, printed.out);
     assert.ok(!printed.out.includes(LOCAL_STACK_PASSPHRASE), "the passphrase appears in the output");
     assert.match(
@@ -1424,7 +1424,10 @@ describe("local stack on real clusters (e2e)", function () {
       );
       const output: string[] = [];
       const ok = await s
-        .preview({ policyPacks: [path.join(repoRoot, "policy")], onOutput: (t) => output.push(t) })
+        .preview({
+          policyPacks: [path.join(repoRoot, "programs", "policy")],
+          onOutput: (t) => output.push(t),
+        })
         .then(
           () => true,
           (e: Error) => (output.push(e.message), false),

@@ -5,13 +5,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { parse, stringify } from "yaml";
-import { reapOrphans } from "../../bridge/orphans";
+import { reapOrphans } from "../../programs/bridge/orphans";
 import { renderMarkdown } from "../../lib/network-preview/render";
-import { LocalClusters } from "../../local-clusters";
-import { LocalCrossplane } from "../../local-clusters/crossplane";
-import { LOCAL_STACK_PASSPHRASE } from "../../automation/pulumi-runner";
-import { selectStack } from "../../program-stack";
-import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { LocalClusters } from "../../host/local-clusters";
+import { LocalCrossplane } from "../../host/local-clusters/crossplane";
+import { LOCAL_STACK_PASSPHRASE } from "../../host/automation/pulumi-runner";
+import { selectStack } from "../../programs/stack/program-stack";
+import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../host/automation/toolchain";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { runPreview, type PreviewRun } from "../helpers/network-preview";
@@ -107,7 +107,7 @@ describe("network change preview of the environment stack (e2e)", function () {
 
   before(async () => {
     process.env.KLUTCH_LOCAL_DIR = stateDir;
-    // Only the `local` stack gets a passphrase by default (automation/pulumi-runner.ts); this copy
+    // Only the `local` stack gets a passphrase by default (host/automation/pulumi-runner.ts); this copy
     // of its file carries its encryptionsalt, so it takes the same throw-away passphrase.
     process.env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
     process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
@@ -214,7 +214,7 @@ describe("network change preview of the environment stack (e2e)", function () {
       process.execPath,
       [
         ...NODE_TYPESCRIPT_ARGS,
-        "scripts/pulumi.ts",
+        "programs/commands/pulumi.ts",
         "--stack",
         STACK,
         "up",

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { reapOrphans } from "../../bridge/orphans";
+import { reapOrphans } from "../../programs/bridge/orphans";
 import { proxyName } from "../../lib/bridge/grouping";
 import {
   SETTINGS_CONFIGMAP,
@@ -12,10 +12,10 @@ import {
   renderBridgeSettings,
 } from "../../lib/bridge/settings";
 import { type ConnectionReport, type NetworkPreviewReport } from "../../lib/network-preview/schema";
-import { LocalClusters } from "../../local-clusters";
+import { LocalClusters } from "../../host/local-clusters";
 import { parseBridgeSettings } from "../../network/group-settings";
-import type { LocalCrossplane } from "../../local-clusters/crossplane";
-import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../automation/toolchain";
+import type { LocalCrossplane } from "../../host/local-clusters/crossplane";
+import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../host/automation/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { runPreview, type PreviewRun } from "../helpers/network-preview";
@@ -182,7 +182,7 @@ describe("network change preview on the local stack (e2e)", function () {
       process.execPath,
       [
         ...NODE_TYPESCRIPT_ARGS,
-        "scripts/preview-network.ts",
+        "programs/commands/preview-network.ts",
         "--fail-on",
         "sometimes",
         "--connections",

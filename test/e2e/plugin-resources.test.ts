@@ -4,15 +4,15 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
-import { repoRoot, toolchainEnv } from "../../automation/toolchain";
-import { which } from "../../local-clusters/host/binaries";
-import { type ResourceServing, setResourceServing } from "../../dynamic-providers/klutch-resource";
-import { RandomKey } from "../../dynamic-providers/random-key";
+import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
+import { which } from "../../host/local-clusters/host/binaries";
+import { type ResourceServing, setResourceServing } from "../../providers/dynamic/klutch-resource";
+import { RandomKey } from "../../providers/dynamic/random-key";
 
 /**
  * A stack whose components' resources were dynamic resources (what the klutch plugin made before
  * it served them itself) moves over to `klutch:internal:*` with the real engine and the real
- * plugin (provider/plugin): the alias keeps the resource, so its key survives, and the plugin then
+ * plugin (programs/klutch-provider/plugin): the alias keeps the resource, so its key survives, and the plugin then
  * serves its diff and delete. The program is inline, in this process; which form its RandomKey
  * takes is set as the plugin's entry point sets it.
  */
@@ -32,7 +32,9 @@ describe("the klutch plugin takes over its components' dynamic resources (e2e)",
       stringify({
         name: "plugin-resources",
         runtime: "nodejs",
-        plugins: { providers: [{ name: "klutch", path: path.join(repoRoot, "provider", "plugin") }] },
+        plugins: {
+          providers: [{ name: "klutch", path: path.join(repoRoot, "programs", "klutch-provider", "plugin") }],
+        },
       }),
     );
     const pulumiBin = which("pulumi", env);

@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { repoRoot } from "../../automation/toolchain";
+import { repoRoot } from "../../host/automation/toolchain";
 
 /**
  * The plug-in seam, proved: a copy of this repository gets the `direct` implementation by its

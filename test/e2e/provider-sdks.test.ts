@@ -5,11 +5,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type PulumiFn } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
-import { LocalClusters } from "../../local-clusters";
-import { SDK_DIR } from "../../provider/sdk-files";
-import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
-import { repoRoot, toolchainEnv } from "../../automation/toolchain";
-import { GO_SDK_MODULE, release, releaseVersion, type ReleaseResult } from "../../scripts/release";
+import { LocalClusters } from "../../host/local-clusters";
+import { SDK_DIR } from "../../programs/klutch-provider/sdk-files";
+import { ensureKubernetesPlugin } from "../../host/automation/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
+import { GO_SDK_MODULE, release, releaseVersion, type ReleaseResult } from "../../programs/commands/release";
 import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -25,20 +25,20 @@ type Language = (typeof LANGUAGES)[number];
 const VERSION = releaseVersion();
 const CONSUMERS = path.join(repoRoot, "test", "sdk");
 const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
-  fs.readFileSync(path.join(repoRoot, "toolchain", "versions.env"), "utf8"),
+  fs.readFileSync(path.join(repoRoot, "host", "toolchain", "versions.env"), "utf8"),
 )![1]!;
 
 /**
  * A Go or Python program's environment names nothing of this checkout besides the plugin: the
  * resources the components make (TcpProxy's port allocation, LocalTcpProxy's HAProxy process)
- * are `klutch:internal:*` resources the plugin serves itself (provider/internal-resources.ts),
+ * are `klutch:internal:*` resources the plugin serves itself (programs/klutch-provider/internal-resources.ts),
  * not dynamic resources the engine would run through pulumi-resource-pulumi-nodejs, which resolves
  * `@pulumi/pulumi/cmd/dynamic-provider` from the program's directory. An empty NODE_PATH makes
  * sure no module path of this checkout leaks in from the test's own environment.
  */
 const NON_NODE_PROGRAM_ENV = { NODE_PATH: "" };
 
-/** What every language's program gets (test/sdk/go/main.go params, consumer.py, program.ts Params). */
+/** What every language's program gets (test/sdk/go/main.go params, consumer.py, programs/stack/program.ts Params). */
 interface SdkParams {
   stackName: string;
   workDir: string;
@@ -64,7 +64,7 @@ interface Consumer {
 }
 
 /**
- * The klutch provider's generated SDKs (provider/sdk/<language>) used from programs in Go, Python
+ * The klutch provider's generated SDKs (sdk/<language>) used from programs in Go, Python
  * and TypeScript (test/sdk/<language>), each run through its language's Automation API as an inline
  * program against the real engine, the klutch plugin installed from the release archive
  * (`npm run release`) and one local cluster with PostgreSQL: the Go SDK built against
@@ -88,7 +88,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
     PULUMI_IGNORE_AMBIENT_PLUGINS: "true",
-    // As scripts/toolchain.sh builds: modules from the proxy, the pulumi ones without the sum
+    // As host/scripts/toolchain.sh builds: modules from the proxy, the pulumi ones without the sum
     // database, and the flags that let the shared Go build cache serve the SDK's packages.
     GOFLAGS: "-mod=mod",
     GOTOOLCHAIN: "local",
@@ -135,7 +135,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
   before(async function () {
     this.timeout(40 * 60_000);
     // Build what is missing only: a warm cache needs no build lock (another run may hold it).
-    const toolchain = path.join(repoRoot, "scripts", "toolchain.sh");
+    const toolchain = path.join(repoRoot, "host", "scripts", "toolchain.sh");
     const status = execFileSync("bash", [toolchain, "status"], { encoding: "utf8" });
     for (const [part, entry] of [
       ["pulumi", "/pulumi-3"],
@@ -270,7 +270,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     const constraints = path.join(work, "python-constraints.txt");
     fs.writeFileSync(
       constraints,
-      `${fs.readFileSync(path.join(repoRoot, "toolchain", "python-constraints.txt"), "utf8")}\npulumi==${PULUMI_VERSION}\n`,
+      `${fs.readFileSync(path.join(repoRoot, "host", "toolchain", "python-constraints.txt"), "utf8")}\npulumi==${PULUMI_VERSION}\n`,
     );
     exec(
       python,
@@ -311,7 +311,10 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     exec("tar", ["-xzf", path.join(work, tarball), "-C", installed, "--strip-components=1"], work);
     for (const scope of ["@pulumi", "@types"])
       fs.symlinkSync(path.join(nodeModules, scope), path.join(project, "node_modules", scope));
-    fs.copyFileSync(path.join(CONSUMERS, "nodejs", "program.ts"), path.join(project, "program.ts"));
+    fs.copyFileSync(
+      path.join(CONSUMERS, "nodejs", "programs/stack/program.ts"),
+      path.join(project, "programs/stack/program.ts"),
+    );
     fs.writeFileSync(
       path.join(project, "tsconfig.json"),
       JSON.stringify({
@@ -323,7 +326,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
           types: ["node"],
           outDir: "out",
         },
-        files: ["program.ts"],
+        files: ["programs/stack/program.ts"],
       }),
     );
     exec(process.execPath, [path.join(nodeModules, "typescript", "bin", "tsc"), "-p", project], project);

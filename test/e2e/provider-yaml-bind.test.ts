@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalClusters } from "../../local-clusters";
+import { LocalClusters } from "../../host/local-clusters";
 import { kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { YamlProgram } from "../helpers/yaml-program";
 

@@ -4,10 +4,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
 import { parse, stringify } from "yaml";
-import { LocalClusters } from "../../local-clusters";
-import { ensureKubernetesPlugin } from "../../automation/pulumi-runner";
-import { repoRoot, toolchainEnv } from "../../automation/toolchain";
-import { release, releaseVersion } from "../../scripts/release";
+import { LocalClusters } from "../../host/local-clusters";
+import { ensureKubernetesPlugin } from "../../host/automation/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
+import { release, releaseVersion } from "../../programs/commands/release";
 import { kubectlJson } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -23,7 +23,7 @@ const CLUSTER = "yaml-cp";
 /**
  * The klutch component provider through the real engine from a Pulumi YAML program
  * (examples/yaml): the toolchain's YAML language host, the provider plugin
- * (provider/plugin/pulumi-resource-klutch), a local cluster, PostgreSQL and HAProxy processes.
+ * (programs/klutch-provider/plugin/pulumi-resource-klutch), a local cluster, PostgreSQL and HAProxy processes.
  */
 describe("klutch provider from Pulumi YAML (e2e)", function () {
   this.timeout(20 * 60_000);

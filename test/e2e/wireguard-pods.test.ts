@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalClusters, type NodeInfo } from "../../local-clusters";
+import { LocalClusters, type NodeInfo } from "../../host/local-clusters";
 import { generateWireguardKeyPair } from "../../network/wireguard/model/keys";
 import { planWireguard, type WireguardPlan } from "../../network/wireguard/model/planner";
 import {

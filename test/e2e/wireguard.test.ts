@@ -3,17 +3,17 @@ import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { reapOrphans } from "../../bridge/orphans";
-import { LocalClusters } from "../../local-clusters";
-import { debianPostgres } from "../../local-clusters/images/host-rootfs";
-import type { LocalCrossplane } from "../../local-clusters/crossplane";
+import { reapOrphans } from "../../programs/bridge/orphans";
+import { LocalClusters } from "../../host/local-clusters";
+import { debianPostgres } from "../../host/local-clusters/images/host-rootfs";
+import type { LocalCrossplane } from "../../host/local-clusters/crossplane";
 import {
   LOCAL_DATA_NETNS_ENV,
   localGatewayNames,
   localNames,
 } from "../../network/wireguard/model/local-plan";
 import { NFT_TABLE } from "../../network/wireguard/model/render-nftables";
-import { toolchainEnv } from "../../automation/toolchain";
+import { toolchainEnv } from "../../host/automation/toolchain";
 import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { TestBridge } from "../helpers/bridge-process";
 import {

@@ -3,7 +3,7 @@ import { kubectlApply, kubectlJson, kubectlTry } from "./kubectl";
 
 /**
  * a8s's ServiceBinding where a8s cannot run (a local control plane), for the network-aware
- * binding that composes it (composition-function/a8s-binding.ts). Only what Klutch's own
+ * binding that composes it (programs/composition-function/a8s-binding.ts). Only what Klutch's own
  * `a8s-servicebinding` composition writes and reads of it (anynines/klutchio
  * crossplane-api/api/a8s/servicebinding/composition.yaml): spec.instance {apiVersion, kind, name,
  * namespace}, status.implemented and status.secret {name, namespace}; a8s's Secret

@@ -1,12 +1,12 @@
 /**
- * The Crossplane bridge as a process (bridge/main.ts), started and stopped the same way by every
+ * The Crossplane bridge as a process (programs/bridge/main.ts), started and stopped the same way by every
  * slow test and benchmark that runs it outside a cluster, so a change to how the bridge is
  * started is made once.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { NODE_TYPESCRIPT_ARGS, repoRoot, toolchainEnv } from "../../host/automation/toolchain";
 import { stopChild } from "./child-process";
 import { bandArg, type PortBand } from "./ports";
 
@@ -33,7 +33,7 @@ export interface BridgeProcessOptions {
 }
 
 /**
- * Starts bridge/main.ts on the project's TypeScript loader, as `npm run bridge` does. Its output
+ * Starts programs/bridge/main.ts on the project's TypeScript loader, as `npm run bridge` does. Its output
  * is kept in the log file (and `log`), and its exit is noted there, so a failing test can show
  * what it last did.
  */
@@ -47,7 +47,7 @@ export function startBridgeProcess(opts: BridgeProcessOptions): ChildProcess {
     process.execPath,
     [
       ...NODE_TYPESCRIPT_ARGS,
-      "bridge/main.ts",
+      "programs/bridge/main.ts",
       ...["--kubeconfig", kubeconfig, "--state-dir", opts.stateDir, "--ops-port", String(opts.opsPort)],
       ...portRange,
       ...(opts.extra ?? []),

@@ -3,18 +3,18 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse, parseAllDocuments, stringify } from "yaml";
-import { toolchainEnv } from "../../automation/toolchain";
+import { toolchainEnv } from "../../host/automation/toolchain";
 
 /**
  * The `crossplane` CLI (cmd/crank of github.com/crossplane/crossplane at the toolchain's
- * pinned version), built by `scripts/toolchain.sh` as `crank` and exported as
+ * pinned version), built by `host/scripts/toolchain.sh` as `crank` and exported as
  * KLUTCH_CROSSPLANE_CLI so it does not shadow the core binary, which is also named `crossplane`.
  */
 export function crossplaneCli(): string {
   const cli = toolchainEnv().KLUTCH_CROSSPLANE_CLI;
   if (!cli || !fs.existsSync(cli)) {
     throw new Error(
-      `the crossplane CLI is not built (${cli ?? "unset"}): run \`bash scripts/toolchain.sh build\``,
+      `the crossplane CLI is not built (${cli ?? "unset"}): run \`bash host/scripts/toolchain.sh build\``,
     );
   }
   return cli;

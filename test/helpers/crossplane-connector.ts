@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
-import { localCrossplaneSource } from "../../automation/local-crossplane-source";
-import { LocalCrossplane } from "../../local-clusters/crossplane";
+import { localCrossplaneSource } from "../../host/automation/local-crossplane-source";
+import { LocalCrossplane } from "../../host/local-clusters/crossplane";
 import {
   compositionName,
   pulumiBackedComposition,

@@ -5,13 +5,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { repoRoot } from "../../automation/toolchain";
+import { repoRoot } from "../../host/automation/toolchain";
 
 /**
  * Runs a provider the way Pulumi does: serialize its closure, then load the text in a
  * separate plain `node` process (no ts-node, another cwd) and call `script` on it. Libraries
  * come from the project's node_modules on NODE_PATH, as the engine's dynamic-provider host
- * gives them (automation/pulumi-runner.ts).
+ * gives them (host/automation/pulumi-runner.ts).
  */
 export async function runSerialized(provider: object, script: string): Promise<unknown> {
   const serialized = await pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });

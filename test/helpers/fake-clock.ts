@@ -1,4 +1,4 @@
-import type { Clock } from "../../bridge/workqueue";
+import type { Clock } from "../../programs/bridge/workqueue";
 
 const settle = () => new Promise((r) => setImmediate(r));
 

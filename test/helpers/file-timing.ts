@@ -1,5 +1,5 @@
 /**
- * A mocha root-hook plugin for the slow groups (scripts/test.sh loads it with --require): it
+ * A mocha root-hook plugin for the slow groups (host/scripts/test.sh loads it with --require): it
  * prints how long each test file took, as `[file-time] <file> <seconds>`, so the order and
  * spread of the parallel e2e run can be planned from figures. In parallel mode root hooks run
  * once per file, in the worker that runs it.

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, type PulumiFn, type Stack, type UpResult } from "@pulumi/pulumi/automation";
-import { ensureKubernetesPlugin, preparePulumiHome, pulumiEnv } from "../../automation/pulumi-runner";
+import { ensureKubernetesPlugin, preparePulumiHome, pulumiEnv } from "../../host/automation/pulumi-runner";
 
 /**
  * An inline Pulumi program's stack for a test or a benchmark: its state in `<workDir>/<stateDir>`

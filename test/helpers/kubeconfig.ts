@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { stringify } from "yaml";
-import type { ValidationContext } from "../../config/validate";
+import type { ValidationContext } from "../../components/config/validate";
 import { nodeStatePath } from "../../lib/local/node-state";
 import { FUNCTION_PACKAGE, PACKAGES_FILE, REGISTRY_DIR } from "../../lib/local/packages";
 
@@ -80,7 +80,7 @@ export function fakeNodeState(stateDir: string, cluster: string, images: Record<
   }
 }
 
-/** The files `npm run clusters -- up` leaves in a state dir's registry directory (local-clusters/packages). */
+/** The files `npm run clusters -- up` leaves in a state dir's registry directory (host/local-clusters/packages). */
 export function fakePublishedPackages(stateDir: string): Record<string, string> {
   const registryDir = path.join(stateDir, REGISTRY_DIR);
   return {

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { toolchainEnv } from "../../automation/toolchain";
+import { toolchainEnv } from "../../host/automation/toolchain";
 
 // Go's collector at 400 % for these short calls: most of a kubectl call's CPU is its start-up,
 // which allocates a growing heap and collects it again and again. `kubectl get pods -A -o json` on

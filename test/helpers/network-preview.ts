@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { reportSchema, type NetworkPreviewReport } from "../../lib/network-preview/schema";
-import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../automation/toolchain";
+import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../host/automation/toolchain";
 
 export interface PreviewRun {
   code: number;
@@ -29,7 +29,15 @@ export function runPreview(opts: {
     const out = path.join(opts.work, `${opts.name}.${format === "json" ? "json" : "md"}`);
     const r = spawnSync(
       process.execPath,
-      [...NODE_TYPESCRIPT_ARGS, "scripts/preview-network.ts", "--format", format, "--out", out, ...opts.args],
+      [
+        ...NODE_TYPESCRIPT_ARGS,
+        "programs/commands/preview-network.ts",
+        "--format",
+        format,
+        "--out",
+        out,
+        ...opts.args,
+      ],
       {
         cwd: repoRoot,
         env: { ...process.env, PATH: opts.PATH },

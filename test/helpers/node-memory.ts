@@ -1,8 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { NodeInfo } from "../../local-clusters";
-import { cgroupMounts } from "../../local-clusters/node/host";
-import type { LocalNode } from "../../local-clusters/node/node";
+import type { NodeInfo } from "../../host/local-clusters";
+import { cgroupMounts } from "../../host/local-clusters/node/host";
+import type { LocalNode } from "../../host/local-clusters/node/node";
 
 /** Resident memory of a process in bytes (VmRSS), 0 when it is gone. */
 function rss(pid: number): number {

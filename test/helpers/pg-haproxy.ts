@@ -10,7 +10,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { debianPostgres } from "../../local-clusters/images/host-rootfs";
+import { debianPostgres } from "../../host/local-clusters/images/host-rootfs";
 import type { FilePorts } from "./ports";
 import { HaproxyOptions, renderHaproxyConfig } from "../../network/proxy/model/haproxy-config";
 import { planPorts } from "../../network/proxy/model/port-planner";

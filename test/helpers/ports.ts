@@ -1,19 +1,19 @@
 /**
  * The one source of the TCP ports the slow test files bind. mocha runs the e2e and data-plane
- * files two at a time (scripts/test.sh), so each file that binds fixed ports gets a band of its
+ * files two at a time (host/scripts/test.sh), so each file that binds fixed ports gets a band of its
  * own here; no two bands meet, so no two files can take each other's ports. A file asks by its
- * own path (`portsFor(__filename)`), and scripts/test-ports.test.ts checks both the table and
+ * own path (`portsFor(__filename)`), and host/scripts/test-ports.test.ts checks both the table and
  * that no slow file picks a port of its own.
  */
 import * as path from "node:path";
-import { repoRoot } from "../../automation/toolchain";
-import { COREDNS_HEALTH_PORT, COREDNS_READY_PORT } from "../../local-clusters/node/cluster-dns";
+import { repoRoot } from "../../host/automation/toolchain";
+import { COREDNS_HEALTH_PORT, COREDNS_READY_PORT } from "../../host/local-clusters/node/cluster-dns";
 import {
   KUBELET_HEALTHZ_PORT,
   KUBELET_PORT,
   PROXY_HEALTHZ_PORT,
   SCHEDULER_PORT,
-} from "../../local-clusters/node/config";
+} from "../../host/local-clusters/node/config";
 
 /** A closed range of TCP ports, `from` to `to` inclusive. */
 export interface PortBand {

@@ -2,8 +2,8 @@ import { strict as assert } from "node:assert";
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ensureKubernetesPlugin, preparePulumiHome } from "../../automation/pulumi-runner";
-import { repoRoot, toolchainEnv } from "../../automation/toolchain";
+import { ensureKubernetesPlugin, preparePulumiHome } from "../../host/automation/pulumi-runner";
+import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
 
 export interface Ran {
   status: number | null;
@@ -45,7 +45,7 @@ export class YamlProgram {
 
   /** Builds what the YAML program needs and is missing (a warm cache needs no build lock); makes the stack. */
   prepare(): void {
-    const toolchain = path.join(repoRoot, "scripts", "toolchain.sh");
+    const toolchain = path.join(repoRoot, "host", "scripts", "toolchain.sh");
     const status = execFileSync("bash", [toolchain, "status"], { encoding: "utf8" });
     for (const [part, entry] of [
       ["pulumi", "/pulumi-3"],

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { peeringProblems } from "./construct";
-import { KlutchProvider } from "../../../provider/provider";
-import { UNKNOWN } from "../../../provider-kit/schema-model";
+import { KlutchProvider } from "../../../programs/klutch-provider/provider";
+import { UNKNOWN } from "../../../providers/kit/schema-model";
 import { mockPulumi } from "../../../test/helpers/mocks";
 import { ENGINE_UNKNOWN, finish, outputsOf } from "../../../test/helpers/provider";
 

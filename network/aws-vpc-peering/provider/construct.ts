@@ -1,7 +1,7 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { UNKNOWN, isKnown } from "../../../provider-kit/schema-model";
+import { UNKNOWN, isKnown } from "../../../providers/kit/schema-model";
 import {
   type Args,
   type Constructor,
@@ -10,13 +10,13 @@ import {
   itemField,
   refuse,
   zodProblems,
-} from "../../../provider-kit/construct";
+} from "../../../providers/kit/construct";
 import { awsVpcPeeringConnector } from "../model/config";
 import { checkPeering } from "../model/peering-plan";
 import { VpcPeering, type VpcPeeringSide } from "../vpc-peering";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
+// Inputs arrive checked against programs/klutch-provider/catalog.ts (provider.ts); see providers/kit/construct.ts.
 
 const sideRules = z
   .object({

@@ -1,5 +1,5 @@
-import type { ComponentSpec, ObjectType } from "../../../provider-kit/schema-model";
-import { DATA_SERVICE_PORTS, bool, int, list, map, ref, str } from "../../../provider-kit/props";
+import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
+import { DATA_SERVICE_PORTS, bool, int, list, map, ref, str } from "../../../providers/kit/props";
 
 /**
  * The AWS VPC peering path as the klutch provider serves it (vpc-peering.ts). Each side's AWS

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { routedPathProblems } from "./construct";
-import { KlutchProvider } from "../../../provider/provider";
+import { KlutchProvider } from "../../../programs/klutch-provider/provider";
 import { mockPulumi } from "../../../test/helpers/mocks";
 import { finish, outputsOf } from "../../../test/helpers/provider";
 

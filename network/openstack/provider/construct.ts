@@ -2,12 +2,12 @@ import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
 import { planRoutedPath } from "../../../lib/cloud/openstack/network-plan";
 import { planIngressRules } from "../../../lib/cloud/ingress-rules";
-import { isKnown } from "../../../provider-kit/schema-model";
-import { type Args, type Constructor, dataServicePortsOf, refuse } from "../../../provider-kit/construct";
+import { isKnown } from "../../../providers/kit/schema-model";
+import { type Args, type Constructor, dataServicePortsOf, refuse } from "../../../providers/kit/construct";
 import { OpenstackRoutedPath } from "../routed-path";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
+// Inputs arrive checked against programs/klutch-provider/catalog.ts (provider.ts); see providers/kit/construct.ts.
 
 export function routedPathProblems(values: Args): string[] {
   const problems: string[] = [];

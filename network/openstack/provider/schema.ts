@@ -1,5 +1,5 @@
-import type { ComponentSpec, ObjectType } from "../../../provider-kit/schema-model";
-import { DATA_SERVICE_PORTS, ref, str } from "../../../provider-kit/props";
+import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
+import { DATA_SERVICE_PORTS, ref, str } from "../../../providers/kit/props";
 
 /**
  * The OpenStack router path as the klutch provider serves it (routed-path.ts). Each side's

@@ -1,10 +1,10 @@
-import { type Constructor, clusterProvider } from "../../../provider-kit/construct";
+import { type Constructor, clusterProvider } from "../../../providers/kit/construct";
 import { LocalTcpProxy } from "../local-tcp-proxy";
 import type { ProxyConnection } from "../model/types";
 import { TcpProxy } from "../tcp-proxy";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
+// Inputs arrive checked against programs/klutch-provider/catalog.ts (provider.ts); see providers/kit/construct.ts.
 
 export const proxyConstructors: Record<string, Constructor> = {
   "klutch:network:TcpProxy": (name, args, opts) => {

@@ -1,10 +1,10 @@
-import type { ComponentSpec, ObjectType } from "../../../provider-kit/schema-model";
-import { KUBECONFIG, bool, int, list, map, ref, str } from "../../../provider-kit/props";
+import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
+import { KUBECONFIG, bool, int, list, map, ref, str } from "../../../providers/kit/props";
 
 /**
  * The TCP proxy as the klutch provider serves it: on a cluster (tcp-proxy.ts) and on this
  * machine (local-tcp-proxy.ts). The types it shares with other paths (PortRange, Exposure,
- * ConsumerEndpoint) are provider/catalog.ts's.
+ * ConsumerEndpoint) are programs/klutch-provider/catalog.ts's.
  */
 export const proxyTypes: Record<string, ObjectType> = {
   "klutch:network:TcpConnection": {

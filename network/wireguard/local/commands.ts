@@ -20,7 +20,7 @@ export interface CommandOptions {
 /**
  * The environment of every command and daemon: PATH alone, so no secret of the engine's
  * environment reaches them, and the daemons are not taken for the engine's leftovers
- * (bridge/orphans.ts finds those by their environment).
+ * (programs/bridge/orphans.ts finds those by their environment).
  */
 export function childEnvironment(): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" };

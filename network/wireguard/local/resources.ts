@@ -3,7 +3,7 @@ import { localAllowedHostsProvider } from "./allowed-hosts-provider";
 import { localWireguardClientProvider } from "./client-provider";
 import { localTcpForwarderProvider } from "./forwarder-provider";
 import type { LocalAllowedHostsInputs, LocalTcpForwarderInputs, LocalWireguardClientInputs } from "./types";
-import { KlutchResource } from "../../../dynamic-providers/klutch-resource";
+import { KlutchResource } from "../../../providers/dynamic/klutch-resource";
 
 /**
  * The WireGuard path of the bridge's `local` target, where no kubelet runs the rendered pods:

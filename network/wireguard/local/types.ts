@@ -76,4 +76,4 @@ export interface LocalTcpForwarderOutputs extends LocalTcpForwarderInputs {
 }
 
 /** The bench and the tests call these providers' methods directly, so the type says they are there. */
-export type { CompleteProvider } from "../../../dynamic-providers/provider-type";
+export type { CompleteProvider } from "../../../providers/dynamic/provider-type";

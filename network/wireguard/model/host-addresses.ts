@@ -3,7 +3,7 @@ import { isIpv4 } from "../../../lib/net/cidr";
 /**
  * Instance hosts given by name, as Klutch's data services give them: a8s's binding Secret names
  * the instance's Service (`instance_service`, `<instance>.<namespace>.svc.cluster.local`), and so
- * does the local backend (composition-function/local-postgresql.ts). WireGuard routes by address
+ * does the local backend (programs/composition-function/local-postgresql.ts). WireGuard routes by address
  * (the client's AllowedIPs and routes, the gateway's nftables flows), so on clusters the bridge
  * resolves each name where the gateway sits, in the control plane's network, and plans with the
  * address. Pure: the caller resolves (network/wireguard/cluster-program.ts).

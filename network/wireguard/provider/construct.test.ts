@@ -2,8 +2,8 @@ import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
 import { wireguardKeyProvider } from "../key-provider";
 import { wireguardProblems } from "./construct";
-import { KlutchProvider } from "../../../provider/provider";
-import { UNKNOWN } from "../../../provider-kit/schema-model";
+import { KlutchProvider } from "../../../programs/klutch-provider/provider";
+import { UNKNOWN } from "../../../providers/kit/schema-model";
 import { mockPulumi, plainStrings } from "../../../test/helpers/mocks";
 import { ENGINE_UNKNOWN, finish, outputsOf } from "../../../test/helpers/provider";
 

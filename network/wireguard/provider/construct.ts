@@ -3,7 +3,7 @@ import { type Exposure, exposureArgProblem } from "../../contract/exposure";
 import { planWireguard } from "../model/planner";
 import { GATEWAY, WireguardPlanError } from "../model/types";
 import { type WireguardConnectionArgs, WireguardTunnel } from "../wireguard-tunnel";
-import { UNKNOWN } from "../../../provider-kit/schema-model";
+import { UNKNOWN } from "../../../providers/kit/schema-model";
 import {
   type Args,
   type Constructor,
@@ -11,10 +11,10 @@ import {
   clusterProvider,
   itemField,
   refuse,
-} from "../../../provider-kit/construct";
+} from "../../../providers/kit/construct";
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
-// Inputs arrive checked against provider/catalog.ts (provider.ts); see provider-kit/construct.ts.
+// Inputs arrive checked against programs/klutch-provider/catalog.ts (provider.ts); see providers/kit/construct.ts.
 
 /** Stands in for an endpoint the plan cannot know before the gateway's Service has an address. */
 const LATER_ENDPOINT = "gateway.invalid";

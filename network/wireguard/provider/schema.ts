@@ -1,5 +1,5 @@
-import type { ComponentSpec, ObjectType } from "../../../provider-kit/schema-model";
-import { KUBECONFIG, SKIP_AWAIT, bool, int, list, map, ref, secret, str } from "../../../provider-kit/props";
+import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
+import { KUBECONFIG, SKIP_AWAIT, bool, int, list, map, ref, secret, str } from "../../../providers/kit/props";
 
 /** network/wireguard/wireguard-tunnel.ts as the provider serves it. */
 

@@ -1,4 +1,4 @@
-// A Go program on the klutch provider's Go SDK (provider/sdk/go), run by
+// A Go program on the klutch provider's Go SDK (sdk/go), run by
 // test/e2e/provider-sdks.test.ts through the Go Automation API's inline program: the program
 // runs in this process, which hosts its language runtime itself (no pulumi-language-go), and the
 // engine (the toolchain's `pulumi` on PATH) starts the klutch plugin named in the work dir's

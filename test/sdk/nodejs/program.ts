@@ -1,6 +1,6 @@
 /**
  * A TypeScript program on the klutch provider's Node.js SDK (the npm package `@klutch/pulumi` built
- * from provider/sdk/nodejs), run by test/e2e/provider-sdks.test.ts as an inline program of
+ * from sdk/nodejs), run by test/e2e/provider-sdks.test.ts as an inline program of
  * Pulumi's Node.js Automation API. The test type-checks and compiles it against the packed SDK in a
  * project of its own, where `@klutch/pulumi` resolves (so the repository's tsconfig leaves it out).
  */

@@ -1,4 +1,4 @@
-"""A Python program on the klutch provider's Python SDK (provider/sdk/python, package pulumi_klutch),
+"""A Python program on the klutch provider's Python SDK (sdk/python, package pulumi_klutch),
 run by test/e2e/provider-sdks.test.ts through Pulumi's Python Automation API: the inline program
 runs in this process, which hosts its language runtime itself (no pulumi-language-python), and the
 engine (the toolchain's `pulumi` on PATH) starts the klutch plugin named in the work dir's

@@ -1,0 +1,162 @@
+import { strict as assert } from "node:assert";
+import { renderIssues } from "../../lib/config/messages";
+import { validateEnvironment } from "./validate";
+import { fakeKubeconfig, fakeValidationContext } from "../../test/helpers/kubeconfig";
+import { stackSettings } from "../../test/helpers/stacks";
+
+const files: Record<string, string> = { "/project/kube/magnum.yaml": fakeKubeconfig("magnum") };
+const ctx = fakeValidationContext(files);
+
+function expectIssue(raw: Record<string, unknown>, at: string, includes: string): void {
+  const result = validateEnvironment(raw, ctx);
+  assert.equal(result.ok, false, "expected the config to be rejected");
+  if (result.ok) return;
+  assert.ok(
+    result.issues.some((i) => i.path === at && i.message.includes(includes)),
+    `no issue at ${at} containing "${includes}"; got:\n${renderIssues(result.issues, "t")}`,
+  );
+}
+
+describe("cloud stack configs", () => {
+  for (const stack of ["aws-example", "openstack-example"]) {
+    it(`stacks/Pulumi.${stack}.yaml is valid`, () => {
+      const result = validateEnvironment(stackSettings(stack), ctx);
+      assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, stack));
+    });
+  }
+
+  it("rejects more availability zones than the region has, naming the field", () => {
+    const raw = stackSettings("aws-example");
+    raw.appClusters[0].aws.region = "us-west-1";
+    raw.appClusters[0].aws.availabilityZoneCount = 3;
+    expectIssue(
+      raw,
+      "klutch:appClusters[0].aws.availabilityZoneCount",
+      "us-west-1 has 2 availability zone(s)",
+    );
+  });
+
+  it("reports a malformed field and the rules about the rest of its entry in one run", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.network.nodeCidr = "10.10.0.1/16"; // host bits: a schema problem
+    raw.controlPlane.aws.availabilityZoneCount = 5; // a rule across settings (the region's zones)
+    raw.appClusters[0].networkConnector.dataServicePorts = [0]; // another entry's schema problem
+    raw.appClusters[0].aws.region = "us-west-1"; // and a rule about that entry's other fields
+    raw.appClusters[0].aws.availabilityZoneCount = 3;
+    const result = validateEnvironment(raw, ctx);
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    assert.deepEqual(
+      result.issues.map((i) => i.path),
+      [
+        "klutch:controlPlane.network.nodeCidr",
+        "klutch:appClusters[0].networkConnector.dataServicePorts[0]",
+        "klutch:controlPlane.aws.availabilityZoneCount",
+        "klutch:appClusters[0].aws.availabilityZoneCount",
+      ],
+      renderIssues(result.issues, "t"),
+    );
+    const byPath = Object.fromEntries(result.issues.map((i) => [i.path, i.message]));
+    assert.match(byPath["klutch:controlPlane.network.nodeCidr"]!, /10\.10\.0\.1\/16/);
+    assert.match(
+      byPath["klutch:controlPlane.aws.availabilityZoneCount"]!,
+      /eu-central-1 has 3 availability zone/,
+    );
+    assert.match(
+      byPath["klutch:appClusters[0].aws.availabilityZoneCount"]!,
+      /us-west-1 has 2 availability zone/,
+    );
+  });
+
+  it("does not add a misleading rule about a field it had to leave out", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.network = "10.10.0.0/16"; // not an object: the schema says so
+    raw.controlPlane.aws.availabilityZoneCount = 5;
+    const result = validateEnvironment(raw, ctx);
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    // Not also "network is required for infrastructure aws": it is there, only malformed.
+    assert.deepEqual(
+      result.issues.map((i) => i.path),
+      ["klutch:controlPlane.network", "klutch:controlPlane.aws.availabilityZoneCount"],
+      renderIssues(result.issues, "t"),
+    );
+  });
+
+  it("rejects overlapping peered VPCs", () => {
+    const raw = stackSettings("aws-example");
+    raw.appClusters[0].network.nodeCidr = "10.10.128.0/20";
+    expectIssue(
+      raw,
+      "klutch:appClusters[0].network.nodeCidr",
+      "overlaps the data-service network 10.10.0.0/16",
+    );
+  });
+
+  it("rejects cross-account peering without accepter credentials (account from the role ARN too)", () => {
+    const raw = stackSettings("aws-example");
+    delete raw.appClusters[1].networkConnector.accepter;
+    delete raw.appClusters[1].aws.accountId; // still known from aws.roleArn
+    expectIssue(
+      raw,
+      "klutch:appClusters[1].networkConnector.accepter",
+      "is required when peering across accounts",
+    );
+  });
+
+  it("rejects a VPC CIDR too small for its zones", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.network.nodeCidr = "10.10.0.0/24";
+    raw.controlPlane.dataServiceCidr = "10.10.0.0/25";
+    expectIssue(raw, "klutch:controlPlane.network.nodeCidr", "too small for 3 availability zone(s)");
+  });
+
+  it("rejects a data-service CIDR outside the peered control plane VPC", () => {
+    const raw = stackSettings("aws-example");
+    raw.controlPlane.dataServiceCidr = "10.99.0.0/24";
+    expectIssue(
+      raw,
+      "klutch:controlPlane.dataServiceCidr",
+      "must lie inside the control plane VPC 10.10.0.0/16",
+    );
+  });
+
+  it("needs route tables and subnets to adopt a VPC, and a VPC to adopt a cluster", () => {
+    const raw = stackSettings("aws-example");
+    raw.appClusters[0].aws.existingVpcId = "vpc-0abc";
+    expectIssue(raw, "klutch:appClusters[0].aws.existingRouteTableIds", "is required with existingVpcId");
+    expectIssue(raw, "klutch:appClusters[0].aws.existingSubnetIds", "is required with existingVpcId");
+    const raw2 = stackSettings("aws-example");
+    raw2.appClusters[0].aws.existingClusterName = "legacy";
+    expectIssue(raw2, "klutch:appClusters[0].aws.existingClusterName", "needs aws.existingVpcId");
+  });
+
+  it("accepts an adopted VPC and cluster", () => {
+    const raw = stackSettings("aws-example");
+    Object.assign(raw.appClusters[0].aws, {
+      existingVpcId: "vpc-0abc",
+      existingClusterName: "legacy",
+      existingRouteTableIds: ["rtb-01", "rtb-02"],
+    });
+    const result = validateEnvironment(raw, ctx);
+    assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
+  });
+
+  it("rejects an OpenStack cluster (its Magnum template) without a network", () => {
+    const raw = stackSettings("openstack-example");
+    delete raw.controlPlane.network;
+    expectIssue(raw, "klutch:controlPlane.network", "the Magnum cluster template needs a network");
+    const raw2 = stackSettings("openstack-example");
+    delete raw2.controlPlane.openstack.externalNetworkId;
+    expectIssue(raw2, "klutch:controlPlane.openstack.externalNetworkId", "is required");
+  });
+
+  it("checks the kubeconfig of an existing OpenStack cluster", () => {
+    const raw = stackSettings("openstack-example");
+    raw.appClusters[1].kubeconfig = { path: "kube/missing.yaml" };
+    expectIssue(raw, "klutch:appClusters[1].kubeconfig", "does not exist");
+    raw.appClusters[1].kubeconfig = { path: "kube/magnum.yaml" };
+    const result = validateEnvironment(raw, ctx);
+    assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, "t"));
+  });
+});

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs everything the project needs that is not in the repository: the npm packages
+# (from the committed lockfile), the Debian tools its commands call, and the toolchain built
+# from the Go module proxy. Safe to run again; a warm run takes seconds.
+#
+#   host/scripts/setup.sh           what `npm run up`, `npm run clusters` and `npm run bridge` need
+#   host/scripts/setup.sh --test    also the tools only the tests and benchmarks use (host/scripts/test.sh)
+#
+# Debian 12 (bookworm) is where this runs and is tested; PostgreSQL is the release's own (the
+# `postgresql` metapackage: 15 on Debian 12, 17 on Debian 13), found at /usr/lib/postgresql/<major>.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+step() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+with_test=false
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_test=true ;;
+    *)
+      echo "usage: host/scripts/setup.sh [--test]   (unknown argument '$arg')" >&2
+      exit 2
+      ;;
+  esac
+done
+
+# tool:package pairs; a tool starting with / is a file that must exist (globs allowed).
+# What the commands need: openssl makes the local clusters' certificates; procps/util-linux
+# give ps, sysctl, flock, nsenter and taskset. A local cluster's node runs containerd with runc
+# (crun refuses this machine's hybrid cgroup layout), the standard CNI plugins (bridge,
+# host-local, portmap, loopback), iptables (portmap's rules) and conntrack (kube-proxy clears
+# stale UDP flows with it), in a network namespace of its own (iproute2) with an nft table on
+# the host (nftables); gcc and libc6-dev compile the static pause binary of the CRI sandbox
+# image. The node's images copy this machine's HAProxy and PostgreSQL (host/local-clusters/images/catalog.ts),
+# and the bridge's local target runs HAProxy processes, and for WireGuard connections
+# wireguard-go with wg in network namespaces and a socat forwarder per connection. The local
+# clusters' package registry is distribution's (docker-registry): the project's Crossplane
+# packages are pushed to it and the nodes pull them (host/local-clusters/registry).
+runtime_pairs=(
+  openssl:openssl ps:procps flock:util-linux nsenter:util-linux taskset:util-linux
+  ip:iproute2 nft:nftables haproxy:haproxy
+  wg:wireguard-tools wireguard-go:wireguard-go socat:socat
+  '/usr/lib/postgresql/*/bin/postgres:postgresql' psql:postgresql-client
+  containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins
+  docker-registry:docker-registry
+  iptables:iptables conntrack:conntrack gcc:gcc /usr/include/stdio.h:libc6-dev
+)
+# Only the tests: shellcheck lints these scripts (a backquote inside a double-quoted message once
+# ran `npm run up` from within itself).
+test_pairs=(shellcheck:shellcheck)
+
+pairs=("${runtime_pairs[@]}")
+$with_test && pairs+=("${test_pairs[@]}")
+
+export PATH="$PATH:/usr/sbin:/sbin"
+need=()
+for pair in "${pairs[@]}"; do
+  tool="${pair%%:*}"
+  if [[ "$tool" == /* ]]; then
+    # shellcheck disable=SC2086 # the glob is meant to expand
+    compgen -G "$tool" >/dev/null && continue
+  else
+    command -v "$tool" >/dev/null && continue
+  fi
+  need+=("${pair#*:}")
+done
+if ((${#need[@]} > 0)); then
+  mapfile -t need < <(printf '%s\n' "${need[@]}" | awk '!seen[$0]++')
+  step "installing Debian packages: ${need[*]}"
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# The project's Node.js (host/toolchain/versions.env NODE_VERSION): the machine's when it is of that
+# line, else fetched from the npm registry into the toolchain cache (host/scripts/node.sh).
+step "Node.js $(bash host/scripts/node.sh node --version)"
+
+# npm packages, exactly as locked, installed by npm running on that Node.js (package.json's
+# engines and .npmrc's engine-strict refuse any other); skipped when node_modules already
+# matches the lockfile.
+if ! cmp -s package-lock.json node_modules/.package-lock.json.klutch 2>/dev/null; then
+  step "installing npm packages from package-lock.json"
+  bash host/scripts/node.sh npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json node_modules/.package-lock.json.klutch
+fi
+
+# `npm run up` builds only what it runs; the tests build everything (the SDK generators, the YAML
+# language host and Python's SDK are for the provider's tests and commands, which build them).
+if $with_test; then
+  step "building the toolchain (cached after the first run)"
+  bash host/scripts/toolchain.sh build
+else
+  step "building the toolchain that npm run up needs (cached after the first run)"
+  bash host/scripts/toolchain.sh build up
+fi
+step "ready in ${SECONDS}s"

@@ -1,0 +1,236 @@
+import * as k8s from "@kubernetes/client-node";
+import type { BridgeMetrics } from "./metrics";
+import { PathCache, networkPathInformer, type PathInformer } from "./cache";
+import { dataPlaneNodes } from "./data-plane-nodes";
+import { KubePathWriter } from "./client";
+import { EventRecorder } from "./events";
+import { loadKubeConfig } from "./kubeconfig";
+import type { Logger } from "./log";
+import type { BridgeSettings } from "../../lib/bridge/settings";
+import type { Target } from "./program";
+import { NodeHostWatch, PollingWatch } from "./node-watch";
+import { dataPlaneInstances } from "./instance-backends";
+import { GroupReconciler } from "./reconciler";
+import { StackRunner } from "./stack-runner";
+import { WorkQueue } from "./workqueue";
+
+export { engineError } from "./reconciler";
+
+export interface BridgeOptions {
+  /** The control plane's kubeconfig file; in-cluster config when undefined (programs/bridge/kubeconfig.ts). */
+  kubeconfig: string | undefined;
+  target: Target;
+  /** Directory for the bridge's workspace, slots and (by default) its Pulumi state. */
+  stateDir: string;
+  /** Environment for the Pulumi CLI (backend URL, passphrase, PATH). */
+  pulumiEnv: Record<string, string>;
+  /** Secrets provider of new stacks (e.g. awskms://…); the passphrase provider when unset. */
+  secretsProvider?: string;
+  /** The settings ConfigMap the environment stack writes (lib/bridge/settings.ts); none when unset. */
+  settings?: { namespace: string; name: string };
+  concurrency: number;
+  /** Ports per slot for the local target (lib/bridge/slots.ts). */
+  slotSize: number;
+  /** The most ports one group may hold (local target); the whole port range when unset. */
+  maxPortsPerGroup?: number;
+  log: Logger;
+  metrics: BridgeMetrics;
+  /** The NetworkPath informer; client-node's by default. */
+  informer?: PathInformer;
+  /** How often the data plane's nodes are listed while a NodePort proxy reports one (ms). */
+  nodePollMs?: number;
+  /** How often a kernel path's instance endpoints are read again (ms). */
+  endpointsPollMs?: number;
+  /** How often the environment's settings are read between runs (ms). */
+  settingsPollMs?: number;
+}
+
+/**
+ * The Crossplane bridge: watches NetworkPaths (what the Pulumi-backed compositions compose),
+ * realises each group's paths by running its Pulumi program through the Automation API, and
+ * writes hostForConsumer, port and Ready/Synced conditions back. Wired along
+ * controller-runtime's seams, each testable without a process:
+ * - the list/watch cache (programs/bridge/cache.ts, client-node's informer) queues a group at once
+ *   on each event that calls for it;
+ * - the work queue (programs/bridge/workqueue.ts): one run per group at a time, a concurrency
+ *   limit, per-key backoff, requeue-after;
+ * - the reconciler (programs/bridge/reconciler.ts): one group from the cache to its stack and its
+ *   paths' status, returning when to run again or a (terminal) error;
+ * - the stack runner (programs/bridge/stack-runner.ts): workspaces, locks, pending operations, checkpoints,
+ *   orphans, port slots, cancellation;
+ * - the writer (programs/bridge/client.ts): finalizers, status, the nudge to Crossplane.
+ */
+export class Bridge {
+  private readonly kc: k8s.KubeConfig;
+  private readonly cache: PathCache;
+  private readonly queue: WorkQueue;
+  private readonly stacks: StackRunner;
+  /** Re-runs NodePort groups whose node moved (kubernetes target). */
+  private readonly nodeWatch: NodeHostWatch | undefined;
+  /** Re-runs kernel-hop groups whose instances' endpoints moved (kubernetes target). */
+  private readonly backendsWatch: PollingWatch<string[]> | undefined;
+  /** Re-runs groups whose settings the environment changed (kubernetes target). */
+  private readonly settingsWatch: PollingWatch<BridgeSettings | undefined> | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: BridgeOptions) {
+    this.kc = loadKubeConfig(opts.kubeconfig);
+    const writer = new KubePathWriter(this.kc, opts.settings);
+    const nodes = opts.target.kind === "kubernetes" ? dataPlaneNodes(opts.target.kubeconfig) : undefined;
+    const instances =
+      opts.target.kind === "kubernetes" ? dataPlaneInstances(opts.target.kubeconfig) : undefined;
+    this.stacks = new StackRunner({
+      target: opts.target,
+      stateDir: opts.stateDir,
+      pulumiEnv: opts.pulumiEnv,
+      ...(opts.secretsProvider ? { secretsProvider: opts.secretsProvider } : {}),
+      slotSize: opts.slotSize,
+      ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
+      settings: () => writer.readSettings(),
+      ...(nodes ? { nodes } : {}),
+      ...(instances ? { instances } : {}),
+    });
+    const reconciler = new GroupReconciler({
+      paths: (key) => this.cache.group(key),
+      firstSeen: (id) => this.cache.firstSeen(id),
+      stacks: this.stacks,
+      writer,
+      events: new EventRecorder(this.kc, opts.log),
+      metrics: opts.metrics,
+      log: opts.log,
+      stopping: () => this.stopped,
+    });
+    this.queue = new WorkQueue({
+      concurrency: opts.concurrency,
+      handler: (key) => reconciler.reconcile(key),
+      onDepth: (n) => opts.metrics.setQueueDepth(n),
+      onError: (key, error, attempt, retryInMs) =>
+        opts.log("error", retryInMs === undefined ? "reconcile failed; not retried" : "reconcile failed", {
+          group: key,
+          error: error.message,
+          ...(retryInMs === undefined ? {} : { attempt, retryInMs }),
+        }),
+    });
+    this.cache = new PathCache(opts.informer ?? networkPathInformer(this.kc), {
+      enqueue: (key) => this.queue.add(key),
+      log: opts.log,
+    });
+    this.nodeWatch = nodes
+      ? new NodeHostWatch({
+          list: nodes,
+          wanted: () => this.cache.groups().some((key) => this.stacks.picksNodeHostFor(key)),
+          // nodeHostMoved is false for a group whose proxy reports no picked node.
+          onHosts: (hosts) =>
+            this.runAgain(
+              this.cache.groups().filter((key) => this.stacks.nodeHostMoved(key, hosts)),
+              "the node a NodePort proxy reports moved; running its groups again",
+              { hosts },
+            ),
+          intervalMs: opts.nodePollMs ?? 30_000,
+          log: opts.log,
+        })
+      : undefined;
+    const following = () => this.cache.groups().filter((key) => this.stacks.followsBackendsOf(key));
+    this.backendsWatch = instances
+      ? new PollingWatch<string[]>({
+          wanted: () => following().length > 0,
+          read: async () => {
+            const moved: string[] = [];
+            for (const key of following()) {
+              if (await this.stacks.backendsMoved(key, this.cache.group(key))) moved.push(key);
+            }
+            return moved;
+          },
+          onRead: (moved) =>
+            this.runAgain(moved, "a kernel path's instance endpoints moved; running its groups again"),
+          intervalMs: opts.endpointsPollMs ?? 5_000,
+          log: opts.log,
+          messages: {
+            failing: "cannot read the instances' endpoints; kernel paths keep the ones they have",
+            recovered: "reading the instances' endpoints works again",
+          },
+        })
+      : undefined;
+    this.settingsWatch =
+      opts.target.kind === "kubernetes" && opts.settings
+        ? new PollingWatch<BridgeSettings | undefined>({
+            wanted: () => this.cache.groups().length > 0,
+            read: () => writer.readSettings(),
+            onRead: (settings) =>
+              this.runAgain(
+                this.cache.groups().filter((key) => this.stacks.settingsMoved(key, settings)),
+                "the environment changed these groups' settings; running them again",
+              ),
+            intervalMs: opts.settingsPollMs ?? 10_000,
+            log: opts.log,
+            messages: {
+              failing: "cannot read the environment's settings; groups keep the ones they ran with",
+              recovered: "reading the environment's settings works again",
+            },
+          })
+        : undefined;
+  }
+
+  /**
+   * Queues the groups a watch found moved (what their last run used is no longer so), with one
+   * log line naming them and why; nothing when none moved.
+   */
+  private runAgain(groups: string[], why: string, detail: Record<string, unknown> = {}): void {
+    if (groups.length === 0) return;
+    this.opts.log("info", why, { groups, ...detail });
+    for (const key of groups) this.queue.add(key);
+  }
+
+  healthy(): boolean {
+    return this.cache.healthy();
+  }
+
+  async start(): Promise<void> {
+    await this.stacks.reapOrphans((pids) =>
+      this.opts.log("warn", "killing engine processes a previous bridge left behind", { pids }),
+    );
+    // The informer queues every path's group as it lists them (an add event each); a list that
+    // fails (the control plane may be down or restarting) is retried with backoff by the cache.
+    await this.cache.start();
+    // Workers start once the cache holds the whole list (controller-runtime's WaitForCacheSync).
+    this.queue.start();
+    this.nodeWatch?.start();
+    this.backendsWatch?.start();
+    this.settingsWatch?.start();
+    // Groups that have a stack but no paths any more (deleted while the bridge was down); a
+    // group with paths is queued by the list already (again would cost a second engine run).
+    const listed = new Set(this.cache.groups());
+    for (const key of this.stacks.slottedGroups()) if (!listed.has(key)) this.queue.add(key);
+  }
+
+  /**
+   * Stops taking work, cancels the engine runs in flight and waits (up to `timeoutMs`) for
+   * them to end. The Automation API's abort signal sends `pulumi` SIGINT, on which the engine
+   * lets running resource operations finish, writes its checkpoint and releases the stack
+   * lock, so the next leader finds a clean stack instead of one it must repair. Only after
+   * this may the caller release the leader lease (programs/bridge/main.ts): a successor must not
+   * start while this process's engines still write.
+   */
+  async stop(timeoutMs = 20_000): Promise<void> {
+    this.stopped = true;
+    this.nodeWatch?.stop();
+    this.backendsWatch?.stop();
+    this.settingsWatch?.stop();
+    const running = this.queue.active();
+    this.stacks.cancel();
+    const ended = await this.queue.shutDown(timeoutMs);
+    await this.cache.stop().catch(() => undefined);
+    if (running.length === 0) return;
+    this.opts.log(ended ? "info" : "warn", ended ? "engine runs cancelled" : "engine runs still running", {
+      groups: running,
+    });
+    // A lock a cancelled CLI left behind (StackRunner.releaseCancelled).
+    if (ended) {
+      await this.stacks
+        .releaseCancelled(running, this.opts.log)
+        .catch((err: unknown) =>
+          this.opts.log("warn", "could not release the locks of cancelled updates", { error: String(err) }),
+        );
+    }
+  }
+}

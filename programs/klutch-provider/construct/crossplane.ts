@@ -1,0 +1,127 @@
+import * as fs from "node:fs";
+import { Crossplane } from "../../../components/crossplane/crossplane";
+import { crossplane } from "../../../lib/config/schema";
+import { packageManifests } from "../../../lib/crossplane/packages";
+import { localCrossplaneSource } from "../../../host/automation/local-crossplane-source";
+import { toolchainEnv } from "../../../host/automation/toolchain";
+import { isKnown } from "../../../providers/kit/schema-model";
+import {
+  type Args,
+  type Constructor,
+  clusterProvider,
+  given,
+  refuse,
+  zodProblems,
+} from "../../../providers/kit/construct";
+
+/* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
+// Inputs arrive checked against programs/klutch-provider/catalog.ts (provider.ts); see providers/kit/construct.ts.
+
+function folderProblem(field: string, dir: unknown): string[] {
+  if (typeof dir !== "string" || fs.existsSync(dir)) return [];
+  return [`${field} "${dir}" is not a folder on this machine; name an existing folder or leave it out`];
+}
+
+/** The config model's crossplane settings from the inputs, its checks, and the credentials'. */
+export function crossplaneProblems(
+  values: Args,
+  toolchainDir: () => string | undefined = () => toolchainEnv().KLUTCH_CROSSPLANE_CLUSTER_DIR,
+) {
+  const raw = given({
+    version: values.version,
+    chartRepository: values.chartRepository,
+    chartPath: values.chartPath,
+    providerKubernetes: values.providerKubernetes,
+    providerAnynines: values.providerAnynines,
+    functionPatchAndTransform: values.functionPatchAndTransform,
+    dataservicesConfiguration: values.dataservicesConfiguration,
+    functionKlutch: values.functionKlutch,
+    anyninesServices: values.anyninesServices,
+  });
+  const parsed = zodProblems(crossplane, raw);
+  const problems = [...parsed.problems];
+  problems.push(
+    ...folderProblem("chartPath", values.chartPath),
+    ...folderProblem("crdsPath", values.crdsPath),
+  );
+  let source: { chart: { repository: string } | { path: string }; crdsPath?: string } | undefined;
+  if (parsed.data) {
+    const xp = parsed.data;
+    if (values.toolchainChart) {
+      if (values.chartPath !== undefined || values.crdsPath !== undefined)
+        problems.push(
+          "toolchainChart takes the chart and CRDs from the toolchain; leave chartPath and crdsPath out",
+        );
+      try {
+        const local = localCrossplaneSource(toolchainDir(), xp.version);
+        source = { chart: { path: local.chartPath }, crdsPath: local.crdsPath };
+      } catch (e) {
+        problems.push(
+          `toolchainChart: ${(e as Error).message.replace(/(klutch:)?crossplane\.version/g, "version")}`,
+        );
+      }
+    } else {
+      source = {
+        chart: xp.chartPath ? { path: xp.chartPath } : { repository: xp.chartRepository },
+        ...(values.crdsPath ? { crdsPath: values.crdsPath as string } : {}),
+      };
+    }
+    // Every service's ProviderConfig reads its credentials from a Secret made here.
+    const creds = values.anyninesCredentials as unknown;
+    if (values.installProviderConfigs !== false && isKnown(creds)) {
+      const byService = (creds ?? {}) as Record<string, Args | undefined>;
+      for (const svc of xp.anyninesServices) {
+        const parts = svc.backupManagerUrl ? ["serviceBroker", "backupManager"] : ["serviceBroker"];
+        for (const part of parts)
+          if (!byService[svc.name]?.[part])
+            problems.push(
+              `anyninesCredentials.${svc.name}.${part} is required (username and password of anyninesServices "${svc.name}")`,
+            );
+      }
+    }
+  }
+  return { problems, config: parsed.data, source };
+}
+
+export const crossplaneConstructors: Record<string, Constructor> = {
+  "klutch:crossplane:Crossplane": (name, args, opts, values) => {
+    const checked = crossplaneProblems(values);
+    refuse("Crossplane", name, checked.problems);
+    const xp = checked.config!;
+    // Never empty: an empty labels map is a diff on every run (the API server drops it).
+    const labels = { "app.kubernetes.io/managed-by": "pulumi", ...args.labels } as Record<string, string>;
+    const packages = {
+      providerKubernetes: xp.providerKubernetes,
+      providerAnynines: xp.providerAnynines,
+      functionPatchAndTransform: xp.functionPatchAndTransform,
+      dataservicesConfiguration: xp.dataservicesConfiguration,
+      ...(xp.functionKlutch ? { functionKlutch: xp.functionKlutch } : {}),
+    };
+    const namespace = (args.namespace ?? "crossplane-system") as string;
+    const component = new Crossplane(
+      name,
+      {
+        provider: clusterProvider(name, args.kubeconfig, opts),
+        namespace,
+        version: xp.version,
+        chart: checked.source!.chart,
+        crdsPath: checked.source!.crdsPath,
+        packages,
+        anyninesServices: xp.anyninesServices,
+        anyninesCredentials: args.anyninesCredentials,
+        installProviderConfigs: args.installProviderConfigs ?? true,
+        skipAwait: args.skipAwait ?? false,
+        runLocally: args.runLocally === true,
+        labels,
+      },
+      opts,
+    );
+    return {
+      resource: component,
+      outputs: {
+        namespace,
+        packages: packageManifests(packages, labels).map((m) => `${m.kind}/${m.metadata.name}`),
+      },
+    };
+  },
+};
