@@ -26,6 +26,20 @@ const layerRules = LAYERS.map((layer, i) => {
 });
 
 const SPEC = "^network/([^/]+)/model/spec\\.ts$";
+// What two implementations share goes to network/contract/ (pure) or network/shared/, so an
+// implementation's folder stays the whole of it (test/e2e/plugin-seam.test.ts adds one so).
+const IMPLEMENTATION_FOLDER = "^network/(?!contract/|shared/|plugins/)([^/]+)/";
+const implementationRules = [
+  {
+    name: "implementations-apart",
+    comment:
+      "a network implementation imports no other implementation's folder: what two share belongs in network/contract/ or network/shared/",
+    severity: "error",
+    from: { path: IMPLEMENTATION_FOLDER, pathNot: OUTSIDE },
+    to: { path: "^network/(?!contract/|shared/|plugins/)[^/]+/", pathNot: "^network/$1/" },
+  },
+];
+
 const pluginLoaderRules = [
   {
     name: "plugin-loaders",
@@ -112,6 +126,7 @@ module.exports = {
     ...layerRules,
     ...pureRules,
     ...pluginLoaderRules,
+    ...implementationRules,
     ...compositionFunctionRules,
     {
       name: "no-circular",

@@ -38,7 +38,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["test/**/*.ts", "**/*.test.ts"],
+    files: ["test/**/*.ts", "**/*.test.ts", "**/test-helpers.ts"],
     rules: {
       // Tests poke at raw, deliberately malformed config and at what mocks recorded:
       // untyped data is the point there.

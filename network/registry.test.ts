@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { z } from "zod";
 import { NODE_TYPESCRIPT_ARGS } from "../host/automation/toolchain";
 import { appCluster } from "../components/config/schema";
 import { KLUTCH_PACKAGE } from "../programs/klutch-provider/catalog";
@@ -143,8 +144,45 @@ describe("network implementation registry", () => {
     );
   });
 
-  it("the configuration doc names every implementation", () => {
+  it("declares its connector settings to the provider field for field, as its config schema has them", () => {
+    const connector = KLUTCH_PACKAGE.types["klutch:index:NetworkConnector"];
+    assert.ok(connector, "the provider has a NetworkConnector type");
+    for (const i of IMPLEMENTATIONS) {
+      // The config schema's fields: a zod object, perhaps under refinements.
+      let schema: unknown = i.schema;
+      while (schema && !(schema instanceof z.ZodObject))
+        schema = (schema as z.ZodEffects<z.ZodTypeAny>)._def.schema;
+      assert.ok(schema instanceof z.ZodObject, `${i.name}: its schema is an object`);
+      const configKeys = Object.keys(schema.shape as object).filter((k) => k !== "implementation");
+      const declared = Object.keys(i.pulumi.provider?.().connectorFields ?? {});
+      assert.deepEqual(
+        [...declared].sort(),
+        [...configKeys].sort(),
+        `${i.name}: provider/surface.ts connectorFields against model/config.ts`,
+      );
+      for (const key of configKeys) {
+        const prop = connector.properties[key];
+        assert.ok(prop, `${i.name}: NetworkConnector.${key}`);
+        assert.match(
+          prop.description,
+          new RegExp(`(^|\\. )([\\w]+, )*${i.name}(, [\\w]+)*: `),
+          `${key} names ${i.name}`,
+        );
+      }
+    }
+  });
+
+  it("the configuration doc and Pulumi.yaml list every implementation, in the registry's order", () => {
     const doc = fs.readFileSync(path.join(__dirname, "..", "docs", "configuration.md"), "utf8");
-    for (const name of names) assert.match(doc, new RegExp(`\\b${name}\\b`), name);
+    const appClusters = doc.split("\n").find((l) => l.startsWith("| `klutch:appClusters`")) ?? "";
+    const listed = /`networkConnector` \(([^)]*)\)/.exec(appClusters)?.[1] ?? "";
+    assert.deepEqual(
+      [...listed.matchAll(/`(\w+)`/g)].map((m) => m[1]),
+      names,
+      `docs/configuration.md's klutch:appClusters row: ${listed}`,
+    );
+    const project = fs.readFileSync(path.join(__dirname, "..", "Pulumi.yaml"), "utf8");
+    const inProject = /networkConnector: \{implementation: ([\w|]+)/.exec(project)?.[1] ?? "";
+    assert.deepEqual(inProject.split("|"), names, "Pulumi.yaml's klutch:appClusters description");
   });
 });

@@ -73,7 +73,7 @@ function compileTypeScript(module, file) {
 }
 
 // require() of an extensionless path tries each registered extension in turn, so `./program`
-// finds programs/stack/program.ts and `./network` network/index.ts, as TypeScript resolves them.
+// finds program.ts and `./network` network/index.ts, as TypeScript resolves them.
 /** @type {Record<string, unknown>} */ (Module._extensions)[".ts"] = compileTypeScript;
 
 // Where resolving a request of one of the project's .ts files fails, it is tried once more as

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { planIngressRules } from "../../lib/cloud/ingress-rules";
 import { planRoutedPath } from "../../lib/cloud/openstack/network-plan";
 import { OpenstackNetwork } from "../../clusters/openstack/openstack-cluster";
-import { ingressSecurityGroup } from "./security-group";
+import { ingressSecurityGroup } from "../shared/openstack-security-group";
 
 export interface OpenstackRoutedPathArgs {
   /** The app cluster's network (the consumer). */

@@ -2,13 +2,12 @@ import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { PathProblem } from "../../lib/bridge/model";
-import { serviceExposure } from "../contract/exposure";
 import type { ProxyExposure } from "./model/exposure";
 import { consumerEndpoints } from "./model/haproxy-config";
 import { type BackendsResult, connectionBackends, mirroredSlices } from "./model/kernel-path";
 import { type ConsumerEndpoint, type PortRange, type ProxyConnection, compareStrings } from "./model/types";
 import { PortAllocation } from "./port-allocation";
-import { checkProxyServiceArgs, consumerHost, type ProxyServiceType } from "./proxy-service";
+import { checkProxyServiceArgs, consumerHost, exposedService, type ProxyServiceType } from "./proxy-service";
 import { DEFAULT_PORT_RANGE } from "./tcp-proxy";
 
 export interface KernelPathArgs {
@@ -113,29 +112,19 @@ export class KernelPath extends pulumi.ComponentResource {
     this.assignments = ports.assignments;
     this.unplaced = ports.unplaced.apply((u) => u ?? []);
 
-    const exposure = args.exposure ?? { sourceRanges: [], internal: true, public: false };
-    const { annotations, ...exposureSpec } = serviceExposure(exposure, serviceType);
-    const service = new k8s.core.v1.Service(
-      `${name}-service`,
+    const service = exposedService(
+      name,
       {
-        metadata: {
-          name,
-          namespace: args.namespace,
-          labels,
-          annotations: {
-            ...annotations,
-            // Nothing to wait for but a load balancer's address: there are no pods.
-            ...(args.skipAwait || serviceType !== "LoadBalancer" ? { "pulumi.com/skipAwait": "true" } : {}),
-          },
-        },
-        spec: {
-          type: serviceType,
-          ports: ports.assignments.apply((assigned) => servicePorts(served, assigned, serviceType)),
-          ...exposureSpec,
-          // Mirrored endpoints carry no node, so "Local" would count none of them as local and
-          // drop every packet; the source ranges are enforced on the load balancer's address.
-          ...(serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Cluster" }),
-        },
+        namespace: args.namespace,
+        labels,
+        serviceType,
+        exposure: args.exposure,
+        // Nothing to wait for but a load balancer's address: there are no pods.
+        skipAwait: Boolean(args.skipAwait) || serviceType !== "LoadBalancer",
+        ports: ports.assignments.apply((assigned) => servicePorts(served, assigned, serviceType)),
+        // Mirrored endpoints carry no node, so "Local" would count none of them as local and
+        // drop every packet; the source ranges are enforced on the load balancer's address.
+        spec: serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Cluster" },
       },
       k8sOpts,
     );

@@ -1,6 +1,6 @@
-import type * as k8s from "@pulumi/kubernetes";
+import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { exposureArgProblem } from "../contract/exposure";
+import { exposureArgProblem, serviceExposure } from "../contract/exposure";
 import type { ProxyExposure } from "./model/exposure";
 import { proxyHost } from "./model/haproxy-config";
 import { portRangeProblem } from "./model/port-planner";
@@ -74,4 +74,50 @@ export function consumerHost(
         clusterDomain: args.clusterDomain,
       });
     });
+}
+
+/** A proxy exposed to nobody outside the cluster: the default of both proxies' Services. */
+export const CLUSTER_ONLY: ProxyExposure = { sourceRanges: [], internal: true, public: false };
+
+/**
+ * The Service consumers dial (the TcpProxy's, in front of its pods, or the KernelPath's, in
+ * front of mirrored endpoints): its type, its exposure turned into the Service's source ranges,
+ * load-balancer annotations and traffic policy, and `pulumi.com/skipAwait` when there is
+ * nothing the Service itself can be awaited for.
+ */
+export function exposedService(
+  name: string,
+  args: {
+    namespace: pulumi.Input<string>;
+    labels: Record<string, string>;
+    serviceType: ProxyServiceType;
+    exposure: ProxyExposure | undefined;
+    skipAwait: boolean;
+    selector?: Record<string, string>;
+    ports: pulumi.Input<pulumi.Input<k8s.types.input.core.v1.ServicePort>[]>;
+    /** Fields the exposure does not decide (they win over it). */
+    spec?: Omit<k8s.types.input.core.v1.ServiceSpec, "type" | "selector" | "ports">;
+  },
+  opts: pulumi.CustomResourceOptions,
+): k8s.core.v1.Service {
+  const { annotations, ...exposureSpec } = serviceExposure(args.exposure ?? CLUSTER_ONLY, args.serviceType);
+  return new k8s.core.v1.Service(
+    `${name}-service`,
+    {
+      metadata: {
+        name,
+        namespace: args.namespace,
+        labels: args.labels,
+        annotations: { ...annotations, ...(args.skipAwait ? { "pulumi.com/skipAwait": "true" } : {}) },
+      },
+      spec: {
+        type: args.serviceType,
+        ...(args.selector ? { selector: args.selector } : {}),
+        ports: args.ports,
+        ...exposureSpec,
+        ...args.spec,
+      },
+    },
+    opts,
+  );
 }

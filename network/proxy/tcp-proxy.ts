@@ -22,12 +22,16 @@ import {
 } from "./model/types";
 import { PortAllocation } from "./port-allocation";
 import { ServiceListeners } from "./service-listeners";
-import { serviceExposure } from "../contract/exposure";
-import { checkProxyServiceArgs, consumerHost, type ProxyServiceType } from "./proxy-service";
+import {
+  CLUSTER_ONLY,
+  checkProxyServiceArgs,
+  consumerHost,
+  exposedService,
+  type ProxyServiceType,
+} from "./proxy-service";
 import { type ProxyExposure, ingressRule } from "./model/exposure";
 
 /** A ClusterIP proxy's exposure: reachable from the data-service cluster's own pods only. */
-const CLUSTER_ONLY: ProxyExposure = { sourceRanges: [], internal: true, public: false };
 
 export type { ProxyServiceType } from "./proxy-service";
 
@@ -203,25 +207,16 @@ export class TcpProxy extends pulumi.ComponentResource {
     );
 
     const exposure = args.exposure ?? CLUSTER_ONLY;
-    const { annotations: exposureAnnotations, ...exposureSpec } = serviceExposure(exposure, serviceType);
-    const service = new k8s.core.v1.Service(
-      `${name}-service`,
+    const service = exposedService(
+      name,
       {
-        metadata: {
-          name,
-          namespace: args.namespace,
-          labels,
-          annotations: {
-            ...exposureAnnotations,
-            ...(args.skipAwait || proveListeners ? SKIP_AWAIT : {}),
-          },
-        },
-        spec: {
-          type: serviceType,
-          selector,
-          ports: listenerPorts.apply((list) => servicePorts(list, serviceType)),
-          ...exposureSpec,
-        },
+        namespace: args.namespace,
+        labels,
+        serviceType,
+        exposure,
+        skipAwait: Boolean(args.skipAwait) || proveListeners,
+        selector,
+        ports: listenerPorts.apply((list) => servicePorts(list, serviceType)),
       },
       k8sOpts,
     );

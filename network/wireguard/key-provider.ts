@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { KlutchResource } from "../../providers/dynamic/klutch-resource";
+import { KlutchResource, withSecretOutputs } from "../../providers/dynamic/klutch-resource";
 
 /**
  * WireGuard key pairs as Pulumi resources. The pair is made once and kept in state:
@@ -141,10 +141,7 @@ export class WireguardKeyPair extends KlutchResource {
       wireguardKeyProvider,
       name,
       { rotation: args.rotation ?? "initial", publicKey: undefined, privateKey: undefined },
-      {
-        ...opts,
-        additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "privateKey"],
-      },
+      withSecretOutputs(opts, "privateKey"),
       "klutch",
       "WireguardKeyPair",
     );

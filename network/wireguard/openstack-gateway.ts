@@ -6,7 +6,7 @@ import { renderGatewayCloudInit, type GatewayVmFlows } from "./model/render-clou
 import { WireguardPlan } from "./model/types";
 import { GatewayKeys } from "./model/render-wg-quick";
 import { OpenstackNetwork } from "../../clusters/openstack/openstack-cluster";
-import { ingressSecurityGroup } from "../openstack/security-group";
+import { ingressSecurityGroup } from "../shared/openstack-security-group";
 
 export interface OpenstackWireguardGatewayArgs {
   /** The data-service network the gateway VM sits in. */

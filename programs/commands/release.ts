@@ -6,7 +6,7 @@
  *   dist/klutch-pulumi-<version>.tgz                            the Node.js SDK (npm pack)
  *   dist/pulumi_klutch-<version>-py3-none-any.whl               the Python SDK, wheel
  *   dist/pulumi_klutch-<version>.tar.gz                         the Python SDK, sdist
- *   dist/goproxy/github.com/anynines/klutch-pulumi/provider/sdk/go/@v/v<version>.{zip,mod,info}
+ *   dist/goproxy/github.com/anynines/klutch-pulumi/sdk/go/@v/v<version>.{zip,mod,info}
  *                                                               the Go SDK as a module proxy serves it
  *   dist/Anynines.Klutch-<version>.tar.gz                       the .NET project as it is (no .NET SDK here to pack it)
  *   dist/klutch-bridge-v<version>-linux-amd64.oci.tar           the bridge image, OCI layout, zstd layer
@@ -238,7 +238,7 @@ async function sdkPackages(outDir: string, seconds: number, env: NodeJS.ProcessE
 }
 
 /** The Go SDK's module (sdk/go/go.mod, from the schema's language.go.importBasePath). */
-export const GO_SDK_MODULE = "github.com/anynines/klutch-pulumi/provider/sdk/go";
+export const GO_SDK_MODULE = "github.com/anynines/klutch-pulumi/sdk/go";
 
 /**
  * The Go SDK as a module proxy serves it (host/toolchain/gomodproxy, on golang.org/x/mod/zip), under

@@ -9,9 +9,7 @@ import type { A8sServiceBindingInput } from "./input.js";
 import { BINDING_KEYS } from "./local-binding.js";
 import { a8sBindingManifest } from "../../test/helpers/a8s-stand-in.js";
 import { CompositeError, type ObservedResource } from "./step.js";
-
-type Json = Record<string, any>;
-const json = (o: unknown): Json => o as Json;
+import { bindingComposite, json, observedObject, type Json } from "./test-helpers.js";
 
 const INPUT: A8sServiceBindingInput = {
   kind: "A8sServiceBinding",
@@ -20,34 +18,20 @@ const INPUT: A8sServiceBindingInput = {
 };
 const UID = "5b0c6a1e-2f4d-4c55-9d0e-7a1b2c3d4e5f";
 
-const xr = (spec: Json = { instanceRef: "orders-db", serviceInstanceType: "postgresql" }) => ({
-  apiVersion: "anynines.com/v1",
-  kind: "XServiceBinding",
-  metadata: {
-    name: "orders-app-x2k9q",
-    uid: UID,
-    labels: { "crossplane.io/claim-name": "orders-app", "crossplane.io/claim-namespace": "team-a" },
-  },
-  spec,
-});
+const xr = (spec: Json = { instanceRef: "orders-db", serviceInstanceType: "postgresql" }) =>
+  bindingComposite("orders-app-x2k9q", "orders-app", UID, spec);
 
 /** The Object as provider-kubernetes reports it: the a8s binding's status under atProvider.manifest. */
 const observedBinding = (
   a8s: Json | undefined,
   opts: { ready?: boolean; details?: Record<string, Buffer>; spec?: Json } = {},
 ): Record<string, ObservedResource> => ({
-  [A8S_BINDING_RESOURCE]: {
-    resource: {
-      apiVersion: "kubernetes.crossplane.io/v1alpha2",
-      kind: "Object",
-      spec: opts.spec ?? {},
-      status: {
-        ...(a8s ? { atProvider: { manifest: { kind: "ServiceBinding", status: a8s } } } : {}),
-        conditions: [{ type: "Ready", status: opts.ready ? "True" : "False" }],
-      },
-    },
-    connectionDetails: opts.details ?? {},
-  },
+  [A8S_BINDING_RESOURCE]: observedObject({
+    spec: opts.spec ?? {},
+    ready: opts.ready ?? false,
+    ...(a8s ? { atProvider: { manifest: { kind: "ServiceBinding", status: a8s } } } : {}),
+    ...(opts.details ? { connectionDetails: opts.details } : {}),
+  }),
 });
 
 const CREDENTIALS = {

@@ -18,6 +18,7 @@ import {
   RESOURCES_KIND,
 } from "./input.js";
 import { roleName } from "./binding-roles.js";
+import { networkPathTemplate } from "./test-helpers.js";
 
 type Json = Record<string, unknown>;
 
@@ -25,33 +26,19 @@ const INPUT = {
   apiVersion: INPUT_API_VERSION,
   kind: RESOURCES_KIND,
   resources: [
-    {
-      name: "network-path",
-      base: {
-        apiVersion: "klutch.anynines.com/v1alpha1",
-        kind: "NetworkPath",
-        spec: { implementation: "proxy" },
+    networkPathTemplate([
+      {
+        type: "FromCompositeFieldPath",
+        fromFieldPath: "spec.instanceHost",
+        toFieldPath: "spec.instanceHost",
+        policy: { fromFieldPath: "Required" },
       },
-      patches: [
-        {
-          type: "FromCompositeFieldPath",
-          fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
-          toFieldPath: "spec.consumerNamespace",
-        },
-        {
-          type: "FromCompositeFieldPath",
-          fromFieldPath: "spec.instanceHost",
-          toFieldPath: "spec.instanceHost",
-          policy: { fromFieldPath: "Required" },
-        },
-        {
-          type: "ToCompositeFieldPath",
-          fromFieldPath: "status.hostForConsumer",
-          toFieldPath: "status.hostForConsumer",
-        },
-      ],
-      readinessChecks: [{ type: "MatchCondition", matchCondition: { type: "Ready", status: "True" } }],
-    },
+      {
+        type: "ToCompositeFieldPath",
+        fromFieldPath: "status.hostForConsumer",
+        toFieldPath: "status.hostForConsumer",
+      },
+    ]),
   ],
 };
 

@@ -10,31 +10,21 @@ import {
   parseInput,
   type ResourceTemplate,
 } from "./input.js";
+import { networkPathTemplate } from "./test-helpers.js";
 
-const resource = (extra: Record<string, unknown> = {}) => ({
-  name: "network-path",
-  base: {
-    apiVersion: "klutch.anynines.com/v1alpha1",
-    kind: "NetworkPath",
-    spec: { implementation: "proxy" },
-  },
-  patches: [
-    {
-      type: "FromCompositeFieldPath",
-      fromFieldPath: "metadata.labels[crossplane.io/claim-namespace]",
-      toFieldPath: "spec.consumerNamespace",
-    },
-    {
-      type: "FromCompositeFieldPath",
-      fromFieldPath: "spec.port",
-      toFieldPath: "spec.port",
-      policy: { fromFieldPath: "Required" },
-    },
-    { type: "ToCompositeFieldPath", fromFieldPath: "status.port" },
-  ],
-  readinessChecks: [{ type: "MatchCondition", matchCondition: { type: "Ready", status: "True" } }],
-  ...extra,
-});
+const resource = (extra: Record<string, unknown> = {}) =>
+  networkPathTemplate(
+    [
+      {
+        type: "FromCompositeFieldPath",
+        fromFieldPath: "spec.port",
+        toFieldPath: "spec.port",
+        policy: { fromFieldPath: "Required" },
+      },
+      { type: "ToCompositeFieldPath", fromFieldPath: "status.port" },
+    ],
+    extra,
+  );
 const input = (resources: unknown, extra: Record<string, unknown> = {}) => ({
   apiVersion: INPUT_API_VERSION,
   kind: RESOURCES_KIND,

@@ -9,10 +9,14 @@ import {
 } from "./local-binding.js";
 import { roleName } from "./binding-roles.js";
 import { CompositeError, type ObservedResource } from "./step.js";
-
-type Json = Record<string, any>;
-/** A composed resource, for reading its fields without a cast at each. */
-const json = (o: unknown): Json => o as Json;
+import {
+  bindingComposite,
+  claimLabels,
+  fixedPassword as password,
+  json,
+  observedObject,
+  type Json,
+} from "./test-helpers.js";
 
 const INPUT: LocalPostgresqlBindingInput = {
   kind: "LocalPostgresqlBinding",
@@ -23,24 +27,13 @@ const INPUT: LocalPostgresqlBindingInput = {
 };
 const UID = "3f1c2b9e-8d8a-4d0e-9a43-0c6f1c9a7b55";
 
-const xr = (spec: Json = { instanceRef: "pg", serviceInstanceType: "postgresql" }) => ({
-  apiVersion: "anynines.com/v1",
-  kind: "XServiceBinding",
-  metadata: {
-    name: "app-db-9fk2d",
-    uid: UID,
-    labels: { "crossplane.io/claim-name": "app-db", "crossplane.io/claim-namespace": "team-a" },
-  },
-  spec,
-});
+const xr = (spec: Json = { instanceRef: "pg", serviceInstanceType: "postgresql" }) =>
+  bindingComposite("app-db-9fk2d", "app-db", UID, spec);
 
 const instance = (managed?: Json) => ({
   apiVersion: "anynines.com/v1",
   kind: "XPostgresqlInstance",
-  metadata: {
-    name: "pg-x7k2p",
-    labels: { "crossplane.io/claim-name": "pg", "crossplane.io/claim-namespace": "team-a" },
-  },
+  metadata: { name: "pg-x7k2p", labels: claimLabels("pg") },
   ...(managed ? { status: { managed } } : {}),
 });
 const READY_INSTANCE = instance({ host: "pg-pg.team-a.svc", port: 5432, adminSecret: "pg-pg-admin" });
@@ -48,25 +41,16 @@ const READY_INSTANCE = instance({ host: "pg-pg.team-a.svc", port: 5432, adminSec
 const SELECTOR = {
   apiVersion: "anynines.com/v1",
   kind: "XPostgresqlInstance",
-  matchLabels: { "crossplane.io/claim-name": "pg", "crossplane.io/claim-namespace": "team-a" },
+  matchLabels: claimLabels("pg"),
 };
 
-const observedObject = (
+const observedAs = (
   spec: Json,
   ready: boolean,
   connectionDetails: Record<string, Buffer> = {},
-): ObservedResource => ({
-  resource: {
-    apiVersion: "kubernetes.crossplane.io/v1alpha2",
-    kind: "Object",
-    metadata: { name: "app-db-9fk2d-x1" },
-    spec,
-    status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
-  },
-  connectionDetails,
-});
+): ObservedResource => observedObject({ name: "app-db-9fk2d-x1", spec, ready, connectionDetails });
 
-const fixedPassword = () => "binding-password-0123456789abcdef";
+const fixedPassword = password("binding-password-0123456789abcdef");
 
 describe("composition function: local PostgreSQL binding", () => {
   it("names the role after the composite's uid: klutch_ and 12 hex characters of its sha256", () => {
@@ -246,8 +230,8 @@ describe("composition function: local PostgreSQL binding", () => {
       instance_service: Buffer.from("pg-pg.team-a.svc"),
     };
     const observed = {
-      credentials: observedObject(json(first.composed[0]!.resource).spec, true, details),
-      role: observedObject({}, true),
+      credentials: observedAs(json(first.composed[0]!.resource).spec, true, details),
+      role: observedAs({}, true),
     };
     const out = composeLocalPostgresqlBinding(xr(), observed, [READY_INSTANCE], INPUT, () =>
       assert.fail("the password is read back, not generated again"),
@@ -265,7 +249,7 @@ describe("composition function: local PostgreSQL binding", () => {
 
     const roleRunning = composeLocalPostgresqlBinding(
       xr(),
-      { ...observed, role: observedObject({}, false) },
+      { ...observed, role: observedAs({}, false) },
       [READY_INSTANCE],
       INPUT,
       fixedPassword,

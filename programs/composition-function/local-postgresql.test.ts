@@ -8,10 +8,7 @@ import {
 } from "./local-postgresql.js";
 import { REVOKE_SCRIPT, roleName } from "./binding-roles.js";
 import { CompositeError, type ObservedResource } from "./step.js";
-
-type Json = Record<string, any>;
-/** A composed resource, for reading its fields without a cast at each. */
-const json = (o: unknown): Json => o as Json;
+import { claimLabels, fixedPassword as password, json, observedObject, type Json } from "./test-helpers.js";
 
 const INPUT: LocalPostgresqlInstanceInput = {
   kind: "LocalPostgresqlInstance",
@@ -21,30 +18,17 @@ const INPUT: LocalPostgresqlInstanceInput = {
   clusterDomain: "cluster.local",
 };
 
-const xr = (
-  labels: Record<string, string> = {
-    "crossplane.io/claim-name": "pg",
-    "crossplane.io/claim-namespace": "team-a",
-  },
-) => ({
+const xr = (labels: Record<string, string> = claimLabels("pg")) => ({
   apiVersion: "anynines.com/v1",
   kind: "XPostgresqlInstance",
   metadata: { name: "pg-x7k2p", uid: "u-1", labels },
   spec: { service: "a9s-postgresql13", plan: "postgresql-single-nano" },
 });
 
-const observedObject = (manifest: Json, ready: boolean): ObservedResource => ({
-  resource: {
-    apiVersion: "kubernetes.crossplane.io/v1alpha2",
-    kind: "Object",
-    metadata: { name: "pg-x7k2p-abcde" },
-    spec: { forProvider: { manifest } },
-    status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
-  },
-  connectionDetails: {},
-});
+const observedAs = (manifest: Json, ready: boolean): ObservedResource =>
+  observedObject({ name: "pg-x7k2p-abcde", spec: { forProvider: { manifest } }, ready });
 
-const fixedPassword = () => "generated-password-0123456789abc";
+const fixedPassword = password("generated-password-0123456789abc");
 const noPassword = () => assert.fail("no password may be generated once the Secret has one");
 
 describe("composition function: local PostgreSQL instance", () => {
@@ -169,12 +153,9 @@ describe("composition function: local PostgreSQL instance", () => {
   it("keeps the password the observed Secret has, and counts each Object ready by its Ready condition", () => {
     const first = composeLocalPostgresqlInstance(xr(), {}, [], INPUT, fixedPassword);
     const observed = {
-      "admin-credentials": observedObject(
-        (first.composed[0]!.resource.spec as Json).forProvider.manifest,
-        true,
-      ),
-      server: observedObject({}, false),
-      service: observedObject({}, true),
+      "admin-credentials": observedAs((first.composed[0]!.resource.spec as Json).forProvider.manifest, true),
+      server: observedAs({}, false),
+      service: observedAs({}, true),
     };
     const again = composeLocalPostgresqlInstance(xr(), observed, [], INPUT, noPassword);
     assert.deepEqual(
@@ -190,7 +171,7 @@ describe("composition function: local PostgreSQL instance", () => {
   it("generates a new password while the observed Secret has none", () => {
     const out = composeLocalPostgresqlInstance(
       xr(),
-      { "admin-credentials": observedObject({ stringData: {} }, false) },
+      { "admin-credentials": observedAs({ stringData: {} }, false) },
       [],
       INPUT,
       () => "another",
@@ -264,7 +245,7 @@ describe("composition function: local PostgreSQL instance", () => {
 
     const done = composeLocalPostgresqlInstance(
       known,
-      { [revoke[0]!.name]: observedObject(pod, true) },
+      { [revoke[0]!.name]: observedAs(pod, true) },
       [],
       INPUT,
       fixedPassword,

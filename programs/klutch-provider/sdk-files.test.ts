@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import { SDK_DIR, SDK_LANGUAGES, SDK_LOGO, generateSdks, sdkDrift, sdkGenerators } from "./sdk-files";
+import { SCHEMA_FILE } from "./schema-file";
 
 /**
  * The committed SDKs (sdk/<language>) are what the toolchain's generators
@@ -40,7 +41,7 @@ describe("klutch provider SDKs", function () {
   });
 
   it("each language's package names the plugin and version of the schema", () => {
-    const schema = JSON.parse(fs.readFileSync(path.join(SDK_DIR, "..", "schema.json"), "utf8")) as {
+    const schema = JSON.parse(fs.readFileSync(SCHEMA_FILE, "utf8")) as {
       name: string;
       version: string;
     };
@@ -61,7 +62,7 @@ describe("klutch provider SDKs", function () {
       assert.deepEqual(JSON.parse(fs.readFileSync(path.join(generated, file), "utf8")), want, file);
     assert.match(
       fs.readFileSync(path.join(generated, "go", "go.mod"), "utf8"),
-      /^module github\.com\/anynines\/klutch-pulumi\/provider\/sdk\/go$/m,
+      /^module github\.com\/anynines\/klutch-pulumi\/sdk\/go$/m,
     );
     assert.deepEqual(fs.readdirSync(generated).sort(), [...SDK_LANGUAGES].sort());
   });
@@ -80,10 +81,7 @@ describe("klutch provider SDKs", function () {
   });
 
   it("the .NET generator makes no network request: a schema's logoUrl is served from -logo, and without it the run fails naming the URL", () => {
-    const schema = JSON.parse(fs.readFileSync(path.join(SDK_DIR, "..", "schema.json"), "utf8")) as Record<
-      string,
-      unknown
-    >;
+    const schema = JSON.parse(fs.readFileSync(SCHEMA_FILE, "utf8")) as Record<string, unknown>;
     const withLogo = path.join(work, "logo-url.json");
     fs.writeFileSync(withLogo, JSON.stringify({ ...schema, logoUrl: "https://example.invalid/klutch.png" }));
     const dotnet = sdkGenerators().KLUTCH_GEN_SDK_DOTNET;

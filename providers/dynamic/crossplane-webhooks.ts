@@ -2,7 +2,7 @@ import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import { statusCode } from "./kube-errors";
 import type { CompleteProvider } from "./provider-type";
-import { KlutchResource } from "./klutch-resource";
+import { KlutchResource, withSecretOutputs } from "./klutch-resource";
 
 /**
  * Removes, after Crossplane is gone, the webhook configurations Crossplane wrote for itself.
@@ -71,7 +71,7 @@ export class CrossplaneWebhookConfigurations extends KlutchResource {
       crossplaneWebhooksProvider,
       name,
       { kubeconfig: pulumi.secret(args.kubeconfig) },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, "kubeconfig"),
       "klutch",
       "CrossplaneWebhookConfigurations",
     );

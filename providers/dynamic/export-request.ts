@@ -2,7 +2,7 @@ import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import { statusCode } from "./kube-errors";
 import type { CompleteProvider } from "./provider-type";
-import { KlutchResource } from "./klutch-resource";
+import { KlutchResource, withSecretOutputs } from "./klutch-resource";
 
 /**
  * An APIServiceExportRequest as a one-shot Pulumi resource.
@@ -194,7 +194,7 @@ export class ExportRequest extends KlutchResource {
         timeoutSeconds: args.timeoutSeconds ?? 600,
         exported: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, "kubeconfig"),
       "klutch",
       "ExportRequest",
     );

@@ -44,6 +44,14 @@ function serializeProvider(provider: pulumi.dynamic.ResourceProvider): pulumi.Ou
   return text;
 }
 
+/** The options with `names` added to the outputs kept secret (a kubeconfig, a key), whatever the caller asked. */
+export function withSecretOutputs(
+  opts: pulumi.CustomResourceOptions | undefined,
+  ...names: string[]
+): pulumi.CustomResourceOptions {
+  return { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...names] };
+}
+
 /**
  * A Klutch resource whose CRUD is a `pulumi.dynamic.ResourceProvider`: the same constructor
  * arguments as `pulumi.dynamic.Resource` (provider, name, props, opts, module "klutch", kind).

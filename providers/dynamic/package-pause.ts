@@ -1,7 +1,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import type { CompleteProvider } from "./provider-type";
-import { KlutchResource } from "./klutch-resource";
+import { KlutchResource, withSecretOutputs } from "./klutch-resource";
 import { statusCode } from "./kube-errors";
 
 /**
@@ -96,7 +96,7 @@ export class PackagePause extends KlutchResource {
       packagePauseProvider,
       name,
       { kubeconfig: pulumi.secret(args.kubeconfig), configuration: args.configuration },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, "kubeconfig"),
       "klutch",
       "PackagePause",
     );

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CompleteProvider } from "./provider-type";
-import { KlutchResource } from "./klutch-resource";
+import { KlutchResource, withSecretOutputs } from "./klutch-resource";
 
 /**
  * Random keys as Pulumi resources: cookie signing and encryption keys, OAuth client
@@ -109,7 +109,7 @@ export class RandomKey extends KlutchResource {
         rotation: args.rotation ?? "initial",
         value: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "value"] },
+      withSecretOutputs(opts, "value"),
       "klutch",
       "RandomKey",
     );

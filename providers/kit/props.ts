@@ -52,6 +52,14 @@ export const SKIP_AWAIT = bool(
 );
 
 /** The data services' TCP ports a routed path opens to the app side (VpcPeering, OpenstackRoutedPath). */
+/** `networkConnector`'s exposure settings (network/contract/exposure.ts), as the proxy and the WireGuard gateway take them. */
+export const CONNECTOR_EXPOSURE_FIELDS: Record<string, Prop> = {
+  allowedSources: list(str("CIDR"), "the only sources admitted."),
+  internal: bool("an internal load balancer."),
+  publicEndpoint: bool("reachable from the whole internet on purpose."),
+};
+/** `networkConnector.dataServicePorts`, as each routed or tunnelled implementation takes it. */
+export const CONNECTOR_DATA_SERVICE_PORTS = list(int("port"), "data-service ports. Default [5432].");
 export const DATA_SERVICE_PORTS = list(
   int("port"),
   "TCP ports of the data services, opened to the app side's CIDRs only. Default [5432].",

@@ -109,7 +109,7 @@ export function packageSchema(spec: PackageSpec): Json {
       python: { packageName: "pulumi_klutch", respectSchemaVersion: true, pyproject: { enabled: true } },
       // The Go SDK is committed at sdk/go (its go.mod), packages under klutch/.
       go: {
-        importBasePath: "github.com/anynines/klutch-pulumi/provider/sdk/go/klutch",
+        importBasePath: "github.com/anynines/klutch-pulumi/sdk/go/klutch",
         generateResourceContainerTypes: true,
         respectSchemaVersion: true,
       },

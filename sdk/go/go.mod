@@ -1,4 +1,4 @@
-module github.com/anynines/klutch-pulumi/provider/sdk/go
+module github.com/anynines/klutch-pulumi/sdk/go
 
 go 1.25
 

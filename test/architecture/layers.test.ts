@@ -123,6 +123,21 @@ describe("architecture: the layer rules", function () {
     );
   });
 
+  it("refuse a network implementation importing another's folder", async () => {
+    assert.deepEqual(
+      await brokenRules({
+        "network/wireguard/openstack-gateway.ts":
+          'import { g } from "../openstack/security-group";\nexport const w = g;\n',
+        "network/openstack/security-group.ts": "export const g = 1;\n",
+        // what they share, from network/shared/, is theirs to import
+        "network/openstack/routed-path.ts":
+          'import { s } from "../shared/security-group";\nexport const r = s;\n',
+        "network/shared/security-group.ts": "export const s = 1;\n",
+      }),
+      ["implementations-apart"],
+    );
+  });
+
   it("refuse the file system, processes and Pulumi in a pure folder, directly or through an impure module", async () => {
     assert.deepEqual(
       await brokenRules({

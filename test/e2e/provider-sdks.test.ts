@@ -38,7 +38,7 @@ const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
  */
 const NON_NODE_PROGRAM_ENV = { NODE_PATH: "" };
 
-/** What every language's program gets (test/sdk/go/main.go params, consumer.py, programs/stack/program.ts Params). */
+/** What every language's program gets (test/sdk/go/main.go params, consumer.py, program.ts Params). */
 interface SdkParams {
   stackName: string;
   workDir: string;
@@ -311,10 +311,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     exec("tar", ["-xzf", path.join(work, tarball), "-C", installed, "--strip-components=1"], work);
     for (const scope of ["@pulumi", "@types"])
       fs.symlinkSync(path.join(nodeModules, scope), path.join(project, "node_modules", scope));
-    fs.copyFileSync(
-      path.join(CONSUMERS, "nodejs", "programs/stack/program.ts"),
-      path.join(project, "programs/stack/program.ts"),
-    );
+    fs.copyFileSync(path.join(CONSUMERS, "nodejs", "program.ts"), path.join(project, "program.ts"));
     fs.writeFileSync(
       path.join(project, "tsconfig.json"),
       JSON.stringify({
@@ -326,7 +323,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
           types: ["node"],
           outDir: "out",
         },
-        files: ["programs/stack/program.ts"],
+        files: ["program.ts"],
       }),
     );
     exec(process.execPath, [path.join(nodeModules, "typescript", "bin", "tsc"), "-p", project], project);

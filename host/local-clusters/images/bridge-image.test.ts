@@ -14,7 +14,7 @@ describe("bridge image: what goes in", () => {
     };
     write(
       "programs/bridge/main.ts",
-      'import { a } from "../lib/a";\nimport * as k8s from "@kubernetes/client-node";\n',
+      'import { a } from "../../lib/a";\nimport * as k8s from "@kubernetes/client-node";\n',
     );
     write(
       "lib/a.ts",
@@ -24,7 +24,7 @@ describe("bridge image: what goes in", () => {
     write("lib/unused.ts", 'import "zod";\n');
     try {
       assert.deepEqual(importClosure(root, "programs/bridge/main.ts"), {
-        modules: ["programs/bridge/main.ts", "lib/a.ts", "lib/b/index.ts"],
+        modules: ["lib/a.ts", "lib/b/index.ts", "programs/bridge/main.ts"],
         packages: ["@kubernetes/client-node", "yaml"],
       });
       write("lib/a.ts", 'import "./missing";\n');

@@ -54,7 +54,7 @@ describe("klutch.local/crossplane: Crossplane core laid out as upstream's image"
     fs.writeFileSync(path.join(bin, "crossplane"), "#!/bin/sh\necho v1.20.11\n", { mode: 0o755 });
     assert.throws(
       () => crossplaneSpec("r", { ...env(), KLUTCH_CROSSPLANE_CLUSTER_DIR: path.join(tmp, "nope") }),
-      /names no Crossplane cluster folder: run `bash scripts\/toolchain.sh build`/,
+      /names no Crossplane cluster folder: run `bash host\/scripts\/toolchain.sh build`/,
     );
   });
 });

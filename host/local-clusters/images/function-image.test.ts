@@ -16,8 +16,8 @@ describe("klutch.local/function-klutch: the composition function's image", () =>
       spec.entries.flatMap((e) => (e.type === "file" && e.source ? [[e.path, e.source] as const] : [])),
     );
     assert.equal(
-      sources.get("/app/composition-function/package.json"),
-      path.join(app, "composition-function", "package.json"),
+      sources.get("/app/programs/composition-function/package.json"),
+      path.join(app, "programs", "composition-function", "package.json"),
     );
     for (const m of modules) {
       const js = m.replace(/\.ts$/, ".js");
@@ -27,7 +27,7 @@ describe("klutch.local/function-klutch: the composition function's image", () =>
     assert.deepEqual(spec.config.Entrypoint, ["/usr/local/bin/node", `/app/${path.relative(app, main)}`]);
     // The folder's package.json is the function's own: it makes its .js files ES modules.
     assert.equal(
-      fs.readFileSync(path.join(app, "composition-function", "package.json"), "utf8"),
+      fs.readFileSync(path.join(app, "programs", "composition-function", "package.json"), "utf8"),
       fs.readFileSync(path.join(repoRoot, "programs", "composition-function", "package.json"), "utf8"),
     );
     assert.match(fs.readFileSync(main, "utf8"), /^import /m, "an ES module");
@@ -35,7 +35,7 @@ describe("klutch.local/function-klutch: the composition function's image", () =>
 
   it("a second call finds the same folder and leaves its package.json in place", () => {
     const first = functionApp(repoRoot, cacheDir);
-    const file = path.join(first.app, "composition-function", "package.json");
+    const file = path.join(first.app, "programs", "composition-function", "package.json");
     const before = fs.statSync(file).mtimeMs;
     const second = functionApp(repoRoot, cacheDir);
     assert.equal(second.app, first.app);

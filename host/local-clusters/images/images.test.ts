@@ -233,7 +233,7 @@ describe("debianPostgres: the PostgreSQL of this Debian release, not a hard-code
       fs.rmSync(path.join(root, "17"), { recursive: true });
       assert.throws(
         () => debianPostgres(root),
-        /no PostgreSQL server under .*: run `bash scripts\/setup\.sh`/,
+        /no PostgreSQL server under .*: run `bash host\/scripts\/setup\.sh`/,
       );
     } finally {
       fs.rmSync(root, { recursive: true, force: true });

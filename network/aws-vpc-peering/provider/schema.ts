@@ -1,5 +1,14 @@
-import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
-import { DATA_SERVICE_PORTS, bool, int, list, map, ref, str } from "../../../providers/kit/props";
+import type { ComponentSpec, ObjectType, Prop } from "../../../providers/kit/schema-model";
+import {
+  CONNECTOR_DATA_SERVICE_PORTS,
+  DATA_SERVICE_PORTS,
+  bool,
+  int,
+  list,
+  map,
+  ref,
+  str,
+} from "../../../providers/kit/props";
 
 /**
  * The AWS VPC peering path as the klutch provider serves it (vpc-peering.ts). Each side's AWS
@@ -7,6 +16,11 @@ import { DATA_SERVICE_PORTS, bool, int, list, map, ref, str } from "../../../pro
  * AWS's own tools read them (AWS_* or a profile), never from inputs.
  */
 export const awsVpcPeeringTypes: Record<string, ObjectType> = {
+  "klutch:index:PeeringAccepter": {
+    description: "The accepter side's credentials of an awsVpcPeering connector.",
+    properties: { roleArn: str("A role in the data-service account.") },
+    required: ["roleArn"],
+  },
   "klutch:network:RouteTable": {
     description: "A route table of a VPC side; the name keys its routes (it must be known before creation).",
     properties: {
@@ -80,3 +94,9 @@ export const awsVpcPeeringComponents: ComponentSpec[] = [
     requiredOutputs: ["peeringConnectionId", "securityGroupId", "endpoints"],
   },
 ];
+
+/** Its `networkConnector` settings (model/config.ts), as the environment's NetworkConnector type shows them. */
+export const awsVpcPeeringConnectorFields: Record<string, Prop> = {
+  accepter: ref("klutch:index:PeeringAccepter", "the accepter's role, across accounts."),
+  dataServicePorts: CONNECTOR_DATA_SERVICE_PORTS,
+};

@@ -1,5 +1,11 @@
-import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
-import { DATA_SERVICE_PORTS, ref, str } from "../../../providers/kit/props";
+import type { ComponentSpec, ObjectType, Prop } from "../../../providers/kit/schema-model";
+import {
+  CONNECTOR_DATA_SERVICE_PORTS,
+  DATA_SERVICE_PORTS,
+  bool,
+  ref,
+  str,
+} from "../../../providers/kit/props";
 
 /**
  * The OpenStack router path as the klutch provider serves it (routed-path.ts). Each side's
@@ -39,3 +45,9 @@ export const openstackComponents: ComponentSpec[] = [
     requiredOutputs: ["securityGroupId"],
   },
 ];
+
+/** Its `networkConnector` settings (model/config.ts), as the environment's NetworkConnector type shows them. */
+export const openstackConnectorFields: Record<string, Prop> = {
+  dataServicePorts: CONNECTOR_DATA_SERVICE_PORTS,
+  floatingIp: bool("also give the proxy a floating IP. Default true."),
+};

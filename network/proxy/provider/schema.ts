@@ -1,5 +1,14 @@
-import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
-import { KUBECONFIG, bool, int, list, map, ref, str } from "../../../providers/kit/props";
+import type { ComponentSpec, ObjectType, Prop } from "../../../providers/kit/schema-model";
+import {
+  CONNECTOR_EXPOSURE_FIELDS,
+  KUBECONFIG,
+  bool,
+  int,
+  list,
+  map,
+  ref,
+  str,
+} from "../../../providers/kit/props";
 
 /**
  * The TCP proxy as the klutch provider serves it: on a cluster (tcp-proxy.ts) and on this
@@ -103,3 +112,14 @@ export const proxyComponents: ComponentSpec[] = [
     requiredOutputs: ["endpoints", "config", "unplaced"],
   },
 ];
+
+/** Its `networkConnector` settings (model/config.ts), as the environment's NetworkConnector type shows them. */
+export const proxyConnectorFields: Record<string, Prop> = {
+  serviceType: str("how it is exposed. Default LoadBalancer.", {
+    enum: ["ClusterIP", "NodePort", "LoadBalancer"],
+  }),
+  hop: str("HAProxy pods, or kube-proxy alone (kernel). Default haproxy.", { enum: ["haproxy", "kernel"] }),
+  portRange: ref("klutch:network:PortRange", "ports handed out. Default 30000-30999."),
+  dedicatedCpus: int("whole CPUs per pod."),
+  ...CONNECTOR_EXPOSURE_FIELDS,
+};

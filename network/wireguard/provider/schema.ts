@@ -1,5 +1,17 @@
-import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
-import { KUBECONFIG, SKIP_AWAIT, bool, int, list, map, ref, secret, str } from "../../../providers/kit/props";
+import type { ComponentSpec, ObjectType, Prop } from "../../../providers/kit/schema-model";
+import {
+  CONNECTOR_DATA_SERVICE_PORTS,
+  CONNECTOR_EXPOSURE_FIELDS,
+  KUBECONFIG,
+  SKIP_AWAIT,
+  bool,
+  int,
+  list,
+  map,
+  ref,
+  secret,
+  str,
+} from "../../../providers/kit/props";
 
 /** network/wireguard/wireguard-tunnel.ts as the provider serves it. */
 
@@ -145,3 +157,16 @@ export const wireguardComponents: ComponentSpec[] = [
     requiredOutputs: ["endpoints", "assignments", "gatewayPublicKey", "clientPublicKeys"],
   },
 ];
+
+/** Its `networkConnector` settings (model/config.ts), as the environment's NetworkConnector type shows them. */
+export const wireguardConnectorFields: Record<string, Prop> = {
+  tunnelCidr: str("tunnel addresses. Default 100.96.0.0/24."),
+  listenPort: int("the gateway's UDP port. Default 51820."),
+  endpoint: str("host:port clients dial."),
+  serviceType: str("the gateway's UDP Service (no ClusterIP). Default LoadBalancer.", {
+    enum: ["LoadBalancer", "NodePort"],
+  }),
+  dataServicePorts: CONNECTOR_DATA_SERVICE_PORTS,
+  keyRotation: str("change to rotate the key pairs."),
+  ...CONNECTOR_EXPOSURE_FIELDS,
+};

@@ -4,13 +4,14 @@ import { localAllowedHostsProvider } from "../local/allowed-hosts-provider";
 import { localWireguardClientProvider } from "../local/client-provider";
 import { localTcpForwarderProvider } from "../local/forwarder-provider";
 import { wireguardConstructors } from "./construct";
-import { wireguardComponents, wireguardTypes } from "./schema";
+import { wireguardComponents, wireguardConnectorFields, wireguardTypes } from "./schema";
 
 /** What this implementation serves through the klutch provider (its spec's `pulumi.provider`). */
 export const providerSurface: ProviderSurface = {
   types: wireguardTypes,
   components: wireguardComponents,
   constructors: wireguardConstructors,
+  connectorFields: wireguardConnectorFields,
   resources: {
     WireguardKeyPair: wireguardKeyProvider,
     LocalWireguardClient: localWireguardClientProvider,

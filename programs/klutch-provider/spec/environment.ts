@@ -1,7 +1,7 @@
 import { BIND_RELEASES } from "../../../lib/bind/upstream/release";
 import { INFRASTRUCTURES } from "../../../lib/config/schema";
-import { IMPLEMENTATION_NAMES } from "../../../network/registry";
-import type { ComponentSpec, ObjectType } from "../../../providers/kit/schema-model";
+import { IMPLEMENTATIONS, IMPLEMENTATION_NAMES } from "../../../network/registry";
+import type { ComponentSpec, ObjectType, Prop } from "../../../providers/kit/schema-model";
 import { bool, int, list, map, ref, secret, str } from "../../../providers/kit/props";
 
 /**
@@ -26,6 +26,50 @@ const CLUSTER_FIELDS = {
   network: ref("klutch:index:ClusterNetwork", "Its networks."),
   nodes: int("Local clusters: 1 runs a node so pods start; 0 (default) an API server alone."),
 };
+
+/**
+ * The network connector: `implementation`, then every registered implementation's fields (its
+ * provider surface's `connectorFields`), each once, so a new implementation's settings reach the
+ * schema from its own folder. A field several implementations take is described once per
+ * description, prefixed with the names that give it; its values are the union of theirs.
+ */
+function networkConnectorType(): ObjectType {
+  const fields = new Map<string, { prop: Prop; said: Map<string, string[]> }>();
+  const byImplementation = IMPLEMENTATIONS.map((impl) => {
+    const own = impl.pulumi.provider?.().connectorFields ?? {};
+    for (const [key, prop] of Object.entries(own)) {
+      const seen = fields.get(key) ?? { prop, said: new Map<string, string[]>() };
+      fields.set(key, seen);
+      if (shapeOf(prop) !== shapeOf(seen.prop))
+        throw new Error(
+          `networkConnector.${key}: ${impl.name} declares another type than the others that take it`,
+        );
+      const values = enumOf(prop);
+      const seenValues = enumOf(seen.prop);
+      if (values && seenValues)
+        seen.prop = { ...seen.prop, enum: [...new Set([...seenValues, ...values])] } as Prop;
+      seen.said.set(prop.description, [...(seen.said.get(prop.description) ?? []), impl.name]);
+    }
+    const keys = Object.keys(own);
+    return `${impl.name}: ${keys.length > 0 ? keys.join(", ") : "none"}`;
+  });
+  const properties: Record<string, Prop> = {
+    implementation: s("The implementation. Default proxy.", IMPLEMENTATION_NAMES),
+  };
+  for (const [key, { prop, said }] of fields) {
+    const description = [...said].map(([text, names]) => `${names.join(", ")}: ${text}`).join(" ");
+    properties[key] = { ...prop, description };
+  }
+  return {
+    description: `How an app cluster's consumers reach the data services: \`implementation\` picks one; only that implementation's fields apply (${byImplementation.join("; ")}).`,
+    properties,
+    required: [],
+  };
+}
+
+const enumOf = (prop: Prop): readonly string[] | undefined => (prop as { enum?: readonly string[] }).enum;
+/** A property without what may differ between the implementations that take it. */
+const shapeOf = (prop: Prop): string => JSON.stringify({ ...prop, description: undefined, enum: undefined });
 
 export const environmentTypes: Record<string, ObjectType> = {
   "klutch:index:KubeconfigSource": {
@@ -111,40 +155,7 @@ export const environmentTypes: Record<string, ObjectType> = {
     },
     required: ["name", "infrastructure"],
   },
-  "klutch:index:PeeringAccepter": {
-    description: "The accepter side's credentials of an awsVpcPeering connector.",
-    properties: { roleArn: s("A role in the data-service account.") },
-    required: ["roleArn"],
-  },
-  "klutch:index:NetworkConnector": {
-    description:
-      "How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).",
-    properties: {
-      implementation: s("The implementation. Default proxy.", IMPLEMENTATION_NAMES),
-      serviceType: s("proxy: how it is exposed. Default LoadBalancer.", [
-        "ClusterIP",
-        "NodePort",
-        "LoadBalancer",
-      ]),
-      hop: s("proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy.", ["haproxy", "kernel"]),
-      portRange: ref("klutch:network:PortRange", "proxy: ports handed out. Default 30000-30999."),
-      dedicatedCpus: int("proxy: whole CPUs per pod."),
-      allowedSources: CIDRS("proxy: the only sources admitted."),
-      internal: bool("proxy: an internal load balancer."),
-      publicEndpoint: bool("proxy: reachable from the whole internet on purpose."),
-      tunnelCidr: s("wireguard: tunnel addresses. Default 100.96.0.0/24."),
-      listenPort: int("wireguard: the gateway's UDP port. Default 51820."),
-      endpoint: s("wireguard: host:port clients dial."),
-      dataServicePorts: list(
-        int("port"),
-        "wireguard, awsVpcPeering, openstack: data-service ports. Default [5432].",
-      ),
-      keyRotation: s("wireguard: change to rotate the key pairs."),
-      accepter: ref("klutch:index:PeeringAccepter", "awsVpcPeering: the accepter's role, across accounts."),
-      floatingIp: bool("openstack: also give the proxy a floating IP. Default true."),
-    },
-    required: [],
-  },
+  "klutch:index:NetworkConnector": networkConnectorType(),
   "klutch:index:AppCluster": {
     description: "An app cluster: where the data services are consumed.",
     properties: {

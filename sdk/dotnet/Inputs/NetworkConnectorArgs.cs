@@ -12,7 +12,7 @@ namespace Anynines.Klutch.Inputs
 {
 
     /// <summary>
-    /// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+    /// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, serviceType, dataServicePorts, keyRotation, allowedSources, internal, publicEndpoint; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
     /// </summary>
     public sealed class NetworkConnectorArgs : global::Pulumi.ResourceArgs
     {
@@ -26,7 +26,7 @@ namespace Anynines.Klutch.Inputs
         private InputList<string>? _allowedSources;
 
         /// <summary>
-        /// proxy: the only sources admitted.
+        /// proxy, wireguard: the only sources admitted.
         /// </summary>
         public InputList<string> AllowedSources
         {
@@ -77,7 +77,7 @@ namespace Anynines.Klutch.Inputs
         public Input<string>? Implementation { get; set; }
 
         /// <summary>
-        /// proxy: an internal load balancer.
+        /// proxy, wireguard: an internal load balancer.
         /// </summary>
         [Input("internal")]
         public Input<bool>? Internal { get; set; }
@@ -101,13 +101,13 @@ namespace Anynines.Klutch.Inputs
         public Input<Anynines.Klutch.Network.Inputs.PortRangeArgs>? PortRange { get; set; }
 
         /// <summary>
-        /// proxy: reachable from the whole internet on purpose.
+        /// proxy, wireguard: reachable from the whole internet on purpose.
         /// </summary>
         [Input("publicEndpoint")]
         public Input<bool>? PublicEndpoint { get; set; }
 
         /// <summary>
-        /// proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+        /// proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
         /// </summary>
         [Input("serviceType")]
         public Input<string>? ServiceType { get; set; }

@@ -8,9 +8,9 @@ import (
 	"reflect"
 
 	"errors"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/bind"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/crossplane"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/internal"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/bind"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/crossplane"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/internal"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 

@@ -7,10 +7,10 @@ import (
 	"context"
 	"reflect"
 
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/bind"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/crossplane"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/internal"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/network"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/bind"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/crossplane"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/internal"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/network"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
@@ -2635,11 +2635,11 @@ func (o LocalClustersPtrOutput) StateDir() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, serviceType, dataServicePorts, keyRotation, allowedSources, internal, publicEndpoint; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 type NetworkConnector struct {
 	// awsVpcPeering: the accepter's role, across accounts.
 	Accepter *PeeringAccepter `pulumi:"accepter"`
-	// proxy: the only sources admitted.
+	// proxy, wireguard: the only sources admitted.
 	AllowedSources []string `pulumi:"allowedSources"`
 	// wireguard, awsVpcPeering, openstack: data-service ports. Default [5432].
 	DataServicePorts []int `pulumi:"dataServicePorts"`
@@ -2653,7 +2653,7 @@ type NetworkConnector struct {
 	Hop *string `pulumi:"hop"`
 	// The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
 	Implementation *string `pulumi:"implementation"`
-	// proxy: an internal load balancer.
+	// proxy, wireguard: an internal load balancer.
 	Internal *bool `pulumi:"internal"`
 	// wireguard: change to rotate the key pairs.
 	KeyRotation *string `pulumi:"keyRotation"`
@@ -2661,9 +2661,9 @@ type NetworkConnector struct {
 	ListenPort *int `pulumi:"listenPort"`
 	// proxy: ports handed out. Default 30000-30999.
 	PortRange *network.PortRange `pulumi:"portRange"`
-	// proxy: reachable from the whole internet on purpose.
+	// proxy, wireguard: reachable from the whole internet on purpose.
 	PublicEndpoint *bool `pulumi:"publicEndpoint"`
-	// proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+	// proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
 	ServiceType *string `pulumi:"serviceType"`
 	// wireguard: tunnel addresses. Default 100.96.0.0/24.
 	TunnelCidr *string `pulumi:"tunnelCidr"`
@@ -2680,11 +2680,11 @@ type NetworkConnectorInput interface {
 	ToNetworkConnectorOutputWithContext(context.Context) NetworkConnectorOutput
 }
 
-// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, serviceType, dataServicePorts, keyRotation, allowedSources, internal, publicEndpoint; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 type NetworkConnectorArgs struct {
 	// awsVpcPeering: the accepter's role, across accounts.
 	Accepter PeeringAccepterPtrInput `pulumi:"accepter"`
-	// proxy: the only sources admitted.
+	// proxy, wireguard: the only sources admitted.
 	AllowedSources pulumi.StringArrayInput `pulumi:"allowedSources"`
 	// wireguard, awsVpcPeering, openstack: data-service ports. Default [5432].
 	DataServicePorts pulumi.IntArrayInput `pulumi:"dataServicePorts"`
@@ -2698,7 +2698,7 @@ type NetworkConnectorArgs struct {
 	Hop pulumi.StringPtrInput `pulumi:"hop"`
 	// The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
 	Implementation pulumi.StringPtrInput `pulumi:"implementation"`
-	// proxy: an internal load balancer.
+	// proxy, wireguard: an internal load balancer.
 	Internal pulumi.BoolPtrInput `pulumi:"internal"`
 	// wireguard: change to rotate the key pairs.
 	KeyRotation pulumi.StringPtrInput `pulumi:"keyRotation"`
@@ -2706,9 +2706,9 @@ type NetworkConnectorArgs struct {
 	ListenPort pulumi.IntPtrInput `pulumi:"listenPort"`
 	// proxy: ports handed out. Default 30000-30999.
 	PortRange network.PortRangePtrInput `pulumi:"portRange"`
-	// proxy: reachable from the whole internet on purpose.
+	// proxy, wireguard: reachable from the whole internet on purpose.
 	PublicEndpoint pulumi.BoolPtrInput `pulumi:"publicEndpoint"`
-	// proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+	// proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
 	ServiceType pulumi.StringPtrInput `pulumi:"serviceType"`
 	// wireguard: tunnel addresses. Default 100.96.0.0/24.
 	TunnelCidr pulumi.StringPtrInput `pulumi:"tunnelCidr"`
@@ -2767,7 +2767,7 @@ func (i *networkConnectorPtrType) ToNetworkConnectorPtrOutputWithContext(ctx con
 	return pulumi.ToOutputWithContext(ctx, i).(NetworkConnectorPtrOutput)
 }
 
-// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+// How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, serviceType, dataServicePorts, keyRotation, allowedSources, internal, publicEndpoint; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 type NetworkConnectorOutput struct{ *pulumi.OutputState }
 
 func (NetworkConnectorOutput) ElementType() reflect.Type {
@@ -2797,7 +2797,7 @@ func (o NetworkConnectorOutput) Accepter() PeeringAccepterPtrOutput {
 	return o.ApplyT(func(v NetworkConnector) *PeeringAccepter { return v.Accepter }).(PeeringAccepterPtrOutput)
 }
 
-// proxy: the only sources admitted.
+// proxy, wireguard: the only sources admitted.
 func (o NetworkConnectorOutput) AllowedSources() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v NetworkConnector) []string { return v.AllowedSources }).(pulumi.StringArrayOutput)
 }
@@ -2832,7 +2832,7 @@ func (o NetworkConnectorOutput) Implementation() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v NetworkConnector) *string { return v.Implementation }).(pulumi.StringPtrOutput)
 }
 
-// proxy: an internal load balancer.
+// proxy, wireguard: an internal load balancer.
 func (o NetworkConnectorOutput) Internal() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v NetworkConnector) *bool { return v.Internal }).(pulumi.BoolPtrOutput)
 }
@@ -2852,12 +2852,12 @@ func (o NetworkConnectorOutput) PortRange() network.PortRangePtrOutput {
 	return o.ApplyT(func(v NetworkConnector) *network.PortRange { return v.PortRange }).(network.PortRangePtrOutput)
 }
 
-// proxy: reachable from the whole internet on purpose.
+// proxy, wireguard: reachable from the whole internet on purpose.
 func (o NetworkConnectorOutput) PublicEndpoint() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v NetworkConnector) *bool { return v.PublicEndpoint }).(pulumi.BoolPtrOutput)
 }
 
-// proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+// proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
 func (o NetworkConnectorOutput) ServiceType() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v NetworkConnector) *string { return v.ServiceType }).(pulumi.StringPtrOutput)
 }
@@ -2901,7 +2901,7 @@ func (o NetworkConnectorPtrOutput) Accepter() PeeringAccepterPtrOutput {
 	}).(PeeringAccepterPtrOutput)
 }
 
-// proxy: the only sources admitted.
+// proxy, wireguard: the only sources admitted.
 func (o NetworkConnectorPtrOutput) AllowedSources() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *NetworkConnector) []string {
 		if v == nil {
@@ -2971,7 +2971,7 @@ func (o NetworkConnectorPtrOutput) Implementation() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// proxy: an internal load balancer.
+// proxy, wireguard: an internal load balancer.
 func (o NetworkConnectorPtrOutput) Internal() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *NetworkConnector) *bool {
 		if v == nil {
@@ -3011,7 +3011,7 @@ func (o NetworkConnectorPtrOutput) PortRange() network.PortRangePtrOutput {
 	}).(network.PortRangePtrOutput)
 }
 
-// proxy: reachable from the whole internet on purpose.
+// proxy, wireguard: reachable from the whole internet on purpose.
 func (o NetworkConnectorPtrOutput) PublicEndpoint() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *NetworkConnector) *bool {
 		if v == nil {
@@ -3021,7 +3021,7 @@ func (o NetworkConnectorPtrOutput) PublicEndpoint() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+// proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
 func (o NetworkConnectorPtrOutput) ServiceType() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *NetworkConnector) *string {
 		if v == nil {

@@ -382,7 +382,7 @@ export interface LocalClustersArgs {
 }
 
 /**
- * How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+ * How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, serviceType, dataServicePorts, keyRotation, allowedSources, internal, publicEndpoint; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
  */
 export interface NetworkConnectorArgs {
     /**
@@ -390,7 +390,7 @@ export interface NetworkConnectorArgs {
      */
     accepter?: pulumi.Input<inputs.PeeringAccepterArgs | undefined>;
     /**
-     * proxy: the only sources admitted.
+     * proxy, wireguard: the only sources admitted.
      */
     allowedSources?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
@@ -418,7 +418,7 @@ export interface NetworkConnectorArgs {
      */
     implementation?: pulumi.Input<string | undefined>;
     /**
-     * proxy: an internal load balancer.
+     * proxy, wireguard: an internal load balancer.
      */
     internal?: pulumi.Input<boolean | undefined>;
     /**
@@ -434,11 +434,11 @@ export interface NetworkConnectorArgs {
      */
     portRange?: pulumi.Input<inputs.network.PortRangeArgs | undefined>;
     /**
-     * proxy: reachable from the whole internet on purpose.
+     * proxy, wireguard: reachable from the whole internet on purpose.
      */
     publicEndpoint?: pulumi.Input<boolean | undefined>;
     /**
-     * proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+     * proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
      */
     serviceType?: pulumi.Input<string | undefined>;
     /**

@@ -1735,7 +1735,7 @@ class LocalClustersArgs:
 
 class NetworkConnectorArgsDict(TypedDict):
     """
-    How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+    How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, serviceType, dataServicePorts, keyRotation, allowedSources, internal, publicEndpoint; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
     """
     accepter: NotRequired[pulumi.Input[Optional['PeeringAccepterArgsDict']]]
     """
@@ -1743,7 +1743,7 @@ class NetworkConnectorArgsDict(TypedDict):
     """
     allowed_sources: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    proxy: the only sources admitted.
+    proxy, wireguard: the only sources admitted.
     """
     data_service_ports: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.int]]]]]
     """
@@ -1771,7 +1771,7 @@ class NetworkConnectorArgsDict(TypedDict):
     """
     internal: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    proxy: an internal load balancer.
+    proxy, wireguard: an internal load balancer.
     """
     key_rotation: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1787,11 +1787,11 @@ class NetworkConnectorArgsDict(TypedDict):
     """
     public_endpoint: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
-    proxy: reachable from the whole internet on purpose.
+    proxy, wireguard: reachable from the whole internet on purpose.
     """
     service_type: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+    proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
     """
     tunnel_cidr: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -1817,22 +1817,22 @@ class NetworkConnectorArgs:
                  service_type: pulumi.Input[Optional[_builtins.str]] = None,
                  tunnel_cidr: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, dataServicePorts, keyRotation; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
+        How an app cluster's consumers reach the data services: `implementation` picks one; only that implementation's fields apply (proxy: serviceType, hop, portRange, dedicatedCpus, allowedSources, internal, publicEndpoint; wireguard: tunnelCidr, listenPort, endpoint, serviceType, dataServicePorts, keyRotation, allowedSources, internal, publicEndpoint; awsVpcPeering: accepter, dataServicePorts; openstack: dataServicePorts, floatingIp; noop: none).
 
         :param pulumi.Input['PeeringAccepterArgs'] accepter: awsVpcPeering: the accepter's role, across accounts.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] allowed_sources: proxy: the only sources admitted.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] allowed_sources: proxy, wireguard: the only sources admitted.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.int]]] data_service_ports: wireguard, awsVpcPeering, openstack: data-service ports. Default [5432].
         :param pulumi.Input[_builtins.int] dedicated_cpus: proxy: whole CPUs per pod.
         :param pulumi.Input[_builtins.str] endpoint: wireguard: host:port clients dial.
         :param pulumi.Input[_builtins.bool] floating_ip: openstack: also give the proxy a floating IP. Default true.
         :param pulumi.Input[_builtins.str] hop: proxy: HAProxy pods, or kube-proxy alone (kernel). Default haproxy. One of: haproxy, kernel.
         :param pulumi.Input[_builtins.str] implementation: The implementation. Default proxy. One of: proxy, wireguard, awsVpcPeering, openstack, noop.
-        :param pulumi.Input[_builtins.bool] internal: proxy: an internal load balancer.
+        :param pulumi.Input[_builtins.bool] internal: proxy, wireguard: an internal load balancer.
         :param pulumi.Input[_builtins.str] key_rotation: wireguard: change to rotate the key pairs.
         :param pulumi.Input[_builtins.int] listen_port: wireguard: the gateway's UDP port. Default 51820.
         :param pulumi.Input['_network.PortRangeArgs'] port_range: proxy: ports handed out. Default 30000-30999.
-        :param pulumi.Input[_builtins.bool] public_endpoint: proxy: reachable from the whole internet on purpose.
-        :param pulumi.Input[_builtins.str] service_type: proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+        :param pulumi.Input[_builtins.bool] public_endpoint: proxy, wireguard: reachable from the whole internet on purpose.
+        :param pulumi.Input[_builtins.str] service_type: proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
         :param pulumi.Input[_builtins.str] tunnel_cidr: wireguard: tunnel addresses. Default 100.96.0.0/24.
         """
         if accepter is not None:
@@ -1882,7 +1882,7 @@ class NetworkConnectorArgs:
     @pulumi.getter(name="allowedSources")
     def allowed_sources(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        proxy: the only sources admitted.
+        proxy, wireguard: the only sources admitted.
         """
         return pulumi.get(self, "allowed_sources")
 
@@ -1966,7 +1966,7 @@ class NetworkConnectorArgs:
     @pulumi.getter
     def internal(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        proxy: an internal load balancer.
+        proxy, wireguard: an internal load balancer.
         """
         return pulumi.get(self, "internal")
 
@@ -2014,7 +2014,7 @@ class NetworkConnectorArgs:
     @pulumi.getter(name="publicEndpoint")
     def public_endpoint(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        proxy: reachable from the whole internet on purpose.
+        proxy, wireguard: reachable from the whole internet on purpose.
         """
         return pulumi.get(self, "public_endpoint")
 
@@ -2026,7 +2026,7 @@ class NetworkConnectorArgs:
     @pulumi.getter(name="serviceType")
     def service_type(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        proxy: how it is exposed. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
+        proxy: how it is exposed. Default LoadBalancer. wireguard: the gateway's UDP Service (no ClusterIP). Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
         """
         return pulumi.get(self, "service_type")
 

@@ -17,9 +17,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/bind"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/cluster"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/network"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/bind"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/cluster"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/network"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"

@@ -8,7 +8,7 @@ import (
 	"reflect"
 
 	"errors"
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/internal"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/internal"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 

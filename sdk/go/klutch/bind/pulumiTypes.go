@@ -7,7 +7,7 @@ import (
 	"context"
 	"reflect"
 
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/internal"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/internal"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 

@@ -6,7 +6,7 @@ package crossplane
 import (
 	"fmt"
 
-	"github.com/anynines/klutch-pulumi/provider/sdk/go/klutch/internal"
+	"github.com/anynines/klutch-pulumi/sdk/go/klutch/internal"
 	"github.com/blang/semver"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
