@@ -63,7 +63,7 @@ function policyPacks(dirs: string[] | undefined): string[] | undefined {
     const abs = path.resolve(dir);
     if (!fs.existsSync(path.join(abs, "PulumiPolicy.yaml"))) {
       throw new Error(
-        `--policy-pack ${dir}: ${abs} has no PulumiPolicy.yaml; give a policy pack directory, e.g. --policy-pack policy`,
+        `--policy-pack ${dir}: ${abs} has no PulumiPolicy.yaml; give a policy pack directory, e.g. --policy-pack programs/policy`,
       );
     }
     return abs;

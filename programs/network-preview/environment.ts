@@ -316,7 +316,7 @@ export function affectedNamespaces(input: PreviewInput): string[] {
   return [...new Set((input.effects ?? []).map((e) => e.namespace))].sort();
 }
 
-/** The policy pack this project ships (`npm run pulumi -- preview --policy-pack policy`). */
+/** The policy pack this project ships (`npm run pulumi -- preview --policy-pack programs/policy`). */
 export const POLICY_PACK_DIR = "programs/policy";
 
 /**

@@ -1,4 +1,4 @@
-// The Klutch network-safety policy pack: `pulumi preview --policy-pack policy` (or `up`).
+// The Klutch network-safety policy pack: `pulumi preview --policy-pack programs/policy` (or `up`).
 import { PolicyPack } from "@pulumi/policy";
 import { networkPolicies } from "./policies";
 

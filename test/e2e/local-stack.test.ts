@@ -207,18 +207,18 @@ const README_COMMANDS: Record<
     run: [{ line: "npm run clusters -- up --stack local", expect: /3 cluster\(s\) ready/ }],
   },
   "npm run clusters -- down [--purge]": { skip: "stops the clusters: this test's after hook does it" },
-  "npm run pulumi -- [--stack local] preview [--diff] [--refresh] [--target URN]… [--expect-no-changes] [--policy-pack policy]":
+  "npm run pulumi -- [--stack local] preview [--diff] [--refresh] [--target URN]… [--expect-no-changes] [--policy-pack programs/policy]":
     {
       run: [
         {
-          line: "npm run pulumi -- --stack local preview --diff --expect-no-changes --policy-pack policy",
+          line: "npm run pulumi -- --stack local preview --diff --expect-no-changes --policy-pack programs/policy",
           // --diff prints the packs run as a table: name|local|path, version.
           expect:
             /Policy Packs run:[\s\S]*klutch-network-safety\S*\s+0\.1\.0[\s\S]*preview: \{("read":\d+,)?"same":\d+\}/,
         },
       ],
     },
-  "npm run pulumi -- [--stack local] up [--yes] [--diff] [--refresh] [--target URN]… [--target-dependents] [--policy-pack policy]":
+  "npm run pulumi -- [--stack local] up [--yes] [--diff] [--refresh] [--target URN]… [--target-dependents] [--policy-pack programs/policy]":
     {
       run: [
         {
@@ -295,9 +295,12 @@ const README_COMMANDS: Record<
   "npm run bridge -- --kubeconfig cp.kubeconfig --target kubernetes --data-plane-kubeconfig ds.kubeconfig": {
     skip: "a long-running controller: bridge.test.ts runs it as a process; its --help is run above",
   },
-  "npm run pulumi -- preview --policy-pack policy": {
+  "npm run pulumi -- preview --policy-pack programs/policy": {
     run: [
-      { line: "npm run pulumi -- preview --policy-pack policy", expect: /klutch-network-safety@v0\.1\.0/ },
+      {
+        line: "npm run pulumi -- preview --policy-pack programs/policy",
+        expect: /klutch-network-safety@v0\.1\.0/,
+      },
     ],
   },
 };
@@ -1386,7 +1389,7 @@ describe("local stack on real clusters (e2e)", function () {
     assert.match(other.out, /stack "aws-example" would use the local stack's passphrase/);
   });
 
-  it("`--policy-pack policy` fails the preview of a program that breaks a rule, naming the rule", async () => {
+  it("`--policy-pack programs/policy` fails the preview of a program that breaks a rule, naming the rule", async () => {
     const env = pulumiEnv("local", process.env);
     ensureKubernetesPlugin(env);
     ensurePolicyAnalyzer(env);

@@ -220,7 +220,7 @@ describe("network change preview of the environment stack (e2e)", function () {
         "up",
         "--yes",
         "--policy-pack",
-        "policy",
+        "programs/policy",
       ],
       { cwd: repoRoot, env: { ...process.env, PATH: env.PATH }, encoding: "utf8", timeout: 600_000 },
     );
