@@ -23,6 +23,7 @@ import { WireguardTunnel } from "../../network/wireguard/wireguard-tunnel";
 import { FORWARDER_FALLBACK_PORT } from "../../network/wireguard/model/types";
 import { LocalClusters, type NodeInfo } from "../../host/local-clusters";
 import { LocalCluster } from "../../host/local-clusters/cluster";
+import { BRIDGE_PROCESS } from "../../host/local-clusters/images/bridge-image";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { toolchainEnv } from "../../host/automation/toolchain";
 import { dataPlaneInstanceRules, dataPlaneNodeRules, dataPlaneRules } from "../../lib/bridge/rbac";
@@ -160,7 +161,7 @@ describe("Crossplane bridge as pods on a node (e2e)", function () {
       .flatMap((pid) => {
         try {
           const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-          if (argv[1] !== "/app/bridge/main.js") return [];
+          if (argv[1] !== BRIDGE_PROCESS) return [];
           const cgroup = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8");
           if (!cgroup.includes(`/${node.netns}/`)) return [];
           const rss = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];

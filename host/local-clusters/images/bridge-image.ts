@@ -31,6 +31,9 @@ import type { ImageSpec, LayerEntry } from "./oci-layout";
 
 const HOME = "/home/bridge";
 const APP = "/app";
+/** The bridge's entry point in the repository, and the process it is in the image (its Entrypoint). */
+export const BRIDGE_ENTRY = "programs/bridge/main.ts";
+export const BRIDGE_PROCESS = `${APP}/${BRIDGE_ENTRY.replace(/\.ts$/, ".js")}`;
 export const BRIDGE_PULUMI_HOME = `${HOME}/.pulumi`;
 
 interface LockPackage {
@@ -228,7 +231,7 @@ export function bridgeSpec(env: NodeJS.ProcessEnv, root: string, cacheDir: strin
   const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")) as {
     packages: Record<string, LockPackage>;
   };
-  const { modules, packages } = importClosure(root, "programs/bridge/main.ts", NOT_IN_BRIDGE);
+  const { modules, packages } = importClosure(root, BRIDGE_ENTRY, NOT_IN_BRIDGE);
   const app = transpiled(root, modules, cacheDir);
   const kubernetesPlugin = pkg.dependencies["@pulumi/kubernetes"] as string;
   const pulumiVersion = pkg.dependencies["@pulumi/pulumi"] as string;
@@ -237,7 +240,7 @@ export function bridgeSpec(env: NodeJS.ProcessEnv, root: string, cacheDir: strin
     repository: "klutch.local/bridge",
     version: `${pkg.version}-node${process.versions.node}-pulumi${pulumiVersion}`,
     config: {
-      Entrypoint: ["/usr/local/bin/node", `${APP}/programs/bridge/main.js`],
+      Entrypoint: ["/usr/local/bin/node", BRIDGE_PROCESS],
       Env: [
         "PATH=/usr/local/bin:/usr/bin:/bin",
         `HOME=${HOME}`,
