@@ -2,11 +2,11 @@ import { spawnSync } from "node:child_process";
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { z } from "zod";
 import { NODE_TYPESCRIPT_ARGS } from "../host/automation/toolchain";
 import { appCluster } from "../components/config/schema";
 import { KLUTCH_PACKAGE } from "../programs/klutch-provider/catalog";
 import { CONSTRUCTORS } from "../programs/klutch-provider/constructors";
+import { keysOf } from "../test/helpers/schema-keys";
 import { bridgeSettings } from "./plugins/bridge-settings";
 import { bridgeProgramOf } from "./plugins/bridge-programs";
 import {
@@ -148,12 +148,7 @@ describe("network implementation registry", () => {
     const connector = KLUTCH_PACKAGE.types["klutch:index:NetworkConnector"];
     assert.ok(connector, "the provider has a NetworkConnector type");
     for (const i of IMPLEMENTATIONS) {
-      // The config schema's fields: a zod object, perhaps under refinements.
-      let schema: unknown = i.schema;
-      while (schema && !(schema instanceof z.ZodObject))
-        schema = (schema as z.ZodEffects<z.ZodTypeAny>)._def.schema;
-      assert.ok(schema instanceof z.ZodObject, `${i.name}: its schema is an object`);
-      const configKeys = Object.keys(schema.shape as object).filter((k) => k !== "implementation");
+      const configKeys = keysOf(i.schema).filter((k) => k !== "implementation");
       const declared = Object.keys(i.pulumi.provider?.().connectorFields ?? {});
       assert.deepEqual(
         [...declared].sort(),

@@ -76,6 +76,12 @@ export function consumerHost(
     });
 }
 
+/**
+ * Tells pulumi-kubernetes not to await an object's readiness: a local cluster runs no kubelet
+ * to make it ready, and a ServiceListeners resource proves the Service's listeners instead.
+ */
+export const SKIP_AWAIT = { "pulumi.com/skipAwait": "true" };
+
 /** A proxy exposed to nobody outside the cluster: the default of both proxies' Services. */
 export const CLUSTER_ONLY: ProxyExposure = { sourceRanges: [], internal: true, public: false };
 
@@ -108,7 +114,7 @@ export function exposedService(
         name,
         namespace: args.namespace,
         labels: args.labels,
-        annotations: { ...annotations, ...(args.skipAwait ? { "pulumi.com/skipAwait": "true" } : {}) },
+        annotations: { ...annotations, ...(args.skipAwait ? SKIP_AWAIT : {}) },
       },
       spec: {
         type: args.serviceType,

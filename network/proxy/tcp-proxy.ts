@@ -24,6 +24,7 @@ import { PortAllocation } from "./port-allocation";
 import { ServiceListeners } from "./service-listeners";
 import {
   CLUSTER_ONLY,
+  SKIP_AWAIT,
   checkProxyServiceArgs,
   consumerHost,
   exposedService,
@@ -102,12 +103,6 @@ export const DEFAULT_PORT_RANGE: PortRange = { from: 30000, to: 30999 };
 const CONFIG_DIR = "/usr/local/etc/haproxy";
 /** The official image's `haproxy` user; numeric so the kubelet can check runAsNonRoot. */
 const HAPROXY_UID = 99;
-/**
- * Tells pulumi-kubernetes not to await an object's readiness: a local cluster runs no kubelet
- * to make it ready, and a ServiceListeners resource proves the Service's listeners instead.
- */
-const SKIP_AWAIT = { "pulumi.com/skipAwait": "true" };
-
 /**
  * The default network path of XTCPConnections: HAProxy in TCP mode, one port per
  * connection (SNI-routed connections share one), behind one Service. Ports come from the

@@ -17,17 +17,8 @@ import { KlutchProvider } from "../provider";
 import { fakeLocalStateDir } from "../../../test/helpers/kubeconfig";
 import { mockPulumi } from "../../../test/helpers/mocks";
 import { finish, outputsOf } from "../../../test/helpers/provider";
+import { keysOf } from "../../../test/helpers/schema-keys";
 
-/** The field names of a config-model schema: an object's keys, a union's keys all together. */
-function keysOf(t: z.ZodTypeAny): string[] {
-  if (t instanceof z.ZodOptional || t instanceof z.ZodDefault)
-    return keysOf(t._def.innerType as z.ZodTypeAny);
-  if (t instanceof z.ZodEffects) return keysOf(t.innerType() as z.ZodTypeAny);
-  if (t instanceof z.ZodObject) return Object.keys(t.shape as object).sort();
-  if (t instanceof z.ZodDiscriminatedUnion)
-    return [...new Set((t.options as z.ZodObject<z.ZodRawShape>[]).flatMap((o) => keysOf(o)))].sort();
-  throw new Error(`no keys in ${t.constructor.name}`);
-}
 const shapeOf = (t: z.ZodTypeAny, key: string): z.ZodTypeAny => {
   let inner = t;
   while (inner instanceof z.ZodOptional || inner instanceof z.ZodDefault)
