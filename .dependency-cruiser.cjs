@@ -38,18 +38,27 @@ const implementationRules = [
     from: { path: IMPLEMENTATION_FOLDER, pathNot: OUTSIDE },
     to: { path: "^network/(?!contract/|shared/|plugins/)[^/]+/", pathNot: "^network/$1/" },
   },
+  {
+    name: "programs-through-specs",
+    comment:
+      "the programs (the bridge, the network preview, the klutch provider, …) reach an implementation only through its spec in network/registry.ts and the contract: what they need of it is a hook of network/contract/implementation.ts (a test may name one)",
+    severity: "error",
+    from: { path: "^programs/", pathNot: "\\.test\\.ts$" },
+    to: { path: "^network/(?!contract/|shared/|plugins/)[^/]+/" },
+  },
 ];
 
 const pluginLoaderRules = [
   {
     name: "plugin-loaders",
     comment:
-      "an implementation's spec lazily requires only its own folder's Pulumi side (network/<impl>/environment.ts, bridge-program.ts, provider/surface.ts): see network/contract/implementation.ts `pulumi`",
+      "an implementation's spec lazily requires only its own folder's Pulumi side (network/<impl>/environment.ts, bridge-program.ts, provider/surface.ts, instance-backends.ts, path-health.ts): see network/contract/implementation.ts `pulumi`",
     severity: "error",
     from: { path: SPEC },
     to: {
       dependencyTypes: ["require"],
-      pathNot: "^network/$1/(environment\\.ts|bridge-program\\.ts|provider/surface\\.ts)$",
+      pathNot:
+        "^network/$1/(environment\\.ts|bridge-program\\.ts|provider/surface\\.ts|instance-backends\\.ts|path-health\\.ts)$",
     },
   },
 ];

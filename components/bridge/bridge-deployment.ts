@@ -2,6 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import {
   BRIDGE_PATHS,
+  BRIDGE_POD_LABELS,
   BRIDGE_UID,
   bridgeArgs,
   bridgeDeploymentProblem,
@@ -66,8 +67,8 @@ export class BridgeDeployment extends pulumi.ComponentResource {
     super("klutch:bridge:BridgeDeployment", name, {}, opts);
 
     const child = { parent: this, provider: args.provider };
-    const labels = { ...args.labels, "app.kubernetes.io/name": "klutch-bridge" };
-    const selector = { "app.kubernetes.io/name": "klutch-bridge", "app.kubernetes.io/instance": name };
+    const labels = { ...args.labels, ...BRIDGE_POD_LABELS };
+    const selector = { ...BRIDGE_POD_LABELS, "app.kubernetes.io/instance": name };
     const secret = new k8s.core.v1.Secret(
       `${name}-secret`,
       {

@@ -6,6 +6,15 @@
 /** The uid the bridge image runs as (host/local-clusters/images/bridge-image.ts). */
 export const BRIDGE_UID = 65532;
 
+/**
+ * The label every bridge pod carries (components/bridge/bridge-deployment.ts): the proxy pods'
+ * NetworkPolicy admits pods with it to their health port (network/proxy/tcp-proxy.ts
+ * healthReaders), where the bridge reads each path's health.
+ */
+export const BRIDGE_POD_LABELS: Readonly<Record<string, string>> = {
+  "app.kubernetes.io/name": "klutch-bridge",
+};
+
 export const BRIDGE_PATHS = {
   secretDir: "/etc/klutch-bridge",
   passphrase: "/etc/klutch-bridge/passphrase",

@@ -88,6 +88,29 @@ export function problemStatus(
 }
 
 /**
+ * The status of a path whose objects in the data plane someone changed or deleted (drift,
+ * lib/bridge/drift.ts): Ready=False until the run that puts them back reports, so no one takes
+ * a path whose proxy is gone for a working one. The endpoint stays: the run keeps it.
+ */
+export function driftStatus(
+  p: NetworkPathObject,
+  message: string,
+  now: string,
+): NonNullable<NetworkPathObject["status"]> {
+  const prev = p.status?.conditions;
+  const generation = p.metadata.generation;
+  return {
+    ...(p.status?.hostForConsumer !== undefined ? { hostForConsumer: p.status.hostForConsumer } : {}),
+    ...(p.status?.port !== undefined ? { port: p.status.port } : {}),
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions: [
+      condition("Ready", "False", "DriftDetected", message, now, prev, generation),
+      condition("Synced", "False", "DriftDetected", message, now, prev, generation),
+    ],
+  };
+}
+
+/**
  * The status of a path whose reconcile failed: Synced=False with the error. An endpoint
  * that worked before stays reported (and Ready stays as it was) because the old path is
  * still in place; a path that never worked is Ready=False.

@@ -32,7 +32,7 @@ export type BridgeTarget =
       hop?: "haproxy" | "kernel";
       /**
        * For the kernel hop: each instance Service's ready endpoints by `host:port`, as the bridge
-       * read them before the run (programs/bridge/instance-backends.ts); a problem where it could not.
+       * read them before the run (network/proxy/instance-backends.ts); a problem where it could not.
        */
       backends?: Record<string, { backends: { address: string; port: number }[] } | { problem: string }>;
       /** Whole CPUs per proxy pod (TcpProxy `dedicatedCpus`); shared CPUs when unset. */

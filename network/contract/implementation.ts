@@ -3,6 +3,7 @@ import type { AddIssue, Located } from "../../lib/config/located";
 import type { NetworkPathObject } from "../../lib/bridge/api";
 import type { AppClusterConfig, ControlPlaneConfig } from "../../lib/config/schema";
 import type { BridgeTarget, GroupProgram } from "./bridge-target";
+import type { PlannedEndpoints, PreviewGroup } from "./preview";
 import type { EnvironmentPart } from "./environment-context";
 import type { ProviderSurface } from "./provider-surface";
 
@@ -29,6 +30,7 @@ import type { ProviderSurface } from "./provider-surface";
 export type Realisation = "proxy" | "routed" | "forwarded" | "ignored";
 
 export type { AddIssue, ConfigPath, Located } from "../../lib/config/located";
+export type { PlannedEndpoints, PlannedPorts, PreviewGroup, PreviewStep } from "./preview";
 
 /** What an implementation's cross-setting rules see. */
 export interface ConnectorCheckInput<C> {
@@ -58,16 +60,54 @@ export interface BridgeSettingsSpec<Connector, Settings extends z.ZodTypeAny> {
 }
 
 /**
- * Where a forwarded implementation's bridge program will place each path, predicted from the
- * paths alone (its own planner, the one the program runs), for the network preview.
+ * What a group's target depends on besides its paths and settings, which the bridge reads
+ * before each run and polls for moves (the proxy's kernel hop: its instances' ready endpoints,
+ * network/proxy/instance-backends.ts). Level-based: compared with what each group last ran with.
  */
-export interface PlannedEndpoints {
-  /** Where consumers will dial each served path. */
-  endpoints: Record<string, { hostForConsumer: string; port: number }>;
-  /** Why each path it cannot serve is refused (on that path alone). */
-  rejected: Record<string, string>;
-  /** Set when the group as a whole cannot be served (every path gets it). */
-  refusal?: string;
+export interface TargetFollower {
+  /** Whether the bridge follows this group (its target says so). */
+  follows(key: string): boolean;
+  /** The target the group runs with: what it follows, read now. */
+  realise<T extends KubernetesTarget>(key: string, target: T, live: readonly NetworkPathObject[]): Promise<T>;
+  /** Whether what the group follows is other now than it last ran with. */
+  moved(key: string, live: readonly NetworkPathObject[]): Promise<boolean>;
+  /** Forgets a group whose stack is gone. */
+  forget(key: string): void;
+  /** What the bridge logs when a move runs groups again, and when reading fails or works again. */
+  readonly messages: { moved: string; failing: string; recovered: string };
+}
+
+/** What a path's own data path says of it now: whether a connection through it reaches the instance. */
+export interface PathHealth {
+  ready: boolean;
+  /** Why not (`InstanceUnreachable`, `ProxyUnavailable`), or why it is. */
+  reason: string;
+  message: string;
+}
+
+/**
+ * Reads each path's health from its implementation's data path (the proxy: HAProxy's own
+ * health checks), so Ready means a client can use it now. Read after each run of a group and
+ * polled (programs/bridge/controller.ts); the bridge writes a change on the path and its claim.
+ */
+export interface HealthReader {
+  /** Whether this group's health can be read (its target says so: the proxy's HAProxy hop). */
+  reads(key: string, target: KubernetesTarget): boolean;
+  /**
+   * Each path's health, by path id. A path left out is left as its run reported it (the data
+   * path did not answer: the bridge cannot reach it, which is no reason to call it broken).
+   */
+  read(
+    key: string,
+    target: KubernetesTarget,
+    live: readonly NetworkPathObject[],
+  ): Promise<Record<string, PathHealth>>;
+}
+
+/** What a follower is made from: the data-service cluster, and each group's target as last read. */
+export interface TargetFollowerOptions {
+  kubeconfig: string;
+  targetOf: (key: string) => KubernetesTarget | undefined;
 }
 
 export interface ImplementationSpec<
@@ -87,11 +127,29 @@ export interface ImplementationSpec<
   /** What the bridge is told per app cluster, if anything. */
   readonly bridgeSettings?: BridgeSettingsSpec<z.output<Schema>, Settings>;
   /**
-   * For the network preview: where the bridge program will place the group's paths, when that
-   * is the implementation's own planning (a forwarded one). Absent: proxies are predicted from
-   * the port allocation's preview, routed paths report the instance itself.
+   * For the network preview: where the bridge program will place the group's paths, predicted
+   * with the implementation's own planning (the one its program runs) from the paths and the
+   * group stack's previewed steps (network/contract/preview.ts). Absent: consumers dial the
+   * instance itself (routed), and the bridge refuses no path.
    */
-  planEndpoints?(group: string, paths: NetworkPathObject[], target: BridgeTarget): PlannedEndpoints;
+  planEndpoints?(group: PreviewGroup): PlannedEndpoints;
+  /**
+   * The ports the group's program holds on the target's port range, for the local target
+   * (the bridge places whole slots of its --port-range to hold them, programs/bridge/slot-store.ts).
+   * Absent: it holds none, and the group gets the one slot every group has.
+   */
+  localPorts?(paths: readonly NetworkPathObject[]): number;
+  /**
+   * For the network preview: the target as the bridge would build it, where the bridge reads
+   * something before the run that the preview cannot (a follower's reads); `note` says what it assumed.
+   */
+  previewTarget?(
+    target: KubernetesTarget,
+    paths: readonly NetworkPathObject[],
+    note: (line: string) => void,
+  ): KubernetesTarget;
+  /** What is wrong with the bridge's own flags for this implementation (programs/bridge/target-options.ts). */
+  targetProblem?(target: KubernetesTarget): string | undefined;
   /** Whether the bridge's data-plane identity must list nodes (a path that reports a node's address). */
   needsNodeList?(connector: z.output<Schema>): boolean;
   /** Whether the bridge's data-plane identity must read instance Services and their endpoints. */
@@ -108,6 +166,10 @@ export interface ImplementationSpec<
     bridge?: () => GroupProgram;
     /** The components it serves through the klutch provider (its `provider/` folder). */
     provider?: () => ProviderSurface;
+    /** What the bridge follows for its groups on a cluster, besides their paths (no Pulumi, a Kubernetes client). */
+    follower?: () => (opts: TargetFollowerOptions) => TargetFollower;
+    /** How the bridge reads its paths' health on a cluster (no Pulumi, a Kubernetes client). */
+    health?: () => (opts: { kubeconfig: string }) => HealthReader;
   };
 }
 

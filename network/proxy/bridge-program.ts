@@ -8,6 +8,7 @@ import type { BridgeTarget as Target } from "../contract/bridge-target";
 import { admitConnections } from "./model/admission";
 import { localProxyPath } from "./local-proxy-path";
 import { TcpProxy } from "./tcp-proxy";
+import { BRIDGE_POD_LABELS } from "../../lib/bridge/deployment";
 import { KernelPath } from "./kernel-path";
 import type { ProxyConnection } from "./model/types";
 import { listenerKey, listenerKeys } from "./model/types";
@@ -82,6 +83,8 @@ export function proxyProgram(
         ...(target.nodeHost ? { nodeHost: target.nodeHost } : {}),
         ...(target.heldOutPorts?.length ? { reservedPorts: target.heldOutPorts } : {}),
         overflow: "leave-out",
+        // The bridge's pods read each path's health there (path-health.ts).
+        healthReaders: { ...BRIDGE_POD_LABELS },
       });
       // The pod's stats and health ports lie outside the range (TcpProxy reserves them).
       return Promise.resolve({

@@ -60,7 +60,7 @@ const MANAGED_BY = "kernel-path.klutch.anynines.com";
  * (a dead instance is forwarded to until its endpoint goes), TLS server-name routing, the log
  * per connection, and the pods' NetworkPolicy (a LoadBalancer's source ranges still hold).
  * The endpoints are the caller's to keep current: the bridge reads them before each run and
- * runs the group again when they move (programs/bridge/instance-backends.ts).
+ * runs the group again when they move (network/proxy/instance-backends.ts).
  */
 export class KernelPath extends pulumi.ComponentResource {
   /** Per connection id: what its XTCPConnection status reports (placed and resolved ones). */

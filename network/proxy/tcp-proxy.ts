@@ -94,6 +94,12 @@ export interface TcpProxyArgs {
    * benchmark (test/bench/proxy.ts) measures what it buys. Default: shared CPUs, 2 threads.
    */
   dedicatedCpus?: number;
+  /**
+   * Pods (by label, in any namespace) that may read the health frontend's backend pages
+   * (haproxy-config.ts BACKENDS_PATH): the Crossplane bridge's, which say on each path whether
+   * it reaches its instance (path-health.ts). The NetworkPolicy admits them to the health port only.
+   */
+  healthReaders?: Record<string, string>;
   /** Health-check user, timeouts, check timing, nbthread (default 2); ports and bind address are the component's. */
   haproxy?: Omit<HaproxyOptions, "bindAddress" | "statsPort" | "healthPort">;
 }
@@ -222,7 +228,17 @@ export class TcpProxy extends pulumi.ComponentResource {
         spec: {
           podSelector: { matchLabels: selector },
           policyTypes: ["Ingress"],
-          ingress: [listenerPorts.apply((list) => ingressRule(exposure, serviceType, list))],
+          ingress: [
+            listenerPorts.apply((list) => ingressRule(exposure, serviceType, list)),
+            ...(args.healthReaders
+              ? [
+                  {
+                    from: [{ namespaceSelector: {}, podSelector: { matchLabels: args.healthReaders } }],
+                    ports: [{ protocol: "TCP", port: DEFAULT_HEALTH_PORT }],
+                  },
+                ]
+              : []),
+          ],
         },
       },
       k8sOpts,

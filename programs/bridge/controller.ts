@@ -9,10 +9,12 @@ import type { Logger } from "./log";
 import type { BridgeSettings } from "../../lib/bridge/settings";
 import type { Target } from "./program";
 import { NodeHostWatch, PollingWatch } from "./node-watch";
-import { dataPlaneInstances } from "./instance-backends";
 import { GroupReconciler } from "./reconciler";
 import { StackRunner } from "./stack-runner";
 import { WorkQueue } from "./workqueue";
+import type { DriftInformer } from "./drift-watch";
+import type { DriftKind } from "../../lib/bridge/drift";
+import { DriftHealing } from "./drift-healing";
 
 export { engineError } from "./reconciler";
 
@@ -37,6 +39,10 @@ export interface BridgeOptions {
   metrics: BridgeMetrics;
   /** The NetworkPath informer; client-node's by default. */
   informer?: PathInformer;
+  /** The data plane's drift informers (kubernetes target); client-node's by default. */
+  driftInformers?: Record<DriftKind, DriftInformer>;
+  /** How often the paths' health is read while some group's is (ms). */
+  healthPollMs?: number;
   /** How often the data plane's nodes are listed while a NodePort proxy reports one (ms). */
   nodePollMs?: number;
   /** How often a kernel path's instance endpoints are read again (ms). */
@@ -67,18 +73,23 @@ export class Bridge {
   private readonly stacks: StackRunner;
   /** Re-runs NodePort groups whose node moved (kubernetes target). */
   private readonly nodeWatch: NodeHostWatch | undefined;
-  /** Re-runs kernel-hop groups whose instances' endpoints moved (kubernetes target). */
-  private readonly backendsWatch: PollingWatch<string[]> | undefined;
+  /**
+   * Re-runs groups whose followed reads moved (kubernetes target), one poll per implementation
+   * that follows something (programs/bridge/target-followers.ts: a kernel path's instance endpoints).
+   */
+  private readonly followerWatches: PollingWatch<string[]>[];
+  /** Re-runs groups whose paths' health changed (kubernetes target: the proxy's HAProxy checks). */
+  private readonly healthWatch: PollingWatch<string[]> | undefined;
   /** Re-runs groups whose settings the environment changed (kubernetes target). */
   private readonly settingsWatch: PollingWatch<BridgeSettings | undefined> | undefined;
+  /** Puts back what someone else changed of a group's objects (kubernetes target). */
+  private readonly drift: DriftHealing | undefined;
   private stopped = false;
 
   constructor(private readonly opts: BridgeOptions) {
     this.kc = loadKubeConfig(opts.kubeconfig);
     const writer = new KubePathWriter(this.kc, opts.settings);
     const nodes = opts.target.kind === "kubernetes" ? dataPlaneNodes(opts.target.kubeconfig) : undefined;
-    const instances =
-      opts.target.kind === "kubernetes" ? dataPlaneInstances(opts.target.kubeconfig) : undefined;
     this.stacks = new StackRunner({
       target: opts.target,
       stateDir: opts.stateDir,
@@ -88,13 +99,27 @@ export class Bridge {
       ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
       settings: () => writer.readSettings(),
       ...(nodes ? { nodes } : {}),
-      ...(instances ? { instances } : {}),
     });
+    const target = opts.target;
+    this.drift =
+      target.kind === "kubernetes"
+        ? new DriftHealing({
+            kubeconfig: target.kubeconfig,
+            namespace: target.namespace,
+            ...(opts.driftInformers ? { informers: opts.driftInformers } : {}),
+            groups: () => this.cache.groups(),
+            enqueue: (key) => this.queue.add(key),
+            stackObjects: (key) => this.stacks.stackObjects(key),
+            log: opts.log,
+          })
+        : undefined;
     const reconciler = new GroupReconciler({
       paths: (key) => this.cache.group(key),
       firstSeen: (id) => this.cache.firstSeen(id),
       stacks: this.stacks,
       writer,
+      ...(this.drift ? { drift: this.drift.ledger } : {}),
+      ...(opts.target.kind === "kubernetes" ? { driftNamespace: opts.target.namespace } : {}),
       events: new EventRecorder(this.kc, opts.log),
       metrics: opts.metrics,
       log: opts.log,
@@ -102,7 +127,14 @@ export class Bridge {
     });
     this.queue = new WorkQueue({
       concurrency: opts.concurrency,
-      handler: (key) => reconciler.reconcile(key),
+      handler: async (key) => {
+        this.drift?.runStarted(key);
+        try {
+          return await reconciler.reconcile(key);
+        } finally {
+          this.drift?.runEnded(key);
+        }
+      },
       onDepth: (n) => opts.metrics.setQueueDepth(n),
       onError: (key, error, attempt, retryInMs) =>
         opts.log("error", retryInMs === undefined ? "reconcile failed; not retried" : "reconcile failed", {
@@ -130,27 +162,46 @@ export class Bridge {
           log: opts.log,
         })
       : undefined;
-    const following = () => this.cache.groups().filter((key) => this.stacks.followsBackendsOf(key));
-    this.backendsWatch = instances
-      ? new PollingWatch<string[]>({
-          wanted: () => following().length > 0,
-          read: async () => {
-            const moved: string[] = [];
-            for (const key of following()) {
-              if (await this.stacks.backendsMoved(key, this.cache.group(key))) moved.push(key);
-            }
-            return moved;
-          },
-          onRead: (moved) =>
-            this.runAgain(moved, "a kernel path's instance endpoints moved; running its groups again"),
-          intervalMs: opts.endpointsPollMs ?? 5_000,
-          log: opts.log,
-          messages: {
-            failing: "cannot read the instances' endpoints; kernel paths keep the ones they have",
-            recovered: "reading the instances' endpoints works again",
-          },
-        })
-      : undefined;
+    this.followerWatches = this.stacks.followers().map(({ follower }) => {
+      const following = () => this.cache.groups().filter((key) => this.stacks.followedBy(key, follower));
+      return new PollingWatch<string[]>({
+        wanted: () => following().length > 0,
+        read: async () => {
+          const moved: string[] = [];
+          for (const key of following())
+            if (await follower.moved(key, this.cache.group(key))) moved.push(key);
+          return moved;
+        },
+        onRead: (moved) => this.runAgain(moved, follower.messages.moved),
+        intervalMs: opts.endpointsPollMs ?? 5_000,
+        log: opts.log,
+        messages: { failing: follower.messages.failing, recovered: follower.messages.recovered },
+      });
+    });
+    const healthy = () => this.cache.groups().filter((key) => this.stacks.readsHealthOf(key));
+    this.healthWatch =
+      opts.target.kind === "kubernetes"
+        ? new PollingWatch<string[]>({
+            wanted: () => healthy().length > 0,
+            read: async () => {
+              const moved: string[] = [];
+              for (const key of healthy())
+                if (await this.stacks.healthMoved(key, this.cache.group(key))) moved.push(key);
+              return moved;
+            },
+            onRead: (moved) =>
+              this.runAgain(
+                moved,
+                "a path's health changed (its data path says so); running its group again",
+              ),
+            intervalMs: opts.healthPollMs ?? 5_000,
+            log: opts.log,
+            messages: {
+              failing: "cannot read the paths' health; they keep the status they have",
+              recovered: "reading the paths' health works again",
+            },
+          })
+        : undefined;
     this.settingsWatch =
       opts.target.kind === "kubernetes" && opts.settings
         ? new PollingWatch<BridgeSettings | undefined>({
@@ -195,7 +246,9 @@ export class Bridge {
     // Workers start once the cache holds the whole list (controller-runtime's WaitForCacheSync).
     this.queue.start();
     this.nodeWatch?.start();
-    this.backendsWatch?.start();
+    await this.drift?.start();
+    this.healthWatch?.start();
+    for (const w of this.followerWatches) w.start();
     this.settingsWatch?.start();
     // Groups that have a stack but no paths any more (deleted while the bridge was down); a
     // group with paths is queued by the list already (again would cost a second engine run).
@@ -214,7 +267,9 @@ export class Bridge {
   async stop(timeoutMs = 20_000): Promise<void> {
     this.stopped = true;
     this.nodeWatch?.stop();
-    this.backendsWatch?.stop();
+    await this.drift?.stop();
+    this.healthWatch?.stop();
+    for (const w of this.followerWatches) w.stop();
     this.settingsWatch?.stop();
     const running = this.queue.active();
     this.stacks.cancel();

@@ -22,7 +22,9 @@ export type PathEventReason =
   | "CheckpointRestored"
   | "CheckpointRepaired"
   | "CheckpointRecreated"
-  | "Released";
+  | "Released"
+  | "DriftDetected"
+  | "DriftCorrected";
 
 /**
  * Records core/v1 Events on NetworkPaths, as client-go's recorder does: a repeat of the same

@@ -1,6 +1,7 @@
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import type { NetworkPathObject, PathEndpoint, PathProblem } from "../../lib/bridge/api";
 import type { CheckpointRecovery } from "../../lib/bridge/checkpoint";
+import type { PathHealth } from "../../network/contract/implementation";
 
 /** What a group's engine run reports. */
 export interface GroupOutputs {
@@ -23,6 +24,11 @@ export interface GroupStacks {
    * (lib/bridge/node-port-refusals.ts); true when that holds out any port not held out yet.
    */
   holdOutPorts?(key: string, ports: number[]): boolean;
+  /**
+   * Each path's health from its data path, by path id, after a run (programs/bridge/path-health.ts);
+   * a path left out is as its run reported it.
+   */
+  health?(key: string, live: NetworkPathObject[]): Promise<Record<string, PathHealth>>;
 }
 
 export interface RunOptions {

@@ -45,6 +45,12 @@ export class BridgeMetrics {
     labelNames: ["action"] as const,
     registers: [this.registry],
   });
+  private readonly driftCorrected = new prom.Counter({
+    name: "klutch_bridge_drift_corrected_total",
+    help: "Objects of a group's stack changed or deleted outside the bridge and put back by a refreshing run, by kind.",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
   private readonly leftOut = new prom.Gauge({
     name: "klutch_bridge_paths_not_realised",
     help: "Paths their group left out at its last reconcile (no port left, invalid connection), by reason.",
@@ -71,6 +77,10 @@ export class BridgeMetrics {
 
   recordCheckpointRecovery(action: "restore" | "recreate" | "sidecar"): void {
     this.recoveries.labels(action).inc();
+  }
+
+  recordDriftCorrected(kind: string): void {
+    this.driftCorrected.labels(kind).inc();
   }
 
   /** The paths a group left out now, by reason (replaces what the group reported before). */

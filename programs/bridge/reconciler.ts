@@ -12,11 +12,20 @@ import {
   nodePortRefusedMessage,
   refusedNodePorts,
 } from "../../lib/bridge/node-port-refusals";
-import { failedStatus, problemStatus, readyStatus, sameStatus, statusEvent } from "../../lib/bridge/status";
+import {
+  driftStatus,
+  failedStatus,
+  problemStatus,
+  readyStatus,
+  sameStatus,
+  statusEvent,
+} from "../../lib/bridge/status";
 import type { PathWriter } from "./client";
 import type { PathEventReason } from "./events";
+import { describeDrift, type DriftLedger } from "../../lib/bridge/drift";
 import type { Logger } from "./log";
 import type { GroupStacks } from "./group-stacks";
+import type { PathHealth } from "../../network/contract/implementation";
 import { TerminalError, type Result } from "./workqueue";
 
 /**
@@ -72,9 +81,20 @@ export interface ReconcilerDeps {
   };
   metrics: Pick<
     BridgeMetrics,
-    "recordReconcile" | "recordEngineRun" | "setPathsNotRealised" | "recordCheckpointRecovery"
+    | "recordReconcile"
+    | "recordEngineRun"
+    | "setPathsNotRealised"
+    | "recordCheckpointRecovery"
+    | "recordDriftCorrected"
   >;
   log: Logger;
+  /**
+   * Drift noted on the group's objects in the data plane (programs/bridge/drift-watch.ts): the
+   * run that takes it refreshes, and says on each path what it put back.
+   */
+  drift?: Pick<DriftLedger, "take" | "giveBack">;
+  /** The data plane's namespace the drifted objects are in (for the Events' words). */
+  driftNamespace?: string;
   /** True once the bridge stops: a run cancelled then is no failure. */
   stopping: () => boolean;
   now?: () => number;
@@ -125,6 +145,7 @@ export class GroupReconciler {
     };
     const waiting = live.filter((p) => !p.status?.hostForConsumer).map((p) => d.firstSeen(pathId(p)));
     const seen = waiting.filter((t): t is number => t !== undefined);
+    const drifted = live.length > 0 ? (d.drift?.take(key) ?? []) : [];
     const diagnostics = new EngineDiagnostics();
     const steps = new StepTimings(clock);
     const run = {
@@ -137,8 +158,9 @@ export class GroupReconciler {
       onRecovered: (plan: CheckpointRecovery & { sidecars: string[] }) =>
         this.recovered(key, live, plan, log),
       // Routed paths are probes and forwarded ones (WireGuard) are local processes whose
-      // read reports their health: refresh brings both in line with what really runs.
-      refresh: realisation === "routed" || realisation === "forwarded",
+      // read reports their health: refresh brings both in line with what really runs. After
+      // drift, the refresh reads the changed or deleted objects, so the update puts them back.
+      refresh: realisation === "routed" || realisation === "forwarded" || drifted.length > 0,
       log,
     };
     try {
@@ -148,6 +170,20 @@ export class GroupReconciler {
         (p) => d.writer.addFinalizer(p),
       );
       mark("finalizers");
+      // Drift: each path says at once that its path is being put back (the claim shows it).
+      const drifting = new Map<string, NetworkPathObject>();
+      if (drifted.length > 0) {
+        const message = `${drifted.map((x) => describeDrift(x, d.driftNamespace ?? "")).join("; ")}; putting it back`;
+        const now = new Date(clock()).toISOString();
+        await forEachLimit(live, WRITE_CONCURRENCY, async (p) => {
+          const status = driftStatus(p, message, now);
+          await d.writer.writeStatus(p, status);
+          drifting.set(pathId(p), { ...p, status });
+          void d.events.record(p, "Warning", "DriftDetected", message);
+          await d.writer.nudgeComposite(p).catch(() => undefined);
+        });
+        mark("drift");
+      }
       let endpoints: Record<string, PathEndpoint> = {};
       let problems: Record<string, PathProblem> = {};
       d.metrics.recordEngineRun();
@@ -168,11 +204,28 @@ export class GroupReconciler {
         mark("destroy");
         log("info", "group has no paths; stack destroyed");
       }
+      // Ready means a client can use the path now: its data path's own health (the proxy's
+      // HAProxy checks) overrides what the run reported, where it says the path is not usable.
+      const health: Record<string, PathHealth> =
+        live.length > 0 && d.stacks.health
+          ? await d.stacks.health(key, live).catch((err: Error) => {
+              log("warn", "could not read the paths' health", { error: err.message });
+              return {};
+            })
+          : {};
+      mark("health");
       const now = new Date(clock()).toISOString();
       const notRealised: Record<string, number> = {};
       const updates: { p: NetworkPathObject; status: ReturnType<typeof readyStatus> }[] = [];
-      for (const p of live) {
-        const endpoint = endpoints[pathId(p)];
+      for (const seen of live) {
+        // A path whose drift status was just written is compared with that one.
+        const p = drifting.get(pathId(seen)) ?? seen;
+        const realised = endpoints[pathId(p)];
+        const unwell = health[pathId(p)];
+        const endpoint =
+          realised && unwell && !unwell.ready
+            ? { ...realised, probe: { ready: false, reason: unwell.reason, message: unwell.message } }
+            : realised;
         const problem = problems[pathId(p)];
         if (!endpoint && !problem) throw new Error(`the program reported no endpoint for ${pathId(p)}`);
         if (problem) notRealised[problem.reason] = (notRealised[problem.reason] ?? 0) + 1;
@@ -195,6 +248,12 @@ export class GroupReconciler {
           );
       });
       mark("status");
+      for (const drift of drifted) {
+        const message = `${describeDrift(drift, d.driftNamespace ?? "")}; put back`;
+        log("info", "drift corrected", { kind: drift.kind, object: drift.name, change: drift.change });
+        d.metrics.recordDriftCorrected(drift.kind);
+        for (const p of live) void d.events.record(p, "Normal", "DriftCorrected", message);
+      }
       d.metrics.setPathsNotRealised(key, notRealised);
       await forEachLimit(releasing, WRITE_CONCURRENCY, (p) => this.release(p, key));
       d.metrics.recordReconcile("success", (clock() - started) / 1000);
@@ -219,6 +278,8 @@ export class GroupReconciler {
         return { requeueAfter: PROBE_RETRY_MS };
       return {};
     } catch (e) {
+      // The retry must refresh too, or it would not see what drifted.
+      d.drift?.giveBack(key, drifted);
       // Cancelled because the bridge stops: nothing failed, and the next leader carries on.
       if (d.stopping()) {
         log("info", "reconcile cancelled; the bridge is stopping");

@@ -4,9 +4,8 @@ import { BRIDGE_FINALIZER } from "../../lib/bridge/api";
 import { compositeNudge, PATH_STATUS_ANNOTATION } from "../../lib/bridge/grouping";
 import { pendingOperationCount } from "../../lib/bridge/checkpoint";
 import { PathCache, type PathInformer } from "./cache";
-import type { PathStatus, PathWriter } from "./client";
-import { GroupReconciler, NODE_PORT_RETRY_MS, PROBE_RETRY_MS, forEachLimit } from "./reconciler";
-import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
+import { NODE_PORT_RETRY_MS, PROBE_RETRY_MS, forEachLimit } from "./reconciler";
+import { FakeStacks, FakeWriter, reconciler } from "./test-helpers";
 import { TerminalError, WorkQueue } from "./workqueue";
 import { FakeClock } from "../../test/helpers/fake-clock";
 import { networkPath } from "../../test/helpers/network-path";
@@ -265,72 +264,6 @@ describe("bridge seams: list/watch cache", () => {
     assert.equal(informer.starts, 2, "a stopped cache is not restarted");
   });
 });
-
-class FakeWriter implements PathWriter {
-  calls: string[] = [];
-  statuses = new Map<string, PathStatus>();
-  addFinalizer(p: NetworkPathObject) {
-    this.calls.push(`finalize ${p.metadata.name}`);
-    return Promise.resolve();
-  }
-  removeFinalizer(p: NetworkPathObject) {
-    this.calls.push(`release ${p.metadata.name}`);
-    return Promise.resolve();
-  }
-  writeStatus(p: NetworkPathObject, s: PathStatus) {
-    this.calls.push(`status ${p.metadata.name}`);
-    this.statuses.set(p.metadata.name, s);
-    return Promise.resolve();
-  }
-  nudgeComposite(p: NetworkPathObject) {
-    this.calls.push(`nudge ${p.metadata.name}`);
-    return Promise.resolve();
-  }
-  readSettings() {
-    return Promise.resolve(undefined);
-  }
-}
-
-class FakeStacks implements GroupStacks {
-  outputs: GroupOutputs | Error = { endpoints: {}, problems: {} };
-  ups: string[][] = [];
-  destroyed: string[] = [];
-  up(_key: string, live: NetworkPathObject[], _run: RunOptions): Promise<GroupOutputs> {
-    this.ups.push(live.map((p) => p.metadata.name));
-    return this.outputs instanceof Error ? Promise.reject(this.outputs) : Promise.resolve(this.outputs);
-  }
-  destroy(key: string): Promise<void> {
-    this.destroyed.push(key);
-    return Promise.resolve();
-  }
-  heldOut = new Set<number>();
-  holdOutPorts(_key: string, ports: number[]): boolean {
-    const before = this.heldOut.size;
-    for (const port of ports) this.heldOut.add(port);
-    return this.heldOut.size > before;
-  }
-}
-
-function reconciler(paths: NetworkPathObject[], stacks: FakeStacks, writer: FakeWriter, stopping = false) {
-  const events: string[] = [];
-  const r = new GroupReconciler({
-    paths: () => paths,
-    firstSeen: () => 0,
-    stacks,
-    writer,
-    events: { record: (_p, type, reason) => events.push(`${type} ${reason}`) },
-    metrics: {
-      recordReconcile: () => undefined,
-      recordEngineRun: () => undefined,
-      setPathsNotRealised: () => undefined,
-      recordCheckpointRecovery: () => undefined,
-    },
-    log: () => undefined,
-    stopping: () => stopping,
-    now: () => 1_000_000,
-  });
-  return { r, events };
-}
 
 describe("bridge seams: reconciler", () => {
   it("finalizes new paths, runs the group's stack once, writes each changed status, nudges its composite, releases deleted paths", async () => {

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import { groupPorts, parseSlots, placeGroup, type GroupPorts, type Slots } from "../../lib/bridge/slots";
-import type { PortRange } from "../../network/proxy/model/types";
+import type { PortRange } from "../../lib/net/port-range";
 
 export interface SlotStoreOptions {
   /** The slots file (programs/bridge/state-dir.ts `slots`): it outlives the bridge, as the stacks do. */

@@ -1,11 +1,8 @@
 import type { Stack } from "@pulumi/pulumi/automation";
 import type { NetworkPathObject, PathEndpoint, PathProblem } from "../../lib/bridge/api";
 import { stackName } from "../../lib/bridge/grouping";
-import { admitConnections } from "../../network/proxy/model/admission";
 import type { NodeLike, NodePortHosts } from "../../lib/bridge/node-host";
 import type { BridgeSettings } from "../../lib/bridge/settings";
-import { toConnection } from "../../network/proxy/model/target";
-import { listenerKeys } from "../../network/proxy/model/types";
 import { CancellableRuns } from "./cancellable-runs";
 import { recoverCheckpoint } from "./checkpoint";
 import { upFromEvents } from "./engine-run";
@@ -13,11 +10,15 @@ import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
 import { GroupTargets } from "./group-targets";
 import { HeldOutPorts } from "../../lib/bridge/node-port-refusals";
 import { NodeHostTracker } from "./node-host-tracker";
-import { InstanceBackendsTracker, type InstanceReads } from "./instance-backends";
+import { implementationSpec } from "../../network/registry";
+import type { PathHealth, TargetFollower } from "../../network/contract/implementation";
+import { groupImplementation } from "../../lib/bridge/grouping";
 import { reapOrphans } from "./orphans";
 import { groupProgram, type Target } from "./program";
 import { SlotStore } from "./slot-store";
 import { StackLocks } from "./stack-locks";
+import { TargetFollowers } from "./target-followers";
+import { PathHealthTracker } from "./path-health";
 import { bridgeStatePaths } from "./state-dir";
 import { GroupWorkspaces, PROJECT, fileBackendDir } from "./workspaces";
 
@@ -37,18 +38,16 @@ export interface StackRunnerOptions {
    * reports when `--node-host` gives none (lib/bridge/node-host.ts).
    */
   nodes?: () => Promise<NodeLike[]>;
-  /** Reads of instance Services and their endpoints (kubernetes target), for kernel-hop groups. */
-  instances?: InstanceReads;
   /** The clock refused node ports are held out by (tests give a fake one). */
   now?: () => number;
 }
 
 /**
- * The ports a local group's proxy needs: one per listener of its admitted connections, plus
- * HAProxy's two own listeners.
+ * The ports a local group's program holds, as its implementation counts them (its spec's
+ * localPorts; none when it holds none).
  */
-export function portsNeeded(live: NetworkPathObject[]): number {
-  return listenerKeys(admitConnections(live.map(toConnection)).admitted).length + 2;
+export function portsNeeded(key: string, live: readonly NetworkPathObject[]): number {
+  return implementationSpec(groupImplementation(key))?.localPorts?.(live) ?? 0;
 }
 
 /**
@@ -59,8 +58,8 @@ export function portsNeeded(live: NetworkPathObject[]): number {
  * of a bridge that died (programs/bridge/orphans.ts), each group's target (programs/bridge/group-targets.ts) with
  * the local target's port slots (programs/bridge/slot-store.ts) or the node a NodePort proxy reports
  * (programs/bridge/node-host-tracker.ts), and cancelling the runs in flight when the bridge stops
- * (programs/bridge/cancellable-runs.ts), and a kernel path's instance endpoints
- * (programs/bridge/instance-backends.ts). One run per group at a time is the work queue's promise
+ * (programs/bridge/cancellable-runs.ts), and what an implementation follows besides the paths
+ * (programs/bridge/target-followers.ts: a kernel path's instance endpoints). One run per group at a time is the work queue's promise
  * (programs/bridge/workqueue.ts); this relies on it.
  */
 export class StackRunner implements GroupStacks {
@@ -70,7 +69,8 @@ export class StackRunner implements GroupStacks {
   private readonly targets: GroupTargets;
   private readonly heldOut: HeldOutPorts;
   private readonly nodeHosts: NodeHostTracker;
-  private readonly backends: InstanceBackendsTracker;
+  private readonly following: TargetFollowers;
+  private readonly pathHealth: PathHealthTracker;
   private readonly runs = new CancellableRuns();
   private readonly backendDir: string | undefined;
 
@@ -95,10 +95,12 @@ export class StackRunner implements GroupStacks {
       targetOf: (key) => this.targets.kubernetes(key),
       ...(opts.nodes ? { nodes: opts.nodes } : {}),
     });
-    this.backends = new InstanceBackendsTracker({
-      targetOf: (key) => this.targets.kubernetes(key),
-      ...(opts.instances ? { reads: opts.instances } : {}),
-    });
+    const onCluster =
+      opts.target.kind === "kubernetes"
+        ? { kubeconfig: opts.target.kubeconfig, targetOf: (key: string) => this.targets.kubernetes(key) }
+        : undefined;
+    this.following = new TargetFollowers(onCluster);
+    this.pathHealth = new PathHealthTracker(onCluster);
   }
 
   /** Kills the engine processes a previous bridge on this backend left behind. */
@@ -154,14 +156,48 @@ export class StackRunner implements GroupStacks {
     return this.targets.settingsMoved(key, settings);
   }
 
-  /** Whether the group is a kernel path whose instance endpoints the bridge follows. */
-  followsBackendsOf(key: string): boolean {
-    return this.backends.follows(key);
+  /** The implementations' followers (one poll each, programs/bridge/controller.ts). */
+  followers(): { implementation: string; follower: TargetFollower }[] {
+    return this.following.all();
   }
 
-  /** Whether a kernel-hop group's instances have other endpoints now than it last ran with. */
-  backendsMoved(key: string, live: NetworkPathObject[]): Promise<boolean> {
-    return this.backends.moved(key, live);
+  /** Whether the group's implementation follows it (a kernel path's instance endpoints). */
+  followedBy(key: string, follower: TargetFollower): boolean {
+    return this.following.of(key) === follower;
+  }
+
+  /**
+   * The Kubernetes objects the group's stack holds, as `Kind/name` (after a run: what it keeps),
+   * read from its checkpoint; so a deletion seen during the run tells the run's own (an object
+   * it replaced or removed) from someone else's (programs/bridge/controller.ts).
+   */
+  async stackObjects(key: string): Promise<Set<string>> {
+    const stack = await this.workspaces.stack(key);
+    const state = (await stack.exportStack()) as {
+      deployment?: { resources?: { type: string; outputs?: { metadata?: { name?: unknown } } }[] };
+    };
+    const held = new Set<string>();
+    for (const r of state.deployment?.resources ?? []) {
+      const kind = /^kubernetes:[^:]+:(\w+)$/.exec(r.type)?.[1];
+      const name = r.outputs?.metadata?.name;
+      if (kind && typeof name === "string") held.add(`${kind}/${name}`);
+    }
+    return held;
+  }
+
+  /** Each path's health from its data path (GroupStacks.health). */
+  health(key: string, live: NetworkPathObject[]): Promise<Record<string, PathHealth>> {
+    return this.pathHealth.read(key, live);
+  }
+
+  /** Whether the group's paths' health is read (programs/bridge/controller.ts polls those). */
+  readsHealthOf(key: string): boolean {
+    return this.pathHealth.reads(key);
+  }
+
+  /** Whether a group's paths' health is other now than its last run wrote. */
+  healthMoved(key: string, live: NetworkPathObject[]): Promise<boolean> {
+    return this.pathHealth.moved(key, live);
   }
 
   /** Keeps refused node ports out of the group's plan (GroupStacks.holdOutPorts). */
@@ -198,7 +234,8 @@ export class StackRunner implements GroupStacks {
     await this.runs.run((signal) => stack.destroy({ onEvent: run.onEvent, color: "never", signal }));
     await this.workspaces.remove(key, stack);
     this.nodeHosts.forget(key);
-    this.backends.forget(key);
+    this.following.forget(key);
+    this.pathHealth.forget(key);
     this.targets.forget(key);
     this.slots.release(key);
   }
@@ -236,12 +273,12 @@ export class StackRunner implements GroupStacks {
    */
   private async targetFor(key: string, live: NetworkPathObject[], run: RunOptions): Promise<Target> {
     if (this.opts.target.kind === "local") {
-      const ports = this.slots.place(key, portsNeeded(live));
+      const ports = this.slots.place(key, portsNeeded(key, live));
       return { ...this.opts.target, portRange: ports.range, reservedPorts: ports.reserved };
     }
     const heldOutPorts = this.heldOut.of(key);
     const target = this.targets.realise(key)!;
-    const withBackends = await this.backends.realise(key, target, live);
+    const withBackends = await this.following.realise(key, target, live);
     return this.nodeHosts.realise(
       key,
       heldOutPorts.length > 0 ? { ...withBackends, heldOutPorts } : withBackends,

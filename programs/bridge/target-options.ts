@@ -2,8 +2,8 @@ import * as fs from "node:fs";
 import type { Command } from "commander";
 import { cidrProblem } from "../../lib/net/cidr";
 import { isPrivateCidr } from "../../network/contract/exposure";
-import type { ProxyExposure } from "../../network/proxy/model/exposure";
-import { profileProblem } from "../../network/proxy/model/profile";
+import type { Exposure } from "../../network/contract/exposure";
+import { IMPLEMENTATIONS } from "../../network/registry";
 import type { Target } from "./program";
 
 /**
@@ -72,18 +72,24 @@ export function targetFromOptions(o: TargetOptions, stateDir: string): Target {
   }
   if (o.target === "kubernetes") {
     if (!o.dataPlaneKubeconfig) throw new Error("--target kubernetes needs --data-plane-kubeconfig");
-    return {
+    const target: Target = {
       kind: "kubernetes",
       kubeconfig: fs.readFileSync(String(o.dataPlaneKubeconfig), "utf8"),
       namespace: String(o.dataPlaneNamespace),
       portRange,
       serviceType: String(o.serviceType),
       ...exposureOption(o.allowedSources, o.publicEndpoint === true),
-      ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: dedicatedCpus(String(o.dedicatedCpus)) } : {}),
+      ...(o.dedicatedCpus !== undefined ? { dedicatedCpus: Number(o.dedicatedCpus) } : {}),
       ...(o.skipAwait ? { skipAwait: true } : {}),
       ...(o.proxyImage ? { proxyImage: String(o.proxyImage) } : {}),
       ...(o.nodeHost ? { nodeHost: String(o.nodeHost) } : {}),
     };
+    // Each implementation checks the flags it reads (the proxy: --dedicated-cpus).
+    for (const spec of IMPLEMENTATIONS) {
+      const problem = spec.targetProblem?.(target);
+      if (problem) throw new Error(problem);
+    }
+    return target;
   }
   throw new Error(`--target "${String(o.target)}" is not one of local, kubernetes`);
 }
@@ -92,7 +98,7 @@ export function targetFromOptions(o: TargetOptions, stateDir: string): Target {
  * The proxies' exposure from the command line, used for consumer namespaces the environment's
  * settings do not describe (those carry their own). Checked like the config's allowedSources.
  */
-function exposureOption(sources: string | boolean | undefined, open: boolean): { exposure?: ProxyExposure } {
+function exposureOption(sources: string | boolean | undefined, open: boolean): { exposure?: Exposure } {
   if (open) {
     if (sources !== undefined)
       throw new Error("--public-endpoint admits every address; drop --allowed-sources");
@@ -113,11 +119,4 @@ function exposureOption(sources: string | boolean | undefined, open: boolean): {
   }
   if (list.length === 0) throw new Error("--allowed-sources names no CIDR");
   return { exposure: { sourceRanges: list, internal: list.every(isPrivateCidr), public: false } };
-}
-
-function dedicatedCpus(text: string): number {
-  const n = Number(text);
-  const problem = profileProblem(n);
-  if (problem) throw new Error(`--dedicated-cpus "${text}": ${problem.replace(/^dedicatedCpus /, "")}`);
-  return n;
 }

@@ -543,7 +543,7 @@ describe("composition function: compose, the NetworkConnection step after a back
     apiVersion: "anynines.com/v1",
     kind: "XServiceBinding",
     metadata: { name: "app-db-9fk2d", uid: "b-1", labels: CLAIMED("app-db") },
-    spec: { instanceRef: "pg" },
+    spec: { instanceRef: "pg", serviceInstanceType: "postgresql" },
   };
   const BACKEND = {
     username: "klutch_x",

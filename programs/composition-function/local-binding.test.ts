@@ -70,6 +70,27 @@ describe("composition function: local PostgreSQL binding", () => {
     });
   });
 
+  it("a serviceInstanceType other than postgresql: refused on the claim (UnsupportedServiceType), nothing asked for or composed", () => {
+    const out = composeLocalPostgresqlBinding(
+      xr({ instanceRef: "pg", serviceInstanceType: "mongodb" }),
+      {},
+      [READY_INSTANCE],
+      INPUT,
+      fixedPassword,
+    );
+    assert.deepEqual(out.composed, []);
+    assert.equal(out.compositeReady, false);
+    assert.equal(out.requirements, undefined, "no instance is fetched for a binding it refuses");
+    assert.deepEqual(
+      out.conditions.map((c) => [c.type, c.status, c.reason]),
+      [["InstanceFound", "False", "UnsupportedServiceType"]],
+    );
+    assert.match(
+      out.conditions[0]?.message ?? "",
+      /serviceInstanceType is "mongodb".*binds postgresql only; set serviceInstanceType: postgresql/,
+    );
+  });
+
   it("no instance found: nothing composed, not ready, a warning and an InstanceFound False condition", () => {
     const out = composeLocalPostgresqlBinding(xr(), {}, [], INPUT, fixedPassword);
     const message = 'PostgresqlInstance "pg" not found in namespace "team-a"';

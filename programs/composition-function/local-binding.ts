@@ -50,6 +50,8 @@ export const BINDING_RESOURCES = { credentials: "credentials", role: "role" } as
 export const BINDING_KEYS = ["username", "password", "database", "instance_service"] as const;
 
 export const INSTANCE_FOUND = "InstanceFound";
+/** The one spec.serviceInstanceType this step binds: its instances are PostgresqlInstances. */
+export const LOCAL_SERVICE_TYPE = "postgresql";
 
 const STEP = "LocalPostgresqlBinding";
 
@@ -90,6 +92,18 @@ export function composeLocalPostgresqlBinding(
 ): StepResult {
   const claim = claimOf(composite, STEP);
   const instanceRef = instanceRefOf(composite, claim);
+  // A binding of another type would hand PostgreSQL credentials to a client of that type; the
+  // XRD admits other types for other backends' compositions (its CEL rule names a8s only).
+  const type = stringAt(composite, "spec", "serviceInstanceType");
+  if (type !== LOCAL_SERVICE_TYPE) {
+    const message = `spec.serviceInstanceType is ${JSON.stringify(type ?? "")}, but ${JSON.stringify(instanceRef)} is a PostgresqlInstance: this backend binds ${LOCAL_SERVICE_TYPE} only; set serviceInstanceType: ${LOCAL_SERVICE_TYPE}, or bind an instance of that type with its backend's composition`;
+    return {
+      composed: [],
+      compositeReady: false,
+      conditions: [{ type: INSTANCE_FOUND, status: "False", reason: "UnsupportedServiceType", message }],
+      results: [{ severity: "Warning", message }],
+    };
+  }
   const requirements = { [INSTANCE_REQUIREMENT]: instanceSelector(claim, instanceRef) };
   // Crossplane calls again with the instance (or none) right away: nothing to say or compose yet.
   if (instances === undefined) return { composed: [], requirements, conditions: [], results: [] };

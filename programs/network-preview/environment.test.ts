@@ -188,7 +188,7 @@ describe("environment stack summary", () => {
     assert.deepEqual(details.sort(), [
       "app-cluster: app cluster binding app-2 removed",
       "app-cluster: app cluster binding app-3 added",
-      "proxy-settings: proxy port ranges klutch-app-1 30000-30099 → klutch-app-1 31000-31099",
+      "proxy-settings: port ranges klutch-app-1 proxy 30000-30099 → klutch-app-1 proxy 31000-31099",
     ]);
     assert.match(input.notes?.[0] ?? "", /--all-groups/);
     // The proxy's source ranges stay the same, only the ports move: not widened, but changed.

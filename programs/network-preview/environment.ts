@@ -11,7 +11,8 @@ import {
 } from "../../lib/bridge/settings";
 import { addressInCidr } from "../../lib/net/cidr";
 import { parseBridgeSettings } from "../../network/group-settings";
-import type { ProxySettings } from "../../network/proxy/model/settings";
+import type { Exposure } from "../../network/contract/exposure";
+import type { PortRange } from "../../lib/net/port-range";
 import { realisationOf } from "../../network/registry";
 import { StepCollector } from "./engine-events";
 import { toHop, type ResourceStep } from "./plan/steps";
@@ -74,28 +75,41 @@ function settingsOf(inputs: Record<string, unknown> | undefined): BridgeSettings
   }
 }
 
-/** A consumer's proxy settings, checked by parseBridgeSettings with the proxy's schema. */
-const proxyOf = (c: BridgeSettings["consumers"][string]) => c.proxy as ProxySettings | undefined;
+/**
+ * The settings of a consumer's implementations that say which ports whom they admit (the
+ * proxy's: a port range and an exposure), by implementation; checked by parseBridgeSettings
+ * with each implementation's schema, so only the shape is read here.
+ */
+function exposedSettings(
+  c: BridgeSettings["consumers"][string],
+): [string, { portRange: PortRange; exposure?: Exposure }][] {
+  return Object.entries(c).flatMap(([implementation, v]) => {
+    const settings = v as { portRange?: PortRange; exposure?: Exposure } | undefined;
+    return settings?.portRange ? [[implementation, { ...settings, portRange: settings.portRange }]] : [];
+  });
+}
 
 function settingsRanges(settings: BridgeSettings | undefined): string | undefined {
   if (!settings) return undefined;
-  const ranges = Object.entries(settings.consumers)
-    .filter(([, c]) => proxyOf(c))
-    .map(([ns, c]) => `${ns} ${proxyOf(c)?.portRange.from}-${proxyOf(c)?.portRange.to}`);
-  return ranges.length > 0 ? ranges.sort().join(", ") : "no proxy port ranges";
+  const ranges = Object.entries(settings.consumers).flatMap(([ns, c]) =>
+    exposedSettings(c).map(([impl, e]) => `${ns} ${impl} ${e.portRange.from}-${e.portRange.to}`),
+  );
+  return ranges.length > 0 ? ranges.sort().join(", ") : "no port ranges";
 }
 
-/** Who may reach each consumer's proxy (its Service's source ranges), as exposure rules. */
-function proxyRules(settings: BridgeSettings | undefined, via: string): ExposureRule[] {
+/** Who may reach each consumer's implementation (its Service's source ranges), as exposure rules. */
+function exposureRules(settings: BridgeSettings | undefined, via: string): ExposureRule[] {
   if (!settings) return [];
   return Object.entries(settings.consumers).flatMap(([ns, c]) =>
-    (proxyOf(c)?.exposure?.sourceRanges ?? []).map((source) => ({
-      source,
-      destination: `proxy of ${ns}`,
-      protocol: "tcp" as const,
-      ports: proxyOf(c)?.portRange ?? { from: 1, to: 65535 },
-      via,
-    })),
+    exposedSettings(c).flatMap(([impl, e]) =>
+      (e.exposure?.sourceRanges ?? []).map((source) => ({
+        source,
+        destination: `${impl} of ${ns}`,
+        protocol: "tcp" as const,
+        ports: e.portRange,
+        via,
+      })),
+    ),
   );
 }
 
@@ -211,8 +225,8 @@ export function environmentInput(stack: string, steps: ResourceStep[]): PreviewI
         continue;
       }
     }
-    before.push(...proxyRules(oldSettings, s.urn));
-    after.push(...proxyRules(newSettings, s.urn));
+    before.push(...exposureRules(oldSettings, s.urn));
+    after.push(...exposureRules(newSettings, s.urn));
     const b = s.op === "create" ? undefined : ruleOf(s, s.oldInputs);
     const a = s.op === "delete" ? undefined : ruleOf(s, s.newInputs);
     if (b) before.push(b);
@@ -236,13 +250,13 @@ export function environmentInput(stack: string, steps: ResourceStep[]): PreviewI
     if (isSettings) {
       const o = settingsRanges(oldSettings);
       const n = settingsRanges(newSettings);
-      const detail = o !== n ? `proxy port ranges ${o ?? "none"} → ${n ?? "unknown"}` : undefined;
+      const detail = o !== n ? `port ranges ${o ?? "none"} → ${n ?? "unknown"}` : undefined;
       const hop: Hop = { ...toHop(s, detail), kind: "proxy-settings" };
       otherChanges.push(hop);
       effects.push(...settingsEffects(oldSettings, newSettings, hop));
       if (detail)
         notes.push(
-          `${detail}: proxy endpoints may move; preview them with \`--kubeconfig <control plane> --all-groups\``,
+          `${detail}: endpoints may move; preview them with \`--kubeconfig <control plane> --all-groups\``,
         );
       continue;
     }

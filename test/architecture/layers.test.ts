@@ -138,6 +138,21 @@ describe("architecture: the layer rules", function () {
     );
   });
 
+  it("refuse a program reaching into an implementation's folder, but not through the registry or in its tests", async () => {
+    assert.deepEqual(
+      await brokenRules({
+        "programs/bridge/stack-runner.ts":
+          'import { listenerKeys } from "../../network/proxy/model/types";\nimport { r } from "../../network/registry";\nexport const s = [listenerKeys, r];\n',
+        "network/proxy/model/types.ts": "export const listenerKeys = 1;\n",
+        "network/registry.ts": "export const r = 1;\n",
+        // a test of the bridge may name the implementation it drives
+        "programs/bridge/faults.test.ts":
+          'import { listenerKeys } from "../../network/proxy/model/types";\nexport const t = listenerKeys;\n',
+      }),
+      ["programs-through-specs"],
+    );
+  });
+
   it("refuse the file system, processes and Pulumi in a pure folder, directly or through an impure module", async () => {
     assert.deepEqual(
       await brokenRules({

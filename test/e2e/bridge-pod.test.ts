@@ -487,6 +487,152 @@ const retry = async (call) => {
     await eventually("psql through the NodePort", () => psqlFromHost(port) === "42", 60_000);
   });
 
+  it("the proxy's Deployment, Service, ConfigMap and NetworkPolicy deleted by hand: the bridge sees the drift, puts each back (DriftCorrected on the path), and psql works again on the same host and port", async () => {
+    const port = firstReady.status!.port!;
+    const selector = `app.kubernetes.io/instance=np-${NS}-proxy`;
+    const kinds = "deployment,service,configmap,networkpolicy";
+    const before = kubectlJson<{ items: { kind: string; metadata: { uid: string } }[] }>(kc(), [
+      "-n",
+      PROXY_NS,
+      "get",
+      kinds,
+      "-l",
+      selector,
+    ]).items;
+    assert.deepEqual([...new Set(before.map((o) => o.kind))].sort(), [
+      "ConfigMap",
+      "Deployment",
+      "NetworkPolicy",
+      "Service",
+    ]);
+    const deleted = Date.now();
+    kubectl(kc(), ["-n", PROXY_NS, "delete", kinds, "-l", selector, "--wait=false"]);
+    await eventually(
+      "each kind back, as new objects, the Deployment with two Ready pods",
+      () => {
+        const now = kubectlJson<{ items: { kind: string; metadata: { uid: string } }[] }>(kc(), [
+          "-n",
+          PROXY_NS,
+          "get",
+          kinds,
+          "-l",
+          selector,
+        ]).items;
+        const fresh = now.filter((o) => !before.some((b) => b.metadata.uid === o.metadata.uid));
+        return fresh.length === before.length && proxyPods().length === 2 && proxyPods().every(podReady);
+      },
+      180_000,
+    );
+    await eventually(
+      "psql through the proxy Service's name, on the same port",
+      () => psqlFromPod(firstReady.status!.hostForConsumer!, port) === "42",
+      60_000,
+    );
+    process.stdout.write(
+      `      proxy Deployment, Service, ConfigMap, NetworkPolicy deleted → put back, psql works: ${((Date.now() - deleted) / 1000).toFixed(1)} s\n`,
+    );
+    await eventually("psql through the same NodePort", () => psqlFromHost(port) === "42", 60_000);
+    const events = (reason: string) =>
+      kubectlJson<{ items: { reason: string; message: string }[] }>(kc(), [
+        "-n",
+        "default",
+        "get",
+        "events",
+        "--field-selector",
+        `reason=${reason}`,
+      ]).items;
+    // The path said at once that it was being put back (Ready=False), then what was put back.
+    assert.ok(
+      events("DriftDetected").some((e) => /outside the bridge; putting it back$/.test(e.message)),
+      "a DriftDetected Event (Warning, Ready=False on the path until the run reported)",
+    );
+    const corrected = events("DriftCorrected");
+    for (const kind of ["Deployment", "Service", "ConfigMap", "NetworkPolicy"])
+      assert.ok(
+        corrected.some(
+          (e) =>
+            e.message.startsWith(`${kind} ${PROXY_NS}/`) &&
+            /was deleted outside the bridge; put back/.test(e.message),
+        ),
+        `a DriftCorrected Event names the ${kind}: ${corrected.map((e) => e.message).join(" | ")}`,
+      );
+    const claimNow = await waitClaimReady("orders");
+    assert.equal(claimNow.status?.port, port);
+    assert.equal(claimNow.status?.hostForConsumer, firstReady.status!.hostForConsumer);
+  });
+
+  it("Ready from the data path: the instance stopped, its path says Ready=False (InstanceUnreachable, host and port) from HAProxy's own checks and the claim is not Ready; started again, both are Ready on the same port; a claim to a host that does not exist is never Ready", async () => {
+    const port = firstReady.status!.port!;
+    type Path = {
+      spec: { connection: string };
+      status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+    };
+    const readyOf = (xr: string) =>
+      kubectlJson<{ items: Path[] }>(kc(), ["get", `${NETWORK_PATH_PLURAL}.${NETWORK_PATH_GROUP}`])
+        .items.find((p) => p.spec.connection === xr)
+        ?.status?.conditions?.find((c) => c.type === "Ready");
+    const xr = kubectlJson<Claim>(kc(), ["-n", NS, "get", "tcpconnection", "orders"]).spec.resourceRef!.name;
+    const stopped = Date.now();
+    kubectl(kc(), ["-n", NS, "scale", "deployment", "pg", "--replicas=0"]);
+    await eventually(
+      "the path Ready=False, InstanceUnreachable",
+      () => readyOf(xr)?.reason === "InstanceUnreachable",
+      90_000,
+    );
+    const down = readyOf(xr)!;
+    assert.equal(down.status, "False");
+    assert.match(
+      down.message,
+      new RegExp(`${pgHost.replace(/\./g, "\\.")}:5432 fail on \\d of \\d proxy pods`),
+    );
+    const unready = Date.now();
+    await eventually(
+      "the claim not Ready",
+      () =>
+        kubectlJson<Claim>(kc(), ["-n", NS, "get", "tcpconnection", "orders"]).status?.conditions?.some(
+          (c) => c.type === "Ready" && c.status === "False",
+        ) === true,
+      60_000,
+    );
+    kubectl(kc(), ["-n", NS, "scale", "deployment", "pg", "--replicas=1"]);
+    const started = Date.now();
+    await eventually("the path Ready=True again", () => readyOf(xr)?.status === "True", 120_000);
+    const back = await waitClaimReady("orders");
+    assert.equal(back.status?.port, port);
+    await eventually(
+      "psql through the path",
+      () => psqlFromPod(back.status!.hostForConsumer!, port) === "42",
+      60_000,
+    );
+    process.stdout.write(
+      `      instance stopped → path Ready=False: ${((unready - stopped) / 1000).toFixed(1)} s; started → Ready=True and psql: ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+    // A path to a Service that does not exist: HAProxy's server has no address, no check passes.
+    assert.equal(
+      kubectlApply(kc(), claimYaml("nowhere", NS, 5432, "pg.nowhere.svc.cluster.local")).status,
+      0,
+    );
+    const nowhereXr = await (async () => {
+      let name = "";
+      await eventually("the claim's composite", () => {
+        name =
+          kubectlJson<Claim>(kc(), ["-n", NS, "get", "tcpconnection", "nowhere"]).spec.resourceRef?.name ??
+          "";
+        return name !== "" && readyOf(name) !== undefined;
+      });
+      return name;
+    })();
+    await eventually(
+      "the nowhere path's first status",
+      () => readyOf(nowhereXr)?.reason !== undefined,
+      120_000,
+    );
+    assert.equal(readyOf(nowhereXr)?.status, "False", JSON.stringify(readyOf(nowhereXr)));
+    assert.equal(readyOf(nowhereXr)?.reason, "InstanceUnreachable");
+    assert.equal(readyOf(xr)?.status, "True", "the group's working path stays Ready");
+    kubectl(kc(), ["-n", NS, "delete", "tcpconnection", "nowhere", "--wait=false"]);
+  });
+
   it("a node port the API server refuses as already allocated is held out: the group moves the new claim to a free port within seconds and says so on its path", async () => {
     // The next port the group would hand out (never used, ascending; the Service's ports are
     // the ones in use), taken first by a Service outside the group: the API server then

@@ -91,6 +91,16 @@ export const DEFAULT_STATS_PORT = 8404;
 export const DEFAULT_HEALTH_PORT = 8405;
 export const HEALTH_PATH = "/healthz";
 export const STATS_PATH = "/stats";
+/**
+ * Pages of the health frontend that say, for each connection's backend, how many of its
+ * servers HAProxy's own health checks find usable: `GET /backends/<page>` answers lines
+ * `<backend> <nbsrv>` (HAProxy's `nbsrv` sample fetch, configuration.txt 7.3.2) for up to
+ * BACKENDS_PER_PAGE backends, and 503 past the last page. The bridge reads them so a path is
+ * Ready only while a connection through it reaches the instance (network/proxy/path-health.ts).
+ * Paged because `http-request return` builds its answer in one buffer (tune.bufsize, 16 kB).
+ */
+export const BACKENDS_PATH = "/backends";
+export const BACKENDS_PER_PAGE = 64;
 export const DEFAULT_PGSQL_CHECK_USER = "klutch_proxy_check";
 export const DEFAULT_TIMEOUTS: HaproxyTimeouts = {
   connect: "3s",
@@ -172,6 +182,21 @@ function hostIsValid(host: string): boolean {
 /** HAProxy section names allow letters, digits, '-', '_', '.', ':'; ids never hold '_', so this is one-to-one. */
 export function sectionName(prefix: "ft" | "bk", key: string): string {
   return key === SNI_LISTENER ? `${prefix}_tls_sni` : `${prefix}_${key.replace("/", "_")}`;
+}
+
+/** The health frontend's rules that answer BACKENDS_PATH's pages. */
+function backendPages(backends: readonly string[]): string[] {
+  const rules: string[] = [];
+  for (let page = 0; page * BACKENDS_PER_PAGE < backends.length; page++) {
+    const lines = backends
+      .slice(page * BACKENDS_PER_PAGE, (page + 1) * BACKENDS_PER_PAGE)
+      .map((b) => `${b} %[nbsrv(${b})]\\n`)
+      .join("");
+    rules.push(
+      `    http-request return status 200 content-type text/plain lf-string "${lines}" if { path ${BACKENDS_PATH}/${page} }`,
+    );
+  }
+  return rules;
 }
 
 /**
@@ -266,6 +291,7 @@ export function renderHaproxyConfig(
     "    no log",
     "    timeout http-request 5s",
     `    monitor-uri ${HEALTH_PATH}`,
+    ...backendPages(sorted.map((c) => sectionName("bk", c.id))),
   ];
 
   const connectionLog = options.logConnections === false ? ["    no log"] : ["    option tcplog"];

@@ -3,9 +3,16 @@ import type { GroupProgram } from "../../contract/bridge-target";
 import type { ProviderSurface } from "../../contract/provider-surface";
 import type { EnvironmentBuilder } from "../../contract/environment-context";
 import type { ProxyConnectorConfig } from "./config";
-import type { ImplementationSpec } from "../../contract/implementation";
+import type {
+  HealthReader,
+  ImplementationSpec,
+  TargetFollower,
+  TargetFollowerOptions,
+} from "../../contract/implementation";
 import { checkProxy } from "./checks";
 import { proxyConnector } from "./config";
+import { planProxyEndpoints, proxyLocalPorts, withStandInBackends } from "./preview";
+import { profileProblem } from "./profile";
 import { proxySettings, proxySettingsOf } from "./settings";
 
 /** The implementation as the registry (network/registry.ts) lists it. */
@@ -22,6 +29,15 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
     // The consumer namespace's Service type, ports, exposure and CPUs replace the bridge's flags.
     applyToTarget: (target, settings) => ({ ...target, ...settings }),
   },
+  planEndpoints: planProxyEndpoints,
+  localPorts: proxyLocalPorts,
+  previewTarget: withStandInBackends,
+  // --dedicated-cpus is the proxy pods' (TcpProxy `dedicatedCpus`).
+  targetProblem: (target) => {
+    if (target.dedicatedCpus === undefined) return undefined;
+    const problem = profileProblem(target.dedicatedCpus);
+    return problem && `--dedicated-cpus "${target.dedicatedCpus}": ${problem.replace(/^dedicatedCpus /, "")}`;
+  },
   // A NodePort proxy reports a node's address, which the bridge looks up.
   needsNodeList: (connector) => connector.serviceType === "NodePort",
   // A kernel path follows its instance Services' endpoints, in their namespaces.
@@ -33,5 +49,13 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
     }),
     bridge: () => (require("../bridge-program") as { proxyProgram: GroupProgram }).proxyProgram,
     provider: () => (require("../provider/surface") as { providerSurface: ProviderSurface }).providerSurface,
+    // A kernel path follows its instances' ready endpoints.
+    follower: () =>
+      (require("../instance-backends") as { instanceFollower: (o: TargetFollowerOptions) => TargetFollower })
+        .instanceFollower,
+    // HAProxy's own health checks say whether a path reaches its instance.
+    health: () =>
+      (require("../path-health") as { proxyHealthReader: (o: { kubeconfig: string }) => HealthReader })
+        .proxyHealthReader,
   },
 };

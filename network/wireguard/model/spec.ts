@@ -23,7 +23,7 @@ export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnecto
     // Known once the environment planned the tunnel (environment.ts wireguardEnvironmentPart).
     bridgeSettings: { schema: wireguardSettings },
     // The bridge program's own planner (bridge-program.ts runs the same).
-    planEndpoints: (group, paths, target) =>
+    planEndpoints: ({ group, paths, target }) =>
       planWireguardGroup(
         group,
         paths,

@@ -2,7 +2,7 @@ import type { NetworkPathObject } from "../../../lib/bridge/model";
 import type { NodeLike } from "../../../lib/bridge/node-host";
 import type { BridgeSettings } from "../../../lib/bridge/settings";
 import type { BridgeTarget as Target } from "../../../network/contract/bridge-target";
-import type { PortRange } from "../../../network/proxy/model/types";
+import type { PortRange } from "../../../lib/net/port-range";
 
 /** One TCPConnection from the connections file. */
 export interface ClaimChange {

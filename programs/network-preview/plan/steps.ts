@@ -1,19 +1,8 @@
-import type { Hop, HopKind, Operation } from "../../../lib/network-preview/schema";
+import type { PreviewStep } from "../../../network/contract/preview";
+import type { Hop, HopKind } from "../../../lib/network-preview/schema";
 
-/** What one engine preview said about one resource (a `resourcePreEvent`). */
-export interface ResourceStep {
-  urn: string;
-  type: string;
-  op: Operation;
-  /** The resource's name (last URN segment). */
-  name: string;
-  oldInputs?: Record<string, unknown>;
-  oldOutputs?: Record<string, unknown>;
-  newInputs?: Record<string, unknown>;
-  diffPaths: string[];
-  replaceReasons: string[];
-  deleteBeforeReplace: boolean;
-}
+/** What one engine preview said about one resource (a `resourcePreEvent`): the contract's step. */
+export type ResourceStep = PreviewStep;
 
 /** Top-level inputs whose values differ between the two sides (none when a side is missing). */
 export function changedInputs(

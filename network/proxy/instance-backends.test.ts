@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import type { EndpointSliceLike, InstanceServiceLike } from "../../network/proxy/model/kernel-path";
+import type { EndpointSliceLike, InstanceServiceLike } from "./model/kernel-path";
 import { networkPath } from "../../test/helpers/network-path";
 import {
   InstanceBackendsTracker,

@@ -1,11 +1,11 @@
-import { planPorts, type ReleasedPort } from "../../../network/proxy/model/port-planner";
-import type { PortRange } from "../../../network/proxy/model/types";
-import type { ResourceStep } from "./steps";
+import type { PreviewStep } from "../../contract/preview";
+import { planPorts, type ReleasedPort } from "./port-planner";
+import type { PortRange } from "./types";
 
 /**
  * How the engine hands a value that is unknown during a preview to the PortAllocation
  * provider (network/proxy/port-allocation.ts UNKNOWN, whose module loads Pulumi).
- * plan/ports.test.ts holds the two equal.
+ * port-prediction.test.ts holds the two equal.
  */
 export const ENGINE_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
@@ -21,7 +21,7 @@ export type PortPrediction = { assignments: Record<string, number>; unplaced: st
  * The PortAllocation's assignments after `up`: what its provider's create or update will
  * compute (network/proxy/port-allocation.ts), from the inputs and old state of this preview.
  */
-export function predictPorts(step: ResourceStep | undefined): PortPrediction {
+export function predictPorts(step: PreviewStep | undefined): PortPrediction {
   if (!step) return "unknown";
   const outs = step.oldOutputs ?? {};
   if (step.op === "same") {
@@ -54,7 +54,7 @@ export function predictPorts(step: ResourceStep | undefined): PortPrediction {
 }
 
 /** The PortAllocation hop's detail: its range moving, which shifts every port of the group. */
-export function portsDetail(s: ResourceStep): string | undefined {
+export function portsDetail(s: PreviewStep): string | undefined {
   const o = s.oldOutputs?.range as PortRange | undefined;
   const n = s.newInputs?.range as PortRange | undefined;
   if (o && n && (o.from !== n.from || o.to !== n.to)) return `range ${o.from}-${o.to} → ${n.from}-${n.to}`;

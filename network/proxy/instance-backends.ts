@@ -1,6 +1,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { NetworkPathObject } from "../../lib/bridge/model";
-import { admitConnections } from "../../network/proxy/model/admission";
+import type { KubernetesTarget, TargetFollower, TargetFollowerOptions } from "../contract/implementation";
+import { admitConnections } from "./model/admission";
 import {
   backendKey,
   backendsDiffer,
@@ -9,8 +10,8 @@ import {
   type BackendsResult,
   type EndpointSliceLike,
   type InstanceServiceLike,
-} from "../../network/proxy/model/kernel-path";
-import { toConnection } from "../../network/proxy/model/target";
+} from "./model/kernel-path";
+import { toConnection } from "./model/target";
 
 /** What the bridge reads of an instance Service in the data-service cluster. */
 export interface InstanceReads {
@@ -118,7 +119,8 @@ export interface BackendsTarget {
 
 /**
  * The instance endpoints each kernel-hop group was last run with, so the poll
- * (programs/bridge/node-watch.ts PollingWatch, wired in programs/bridge/controller.ts) runs again exactly the
+ * (programs/bridge/node-watch.ts PollingWatch, wired in programs/bridge/controller.ts for every
+ * implementation's follower, network/contract/implementation.ts TargetFollower) runs again exactly the
  * groups whose instances moved: a pod restarted with a new address, a replica added or gone.
  * Level-based, as NodeHostTracker: compared with what each group last ran with.
  */
@@ -163,4 +165,24 @@ export class InstanceBackendsTracker {
   forget(key: string): void {
     this.realised.delete(key);
   }
+}
+
+/** The proxy's follower (its spec's `pulumi.follower`): a kernel path's instance endpoints, read as the data-plane identity. */
+export function instanceFollower(opts: TargetFollowerOptions): TargetFollower {
+  const tracker = new InstanceBackendsTracker({
+    targetOf: opts.targetOf,
+    reads: dataPlaneInstances(opts.kubeconfig),
+  });
+  return {
+    follows: (key) => tracker.follows(key),
+    realise: <T extends KubernetesTarget>(key: string, target: T, live: readonly NetworkPathObject[]) =>
+      tracker.realise(key, target, live),
+    moved: (key, live) => tracker.moved(key, live),
+    forget: (key) => tracker.forget(key),
+    messages: {
+      moved: "a kernel path's instance endpoints moved; running its groups again",
+      failing: "cannot read the instances' endpoints; kernel paths keep the ones they have",
+      recovered: "reading the instances' endpoints works again",
+    },
+  };
 }

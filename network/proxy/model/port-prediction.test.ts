@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
-import { UNKNOWN } from "../../../network/proxy/port-allocation";
-import type { ResourceStep } from "./steps";
-import { ENGINE_UNKNOWN, portsDetail, predictPorts } from "./ports";
+import type { PreviewStep as ResourceStep } from "../../contract/preview";
+import { UNKNOWN } from "../port-allocation";
+import { ENGINE_UNKNOWN, portsDetail, predictPorts } from "./port-prediction";
 
 const range = { from: 20000, to: 20009 };
 function portsStep(

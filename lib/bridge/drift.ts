@@ -1,0 +1,106 @@
+import { proxyName } from "./grouping";
+
+/**
+ * Drift: a change to an object a group's stack made in the data plane, made by someone else
+ * (kubectl, another controller). Pure: what counts as a change and which group it is of.
+ * programs/bridge/drift-watch.ts watches the objects, programs/bridge/reconciler.ts runs the group
+ * again with a refresh, so the engine sees the object as it is and puts it back.
+ */
+
+/** The kinds a group's stack makes in the data plane's namespace (TcpProxy, KernelPath). */
+export const DRIFT_KINDS = ["ConfigMap", "Service", "Deployment", "NetworkPolicy", "EndpointSlice"] as const;
+export type DriftKind = (typeof DRIFT_KINDS)[number];
+
+/** The label every such object carries (network/proxy/tcp-proxy.ts, kernel-path.ts). */
+export const DRIFT_SELECTOR = "app.kubernetes.io/part-of=klutch,app.kubernetes.io/managed-by=pulumi";
+/** The label that names the object's group: its proxy's name (lib/bridge/grouping.ts proxyName). */
+const INSTANCE_LABEL = "app.kubernetes.io/instance";
+
+export interface WatchedObject {
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  spec?: unknown;
+  data?: unknown;
+  binaryData?: unknown;
+  endpoints?: unknown;
+  ports?: unknown;
+}
+
+/** One drift, as the group's Event and log name it. */
+export interface Drift {
+  kind: DriftKind;
+  name: string;
+  change: "deleted" | "changed";
+}
+
+/**
+ * What of an object its stack set, compared before and after an update: a ConfigMap's data,
+ * an EndpointSlice's endpoints and ports, the others' spec (status and metadata are not the
+ * stack's to keep: controllers write them all the time).
+ */
+function content(kind: DriftKind, o: WatchedObject): string {
+  if (kind === "ConfigMap") return JSON.stringify([o.data ?? {}, o.binaryData ?? {}]);
+  if (kind === "EndpointSlice") return JSON.stringify([o.endpoints ?? [], o.ports ?? []]);
+  return JSON.stringify(o.spec ?? {});
+}
+
+/**
+ * The EndpointSlice controller copies a Service's labels onto the slices it writes for it
+ * (kubernetes pkg/controller/endpointslice, `endpointslice.kubernetes.io/managed-by:
+ * endpointslice-controller.k8s.io`), so a TcpProxy Service's slices carry the selector's labels
+ * and change with every pod: they are the controller's, not the stack's. A KernelPath's own
+ * slices name their own manager (network/proxy/kernel-path.ts).
+ */
+const SLICE_MANAGER = "endpointslice.kubernetes.io/managed-by";
+const CONTROLLER_SLICES = "endpointslice-controller.k8s.io";
+
+/** The drift an event is, or undefined for one that changed nothing the stack set. */
+export function driftOf(
+  kind: DriftKind,
+  event: "update" | "delete",
+  before: WatchedObject | undefined,
+  after: WatchedObject,
+): Drift | undefined {
+  if (kind === "EndpointSlice" && after.metadata?.labels?.[SLICE_MANAGER] === CONTROLLER_SLICES)
+    return undefined;
+  const name = after.metadata?.name ?? "";
+  if (event === "delete") return { kind, name, change: "deleted" };
+  if (before && content(kind, before) !== content(kind, after)) return { kind, name, change: "changed" };
+  return undefined;
+}
+
+/** The group an object is of, among the groups the bridge has: the one whose proxy name it carries. */
+export function groupOfObject(o: WatchedObject, groups: readonly string[]): string | undefined {
+  const instance = o.metadata?.labels?.[INSTANCE_LABEL];
+  return instance === undefined ? undefined : groups.find((key) => proxyName(key) === instance);
+}
+
+/** How a drift reads in an Event and a log line. */
+export function describeDrift(d: Drift, namespace: string): string {
+  return `${d.kind} ${namespace}/${d.name} was ${d.change} outside the bridge`;
+}
+
+/**
+ * The drifts noted for each group until its next run takes them (that run refreshes, so the
+ * engine reads the objects as they are); a run that fails gives them back, so the retry
+ * refreshes too.
+ */
+export class DriftLedger {
+  private readonly noted = new Map<string, Drift[]>();
+
+  note(key: string, drift: Drift): void {
+    const list = this.noted.get(key) ?? [];
+    if (!list.some((d) => d.kind === drift.kind && d.name === drift.name && d.change === drift.change))
+      list.push(drift);
+    this.noted.set(key, list);
+  }
+
+  take(key: string): Drift[] {
+    const list = this.noted.get(key) ?? [];
+    this.noted.delete(key);
+    return list;
+  }
+
+  giveBack(key: string, drifts: readonly Drift[]): void {
+    for (const d of drifts) this.note(key, d);
+  }
+}

@@ -1,0 +1,76 @@
+import type { NetworkPathObject } from "../../../lib/bridge/model";
+import type { PathHealth } from "../../contract/implementation";
+import { admitConnections } from "./admission";
+import { sectionName } from "./haproxy-config";
+import { toConnection } from "./target";
+
+/**
+ * A proxy path's health from HAProxy's own health checks, as its pods' health frontends
+ * answer them (haproxy-config.ts BACKENDS_PATH): the pure judgement behind ../path-health.ts.
+ * HAProxy checks every backend's one server on each pod (`check inter 2s fall 3 rise 2`), so
+ * a connection through the proxy reaches the instance exactly when its backend has a usable
+ * server on the pod kube-proxy picks. Rather than a second prober, the bridge reads that.
+ */
+
+/** The answer of one page: `<backend> <usable servers>` a line. */
+export function parseBackends(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const m = /^(\S+) (\d+)$/.exec(line.trim());
+    if (m) out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
+
+/** What one Ready proxy pod said: its backends' usable servers, or undefined when it did not answer. */
+export interface PodAnswer {
+  pod: string;
+  backends: Map<string, number> | undefined;
+}
+
+/**
+ * Each admitted path's health. No Ready pod: no connection can get through. No pod answered
+ * (the bridge cannot reach them): nothing is known, so nothing is said. A pod that does not
+ * know a path's backend runs an older config: it is left out of that path's count.
+ */
+export function judgeHealth(
+  proxy: string,
+  namespace: string,
+  live: readonly NetworkPathObject[],
+  readyPods: number,
+  answers: readonly PodAnswer[],
+): Record<string, PathHealth> {
+  const out: Record<string, PathHealth> = {};
+  const { admitted } = admitConnections(live.map(toConnection));
+  if (readyPods === 0) {
+    for (const c of admitted)
+      out[c.id] = {
+        ready: false,
+        reason: "ProxyUnavailable",
+        message: `no pod of the proxy ${namespace}/${proxy} is Ready, so no connection gets through`,
+      };
+    return out;
+  }
+  const answered = answers.flatMap((a) => (a.backends ? [a.backends] : []));
+  for (const c of admitted) {
+    const counts = answered.flatMap((b) => {
+      const n = b.get(sectionName("bk", c.id));
+      return n === undefined ? [] : [n];
+    });
+    if (counts.length === 0) continue;
+    const down = counts.filter((n) => n === 0).length;
+    out[c.id] =
+      down === 0
+        ? {
+            ready: true,
+            reason: "ConnectivityEstablished",
+            message: `HAProxy reaches ${c.instanceHost}:${c.port}`,
+          }
+        : {
+            ready: false,
+            reason: "InstanceUnreachable",
+            message: `HAProxy's health checks of ${c.instanceHost}:${c.port} fail on ${down} of ${counts.length} proxy pods: the instance is down or refuses connections, or its host does not resolve`,
+          };
+  }
+  return out;
+}
