@@ -476,6 +476,9 @@ describe("local stack on real clusters (e2e)", function () {
     // In app-1's consumer namespace, where its connector settings (the proxy's exposure) apply.
     const NS = "cluster-app-1";
     const names = ["upgrade-proxy", "upgrade-noop"];
+    // A path is Ready only while it reaches its instance (HAProxy's checks): the cluster's own
+    // API server, through its Service, is an instance every cluster has.
+    const instance = { host: "kubernetes.default.svc.cluster.local", port: 443 };
     const r = kubectlApply(
       cp,
       names
@@ -485,8 +488,8 @@ describe("local stack on real clusters (e2e)", function () {
             "kind: TCPConnection",
             `metadata: {name: ${name}, namespace: ${NS}}`,
             "spec:",
-            `  instanceHost: ${name}.example.internal`,
-            "  port: 5432",
+            `  instanceHost: ${instance.host}`,
+            `  port: ${instance.port}`,
             ...(name.endsWith("noop")
               ? ["  compositionSelector: {matchLabels: {klutch.anynines.com/implementation: noop}}"]
               : []),
@@ -498,6 +501,7 @@ describe("local stack on real clusters (e2e)", function () {
     const claim = (name: string) => kubectlJson(cp, ["-n", NS, "get", "tcpconnection", name]);
     const ready = (o: any) => o.status?.conditions?.find((c: any) => c.type === "Ready")?.status === "True";
     await eventually("the connections to be Ready", () => names.every((n) => ready(claim(n))), 180_000);
+    const xrNames: string[] = names.map((n) => claim(n).spec.resourceRef.name);
     const snapshot = () => ({
       claims: names.map((n) => {
         const c = claim(n);
@@ -512,7 +516,7 @@ describe("local stack on real clusters (e2e)", function () {
         (n) => kubectlJson(cp, ["get", "xtcpconnection", claim(n).spec.resourceRef.name]).metadata.uid,
       ),
       paths: kubectlJson(cp, ["get", "networkpaths"])
-        .items.filter((p: any) => names.some((n) => p.spec.instanceHost === `${n}.example.internal`))
+        .items.filter((p: any) => xrNames.includes(p.spec.connection))
         .map((p: any) => p.metadata.uid)
         .sort(),
       xrd: kubectlJson(cp, ["get", "xrd", XRD_NAME]).metadata.uid,
@@ -544,9 +548,7 @@ describe("local stack on real clusters (e2e)", function () {
 
     kubectl(cp, ["-n", NS, "delete", "tcpconnection", ...names, "--wait=true", "--timeout=120s"]);
     const theirs = () =>
-      kubectlJson(cp, ["get", "networkpaths"]).items.filter((p: any) =>
-        names.some((n) => p.spec.instanceHost === `${n}.example.internal`),
-      );
+      kubectlJson(cp, ["get", "networkpaths"]).items.filter((p: any) => xrNames.includes(p.spec.connection));
     await eventually("their paths to be released", () => theirs().length === 0, 120_000);
   });
 
@@ -1517,7 +1519,8 @@ describe("local stack on real clusters (e2e)", function () {
         apiVersion: "klutch.anynines.com/v1",
         kind: "TCPConnection",
         metadata: { name: `live-${i}`, namespace: ns },
-        spec: { instanceHost: `pg-${i}.example.internal`, port: 5432 },
+        // A path is Ready only while it reaches its instance: the API server's Service is one.
+        spec: { instanceHost: "kubernetes.default.svc.cluster.local", port: 443 },
       })),
     );
     const r = kubectlApply(cp, JSON.stringify({ apiVersion: "v1", kind: "List", items: claims }));
