@@ -284,6 +284,11 @@ describe("Crossplane bridge: pure decisions", () => {
       staleLocks(locks, "vm", (pid) => pid === 11).map((l) => l.file),
       ["a", "d"],
     );
+    // Holding the leader lease, another host's lock is a former leader's (killed mid-update).
+    assert.deepEqual(
+      staleLocks(locks, "vm", (pid) => pid === 11, true).map((l) => l.file),
+      ["a", "c", "d"],
+    );
   });
 });
 

@@ -18,10 +18,18 @@ export function staleLocks(
   locks: StackLock[],
   hostname: string,
   alive: (pid: number) => boolean,
+  /**
+   * This bridge holds the leader lease (`--leader-elect`): then a lock of another host is a
+   * former leader's, which either stopped its engines before it let the lease go or is gone
+   * (a leader that cannot renew exits: programs/bridge/leader.ts), so it is stale too. Without
+   * this a leader killed mid-update left its successor a lock it never cleared.
+   */
+  leading = false,
 ): StackLock[] {
   return locks.filter(
     (l) =>
       (l.pid === undefined && l.hostname === undefined) ||
-      (l.hostname === hostname && l.pid !== undefined && !alive(l.pid)),
+      (l.hostname === hostname && l.pid !== undefined && !alive(l.pid)) ||
+      (leading && l.hostname !== undefined && l.hostname !== hostname),
   );
 }

@@ -28,6 +28,8 @@ export interface BridgeOptions {
   pulumiEnv: Record<string, string>;
   /** Secrets provider of new stacks (e.g. awskms://…); the passphrase provider when unset. */
   secretsProvider?: string;
+  /** It reconciles only while it holds the leader lease (`--leader-elect`). */
+  leaderElected?: boolean;
   /** The settings ConfigMap the environment stack writes (lib/bridge/settings.ts); none when unset. */
   settings?: { namespace: string; name: string };
   concurrency: number;
@@ -95,6 +97,7 @@ export class Bridge {
       stateDir: opts.stateDir,
       pulumiEnv: opts.pulumiEnv,
       ...(opts.secretsProvider ? { secretsProvider: opts.secretsProvider } : {}),
+      ...(opts.leaderElected ? { leaderElected: true } : {}),
       slotSize: opts.slotSize,
       ...(opts.maxPortsPerGroup !== undefined ? { maxPortsPerGroup: opts.maxPortsPerGroup } : {}),
       settings: () => writer.readSettings(),

@@ -144,6 +144,7 @@ async function main(): Promise<void> {
     stateDir,
     pulumiEnv: pulumiEnvVars,
     ...(o.secretsProvider ? { secretsProvider: String(o.secretsProvider) } : {}),
+    ...(o.leaderElect ? { leaderElected: true } : {}),
     ...settingsRef(String(o.settings ?? "")),
     concurrency,
     nodePollMs: nodePoll * 1000,

@@ -44,10 +44,14 @@ export class PathHealthTracker {
     return health;
   }
 
-  /** Whether the paths' health is other now than the group's last run wrote. */
+  /**
+   * Whether the paths' health is other now than the group's last run wrote. Only after a run
+   * that wrote it: a group that has not run here yet, or whose last run failed, runs when its
+   * queue says (its backoff), not every poll.
+   */
   async moved(key: string, live: readonly NetworkPathObject[]): Promise<boolean> {
     const r = this.reader(key);
-    if (!r) return false;
+    if (!r || !this.written.has(key)) return false;
     return signature(await r.reader.read(key, r.target, live)) !== (this.written.get(key) ?? signature({}));
   }
 

@@ -28,6 +28,8 @@ export interface StackLocksOptions {
   hostname?: string;
   /** Whether a process of this machine still runs. */
   alive?: (pid: number) => boolean;
+  /** This bridge reconciles only while it holds the leader lease (lib/bridge/locks.ts staleLocks). */
+  leaderElected?: boolean;
 }
 
 /** Whether a process of this machine still runs (signal 0 checks without signalling). */
@@ -71,7 +73,12 @@ export class StackLocks {
           return { file };
         }
       });
-    const stale = staleLocks(locks, this.opts.hostname ?? os.hostname(), this.opts.alive ?? processAlive);
+    const stale = staleLocks(
+      locks,
+      this.opts.hostname ?? os.hostname(),
+      this.opts.alive ?? processAlive,
+      this.opts.leaderElected ?? false,
+    );
     return { live: locks.filter((l) => !stale.includes(l)), stale };
   }
 

@@ -27,6 +27,8 @@ export interface StackRunnerOptions {
   stateDir: string;
   pulumiEnv: Record<string, string>;
   secretsProvider?: string;
+  /** The bridge reconciles only while it holds the leader lease (`--leader-elect`). */
+  leaderElected?: boolean;
   /** Ports per slot for the local target (a group holds whole slots; lib/bridge/slots.ts). */
   slotSize: number;
   /** The most ports one group may hold (local target); the whole --port-range when unset. */
@@ -83,7 +85,11 @@ export class StackRunner implements GroupStacks {
       pulumiEnv: opts.pulumiEnv,
       ...(opts.secretsProvider ? { secretsProvider: opts.secretsProvider } : {}),
     });
-    this.locks = new StackLocks({ backendDir: this.backendDir, project: PROJECT });
+    this.locks = new StackLocks({
+      backendDir: this.backendDir,
+      project: PROJECT,
+      ...(opts.leaderElected ? { leaderElected: true } : {}),
+    });
     this.slots = new SlotStore({
       file: paths.slots,
       portRange: opts.target.portRange,
@@ -211,6 +217,8 @@ export class StackRunner implements GroupStacks {
   }
 
   async up(key: string, live: NetworkPathObject[], run: RunOptions): Promise<GroupOutputs> {
+    // Until this run's health is read, a change of health is this run's to report.
+    this.pathHealth.forget(key);
     const { stack, recovered } = await this.prepare(key, run);
     const target = await this.targetFor(key, live, run);
     const result = await this.runs.run((signal) =>
