@@ -73,7 +73,7 @@ export function readyStatus(
  */
 export function problemStatus(
   p: NetworkPathObject,
-  problem: PathProblem,
+  problem: Pick<PathProblem, "message"> & { reason: string },
   now: string,
 ): NonNullable<NetworkPathObject["status"]> {
   const prev = p.status?.conditions;
@@ -97,16 +97,10 @@ export function driftStatus(
   message: string,
   now: string,
 ): NonNullable<NetworkPathObject["status"]> {
-  const prev = p.status?.conditions;
-  const generation = p.metadata.generation;
   return {
     ...(p.status?.hostForConsumer !== undefined ? { hostForConsumer: p.status.hostForConsumer } : {}),
     ...(p.status?.port !== undefined ? { port: p.status.port } : {}),
-    ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    conditions: [
-      condition("Ready", "False", "DriftDetected", message, now, prev, generation),
-      condition("Synced", "False", "DriftDetected", message, now, prev, generation),
-    ],
+    ...problemStatus(p, { reason: "DriftDetected", message }, now),
   };
 }
 

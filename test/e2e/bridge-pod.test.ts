@@ -491,14 +491,16 @@ const retry = async (call) => {
     const port = firstReady.status!.port!;
     const selector = `app.kubernetes.io/instance=np-${NS}-proxy`;
     const kinds = "deployment,service,configmap,networkpolicy";
-    const before = kubectlJson<{ items: { kind: string; metadata: { uid: string } }[] }>(kc(), [
-      "-n",
-      PROXY_NS,
-      "get",
-      kinds,
-      "-l",
-      selector,
-    ]).items;
+    const owned = () =>
+      kubectlJson<{ items: { kind: string; metadata: { uid: string } }[] }>(kc(), [
+        "-n",
+        PROXY_NS,
+        "get",
+        kinds,
+        "-l",
+        selector,
+      ]).items;
+    const before = owned();
     assert.deepEqual([...new Set(before.map((o) => o.kind))].sort(), [
       "ConfigMap",
       "Deployment",
@@ -510,15 +512,7 @@ const retry = async (call) => {
     await eventually(
       "each kind back, as new objects, the Deployment with two Ready pods",
       () => {
-        const now = kubectlJson<{ items: { kind: string; metadata: { uid: string } }[] }>(kc(), [
-          "-n",
-          PROXY_NS,
-          "get",
-          kinds,
-          "-l",
-          selector,
-        ]).items;
-        const fresh = now.filter((o) => !before.some((b) => b.metadata.uid === o.metadata.uid));
+        const fresh = owned().filter((o) => !before.some((b) => b.metadata.uid === o.metadata.uid));
         return fresh.length === before.length && proxyPods().length === 2 && proxyPods().every(podReady);
       },
       180_000,
