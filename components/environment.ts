@@ -1,5 +1,6 @@
 import { TeardownDrain } from "../providers/dynamic/teardown-drain";
 import { A8sNetworkBindings } from "./dataservices/a8s-network-bindings";
+import { A9sNetworkBindings } from "./dataservices/a9s-network-bindings";
 import { LocalDataServices } from "./dataservices/local-data-services";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -129,7 +130,9 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
           providerAnynines: xp.providerAnynines,
           functionPatchAndTransform: xp.functionPatchAndTransform,
           dataservicesConfiguration: xp.dataservicesConfiguration,
-          ...(plan.a8sNetworkBindings ? { functionKlutch: xp.functionKlutch } : {}),
+          ...(plan.a8sNetworkBindings || plan.a9sNetworkBindings
+            ? { functionKlutch: xp.functionKlutch }
+            : {}),
         },
         anyninesServices: xp.anyninesServices,
         anyninesCredentials: args.secrets?.anyninesCredentials,
@@ -181,6 +184,19 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
     if (plan.a8sNetworkBindings)
       new A8sNetworkBindings(
         `${name}-a8s-network-bindings`,
+        {
+          provider: this.controlPlane.provider,
+          connectionImplementations: this.connectorApi.implementations,
+          labels: plan.labels,
+          dependsOn: [this.crossplane, this.connectorApi],
+        },
+        { parent: this },
+      );
+
+    // Where anynines' service brokers serve the instances: the same, for every service type.
+    if (plan.a9sNetworkBindings)
+      new A9sNetworkBindings(
+        `${name}-a9s-network-bindings`,
         {
           provider: this.controlPlane.provider,
           connectionImplementations: this.connectorApi.implementations,

@@ -1,7 +1,7 @@
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { a8sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
-import { apiObjects } from "../crossplane/api-objects";
+import { networkBindingCompositions } from "./network-binding-compositions";
 
 export interface A8sNetworkBindingsArgs {
   /** Provider of the control plane cluster. */
@@ -35,23 +35,14 @@ export class A8sNetworkBindings extends pulumi.ComponentResource {
 
   constructor(name: string, args: A8sNetworkBindingsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:dataservices:A8sNetworkBindings", name, {}, opts);
-    const compositions = [
-      a8sNetworkServiceBindingComposition(args.labels),
-      ...args.connectionImplementations.map((i) => a8sNetworkServiceBindingComposition(args.labels, i)),
-    ];
-    const nameOf = (o: object) => (o as { metadata: { name: string } }).metadata.name;
-    apiObjects(this, `${name}-compositions`, {
-      provider: args.provider,
-      xrds: [],
-      compositions: compositions.map((c) => ({ resourceName: `${name}-${nameOf(c)}`, object: c })),
+    this.compositions = networkBindingCompositions(this, name, {
+      ...args,
+      compose: a8sNetworkServiceBindingComposition,
       package: {
         name: "klutch-a8s-network-bindings",
         description: "The network-aware ServiceBinding compositions where a8s serves the instances.",
       },
-      labels: args.labels,
-      compositionsAfter: args.dependsOn,
     });
-    this.compositions = compositions.map(nameOf);
     this.registerOutputs({ compositions: this.compositions });
   }
 }

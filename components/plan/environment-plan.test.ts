@@ -132,6 +132,28 @@ describe("the environment's plan (pure)", () => {
     assert.equal(withFunction({ infrastructure: "local" }, NODE).a8sNetworkBindings, undefined);
   });
 
+  it("the network-aware bindings for a9s only where some anynines service broker is configured too", () => {
+    const existing = { name: "cp", infrastructure: "existing", kubeconfig: { path: "k" } };
+    const plan = (anyninesServices: unknown[]) =>
+      planEnvironment(
+        environmentSchema.parse({
+          environment: "t",
+          controlPlane: existing,
+          appClusters: [{ name: "app", infrastructure: "existing", kubeconfig: { path: "k" } }],
+          crossplane: {
+            functionKlutch: "registry.example.com/klutch/function-klutch:v0.1.0",
+            anyninesServices,
+          },
+        }),
+        CLUSTER,
+      );
+    assert.equal(plan([]).a9sNetworkBindings, undefined);
+    assert.equal(
+      plan([{ name: "messaging", serviceBrokerUrl: "https://a9s-mq-sb.example.com" }]).a9sNetworkBindings,
+      true,
+    );
+  });
+
   it("offers the default implementation and every one in use, never NOOP; lists nodes only for a NodePort proxy", () => {
     const apps = (connectors: unknown[]) =>
       connectors.map((networkConnector, i) => ({ name: `a${i}`, infrastructure: "local", networkConnector }));

@@ -54,6 +54,11 @@ export interface EnvironmentPlan {
    * that pulls packages, given Klutch's function (crossplane.functionKlutch).
    */
   a8sNetworkBindings?: true;
+  /**
+   * The same for every service type where anynines' service brokers serve the instances: given
+   * Klutch's function and some crossplane.anyninesServices (whose ProviderConfigs they bind on).
+   */
+  a9sNetworkBindings?: true;
   bridge: {
     /** Whether the bridge's data-plane identity may list nodes (some implementation reports a node's address). */
     listNodes: boolean;
@@ -121,6 +126,11 @@ export function planEnvironment(
     ...localDataServices(crossplane),
     ...(crossplane.packagesPullable && config.crossplane.functionKlutch
       ? { a8sNetworkBindings: true as const }
+      : {}),
+    ...(crossplane.packagesPullable &&
+    config.crossplane.functionKlutch &&
+    config.crossplane.anyninesServices.length > 0
+      ? { a9sNetworkBindings: true as const }
       : {}),
     bridge: {
       listNodes: config.appClusters.some(

@@ -2,7 +2,9 @@ import { strict as assert } from "node:assert";
 import {
   CONNECTION_SECRETS_NAMESPACE,
   NETWORK_SERVICE_BINDING,
+  A9S_NETWORK_SERVICE_BINDING,
   a8sNetworkServiceBindingComposition,
+  a9sNetworkServiceBindingComposition,
   localPostgresqlComposition,
   localServiceBindingComposition,
   networkServiceBindingComposition,
@@ -109,6 +111,37 @@ describe("the data-service compositions (pure)", () => {
     const peering: Json = a8sNetworkServiceBindingComposition({}, "awsVpcPeering");
     assert.equal(peering.metadata.name, "a8s-servicebinding-network-awsvpcpeering");
     assert.equal(peering.spec.pipeline[1].input.implementation, "awsvpcpeering");
+  });
+
+  it("where anynines' brokers serve the instances: provider-anynines' binding, then one connection per endpoint", () => {
+    const c: Json = a9sNetworkServiceBindingComposition({ team: "data" }, "awsVpcPeering");
+    assert.equal(c.metadata.name, "a9s-servicebinding-network-awsvpcpeering");
+    assert.equal(c.spec.writeConnectionSecretsToNamespace, CONNECTION_SECRETS_NAMESPACE);
+    assert.deepEqual(
+      c.spec.pipeline.map((p: Json) => [p.step, p.functionRef.name, p.input]),
+      [
+        [
+          "binding",
+          "function-klutch",
+          { apiVersion: "fn.klutch.anynines.com/v1alpha1", kind: "A9sServiceBinding" },
+        ],
+        [
+          "network-connections",
+          "function-klutch",
+          {
+            apiVersion: "fn.klutch.anynines.com/v1alpha1",
+            kind: "NetworkConnections",
+            credentialsFrom: "a9s-servicebinding",
+            implementation: "awsvpcpeering",
+          },
+        ],
+      ],
+    );
+    assert.equal((a9sNetworkServiceBindingComposition() as Json).metadata.name, A9S_NETWORK_SERVICE_BINDING);
+    assert.equal(
+      (a9sNetworkServiceBindingComposition() as Json).spec.pipeline[1].input.implementation,
+      undefined,
+    );
   });
 
   it("upstream's XRDs: names, claims and the CEL rule that ties other types to other compositions", () => {

@@ -17,9 +17,16 @@ import { A8S_POSTGRESQL, A8S_SERVICE_BINDING, DATASERVICES_GROUP } from "./xrds"
  *   Secret with the binding's keys and `host`/`port` of the connection's path; one more per
  *   offered implementation (`a8s-servicebinding-network-<implementation>`) asks for that one.
  *   Where a8s itself serves the instances, the same names compose a8s's own binding instead.
+ * - the network-aware binding where anynines' service brokers serve the instances
+ *   (`a9s-servicebinding-network[-<implementation>]`), for every service type: provider-anynines'
+ *   ServiceBinding as upstream's `a9s-servicebinding` makes it, one XTCPConnection per endpoint
+ *   its credentials name, and the claim's Secret with upstream's keys, each address rewritten to
+ *   its connection's path (programs/composition-function/network-connections.ts).
  */
 
 export const NETWORK_SERVICE_BINDING = "a8s-servicebinding-network";
+/** The network-aware binding where anynines' service brokers serve the instances, of any service type. */
+export const A9S_NETWORK_SERVICE_BINDING = "a9s-servicebinding-network";
 /** Where composite resources' connection Secrets are written before Crossplane copies them to claims. */
 export const CONNECTION_SECRETS_NAMESPACE = "crossplane-system";
 /** provider-kubernetes' ProviderConfig (lib/crossplane/packages.ts providerConfigManifests). */
@@ -152,9 +159,39 @@ function networkBinding(
 }
 
 /** The network-aware binding's composition name, for the connector's default or one implementation. */
-export function networkServiceBindingName(implementation?: string): string {
+export function networkServiceBindingName(
+  implementation?: string,
+  base: string = NETWORK_SERVICE_BINDING,
+): string {
   // Object names are lower case (awsVpcPeering: a8s-servicebinding-network-awsvpcpeering).
-  return implementation
-    ? `${NETWORK_SERVICE_BINDING}-${implementation.toLowerCase()}`
-    : NETWORK_SERVICE_BINDING;
+  return implementation ? `${base}-${implementation.toLowerCase()}` : base;
+}
+
+/** The composed binding's name in the a9s pipeline (programs/composition-function/a9s-binding.ts). */
+export const A9S_BINDING_RESOURCE = "a9s-servicebinding";
+
+/**
+ * The network-aware binding where anynines' service brokers serve the instances: named
+ * `a9s-servicebinding-network`, or `-<implementation>` to ask for that implementation's paths.
+ */
+export function a9sNetworkServiceBindingComposition(
+  labels: Record<string, string> = {},
+  implementation?: string,
+): Json {
+  return composition(
+    networkServiceBindingName(implementation, A9S_NETWORK_SERVICE_BINDING),
+    "XServiceBinding",
+    [
+      { step: "binding", input: { kind: "A9sServiceBinding" } },
+      {
+        step: "network-connections",
+        input: {
+          kind: "NetworkConnections",
+          credentialsFrom: A9S_BINDING_RESOURCE,
+          ...(implementation ? { implementation: implementation.toLowerCase() } : {}),
+        },
+      },
+    ],
+    labels,
+  );
 }

@@ -16,7 +16,8 @@ export const A8S_SERVICE_BINDING = "a8s-servicebinding";
 
 type Json = Record<string, unknown>;
 
-const SERVICE_INSTANCE_TYPES = [
+/** spec.serviceInstanceType's enum: Klutch's eight data-service types. */
+export const SERVICE_INSTANCE_TYPES = [
   "keyvalue",
   "postgresql",
   "mongodb",

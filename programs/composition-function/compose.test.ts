@@ -15,6 +15,7 @@ import {
   LOCAL_POSTGRESQL_BINDING_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
   NETWORK_CONNECTION_KIND,
+  NETWORK_CONNECTIONS_KIND,
   RESOURCES_KIND,
 } from "./input.js";
 import { roleName } from "./binding-roles.js";
@@ -854,8 +855,75 @@ describe("composition function: compose, the NetworkConnection step after a back
       [
         Severity.SEVERITY_FATAL,
         'invalid function-klutch input: the input has apiVersion "fn.klutch.anynines.com/v1alpha1", kind "PostgresqlBinding"; ' +
-          "function-klutch takes apiVersion fn.klutch.anynines.com/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding or NetworkConnection",
+          "function-klutch takes apiVersion fn.klutch.anynines.com/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding, A9sServiceBinding, NetworkConnection or NetworkConnections",
       ],
     ]);
+  });
+});
+
+describe("composition function: compose, the NetworkConnections step after provider-anynines' binding", () => {
+  const INPUT = {
+    apiVersion: INPUT_API_VERSION,
+    kind: NETWORK_CONNECTIONS_KIND,
+    credentialsFrom: "a9s-servicebinding",
+    implementation: "proxy",
+  };
+  const BINDING = {
+    apiVersion: "anynines.com/v1",
+    kind: "XServiceBinding",
+    metadata: { name: "mq-9fk2d", uid: "b-1", labels: CLAIMED("mq") },
+    spec: { instanceRef: "rabbit", serviceInstanceType: "messaging" },
+  };
+  // provider-anynines' flattened Messaging credentials (services/messaging/credentials.test.ts).
+  const CREDS = {
+    http_api_uri: "https://u:pw@hxxx.service:15672/api/",
+    "protocols.amqp_ssl.uri": "amqps://u:pw@hxxx.service:5671",
+  };
+  const connection = (port: number): Json => ({
+    apiVersion: "klutch.anynines.com/v1",
+    kind: "XTCPConnection",
+    spec: { instanceHost: "hxxx.service", port },
+    status: {
+      hostForConsumer: "np.app",
+      port: port + 30000,
+      conditions: [{ type: "Ready", status: "True", reason: "Available" }],
+    },
+  });
+
+  it("composes a connection per endpoint beside the binding, and on the wire publishes the rewritten credentials once both are Ready", async () => {
+    const first = await run({
+      input: INPUT,
+      composite: BINDING,
+      desired: { "a9s-servicebinding": readyObject() },
+      observed: { "a9s-servicebinding": readyObject() },
+      observedDetails: { "a9s-servicebinding": CREDS },
+    });
+    assert.deepEqual(Object.keys(first.desired!.resources).sort(), [
+      "a9s-servicebinding",
+      "connection-amqp-ssl",
+      "connection-http-api",
+    ]);
+    assert.deepEqual(first.desired!.composite!.connectionDetails, {});
+    assert.equal(first.desired!.composite!.ready, Ready.READY_FALSE);
+
+    const rsp = await run({
+      input: INPUT,
+      composite: BINDING,
+      desired: { "a9s-servicebinding": readyObject() },
+      observed: {
+        "a9s-servicebinding": readyObject(),
+        "connection-http-api": connection(15672),
+        "connection-amqp-ssl": connection(5671),
+      },
+      observedDetails: { "a9s-servicebinding": CREDS },
+    });
+    assert.deepEqual(details(rsp.desired!.composite!.connectionDetails), {
+      http_api_uri: "https://u:pw@np.app:45672/api/",
+      "protocols.amqp_ssl.uri": "amqps://u:pw@np.app:35671",
+    });
+    assert.deepEqual(
+      conditions(rsp).map((c) => [c.type, c.status, c.reason]),
+      [["ConnectionReady", Status.STATUS_CONDITION_TRUE, "ConnectionEstablished"]],
+    );
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The composition function: the SDK's request in, the SDK's response out. The input's kind picks
  * the step, and the step composes over plain objects: patchAndTransform for `Resources`, the
- * local PostgreSQL backend, a8s's binding and the network connection for the others
- * (local-postgresql.ts, local-binding.ts, a8s-binding.ts, network-connection.ts). Only this file knows the SDK.
+ * local PostgreSQL backend, a8s's and a9s's bindings and the network connections for the others
+ * (local-postgresql.ts, local-binding.ts, a8s-binding.ts, a9s-binding.ts, network-connection.ts,
+ * network-connections.ts). Only this file knows the SDK.
  */
 import {
   Ready,
@@ -23,22 +24,26 @@ import {
 } from "@crossplane-org/function-sdk-typescript";
 import {
   A8S_SERVICE_BINDING_KIND,
+  A9S_SERVICE_BINDING_KIND,
   FUNCTION_NAME,
   InputError,
   LOCAL_POSTGRESQL_BINDING_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
   NETWORK_CONNECTION_KIND,
+  NETWORK_CONNECTIONS_KIND,
   RESOURCES_KIND,
   parseInput,
   type FunctionInput,
 } from "./input.js";
 import { deepMerge, isJsonObject, type JsonObject } from "./json.js";
 import { composeA8sServiceBinding } from "./a8s-binding.js";
+import { composeA9sServiceBinding } from "./a9s-binding.js";
 import { BINDINGS_REQUIREMENT } from "./binding-roles.js";
 import { generatePassword } from "./kubernetes-object.js";
 import { INSTANCE_REQUIREMENT, composeLocalPostgresqlBinding } from "./local-binding.js";
 import { composeLocalPostgresqlInstance } from "./local-postgresql.js";
 import { composeNetworkConnection } from "./network-connection.js";
+import { composeNetworkConnections } from "./network-connections.js";
 import { patchAndTransform } from "./patch-and-transform.js";
 import { CompositeError, type ObservedResource, type StepCondition, type StepResult } from "./step.js";
 
@@ -144,8 +149,12 @@ function runStep(
       );
     case A8S_SERVICE_BINDING_KIND:
       return composeA8sServiceBinding(oxr, observed, input);
+    case A9S_SERVICE_BINDING_KIND:
+      return composeA9sServiceBinding(oxr, observed);
     case NETWORK_CONNECTION_KIND:
       return composeNetworkConnection(observed, input);
+    case NETWORK_CONNECTIONS_KIND:
+      return composeNetworkConnections(oxr, observed, input);
   }
 }
 

@@ -100,7 +100,7 @@ describe("composition function: input", () => {
     );
     refuses(
       { ...input([resource()]), kind: "Other" },
-      /kind "Other"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding or NetworkConnection$/,
+      /kind "Other"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding, A9sServiceBinding, NetworkConnection or NetworkConnections$/,
     );
   });
 
@@ -332,5 +332,37 @@ describe("composition function: input", () => {
       );
       refuses(connection({ defaultPort: 1, image: "x" }), /input: unsupported field "image"/);
     });
+  });
+});
+
+describe("composition function input: the a9s binding and its connections", () => {
+  const head = { apiVersion: "fn.klutch.anynines.com/v1alpha1" };
+  it("A9sServiceBinding takes nothing to choose, and refuses any field", () => {
+    assert.deepEqual(parseInput({ ...head, kind: "A9sServiceBinding" }), { kind: "A9sServiceBinding" });
+    assert.throws(
+      () => parseInput({ ...head, kind: "A9sServiceBinding", providerConfigName: "x" }),
+      /input: unsupported field "providerConfigName"; function-klutch supports only apiVersion, kind, metadata here/,
+    );
+  });
+
+  it("NetworkConnections needs credentialsFrom and takes an implementation as a DNS label", () => {
+    assert.deepEqual(
+      parseInput({
+        ...head,
+        kind: "NetworkConnections",
+        credentialsFrom: "a9s-servicebinding",
+        implementation: "proxy",
+      }),
+      { kind: "NetworkConnections", credentialsFrom: "a9s-servicebinding", implementation: "proxy" },
+    );
+    assert.throws(
+      () => parseInput({ ...head, kind: "NetworkConnections" }),
+      /input\.credentialsFrom is nothing; it must be a non-empty string/,
+    );
+    assert.throws(
+      () =>
+        parseInput({ ...head, kind: "NetworkConnections", credentialsFrom: "b", implementation: "Proxy!" }),
+      /input\.implementation is "Proxy!"/,
+    );
   });
 });

@@ -14,6 +14,10 @@
  *   with a8s's credentials as the binding's connection details (a8s-binding.ts).
  * - `NetworkConnection`: the connector's XTCPConnection for a backend's credentials, which it
  *   rewrites to what the app cluster reaches (network-connection.ts).
+ * - `A9sServiceBinding`: provider-anynines' ServiceBinding, as Klutch's `a9s-servicebinding`
+ *   composes it (a9s-binding.ts).
+ * - `NetworkConnections`: one XTCPConnection per endpoint the credentials of the claim's service
+ *   type name, and those credentials rewritten to the paths (network-connections.ts).
  */
 import { FieldPathError, parseFieldPath } from "./field-path.js";
 import { isJsonObject, type JsonObject } from "./json.js";
@@ -26,12 +30,16 @@ export const LOCAL_POSTGRESQL_INSTANCE_KIND = "LocalPostgresqlInstance";
 export const LOCAL_POSTGRESQL_BINDING_KIND = "LocalPostgresqlBinding";
 export const NETWORK_CONNECTION_KIND = "NetworkConnection";
 export const A8S_SERVICE_BINDING_KIND = "A8sServiceBinding";
+export const A9S_SERVICE_BINDING_KIND = "A9sServiceBinding";
+export const NETWORK_CONNECTIONS_KIND = "NetworkConnections";
 export const INPUT_KINDS = [
   RESOURCES_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
   LOCAL_POSTGRESQL_BINDING_KIND,
   A8S_SERVICE_BINDING_KIND,
+  A9S_SERVICE_BINDING_KIND,
   NETWORK_CONNECTION_KIND,
+  NETWORK_CONNECTIONS_KIND,
 ] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
 
@@ -123,12 +131,28 @@ export interface NetworkConnectionInput {
   implementation?: string;
 }
 
+/** provider-anynines' ServiceBinding as upstream composes it; nothing to choose (a9s-binding.ts). */
+export interface A9sServiceBindingInput {
+  kind: typeof A9S_SERVICE_BINDING_KIND;
+}
+
+/** One XTCPConnection per endpoint of a binding's credentials (network-connections.ts). */
+export interface NetworkConnectionsInput {
+  kind: typeof NETWORK_CONNECTIONS_KIND;
+  /** The composed resource whose observed connection details are the binding's credentials. */
+  credentialsFrom: string;
+  /** The connector implementation to ask for; without it, the XRD's default composition applies. */
+  implementation?: string;
+}
+
 export type FunctionInput =
   | ResourcesInput
   | LocalPostgresqlInstanceInput
   | LocalPostgresqlBindingInput
   | A8sServiceBindingInput
-  | NetworkConnectionInput;
+  | A9sServiceBindingInput
+  | NetworkConnectionInput
+  | NetworkConnectionsInput;
 
 /** A mistake in the input; its message names the field, the value found and the fix. */
 export class InputError extends Error {
@@ -192,8 +216,13 @@ export function parseInput(input: unknown): FunctionInput {
       return parseLocalPostgresqlBinding(input);
     case A8S_SERVICE_BINDING_KIND:
       return parseA8sServiceBinding(input);
+    case A9S_SERVICE_BINDING_KIND:
+      onlyKeys("input", input, HEADER);
+      return { kind: A9S_SERVICE_BINDING_KIND };
     case NETWORK_CONNECTION_KIND:
       return parseNetworkConnection(input);
+    case NETWORK_CONNECTIONS_KIND:
+      return parseNetworkConnections(input);
   }
 }
 
@@ -328,13 +357,29 @@ function parseNetworkConnection(input: JsonObject): NetworkConnectionInput {
     throw new InputError(
       `input has neither portKey nor defaultPort; set portKey to the credentials' port key, or defaultPort to the port the backend always uses (5432 for a8s PostgreSQL)`,
     );
-  if (input.implementation !== undefined)
-    parsed.implementation = dnsLabel(
-      "input.implementation",
-      input.implementation,
-      "a connector implementation such as proxy; the connection then uses composition xtcpconnections-<implementation>",
-    );
+  if (input.implementation !== undefined) parsed.implementation = implementationOf(input.implementation);
   return parsed;
+}
+
+function parseNetworkConnections(input: JsonObject): NetworkConnectionsInput {
+  onlyKeys("input", input, [...HEADER, "credentialsFrom", "implementation"]);
+  return {
+    kind: NETWORK_CONNECTIONS_KIND,
+    credentialsFrom: nonEmptyString(
+      "input.credentialsFrom",
+      input.credentialsFrom,
+      "the name of the composed resource whose connection details are the binding's credentials, e.g. a9s-servicebinding",
+    ),
+    ...(input.implementation !== undefined ? { implementation: implementationOf(input.implementation) } : {}),
+  };
+}
+
+function implementationOf(value: unknown): string {
+  return dnsLabel(
+    "input.implementation",
+    value,
+    "a connector implementation such as proxy; the connection then uses composition xtcpconnections-<implementation>",
+  );
 }
 
 function imagePullPolicy(value: unknown): ImagePullPolicy {

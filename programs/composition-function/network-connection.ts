@@ -46,7 +46,7 @@ export function compositionName(implementation: string): string {
   return `xtcpconnections-${implementation}`;
 }
 
-interface Endpoint {
+export interface Endpoint {
   host: string;
   port: number;
 }
@@ -93,13 +93,18 @@ function backendEndpoint(details: ConnectionDetails, input: NetworkConnectionInp
 }
 
 function connection(endpoint: Endpoint, input: NetworkConnectionInput): JsonObject {
+  return tcpConnection(endpoint, input.implementation);
+}
+
+/** The connector's XTCPConnection to one endpoint, through `implementation` or the XRD's default. */
+export function tcpConnection(endpoint: Endpoint, implementation: string | undefined): JsonObject {
   return {
     apiVersion: CONNECTION_API_VERSION,
     kind: CONNECTION_KIND,
     spec: {
       instanceHost: endpoint.host,
       port: endpoint.port,
-      ...(input.implementation ? { compositionRef: { name: compositionName(input.implementation) } } : {}),
+      ...(implementation ? { compositionRef: { name: compositionName(implementation) } } : {}),
     },
   };
 }
@@ -208,7 +213,7 @@ export function composeNetworkConnection(
  * implementation realises no path: the app reaches the instance directly). Undefined when it
  * reports a host without a port, which nothing could connect to.
  */
-function consumerEndpoint(connection: JsonObject, instance: Endpoint): Endpoint | undefined {
+export function consumerEndpoint(connection: JsonObject, instance: Endpoint): Endpoint | undefined {
   const host = stringAt(connection, "status", "hostForConsumer");
   if (!host) return instance;
   const status = isJsonObject(connection.status) ? connection.status : {};
@@ -216,7 +221,7 @@ function consumerEndpoint(connection: JsonObject, instance: Endpoint): Endpoint 
   return port === undefined ? undefined : { host, port };
 }
 
-function notReadyMessage(connection: JsonObject | undefined, ready: boolean): string {
+export function notReadyMessage(connection: JsonObject | undefined, ready: boolean): string {
   if (!connection) return "the connection to the instance was just requested; it is not Ready yet";
   if (ready)
     return `the connection is Ready but reports status.hostForConsumer without a valid status.port (${JSON.stringify(

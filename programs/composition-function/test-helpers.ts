@@ -3,6 +3,8 @@
 // resources and input templates each test builds its request from. Not part of the function:
 // its image holds main.ts's imports only (host/local-clusters/images/function-image.ts).
 import type { ObservedResource } from "./step.js";
+import { addressOf, endpointsOf, rewriteCredentials, type Extraction } from "./services/references.js";
+import type { DataServiceCredentials } from "./services/shape.js";
 
 /** A composed or observed resource, for reading its fields without a cast at each. */
 export type Json = Record<string, any>;
@@ -71,3 +73,37 @@ export const networkPathTemplate = (patches: Json[], extra: Json = {}) => ({
   readinessChecks: [{ type: "MatchCondition", matchCondition: { type: "Ready", status: "True" } }],
   ...extra,
 });
+
+/** A Secret's data as the function gets it: bytes by key. */
+export const bytes = (o: Record<string, string>): Record<string, Buffer> =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Buffer.from(v)]));
+/** Connection details back as text, to compare. */
+export const text = (o: Readonly<Record<string, Buffer>> | undefined): Record<string, string> | undefined =>
+  o && Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v.toString("utf8")]));
+
+/**
+ * A data service's credentials through its references: the endpoints they name, and the
+ * credentials rewritten to `paths` (host:port of the instance → host:port the app reaches).
+ */
+export function throughPaths(
+  service: DataServiceCredentials,
+  secret: Record<string, string>,
+  paths: Record<string, string>,
+): { endpoints: Extraction; rewritten: Record<string, string> } {
+  const credentials = bytes(secret);
+  const refs = service.references(Object.keys(secret));
+  const endpoints = endpointsOf(credentials, refs);
+  const rewritten = rewriteCredentials(credentials, refs, (e) => {
+    const to = paths[addressOf(e)];
+    if (!to) throw new Error(`the test gives no path for ${addressOf(e)}`);
+    const [host, port] = to.split(":");
+    return { host: host!, port: Number(port) };
+  });
+  return { endpoints, rewritten: text(rewritten)! };
+}
+
+/** The endpoints of a found extraction as `label host:port`, to compare. */
+export function endpointList(extraction: Extraction): string[] {
+  if (extraction.kind !== "found") throw new Error(`no endpoints: ${extraction.message}`);
+  return extraction.endpoints.map((e) => `${e.label} ${e.host}:${e.port}`);
+}

@@ -22,6 +22,7 @@ import { roleName } from "../../programs/composition-function/binding-roles";
 import { FUNCTION_NAME, INPUT_API_VERSION } from "../../programs/composition-function/input";
 import {
   a8sNetworkServiceBindingComposition,
+  a9sNetworkServiceBindingComposition,
   localPostgresqlComposition,
 } from "../../lib/dataservices/compositions";
 import { a8sBindingManifest } from "../helpers/a8s-stand-in";
@@ -335,6 +336,76 @@ describe("composition function under `crossplane render` (e2e)", function () {
       });
       // `crossplane render` hands the function no observed connection details, so the
       // connection step still waits here; the local stack's e2e runs it with real Secrets.
+      assert.equal(condition(composite, "BindingImplemented")?.reason, "ReadingCredentials");
+    });
+  });
+
+  describe("the network-aware binding where anynines' brokers serve the instance (provider-anynines' binding, then one connection per endpoint)", () => {
+    const bindingComposition = () => a9sNetworkServiceBindingComposition({}, "proxy");
+    const claimed = {
+      apiVersion: "anynines.com/v1",
+      kind: "XServiceBinding",
+      metadata: {
+        name: "orders-mq-x2k9q",
+        uid: "binding-uid",
+        labels: { "crossplane.io/claim-name": "orders-mq", "crossplane.io/claim-namespace": "team-a" },
+      },
+      spec: {
+        instanceRef: "orders-rabbit",
+        serviceInstanceType: "messaging",
+        compositionRef: { name: "a9s-servicebinding-network-proxy" },
+      },
+    };
+    const bindings = (docs: Json[]) => docs.filter((d) => d.kind === "ServiceBinding");
+
+    it("composes provider-anynines' ServiceBinding as upstream's a9s-servicebinding does, and no connection before its credentials", () => {
+      const docs = render(claimed, [], ["--include-function-results"], { composition: bindingComposition() });
+      const [binding, ...more] = bindings(docs);
+      assert.deepEqual(more, []);
+      assert.equal(binding.apiVersion, "dataservices.anynines.com/v1");
+      assert.equal(binding.metadata.annotations[COMPOSITION_RESOURCE_NAME], "a9s-servicebinding");
+      // crossplane-api/api/a9s/servicebinding/composition.yaml's patches (anynines/klutchio 0b4539e).
+      assert.equal(binding.metadata.labels["klutch.io/instance-type"], "messaging");
+      assert.equal(binding.metadata.labels["crossplane.io/claim-name"], "orders-mq");
+      assert.equal(binding.metadata.labels["crossplane.io/claim-namespace"], "team-a");
+      assert.deepEqual(binding.spec, {
+        forProvider: { acceptsIncomplete: true, instanceName: "orders-rabbit" },
+        providerConfigRef: { name: "messaging-service-broker" },
+        writeConnectionSecretToRef: { namespace: "team-a", name: "orders-mq-creds" },
+      });
+      assert.deepEqual(
+        docs.filter((d) => d.kind === XR_KIND),
+        [],
+        "no connection before the credentials",
+      );
+      const composite = docs.find((d) => d.kind === "XServiceBinding");
+      assert.equal(condition(composite, "BindingImplemented")?.reason, "WaitingForProvider");
+      assert.equal(condition(composite, "ConnectionReady")?.reason, "WaitingForCredentials");
+      assert.notEqual(condition(composite, "Ready")?.status, "True");
+    });
+
+    it("copies provider-anynines' status to status.managed once it is observed", () => {
+      const [binding] = bindings(render(claimed, [], [], { composition: bindingComposition() }));
+      const observed = {
+        ...binding,
+        metadata: { ...binding.metadata, name: "orders-mq-x2k9q-sb" },
+        status: {
+          atProvider: { serviceBindingID: "sb-7", state: "succeeded" },
+          conditions: [
+            {
+              type: "Ready",
+              status: "True",
+              reason: "Available",
+              lastTransitionTime: "2026-01-01T00:00:00Z",
+            },
+          ],
+        },
+      };
+      const docs = render(claimed, [observed], [], { composition: bindingComposition() });
+      const composite = docs.find((d) => d.kind === "XServiceBinding");
+      assert.equal(composite.status.managed.serviceBindingID, "sb-7");
+      assert.equal(composite.status.managed.state, "succeeded");
+      // No observed connection details under render: the credentials are read on a real control plane.
       assert.equal(condition(composite, "BindingImplemented")?.reason, "ReadingCredentials");
     });
   });

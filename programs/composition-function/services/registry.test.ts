@@ -1,0 +1,26 @@
+import { strict as assert } from "node:assert";
+import { A9S_BINDING_RESOURCE as COMPOSED_AS } from "../../../lib/dataservices/compositions";
+import { SERVICE_INSTANCE_TYPES } from "../../../lib/dataservices/xrds";
+import { A9S_BINDING_RESOURCE } from "../a9s-binding.js";
+import { DATA_SERVICES } from "./registry.js";
+
+// The function's image holds only its own folder (host/local-clusters/images/function-image.ts),
+// so what it shares with the compositions and the XRDs is written twice and checked here.
+describe("the function's data services", () => {
+  it("serve each of the XRD's serviceInstanceType values, once", () => {
+    assert.deepEqual(DATA_SERVICES.map((s) => s.type).sort(), [...SERVICE_INSTANCE_TYPES].sort());
+  });
+
+  it("read the credentials of the composed binding the a9s composition names", () => {
+    assert.equal(A9S_BINDING_RESOURCE, COMPOSED_AS);
+  });
+
+  it("each name at least one key an endpoint is read from, with a default port for bare hosts", () => {
+    for (const s of DATA_SERVICES) {
+      const refs = s.references([]);
+      assert.ok(refs.length > 0, s.type);
+      for (const r of refs.filter((r) => r.kind === "host" || r.kind === "hosts"))
+        assert.ok(r.defaultPort !== undefined, `${s.type} ${r.key}`);
+    }
+  });
+});
