@@ -180,31 +180,18 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         )
       : undefined;
 
-    // Where a8s serves the instances: the bindings that add the connector, on Klutch's function.
+    // Where a8s, or anynines' service brokers, serve the instances: the bindings that add the
+    // connector, on Klutch's function.
+    const networkBindings = {
+      provider: this.controlPlane.provider,
+      connectionImplementations: this.connectorApi.implementations,
+      labels: plan.labels,
+      dependsOn: [this.crossplane, this.connectorApi],
+    };
     if (plan.a8sNetworkBindings)
-      new A8sNetworkBindings(
-        `${name}-a8s-network-bindings`,
-        {
-          provider: this.controlPlane.provider,
-          connectionImplementations: this.connectorApi.implementations,
-          labels: plan.labels,
-          dependsOn: [this.crossplane, this.connectorApi],
-        },
-        { parent: this },
-      );
-
-    // Where anynines' service brokers serve the instances: the same, for every service type.
+      new A8sNetworkBindings(`${name}-a8s-network-bindings`, networkBindings, { parent: this });
     if (plan.a9sNetworkBindings)
-      new A9sNetworkBindings(
-        `${name}-a9s-network-bindings`,
-        {
-          provider: this.controlPlane.provider,
-          connectionImplementations: this.connectorApi.implementations,
-          labels: plan.labels,
-          dependsOn: [this.crossplane, this.connectorApi],
-        },
-        { parent: this },
-      );
+      new A9sNetworkBindings(`${name}-a9s-network-bindings`, networkBindings, { parent: this });
 
     // The Crossplane bridge: its settings and identity, and its Deployment when planned.
     this.bridge = bridgePart(this, name, {

@@ -1,23 +1,8 @@
-import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { a8sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
-import { networkBindingCompositions } from "./network-binding-compositions";
+import { networkBindingCompositions, type NetworkBindingsArgs } from "./network-binding-compositions";
 
-export interface A8sNetworkBindingsArgs {
-  /** Provider of the control plane cluster. */
-  provider: k8s.Provider;
-  /**
-   * The connector implementations the control plane offers (NOOP included): a network-aware
-   * binding composition each, besides the one that takes the connector's default.
-   */
-  connectionImplementations: string[];
-  labels: Record<string, string>;
-  /**
-   * Crossplane with Klutch's function and anynines' Configuration (whose XRDs these compositions
-   * compose), and the connector API (whose XTCPConnection they compose).
-   */
-  dependsOn: pulumi.Resource[];
-}
+export type A8sNetworkBindingsArgs = NetworkBindingsArgs;
 
 /**
  * The network-aware ServiceBinding compositions where a8s serves the instances: a control plane

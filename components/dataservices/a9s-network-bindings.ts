@@ -1,20 +1,8 @@
-import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { a9sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
-import { networkBindingCompositions } from "./network-binding-compositions";
+import { networkBindingCompositions, type NetworkBindingsArgs } from "./network-binding-compositions";
 
-export interface A9sNetworkBindingsArgs {
-  /** Provider of the control plane cluster. */
-  provider: k8s.Provider;
-  /** The connector implementations the control plane offers (NOOP included): a composition each. */
-  connectionImplementations: string[];
-  labels: Record<string, string>;
-  /**
-   * Crossplane with Klutch's function and provider-anynines (whose ServiceBinding these
-   * compositions compose), and the connector API (whose XTCPConnection they compose).
-   */
-  dependsOn: pulumi.Resource[];
-}
+export type A9sNetworkBindingsArgs = NetworkBindingsArgs;
 
 /**
  * The network-aware ServiceBinding compositions where anynines' service brokers serve the

@@ -2,11 +2,24 @@ import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { apiObjects } from "../crossplane/api-objects";
 
-export interface NetworkBindingCompositionsArgs {
+/** What a backend's network-aware binding compositions need (A8sNetworkBindings, A9sNetworkBindings). */
+export interface NetworkBindingsArgs {
+  /** Provider of the control plane cluster. */
   provider: k8s.Provider;
+  /**
+   * The connector implementations the control plane offers (NOOP included): a network-aware
+   * binding composition each, besides the one that takes the connector's default.
+   */
   connectionImplementations: string[];
   labels: Record<string, string>;
+  /**
+   * Crossplane with Klutch's function and the backend's package (whose APIs the compositions
+   * compose), and the connector API (whose XTCPConnection they compose).
+   */
   dependsOn: pulumi.Resource[];
+}
+
+export interface NetworkBindingCompositionsArgs extends NetworkBindingsArgs {
   /** One backend's network-aware binding composition: the default's, or one implementation's. */
   compose: (labels: Record<string, string>, implementation?: string) => Record<string, unknown>;
   package: { name: string; description: string };
