@@ -2,7 +2,7 @@
 # Connects to the bound database from a pod in an app cluster (app-1 unless named) with the
 # binding's Secret: copies the Secret from the control plane to the app cluster (what the
 # konnector does for a binding's Secret), then runs psql in a pod on its node with the Secret's
-# host, port and credentials.
+# host, port and credentials, or its uri where it has one.
 #   bash examples/data-service/connect-from-app-cluster.sh [binding] [namespace] [app cluster]
 set -euo pipefail
 binding="${1:-orders-app}"
@@ -19,12 +19,14 @@ kubectl --context control-plane -n "$ns" get secret "$secret" -o json |
   node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(JSON.stringify({apiVersion:"v1",kind:"Secret",metadata:{name:o.metadata.name,namespace:"data-consumer"},type:o.type,data:o.data}))})' |
   kubectl --context "$app" apply -f - >/dev/null
 kubectl --context "$app" -n data-consumer delete pod psql --ignore-not-found >/dev/null
-env_from() { printf '{"name":"%s","valueFrom":{"secretKeyRef":{"name":"%s","key":"%s"}}}' "$1" "$secret" "$2"; }
+# A key the Secret may lack is optional: a8s's has `database` and no `uri`; a9s's has `uri` (with
+# the database in it) and `name` instead. psql takes the URI when there is one.
+env_from() { printf '{"name":"%s","valueFrom":{"secretKeyRef":{"name":"%s","key":"%s","optional":%s}}}' "$1" "$secret" "$2" "${3:-false}"; }
 kubectl --context "$app" -n data-consumer apply -f - >/dev/null <<JSON
 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"psql"},"spec":{"restartPolicy":"Never",
  "containers":[{"name":"psql","image":"$image","imagePullPolicy":"Never",
-  "command":["sh","-c","psql -tA -c \"select 'connected to ' || current_database() || ' as ' || current_user\""],
-  "env":[$(env_from PGHOST host),$(env_from PGPORT port),$(env_from PGUSER username),$(env_from PGPASSWORD password),$(env_from PGDATABASE database),{"name":"PGCONNECT_TIMEOUT","value":"10"}]}]}}
+  "command":["sh","-c","psql \${URI:+\"\$URI\"} -tA -c \"select 'connected to ' || current_database() || ' as ' || current_user\""],
+  "env":[$(env_from PGHOST host),$(env_from PGPORT port),$(env_from PGUSER username),$(env_from PGPASSWORD password),$(env_from PGDATABASE database true),$(env_from URI uri true),{"name":"PGCONNECT_TIMEOUT","value":"10"}]}]}}
 JSON
 kubectl --context "$app" -n data-consumer wait pod/psql --for=jsonpath='{.status.phase}'=Succeeded --timeout=120s >/dev/null ||
   { kubectl --context "$app" -n data-consumer logs psql; exit 1; }

@@ -67,10 +67,10 @@ describe("composition function: a9s ServiceBinding", () => {
   it("copies serviceBindingID, state and conditions to status.managed, and says why it is not bound yet", () => {
     const out = composeA9sServiceBinding(
       composite(),
-      observedBinding(false, { serviceBindingID: "sb-1", state: "in progress" }),
+      observedBinding(false, { serviceBindingID: 4711, state: "in progress" }),
     );
     const managed = json(out.compositePatch).status.managed;
-    assert.equal(managed.serviceBindingID, "sb-1");
+    assert.equal(managed.serviceBindingID, 4711);
     assert.equal(managed.state, "in progress");
     assert.equal(managed.conditions[0].reason, "Creating");
     assert.match(out.conditions[0]!.message!, /is not Ready yet \(Creating\)/);

@@ -4,7 +4,7 @@
  * step reads the binding's credentials, finds every endpoint they name for the claim's
  * spec.serviceInstanceType (services/<type>/credentials.ts), composes one XTCPConnection per
  * endpoint, and publishes the credentials with every host, port, host list and URI naming the
- * endpoint's path for the app cluster (services/references.ts).
+ * endpoint's path for the app cluster (services/contract/references.ts).
  *
  * As network-connection.ts: the claim's Secret never names a host the app cluster cannot reach,
  * so nothing is published until every connection is Ready. One that is not names itself, its
@@ -22,8 +22,8 @@ import {
   parsePort as portOf,
   tcpConnection,
 } from "./network-connection.js";
-import { joinHostPort } from "./services/addresses.js";
-import { addressOf, endpointsOf, rewriteCredentials, type Endpoint } from "./services/references.js";
+import { joinHostPort } from "./services/contract/addresses.js";
+import { addressOf, endpointsOf, rewriteCredentials, type Endpoint } from "./services/contract/references.js";
 import { dataServiceOf } from "./services/registry.js";
 import { isReadyTrue, stringAt, type ObservedResource, type StepResult } from "./step.js";
 import type { DesiredComposed } from "./patch-and-transform.js";

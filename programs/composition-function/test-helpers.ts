@@ -3,8 +3,13 @@
 // resources and input templates each test builds its request from. Not part of the function:
 // its image holds main.ts's imports only (host/local-clusters/images/function-image.ts).
 import type { ObservedResource } from "./step.js";
-import { addressOf, endpointsOf, rewriteCredentials, type Extraction } from "./services/references.js";
-import type { DataServiceCredentials } from "./services/shape.js";
+import {
+  addressOf,
+  endpointsOf,
+  rewriteCredentials,
+  type Extraction,
+} from "./services/contract/references.js";
+import type { DataServiceCredentials } from "./services/contract/shape.js";
 
 /** A composed or observed resource, for reading its fields without a cast at each. */
 export type Json = Record<string, any>;

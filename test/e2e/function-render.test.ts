@@ -390,7 +390,7 @@ describe("composition function under `crossplane render` (e2e)", function () {
         ...binding,
         metadata: { ...binding.metadata, name: "orders-mq-x2k9q-sb" },
         status: {
-          atProvider: { serviceBindingID: "sb-7", state: "succeeded" },
+          atProvider: { serviceBindingID: 7, state: "succeeded" },
           conditions: [
             {
               type: "Ready",
@@ -403,7 +403,7 @@ describe("composition function under `crossplane render` (e2e)", function () {
       };
       const docs = render(claimed, [observed], [], { composition: bindingComposition() });
       const composite = docs.find((d) => d.kind === "XServiceBinding");
-      assert.equal(composite.status.managed.serviceBindingID, "sb-7");
+      assert.equal(composite.status.managed.serviceBindingID, 7);
       assert.equal(composite.status.managed.state, "succeeded");
       // No observed connection details under render: the credentials are read on a real control plane.
       assert.equal(condition(composite, "BindingImplemented")?.reason, "ReadingCredentials");

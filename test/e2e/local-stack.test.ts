@@ -29,7 +29,17 @@ import {
   a8sBindingObjects,
   implementA8sBinding,
 } from "../helpers/a8s-stand-in";
-import { a8sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
+import {
+  a8sNetworkServiceBindingComposition,
+  a9sNetworkServiceBindingComposition,
+} from "../../lib/dataservices/compositions";
+import {
+  A9S_BINDING_CRD_NAME,
+  A9S_CROSSPLANE_ROLE,
+  a9sBindingCrd,
+  a9sBindingsOf,
+  implementA9sBinding,
+} from "../helpers/a9s-stand-in";
 
 function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -1193,6 +1203,171 @@ describe("local stack on real clusters (e2e)", function () {
       kubectlTry(cp, ["delete", "composition", composition.metadata.name, "--ignore-not-found"]);
       kubectlTry(cp, ["-n", ns, "delete", "secret", "orders-app-service-binding", "--ignore-not-found"]);
       kubectlTry(cp, ["delete", "crd", A8S_BINDING_CRD_NAME, "--ignore-not-found"]);
+    }
+  });
+
+  it("where anynines' brokers serve the instances (provider-anynines played by the test, with upstream's CRD): the a9s network-aware binding makes provider-anynines' ServiceBinding, one connection per endpoint of its credentials, and a Secret psql uses from an app cluster; an endpoint that stops answering is named on the claim while the other keeps its path", async () => {
+    const cp = kubeconfig("control-plane");
+    const ns = BINDING_NS;
+    const apply = applyOnControlPlane;
+    const composition = a9sNetworkServiceBindingComposition({}, "proxy") as { metadata: { name: string } };
+    composition.metadata.name = "e2e-a9s-servicebinding-network-proxy";
+    const CLAIMS = "servicebindings.anynines.com";
+    const condition = (name: string, type: string) => objectCondition(cp, ns, CLAIMS, name, type);
+    const ready = (name: string) => condition(name, "Ready")?.status === "True";
+    const claim = (name: string, type: string) => ({
+      apiVersion: "anynines.com/v1",
+      kind: "ServiceBinding",
+      metadata: { name, namespace: ns },
+      spec: {
+        instanceRef: "ledger",
+        serviceInstanceType: type,
+        compositionRef: { name: composition.metadata.name },
+        writeConnectionSecretToRef: { name: `${name}-credentials` },
+      },
+    });
+    apply(a9sBindingCrd(repoRoot));
+    apply(A9S_CROSSPLANE_ROLE);
+    kubectl(cp, ["wait", "--for=condition=Established", `crd/${A9S_BINDING_CRD_NAME}`, "--timeout=60s"]);
+    apply(composition);
+    try {
+      // A real PostgreSQL and login role to stand for the broker's: the local backend's own.
+      apply(postgresqlInstance("ledger", ns));
+      apply(serviceBinding("ledger-role", ns, "ledger", "a8s-servicebinding"));
+      await eventually("binding ledger-role to be Ready", () => ready("ledger-role"), 300_000);
+      const role = secretData("ledger-role-service-binding");
+      const pg = role.instance_service!;
+
+      // PostgreSQL: the broker's keys (upstream's test/e2e/postgresql/manifests/servicebinding-secret.yaml).
+      apply(claim("ledger-a9s", "postgresql"));
+      await eventually(
+        "the composition to make provider-anynines' ServiceBinding",
+        () => a9sBindingsOf(cp, "ledger-a9s", ns).length === 1,
+        120_000,
+      );
+      const [managed] = a9sBindingsOf(cp, "ledger-a9s", ns);
+      // As upstream's a9s-servicebinding patches it, accepted by upstream's CRD.
+      assert.equal(managed!.metadata.labels["klutch.io/instance-type"], "postgresql");
+      assert.deepEqual(managed!.spec.forProvider, { acceptsIncomplete: true, instanceName: "ledger" });
+      assert.deepEqual(managed!.spec.providerConfigRef, { name: "postgresql-service-broker" });
+      assert.deepEqual(managed!.spec.writeConnectionSecretToRef, { namespace: ns, name: "ledger-a9s-creds" });
+      await eventually(
+        "the claim to say it waits for provider-anynines",
+        () => condition("ledger-a9s", "BindingImplemented")?.reason === "WaitingForProvider",
+        120_000,
+      );
+      assert.deepEqual(connectionsOf("ledger-a9s"), [], "no connection before the credentials");
+      const uri = `postgres://${role.username}:${encodeURIComponent(role.password!)}@${pg}:5432/${role.database}`;
+      const bound = Date.now();
+      implementA9sBinding(cp, managed!, {
+        host: pg,
+        hosts: `[${pg}]`,
+        name: role.database!,
+        password: role.password!,
+        port: "5432",
+        uri,
+        username: role.username!,
+      });
+      await eventually("binding ledger-a9s to be Ready", () => ready("ledger-a9s"), 180_000);
+      console.log(
+        `      (provider-anynines' Secret written → the a9s binding Ready in ${((Date.now() - bound) / 1000).toFixed(1)} s)`,
+      );
+      const creds = secretData("ledger-a9s-credentials");
+      const [connection, ...more] = connectionsOf("ledger-a9s");
+      assert.deepEqual(more, [], "host and hosts name one endpoint: one connection");
+      assert.equal(connection.spec.instanceHost, pg);
+      const path = `${connection.status.hostForConsumer}:${connection.status.port}`;
+      assert.deepEqual(creds, {
+        host: connection.status.hostForConsumer,
+        hosts: `[${connection.status.hostForConsumer}]`,
+        name: role.database,
+        password: role.password,
+        port: String(connection.status.port),
+        uri: uri.replace(`${pg}:5432`, path),
+        username: role.username,
+      });
+      const claimed = kubectlJson(cp, ["-n", ns, "get", CLAIMS, "ledger-a9s"]);
+      assert.equal(claimed.status.managed.state, "succeeded");
+      const psql = shell(`bash examples/data-service/connect-from-app-cluster.sh ledger-a9s ${ns}`);
+      assert.equal(psql.status, 0, psql.out);
+      assert.match(psql.out, new RegExp(`^connected to ${role.database} as ${role.username}$`, "m"));
+
+      // Messaging: two endpoints, each a real server of this cluster (the instance, and the API
+      // server every cluster has), in the broker's flattened shape.
+      apply(claim("ledger-mq", "messaging"));
+      await eventually(
+        "provider-anynines' ServiceBinding for ledger-mq",
+        () => a9sBindingsOf(cp, "ledger-mq", ns).length === 1,
+        120_000,
+      );
+      const api = "kubernetes.default.svc.cluster.local";
+      implementA9sBinding(cp, a9sBindingsOf(cp, "ledger-mq", ns)[0]!, {
+        http_api_uri: `https://mq:pw@${api}:443/api/`,
+        http_api_uris: `[https://mq:pw@${api}:443/api/]`,
+        password: "pw",
+        "protocols.amqp_ssl.port": "5432",
+        "protocols.amqp_ssl.host": pg,
+        "protocols.amqp_ssl.uri": `amqps://mq:pw@${pg}:5432`,
+        username: "mq",
+      });
+      await eventually("binding ledger-mq to be Ready", () => ready("ledger-mq"), 180_000);
+      const mq = secretData("ledger-mq-credentials");
+      const byPort = Object.fromEntries(connectionsOf("ledger-mq").map((c: any) => [c.spec.port, c]));
+      assert.deepEqual(Object.keys(byPort).sort(), ["443", "5432"], "one connection per endpoint");
+      const at = (c: any) => `${c.status.hostForConsumer}:${c.status.port}`;
+      assert.equal(mq.http_api_uri, `https://mq:pw@${at(byPort[443])}/api/`);
+      assert.equal(mq["protocols.amqp_ssl.uri"], `amqps://mq:pw@${at(byPort[5432])}`);
+      assert.equal(mq["protocols.amqp_ssl.port"], String(byPort[5432].status.port));
+
+      // The instance goes: its endpoint's path is not Ready and the claim names it,
+      // while the API server's path stays Ready.
+      // (Deleted, not scaled down: provider-kubernetes would put the replicas back.)
+      kubectl(cp, ["-n", ns, "delete", "postgresqlinstances.anynines.com", "ledger", "--wait=false"]);
+      await eventually(
+        "the claim to name the endpoint that stopped answering",
+        () =>
+          /1 of 2 connections not Ready: AMQP SSL endpoint .*:5432/.test(
+            condition("ledger-mq", "ConnectionReady")?.message ?? "",
+          ),
+        180_000,
+      );
+      assert.equal(
+        connectionsOf("ledger-mq")
+          .find((c: any) => c.spec.port === 443)
+          ?.status.conditions.find((c: any) => c.type === "Ready")?.status,
+        "True",
+        "the other endpoint keeps its path",
+      );
+
+      // Deleting the claims releases every connection and provider-anynines' bindings.
+      for (const name of ["ledger-a9s", "ledger-mq"])
+        kubectl(cp, ["-n", ns, "delete", CLAIMS, name, "--wait=false"]);
+      await eventually(
+        "the a9s claims' connections and provider-anynines' ServiceBindings to go",
+        () =>
+          ["ledger-a9s", "ledger-mq"].every(
+            (c) => connectionsOf(c).length === 0 && a9sBindingsOf(cp, c, ns).length === 0,
+          ),
+        180_000,
+      );
+    } finally {
+      for (const [kind, name] of [
+        [CLAIMS, "ledger-a9s"],
+        [CLAIMS, "ledger-mq"],
+        [CLAIMS, "ledger-role"],
+        ["postgresqlinstances.anynines.com", "ledger"],
+      ] as const)
+        kubectlTry(cp, ["-n", ns, "delete", kind, name, "--ignore-not-found", "--wait=false"]);
+      await eventually(
+        "the claims and what they composed to go",
+        () =>
+          dataServiceLeftovers(cp, ns).length === 0 &&
+          kubectlTry(cp, ["get", A9S_BINDING_CRD_NAME, "-o", "name"]).stdout.trim() === "",
+        300_000,
+      );
+      kubectlTry(cp, ["delete", "composition", composition.metadata.name, "--ignore-not-found"]);
+      kubectlTry(cp, ["delete", "crd", A9S_BINDING_CRD_NAME, "--ignore-not-found"]);
+      kubectlTry(cp, ["delete", "clusterrole", A9S_CROSSPLANE_ROLE.metadata.name, "--ignore-not-found"]);
     }
   });
 

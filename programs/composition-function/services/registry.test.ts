@@ -1,4 +1,6 @@
 import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { A9S_BINDING_RESOURCE as COMPOSED_AS } from "../../../lib/dataservices/compositions";
 import { SERVICE_INSTANCE_TYPES } from "../../../lib/dataservices/xrds";
 import { A9S_BINDING_RESOURCE } from "../a9s-binding.js";
@@ -13,6 +15,15 @@ describe("the function's data services", () => {
 
   it("read the credentials of the composed binding the a9s composition names", () => {
     assert.equal(A9S_BINDING_RESOURCE, COMPOSED_AS);
+  });
+
+  it("each has its row in docs/data-services.md's table of keys and endpoints", () => {
+    const docs = fs.readFileSync(path.join(__dirname, "..", "..", "..", "docs", "data-services.md"), "utf8");
+    const rows = [...docs.matchAll(/^\| `([a-z0-9]+)` +\|/gm)].map((m) => m[1]);
+    assert.deepEqual(
+      rows,
+      DATA_SERVICES.map((s) => s.type),
+    );
   });
 
   it("each name at least one key an endpoint is read from, with a default port for bare hosts", () => {

@@ -11,7 +11,7 @@ import { mongodb } from "./mongodb/credentials.js";
 import { postgresql } from "./postgresql/credentials.js";
 import { prometheus } from "./prometheus/credentials.js";
 import { search } from "./search/credentials.js";
-import type { DataServiceCredentials } from "./shape.js";
+import type { DataServiceCredentials } from "./contract/shape.js";
 
 export const DATA_SERVICES: readonly DataServiceCredentials[] = [
   postgresql,

@@ -4,7 +4,7 @@
  * upstream's endpoint is `host`:`valkey.port` labelled KeyValue (provider-anynines
  * servicebinding.go, anynines/klutchio 0b4539e).
  */
-import type { DataServiceCredentials } from "../shape.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
 
 const port = { portKey: "valkey.port", defaultPort: 6379, label: "KeyValue" } as const;
 

@@ -3,7 +3,7 @@
  * (syslog-tls://h:6514), with `cacrt`; upstream's endpoint is `host` labelled Logme2
  * (extractPlainHost in provider-anynines servicebinding.go, anynines/klutchio 0b4539e).
  */
-import type { DataServiceCredentials } from "../shape.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const logme2: DataServiceCredentials = {
   type: "logme2",

@@ -3,8 +3,8 @@
  * mysql://user:password@host:port/name) plus `cacrt`; upstream's endpoint is `host`:`port`
  * labelled SQL (provider-anynines servicebinding.go, anynines/klutchio 0b4539e).
  */
-import type { DataServiceCredentials } from "../shape.js";
-import { sqlReferences } from "../sql.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
+import { sqlReferences } from "../contract/sql.js";
 
 export const mariadb: DataServiceCredentials = {
   type: "mariadb",

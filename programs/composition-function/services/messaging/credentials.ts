@@ -7,8 +7,8 @@
  * and `port` remain when the broker sends them and no protocol repeats them
  * (ReplaceRootKeyWithNestedKey in pkg/utils/flattenmap.go).
  */
-import type { Reference } from "../references.js";
-import type { DataServiceCredentials } from "../shape.js";
+import type { Reference } from "../contract/references.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
 
 /** Upstream's labels and RabbitMQ's default ports per protocol group. */
 const PROTOCOLS: Readonly<Record<string, { label: string; port?: number }>> = {

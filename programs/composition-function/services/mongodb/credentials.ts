@@ -5,7 +5,7 @@
  * MongoDB (extractBracketHost in provider-anynines servicebinding.go, anynines/klutchio 0b4539e).
  * Every member is an endpoint: a driver given the replica set dials each.
  */
-import type { DataServiceCredentials } from "../shape.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const mongodb: DataServiceCredentials = {
   type: "mongodb",

@@ -5,8 +5,8 @@
  * servicebinding/servicebinding.go, anynines/klutchio 0b4539e). Each node in `hosts` is an
  * endpoint too: a client given the list dials any of them.
  */
-import type { DataServiceCredentials } from "../shape.js";
-import { sqlReferences } from "../sql.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
+import { sqlReferences } from "../contract/sql.js";
 
 export const postgresql: DataServiceCredentials = {
   type: "postgresql",

@@ -6,7 +6,7 @@
  * labelled Prometheus, Alertmanager, Grafana and Graphite Exporter (provider-anynines
  * servicebinding.go, anynines/klutchio 0b4539e).
  */
-import type { DataServiceCredentials } from "../shape.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const prometheus: DataServiceCredentials = {
   type: "prometheus",

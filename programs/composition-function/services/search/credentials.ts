@@ -4,7 +4,7 @@
  * endpoint is the first URL of `host`, labelled Search (extractBracketHost in provider-anynines
  * servicebinding.go, anynines/klutchio 0b4539e).
  */
-import type { DataServiceCredentials } from "../shape.js";
+import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const search: DataServiceCredentials = {
   type: "search",
