@@ -13,6 +13,7 @@
  * Pure: observed resources in, desired state out.
  */
 import type { NetworkConnectionInput } from "./input.js";
+import { parsePort as portOfText } from "./services/contract/addresses.js";
 import { isJsonObject, type JsonObject } from "./json.js";
 import type { Message } from "./patch-and-transform.js";
 import {
@@ -53,13 +54,10 @@ export interface Endpoint {
 
 /** A TCP port, from a number or the decimal string a Secret holds; undefined for anything else. */
 export function parsePort(value: unknown): number | undefined {
-  const n =
-    typeof value === "number"
-      ? value
-      : typeof value === "string" && /^\d{1,5}$/.test(value)
-        ? Number(value)
-        : NaN;
-  return Number.isInteger(n) && n >= 1 && n <= 65535 ? n : undefined;
+  if (typeof value === "string") return portOfText(value);
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 65535
+    ? value
+    : undefined;
 }
 
 type BackendEndpoint =

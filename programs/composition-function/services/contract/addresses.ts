@@ -44,10 +44,10 @@ export function formatList(entries: string[], style: ListStyle): string {
   return `[${entries.join(" ")}]`;
 }
 
-/** A port from a number's decimal digits; undefined for anything else. */
+/** A port from its decimal digits, nothing around them; undefined for anything else. */
 export function parsePort(value: string): number | undefined {
-  if (!/^\d{1,5}$/.test(value.trim())) return undefined;
-  const n = Number(value.trim());
+  if (!/^\d{1,5}$/.test(value)) return undefined;
+  const n = Number(value);
   return n >= 1 && n <= 65535 ? n : undefined;
 }
 

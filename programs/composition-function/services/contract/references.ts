@@ -73,7 +73,7 @@ function hostsOf(
   const fallback = scheme !== undefined ? urlDefaultPort(scheme, defaultPort) : defaultPort;
   const found = [];
   for (const part of parts) {
-    const port = part.port !== undefined ? parsePort(part.port) : fallback;
+    const port = part.port !== undefined ? parsePort(part.port.trim()) : fallback;
     if (port === undefined)
       return part.port !== undefined
         ? `names host ${part.host} with port ${JSON.stringify(part.port)}, not a port from 1 to 65535`
@@ -95,7 +95,7 @@ function occurrences(credentials: Credentials, refs: readonly Reference[]): Occu
     let defaultPort = ref.defaultPort;
     const portText = ref.portKey !== undefined ? text(credentials, ref.portKey) : undefined;
     if (portText !== undefined) {
-      defaultPort = parsePort(portText);
+      defaultPort = parsePort(portText.trim());
       if (defaultPort === undefined)
         return {
           kind: "invalid",
