@@ -156,7 +156,7 @@ describe("network implementation registry", () => {
         `${i.name}: provider/surface.ts connectorFields against model/config.ts`,
       );
       for (const key of configKeys) {
-        const prop = connector.properties[key];
+        const prop: { description: string } | undefined = connector.properties[key];
         assert.ok(prop, `${i.name}: NetworkConnector.${key}`);
         assert.match(
           prop.description,

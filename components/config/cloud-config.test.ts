@@ -25,6 +25,33 @@ describe("cloud stack configs", () => {
     });
   }
 
+  it("refuses a Kubernetes minor past its upstream end of life, for EKS and for Magnum's kube_tag", () => {
+    const eks = stackSettings("aws-example");
+    eks.appClusters[0].aws.kubernetesVersion = "1.33";
+    expectIssue(
+      eks,
+      "klutch:appClusters[0].aws.kubernetesVersion",
+      "Kubernetes 1.33 is past its upstream end of life: use a supported minor, 1.35 to 1.37 (kubernetes.io/releases)",
+    );
+    const magnum = stackSettings("openstack-example");
+    magnum.appClusters[0].openstack.kubernetesVersion = "v1.30.4-rancher1";
+    expectIssue(magnum, "klutch:appClusters[0].openstack.kubernetesVersion", "Kubernetes 1.30 is past");
+  });
+
+  it("takes a supported or newer minor, and gives EKS one in standard support by default", () => {
+    for (const version of ["1.35", "1.37", "1.38"]) {
+      const raw = stackSettings("aws-example");
+      raw.appClusters[0].aws.kubernetesVersion = version;
+      const result = validateEnvironment(raw, ctx);
+      assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, version));
+    }
+    const raw = stackSettings("aws-example");
+    delete raw.appClusters[0].aws.kubernetesVersion;
+    const result = validateEnvironment(raw, ctx);
+    assert.ok(result.ok);
+    if (result.ok) assert.equal(result.config.appClusters[0]?.aws?.kubernetesVersion, "1.35");
+  });
+
   it("rejects more availability zones than the region has, naming the field", () => {
     const raw = stackSettings("aws-example");
     raw.appClusters[0].aws.region = "us-west-1";

@@ -48,7 +48,9 @@ function expectIssues(raw: Record<string, unknown>, expected: { path: string; in
   assert.equal(result.ok, false, "expected the config to be rejected");
   if (result.ok) return;
   for (const e of expected) {
-    const hit = result.issues.find((i) => i.path === e.path && i.message.includes(e.includes));
+    const hit: { path: string; message: string } | undefined = result.issues.find(
+      (i) => i.path === e.path && i.message.includes(e.includes),
+    );
     assert.ok(
       hit,
       `no issue at ${e.path} containing "${e.includes}"; got:\n${renderIssues(result.issues, "test")}`,

@@ -29,7 +29,7 @@ describe("the project's runtime (Node.js and Pulumi versions)", () => {
   it("refuses another Node.js line before driving the engine, saying how to start it", () => {
     assert.throws(
       () => assertProjectNode("20.20.2"),
-      /runs on Node\.js 20\.20\.2, but the project runs on Node\.js 24 .*host\/scripts\/node\.sh/,
+      /runs on Node\.js 20\.20\.2, but the project runs on Node\.js 26 .*host\/scripts\/node\.sh/,
     );
     assert.doesNotThrow(() => assertProjectNode(`${projectNodeMajor()}.0.0`));
   });

@@ -5,6 +5,7 @@ import { apiServerArgs, controllerManagerArgs, etcdArgs } from "./host/component
 import { probe, probeEtcd, waitForOk } from "./host/health";
 import { logTail } from "./host/run-log";
 import { renderKubeconfig, writeSecretFile } from "./host/kubeconfig";
+import { binaryVersions, readDataVersions, upgradeRefusal, writeDataVersions } from "./host/data-versions";
 import { clusterLayout, type ClusterLayout } from "./host/layout";
 import { ensurePki, pkiFiles, type PkiFiles } from "./host/pki";
 import { ensurePorts, readPorts, writePorts } from "./host/ports";
@@ -92,6 +93,12 @@ export class LocalCluster {
       return this.info(ports, false, 0);
     }
 
+    // Refused before anything is stopped or started: the data stays as its releases left it.
+    const running = binaryVersions(ctx.binaries, ctx.env);
+    const written = readDataVersions(layout.versionsFile, layout.etcdDataDir);
+    const refusal = written && upgradeRefusal(this.name, layout.dir, written, running);
+    if (refusal) throw new Error(refusal);
+
     const stopped = await this.stop();
     if (stopped > 0) ctx.log(this.name, `stopped ${stopped} process(es) left from an earlier, partial run`);
 
@@ -104,7 +111,9 @@ export class LocalCluster {
     for (let attempt = 1; ; attempt++) {
       const ports = await this.preparePorts(ctx, pki);
       try {
-        return await this.startComponents(ctx, ports, pki);
+        const info = await this.startComponents(ctx, ports, pki);
+        writeDataVersions(layout.versionsFile, running);
+        return info;
       } catch (err) {
         // Leave nothing half-started behind; the logs stay for the error message's pointer.
         await this.stop();

@@ -3,7 +3,7 @@
  * port plan for a while so its proxy moves to free ports at once instead of retrying the same
  * refusal.
  *
- * The API server's refusal of an explicit nodePort (k8s.io/kubernetes v1.33.4
+ * The API server's refusal of an explicit nodePort (k8s.io/kubernetes v1.37.2, as in v1.33.4:
  * pkg/registry/core/service/portallocator/allocator.go ErrAllocated, reported as a field error
  * by pkg/registry/core/service/storage/alloc.go):
  *   Service "x" is invalid: spec.ports[0].nodePort: Invalid value: 31000: provided port is already allocated

@@ -10,7 +10,7 @@ export interface PortRange {
 
 /**
  * kube-apiserver's default `--service-node-port-range`, 30000-32767
- * (k8s.io/kubernetes v1.33.4 pkg/kubeapiserver/options/options.go DefaultServiceNodePortRange:
+ * (k8s.io/kubernetes v1.37.2 pkg/kubeapiserver/options/options.go DefaultServiceNodePortRange:
  * Base 30000, Size 2768). An explicit `nodePort` outside it is refused with "provided port is
  * not in the valid range".
  */

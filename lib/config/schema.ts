@@ -1,6 +1,7 @@
 import { BIND_RELEASES, DEFAULT_BIND_RELEASE } from "../bind/upstream/release";
 import { z } from "zod";
 import { cidr, port } from "./fields";
+import { EKS_DEFAULT_KUBERNETES_VERSION, supportedKubernetes } from "./kubernetes-versions";
 import { DNS_LABEL, DNS_LABEL_RULE } from "../net/dns";
 
 /**
@@ -62,10 +63,11 @@ const awsCluster = z
       .regex(/^arn:aws:iam::\d{12}:role\/.+$/, "must be an IAM role ARN")
       .optional(),
     availabilityZoneCount: z.number().int().min(1).max(6).default(2),
-    kubernetesVersion: z
-      .string()
-      .regex(/^1\.\d+$/, "must be a Kubernetes minor version such as 1.33")
-      .default("1.33"),
+    kubernetesVersion: supportedKubernetes(
+      z
+        .string()
+        .regex(/^1\.\d+$/, `must be a Kubernetes minor version such as ${EKS_DEFAULT_KUBERNETES_VERSION}`),
+    ).default(EKS_DEFAULT_KUBERNETES_VERSION),
     nodeGroup: z
       .object({
         instanceType: z.string().min(1).default("m6i.large"),
@@ -103,8 +105,8 @@ const openstackCluster = z
     nodeCount: z.number().int().min(1).default(2),
     dnsNameservers: z.array(z.string().ip({ version: "v4" })).default([]),
     keypair: z.string().min(1).optional(),
-    /** Kubernetes version label (kube_tag) for the Magnum template, e.g. v1.30.4. */
-    kubernetesVersion: z.string().min(1).optional(),
+    /** Kubernetes version label (kube_tag) for the Magnum template, e.g. v1.35.2. */
+    kubernetesVersion: supportedKubernetes(z.string().min(1)).optional(),
     /** Adopt an existing network instead of creating one; network.nodeCidr must be its subnet's CIDR. */
     existingNetwork: z
       .object({ networkId: z.string().min(1), subnetId: z.string().min(1), routerId: z.string().min(1) })

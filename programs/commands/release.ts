@@ -53,7 +53,11 @@ import { buildXpkg } from "../../host/local-clusters/packages/publish";
 import { FUNCTION_PACKAGE } from "../../lib/local/packages";
 import { SDK_DIR, sdkFiles } from "../klutch-provider/sdk-files";
 
-/** The Node.js major the bundle is built for and tested on (package.json engines). */
+/**
+ * The oldest Node.js major the bundle is built for (esbuild's target) and runs on: 24, in
+ * maintenance until 2028-04-30, so users outside this repository need not move with it; the
+ * project itself runs on 26 (docs/versions.md).
+ */
 const NODE_MAJOR = 24;
 
 export const LAUNCHER = `#!/bin/sh

@@ -10,6 +10,7 @@ import { LocalClusters, type ClusterInfo, type NodeInfo } from "../../host/local
 import { cgroupPids, mountsUnder } from "../../host/local-clusters/node/host";
 import { renderHaproxyConfig } from "../../network/proxy/model/haproxy-config";
 import { NODE_COMPONENTS } from "../../host/local-clusters/node/layout";
+import { pinnedVersion } from "../../host/toolchain/support-windows";
 import { postgresDeployment } from "../helpers/node-postgres";
 import { livePods, podReady, type Pod } from "../helpers/kube-objects";
 import { gone } from "../helpers/processes";
@@ -211,7 +212,7 @@ describe("local cluster with a node (e2e)", function () {
       n.status.addresses.find((a) => a.type === "InternalIP"),
       { type: "InternalIP", address: node.nodeAddress },
     );
-    assert.equal(n.status.nodeInfo.kubeletVersion, "v1.33.4");
+    assert.equal(n.status.nodeInfo.kubeletVersion, `v${pinnedVersion({ env: "KUBERNETES_VERSION" })}`);
     assert.match(n.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\/1\.6\./);
     assert.match(node.nodeAddress, /^172\.30\.\d+\.\d+$/);
     assert.ok(node.readySeconds > 0);

@@ -2,7 +2,7 @@ import * as path from "node:path";
 import type { Component } from "./types";
 import { isDnsLabel } from "../../../lib/net/dns";
 
-/** Where everything of one cluster lives: `<stateDir>/<name>/{pki,etcd,logs,pids,ports.json,kubeconfig}`. */
+/** Where everything of one cluster lives: `<stateDir>/<name>/{pki,etcd,logs,pids,ports.json,versions.json,kubeconfig}`. */
 export interface ClusterLayout {
   name: string;
   dir: string;
@@ -11,6 +11,8 @@ export interface ClusterLayout {
   logsDir: string;
   pidsDir: string;
   portsFile: string;
+  /** Which Kubernetes and etcd wrote the data (data-versions.ts). */
+  versionsFile: string;
   kubeconfig: string;
   /** The controller-manager's own kubeconfig (its client cert, not admin). */
   controllerManagerKubeconfig: string;
@@ -43,6 +45,7 @@ export function clusterLayout(stateDir: string, name: string): ClusterLayout {
     logsDir,
     pidsDir,
     portsFile: path.join(dir, "ports.json"),
+    versionsFile: path.join(dir, "versions.json"),
     kubeconfig: path.join(dir, "kubeconfig"),
     controllerManagerKubeconfig: path.join(pkiDir, "controller-manager.kubeconfig"),
     logFile: (component) => path.join(logsDir, `${component}.log`),

@@ -8,16 +8,18 @@
  * reconciler would publish `--advertise-address` and the Endpoints API refuses a loopback one.
  * The address pods can use is the host end of the node's link (the node's nft table forwards
  * `<host end>:<API port>` to loopback), which exists only once the node's network does, after
- * the API server started. With `none`, kube-apiserver v1.33.4 still creates the Service (port
+ * the API server started. With `none`, kube-apiserver v1.37.2 still creates the Service (port
  * 443, targetPort = its secure port: pkg/controlplane/controller/kubernetesservice/controller.go,
  * UpdateKubernetesService and createPortAndServiceSpec) and never writes these objects
- * (pkg/controlplane/reconcilers/none.go), so what the node writes stays.
+ * (pkg/controlplane/reconcilers/none.go), so what the node writes stays. Since 1.37 the lease
+ * reconciler refuses a loopback advertise address at start-up (lease.go ValidateIP), where 1.33's
+ * failed every 10 s; `none`'s ValidateIP accepts it.
  *
  * The objects are the ones the lease reconciler would write (pkg/controlplane/reconcilers/
  * endpointsadapter.go): an Endpoints `kubernetes` labelled `endpointslice.kubernetes.io/
  * skip-mirror: "true"` (so the EndpointSlice mirroring controller leaves it alone) and an
  * EndpointSlice `kubernetes` labelled `kubernetes.io/service-name: kubernetes`, IPv4, one ready
- * endpoint, port `https`/TCP. kube-proxy (v1.33) reads only the EndpointSlice.
+ * endpoint, port `https`/TCP. kube-proxy (v1.37, cmd/kube-proxy/app/server.go) reads only the EndpointSlice.
  */
 
 export const API_ENDPOINTS_NAME = "kubernetes";

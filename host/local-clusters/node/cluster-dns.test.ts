@@ -15,7 +15,9 @@ type Obj = {
         containers: {
           image: string;
           imagePullPolicy: string;
-          readinessProbe: { httpGet: { port: number; path: string } };
+          readinessProbe: { httpGet: { port: number | string; path: string } };
+          livenessProbe: { httpGet: { port: number | string; path: string } };
+          ports: { containerPort: number; name: string; protocol: string }[];
           securityContext: {
             capabilities: { drop: string[]; add?: string[] };
             readOnlyRootFilesystem: boolean;
@@ -73,7 +75,16 @@ describe("local node cluster DNS (CoreDNS as kubeadm deploys it)", () => {
     assert.deepEqual(pod.securityContext.sysctls, [
       { name: "net.ipv4.ip_unprivileged_port_start", value: "53" },
     ]);
-    assert.deepEqual(c?.readinessProbe.httpGet, { path: "/ready", port: 8181, scheme: "HTTP" });
+    // As kubeadm 1.37 does: the probes name their ports, declared on the container.
+    assert.deepEqual(c?.readinessProbe.httpGet, { path: "/ready", port: "readiness-probe", scheme: "HTTP" });
+    assert.deepEqual(c?.livenessProbe.httpGet, { path: "/health", port: "liveness-probe", scheme: "HTTP" });
+    assert.deepEqual(
+      c?.ports.filter((p) => p.name.endsWith("-probe")),
+      [
+        { containerPort: 8080, name: "liveness-probe", protocol: "TCP" },
+        { containerPort: 8181, name: "readiness-probe", protocol: "TCP" },
+      ],
+    );
     assert.equal(pod.serviceAccountName, "coredns");
     assert.equal(pod.dnsPolicy, "Default");
   });

@@ -2,8 +2,8 @@ import { addressToString, parseCidr } from "../../../lib/net/cidr";
 import { COREDNS_UID } from "../images/catalog";
 
 /**
- * The cluster DNS of a local node: CoreDNS as kubeadm deploys it for Kubernetes 1.33
- * (k8s.io/kubernetes@v1.33.4 cmd/kubeadm/app/phases/addons/dns/manifests.go: ServiceAccount
+ * The cluster DNS of a local node: CoreDNS as kubeadm deploys it for Kubernetes 1.37
+ * (k8s.io/kubernetes@v1.37.2 cmd/kubeadm/app/phases/addons/dns/manifests.go: ServiceAccount
  * `coredns`, ClusterRole and ClusterRoleBinding `system:coredns`, ConfigMap `coredns`,
  * Deployment `coredns`, Service `kube-dns` on the Service CIDR's tenth address, as kubeadm's
  * GetDNSIP picks it), so pods resolve Service names such as a ClusterIP proxy's
@@ -14,7 +14,10 @@ import { COREDNS_UID } from "../images/catalog";
  * - instead of NET_BIND_SERVICE for root, the pod's own network namespace lets unprivileged
  *   ports start at 53 (a sysctl on the kubelet's safe list), so CoreDNS runs as a non-root user
  *   with every capability dropped;
- * - one replica and no control-plane toleration: a local cluster has one untainted node.
+ * - one replica and no control-plane toleration: a local cluster has one untainted node;
+ * - the readiness probe asks every 2 s instead of every 10 s: `up` waits for it.
+ * kubeadm 1.37 names the health ports (liveness-probe 8080, readiness-probe 8181) and
+ * probes them by name; so does this.
  */
 
 export const CLUSTER_DNS_NAMESPACE = "kube-system";
@@ -157,15 +160,17 @@ export function clusterDnsObjects(s: ClusterDnsSettings): AddonObject[] {
                     { containerPort: 53, name: "dns", protocol: "UDP" },
                     { containerPort: 53, name: "dns-tcp", protocol: "TCP" },
                     { containerPort: 9153, name: "metrics", protocol: "TCP" },
+                    { containerPort: COREDNS_HEALTH_PORT, name: "liveness-probe", protocol: "TCP" },
+                    { containerPort: COREDNS_READY_PORT, name: "readiness-probe", protocol: "TCP" },
                   ],
                   livenessProbe: {
-                    httpGet: { path: "/health", port: COREDNS_HEALTH_PORT, scheme: "HTTP" },
+                    httpGet: { path: "/health", port: "liveness-probe", scheme: "HTTP" },
                     initialDelaySeconds: 60,
                     timeoutSeconds: 5,
                     failureThreshold: 5,
                   },
                   readinessProbe: {
-                    httpGet: { path: "/ready", port: COREDNS_READY_PORT, scheme: "HTTP" },
+                    httpGet: { path: "/ready", port: "readiness-probe", scheme: "HTTP" },
                     periodSeconds: 2,
                   },
                   securityContext: {

@@ -127,7 +127,7 @@ export function cniConfig(layout: NodeLayout, s: NodeSettings): string {
 }
 
 /**
- * KubeletConfiguration for Kubernetes 1.33 on this machine: cgroup v1 (hybrid) with the
+ * KubeletConfiguration for Kubernetes 1.37 on this machine: cgroup v1 (hybrid) with the
  * cgroupfs driver, pods under the node's own cgroup root, no static pods, image garbage
  * collection off (the images cannot be pulled again), disk eviction only when nearly full.
  */
@@ -135,8 +135,10 @@ export function kubeletConfig(layout: NodeLayout, names: NodeNames, s: NodeSetti
   return stringify({
     apiVersion: "kubelet.config.k8s.io/v1beta1",
     kind: "KubeletConfiguration",
-    // 1.31+ refuses cgroup v1 unless told otherwise; this VM has v1 controllers (v2 only as
-    // /sys/fs/cgroup/unified, with no controllers).
+    // 1.37 refuses cgroup v1 unless told otherwise (failCgroupV1 defaults to true:
+    // pkg/kubelet/apis/config/v1beta1/defaults.go); this VM has v1 controllers (v2 only as
+    // /sys/fs/cgroup/unified, with no controllers). Told, it runs and posts a CgroupV1 warning
+    // event: v1 is deprecated upstream and will be removed in a later release.
     failCgroupV1: false,
     cgroupDriver: "cgroupfs",
     cgroupRoot: names.cgroupRoot,

@@ -7,7 +7,7 @@
  * does not move it. The local nodes share the host's mount namespace (their kubelet and
  * containerd must see the same volume mounts), so their kubelets share that file. At start the
  * registration server (`pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go`, Kubernetes
- * 1.33) removes the socket it finds and then listens on the path. Two kubelets starting at
+ * 1.37, as 1.33) removes the socket it finds and then listens on the path. Two kubelets starting at
  * the same moment can interleave those two steps; the loser's `net.Listen` fails with
  * "address already in use", its ContainerManager does not start, and it exits (CI, stop 41:
  * two test files started their clusters together).

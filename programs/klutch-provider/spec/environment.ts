@@ -108,7 +108,9 @@ export const environmentTypes: Record<string, ObjectType> = {
       accountId: s("12-digit account id."),
       roleArn: s("Role the AWS provider assumes for this cluster's account."),
       availabilityZoneCount: int("Default 2."),
-      kubernetesVersion: s("Kubernetes minor version. Default 1.33."),
+      kubernetesVersion: s(
+        "Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.",
+      ),
       nodeGroup: ref("klutch:index:AwsNodeGroup", "The node group."),
       existingVpcId: s("Adopt an existing VPC."),
       existingClusterName: s("Adopt an existing EKS cluster (needs existingVpcId)."),
@@ -136,7 +138,9 @@ export const environmentTypes: Record<string, ObjectType> = {
       nodeCount: int("Default 2."),
       dnsNameservers: list(str("IPv4"), "DNS servers of the subnet."),
       keypair: s("Nova keypair."),
-      kubernetesVersion: s("kube_tag of the Magnum template, e.g. v1.30.4."),
+      kubernetesVersion: s(
+        "kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).",
+      ),
       existingNetwork: ref("klutch:index:OpenstackExistingNetwork", "Adopt this network."),
       gatewayImage: s("WireGuard gateway VM image. Default debian-12."),
       gatewayFlavor: s("WireGuard gateway VM flavor. Default m1.small."),

@@ -65,7 +65,7 @@ namespace Anynines.Klutch.Inputs
         public Input<string>? ExistingVpcId { get; set; }
 
         /// <summary>
-        /// Kubernetes minor version. Default 1.33.
+        /// Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
         /// </summary>
         [Input("kubernetesVersion")]
         public Input<string>? KubernetesVersion { get; set; }

@@ -83,7 +83,7 @@ namespace Anynines.Klutch.Inputs
         public Input<string>? Keypair { get; set; }
 
         /// <summary>
-        /// kube_tag of the Magnum template, e.g. v1.30.4.
+        /// kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
         /// </summary>
         [Input("kubernetesVersion")]
         public Input<string>? KubernetesVersion { get; set; }

@@ -166,7 +166,7 @@ type AwsCluster struct {
 	ExistingSubnetIds []string `pulumi:"existingSubnetIds"`
 	// Adopt an existing VPC.
 	ExistingVpcId *string `pulumi:"existingVpcId"`
-	// Kubernetes minor version. Default 1.33.
+	// Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
 	KubernetesVersion *string `pulumi:"kubernetesVersion"`
 	// The node group.
 	NodeGroup *AwsNodeGroup `pulumi:"nodeGroup"`
@@ -201,7 +201,7 @@ type AwsClusterArgs struct {
 	ExistingSubnetIds pulumi.StringArrayInput `pulumi:"existingSubnetIds"`
 	// Adopt an existing VPC.
 	ExistingVpcId pulumi.StringPtrInput `pulumi:"existingVpcId"`
-	// Kubernetes minor version. Default 1.33.
+	// Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
 	KubernetesVersion pulumi.StringPtrInput `pulumi:"kubernetesVersion"`
 	// The node group.
 	NodeGroup AwsNodeGroupPtrInput `pulumi:"nodeGroup"`
@@ -319,7 +319,7 @@ func (o AwsClusterOutput) ExistingVpcId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v AwsCluster) *string { return v.ExistingVpcId }).(pulumi.StringPtrOutput)
 }
 
-// Kubernetes minor version. Default 1.33.
+// Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
 func (o AwsClusterOutput) KubernetesVersion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v AwsCluster) *string { return v.KubernetesVersion }).(pulumi.StringPtrOutput)
 }
@@ -423,7 +423,7 @@ func (o AwsClusterPtrOutput) ExistingVpcId() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Kubernetes minor version. Default 1.33.
+// Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
 func (o AwsClusterPtrOutput) KubernetesVersion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *AwsCluster) *string {
 		if v == nil {
@@ -3296,7 +3296,7 @@ type OpenstackCluster struct {
 	Image *string `pulumi:"image"`
 	// Nova keypair.
 	Keypair *string `pulumi:"keypair"`
-	// kube_tag of the Magnum template, e.g. v1.30.4.
+	// kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
 	KubernetesVersion *string `pulumi:"kubernetesVersion"`
 	// Default m1.medium.
 	MasterFlavor *string `pulumi:"masterFlavor"`
@@ -3337,7 +3337,7 @@ type OpenstackClusterArgs struct {
 	Image pulumi.StringPtrInput `pulumi:"image"`
 	// Nova keypair.
 	Keypair pulumi.StringPtrInput `pulumi:"keypair"`
-	// kube_tag of the Magnum template, e.g. v1.30.4.
+	// kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
 	KubernetesVersion pulumi.StringPtrInput `pulumi:"kubernetesVersion"`
 	// Default m1.medium.
 	MasterFlavor pulumi.StringPtrInput `pulumi:"masterFlavor"`
@@ -3470,7 +3470,7 @@ func (o OpenstackClusterOutput) Keypair() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v OpenstackCluster) *string { return v.Keypair }).(pulumi.StringPtrOutput)
 }
 
-// kube_tag of the Magnum template, e.g. v1.30.4.
+// kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
 func (o OpenstackClusterOutput) KubernetesVersion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v OpenstackCluster) *string { return v.KubernetesVersion }).(pulumi.StringPtrOutput)
 }
@@ -3604,7 +3604,7 @@ func (o OpenstackClusterPtrOutput) Keypair() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// kube_tag of the Magnum template, e.g. v1.30.4.
+// kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
 func (o OpenstackClusterPtrOutput) KubernetesVersion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *OpenstackCluster) *string {
 		if v == nil {

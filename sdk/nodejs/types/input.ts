@@ -80,7 +80,7 @@ export interface AwsClusterArgs {
      */
     existingVpcId?: pulumi.Input<string | undefined>;
     /**
-     * Kubernetes minor version. Default 1.33.
+     * Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
      */
     kubernetesVersion?: pulumi.Input<string | undefined>;
     /**
@@ -518,7 +518,7 @@ export interface OpenstackClusterArgs {
      */
     keypair?: pulumi.Input<string | undefined>;
     /**
-     * kube_tag of the Magnum template, e.g. v1.30.4.
+     * kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
      */
     kubernetesVersion?: pulumi.Input<string | undefined>;
     /**

@@ -300,7 +300,7 @@ class AwsClusterArgsDict(TypedDict):
     """
     kubernetes_version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Kubernetes minor version. Default 1.33.
+    Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
     """
     node_group: NotRequired[pulumi.Input[Optional['AwsNodeGroupArgsDict']]]
     """
@@ -334,7 +334,7 @@ class AwsClusterArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] existing_route_table_ids: With existingVpcId: route tables that get peering routes.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] existing_subnet_ids: With existingVpcId and no existingClusterName: private subnets for EKS.
         :param pulumi.Input[_builtins.str] existing_vpc_id: Adopt an existing VPC.
-        :param pulumi.Input[_builtins.str] kubernetes_version: Kubernetes minor version. Default 1.33.
+        :param pulumi.Input[_builtins.str] kubernetes_version: Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
         :param pulumi.Input['AwsNodeGroupArgs'] node_group: The node group.
         :param pulumi.Input[_builtins.str] role_arn: Role the AWS provider assumes for this cluster's account.
         """
@@ -446,7 +446,7 @@ class AwsClusterArgs:
     @pulumi.getter(name="kubernetesVersion")
     def kubernetes_version(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Kubernetes minor version. Default 1.33.
+        Kubernetes minor version, 1.35 or later (older minors are past their upstream end of life). Default 1.35.
         """
         return pulumi.get(self, "kubernetes_version")
 
@@ -2223,7 +2223,7 @@ class OpenstackClusterArgsDict(TypedDict):
     """
     kubernetes_version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    kube_tag of the Magnum template, e.g. v1.30.4.
+    kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
     """
     master_flavor: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -2266,7 +2266,7 @@ class OpenstackClusterArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] gateway_package_mirrors: CIDRs the gateway VM may reach on 80/443 to install its packages at first boot. Default [0.0.0.0/0]; [] when gatewayImage has them.
         :param pulumi.Input[_builtins.str] image: Default fedora-coreos-40.
         :param pulumi.Input[_builtins.str] keypair: Nova keypair.
-        :param pulumi.Input[_builtins.str] kubernetes_version: kube_tag of the Magnum template, e.g. v1.30.4.
+        :param pulumi.Input[_builtins.str] kubernetes_version: kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
         :param pulumi.Input[_builtins.str] master_flavor: Default m1.medium.
         :param pulumi.Input[_builtins.int] node_count: Default 2.
         :param pulumi.Input[_builtins.str] region: OpenStack region.
@@ -2409,7 +2409,7 @@ class OpenstackClusterArgs:
     @pulumi.getter(name="kubernetesVersion")
     def kubernetes_version(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        kube_tag of the Magnum template, e.g. v1.30.4.
+        kube_tag of the Magnum template, e.g. v1.35.2; a minor below 1.35 is refused (past its upstream end of life).
         """
         return pulumi.get(self, "kubernetes_version")
 
