@@ -5,7 +5,7 @@ import { apiServerArgs, controllerManagerArgs, etcdArgs } from "./host/component
 import { probe, probeEtcd, waitForOk } from "./host/health";
 import { logTail } from "./host/run-log";
 import { renderKubeconfig, writeSecretFile } from "./host/kubeconfig";
-import { binaryVersions, readDataVersions, upgradeRefusal, writeDataVersions } from "./host/data-versions";
+import { readDataVersions, upgradeRefusal, writeDataVersions, type DataVersions } from "./host/data-versions";
 import { clusterLayout, type ClusterLayout } from "./host/layout";
 import { ensurePki, pkiFiles, type PkiFiles } from "./host/pki";
 import { ensurePorts, readPorts, writePorts } from "./host/ports";
@@ -25,6 +25,8 @@ import type { ClusterInfo, ClusterStatus } from "./reports";
 export interface StartContext {
   env: NodeJS.ProcessEnv;
   binaries: Binaries;
+  /** The releases those binaries are (data-versions.ts binaryVersions). */
+  running: DataVersions;
   log: ProgressLog;
   /** How long kube-apiserver may take to answer /readyz ok. */
   readyTimeoutMs: number;
@@ -94,9 +96,7 @@ export class LocalCluster {
     }
 
     // Refused before anything is stopped or started: the data stays as its releases left it.
-    const running = binaryVersions(ctx.binaries, ctx.env);
-    const written = readDataVersions(layout.versionsFile, layout.etcdDataDir);
-    const refusal = written && upgradeRefusal(this.name, layout.dir, written, running);
+    const refusal = this.dataRefusal(ctx.running);
     if (refusal) throw new Error(refusal);
 
     const stopped = await this.stop();
@@ -112,7 +112,7 @@ export class LocalCluster {
       const ports = await this.preparePorts(ctx, pki);
       try {
         const info = await this.startComponents(ctx, ports, pki);
-        writeDataVersions(layout.versionsFile, running);
+        writeDataVersions(layout.versionsFile, ctx.running);
         return info;
       } catch (err) {
         // Leave nothing half-started behind; the logs stay for the error message's pointer.
@@ -121,6 +121,12 @@ export class LocalCluster {
         ctx.log(this.name, "a port was taken while starting: checking the ports again and retrying");
       }
     }
+  }
+
+  /** Why `running` may not start on this cluster's data (data-versions.ts), if it may not. */
+  dataRefusal(running: DataVersions): string | undefined {
+    const written = readDataVersions(this.layout.versionsFile, this.layout.etcdDataDir);
+    return written && upgradeRefusal(this.name, this.layout.dir, written, running);
   }
 
   /** The persisted ports, or new ones for those now taken; ports.json and kubeconfigs follow. */

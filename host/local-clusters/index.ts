@@ -8,6 +8,7 @@ import { publishPackages } from "./packages/publish";
 import { LocalRegistry } from "./registry/registry";
 import { REGISTRY_DIR } from "../../lib/local/packages";
 import { resolveBinaries } from "./host/binaries";
+import { binaryVersions } from "./host/data-versions";
 import { isComponentProcess, LocalCluster } from "./cluster";
 import { isValidClusterName, validateClusterName } from "./host/layout";
 import { LOCK_FILE, withStateLock } from "./host/lock";
@@ -74,6 +75,12 @@ export class LocalClusters {
     names.forEach(validateClusterName);
     const env = this.options.env ?? toolchainEnv();
     const binaries = resolveBinaries(env);
+    const running = binaryVersions(binaries, env);
+    // Every cluster whose data these releases may not take, in one message, before any starts.
+    const refusals = names.flatMap(
+      (name) => new LocalCluster(this.stateDir, name).dataRefusal(running) ?? [],
+    );
+    if (refusals.length > 0) throw new Error(refusals.join("\n"));
     const log = this.options.log ?? (() => undefined);
     const readyTimeoutMs = this.options.readyTimeoutMs ?? 180_000;
 
@@ -85,7 +92,7 @@ export class LocalClusters {
         const ports = cluster.ports();
         if (ports) allPorts(ports).forEach((p) => reserved.add(p));
       }
-      const ctx = { env, binaries, reserved, log, readyTimeoutMs };
+      const ctx = { env, binaries, running, reserved, log, readyTimeoutMs };
       const reservedSlots = new Set<number>();
       for (const cluster of this.clusters()) {
         const slot = new LocalNode(cluster.layout.dir, cluster.name).state()?.slot;

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { toolchainEnv } from "../../automation/toolchain";
+import { LocalClusters } from "..";
 import { resolveBinaries } from "./binaries";
 import {
   binaryVersions,
@@ -66,5 +67,27 @@ describe("which releases wrote a local cluster's data (host/local-clusters/host/
     const env = toolchainEnv();
     const versions = binaryVersions(resolveBinaries(env), env);
     assert.deepEqual(versions, at(pinned("KUBERNETES_VERSION"), pinned("ETCD_VERSION")));
+  });
+
+  it("`up` refuses every cluster whose data the releases may not take, in one message, before starting any", async () => {
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "data-versions-up-"));
+    try {
+      // Two clusters made by the earlier pins (an etcd directory, no record), one new.
+      for (const name of ["old-a", "old-b"])
+        fs.mkdirSync(path.join(stateDir, name, "etcd"), { recursive: true });
+      const clusters = new LocalClusters(stateDir, { env: toolchainEnv() });
+      await assert.rejects(clusters.up(["old-a", "new", "old-b"]), (err: Error) => {
+        const lines = err.message.split("\n");
+        assert.equal(lines.length, 2, err.message);
+        assert.match(lines[0] ?? "", /^local cluster "old-a": its data was written by Kubernetes 1\.33\.4/);
+        assert.match(lines[1] ?? "", /^local cluster "old-b": /);
+        return true;
+      });
+      // Nothing was started or written: no cluster directory for the new one, no ports, no pids.
+      assert.deepEqual(fs.readdirSync(stateDir).sort(), ["old-a", "old-b"]);
+      assert.deepEqual(fs.readdirSync(path.join(stateDir, "old-a")), ["etcd"]);
+    } finally {
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
   });
 });
