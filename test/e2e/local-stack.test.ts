@@ -76,6 +76,17 @@ const README_COMMANDS: Record<
     skip: "run earlier, as the test that creates the environment (in this e2e's own state dir and backend)",
   },
   "npm test": { skip: "runs this test" },
+  "npm run versions": {
+    run: [
+      {
+        // Every pin with its standing today: the local clusters' Kubernetes is supported, and the
+        // parts past their end are counted (host/toolchain/support-windows.test.ts checks the rows).
+        line: "npm run versions",
+        expect:
+          /✓ Kubernetes \(local clusters\)\s+\d+\.\d+\.\d+\s+supported until [\s\S]*(part\(s\) past their end|every part is supported)/,
+      },
+    ],
+  },
   "npm run preview:network -- --help": {
     run: [{ line: "npm run preview:network -- --help", expect: /--connections <file>[\s\S]*--fail-on/ }],
   },
@@ -616,7 +627,7 @@ describe("local stack on real clusters (e2e)", function () {
     ]);
     for (const app of ["app-1", "app-2"]) assert.deepEqual(ours[app], ["kube-system/coredns"]);
     const figures = infos.map((i) => {
-      const m = nodeMemory(clusters.node(i.name), i.node!);
+      const m = nodeMemory(clusters.node(i.name));
       return `${i.name} ${mib(m.processes)} + pods ${mib(m.pods)}`;
     });
     console.log(`      (memory per node, node processes + pods: ${figures.join("; ")})`);
