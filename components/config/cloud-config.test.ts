@@ -17,11 +17,16 @@ function expectIssue(raw: Record<string, unknown>, at: string, includes: string)
   );
 }
 
+function expectValid(raw: Record<string, unknown>, label: string) {
+  const result = validateEnvironment(raw, ctx);
+  assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, label));
+  return result.config;
+}
+
 describe("cloud stack configs", () => {
   for (const stack of ["aws-example", "openstack-example"]) {
     it(`stacks/Pulumi.${stack}.yaml is valid`, () => {
-      const result = validateEnvironment(stackSettings(stack), ctx);
-      assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, stack));
+      expectValid(stackSettings(stack), stack);
     });
   }
 
@@ -42,14 +47,11 @@ describe("cloud stack configs", () => {
     for (const version of ["1.35", "1.37", "1.38"]) {
       const raw = stackSettings("aws-example");
       raw.appClusters[0].aws.kubernetesVersion = version;
-      const result = validateEnvironment(raw, ctx);
-      assert.ok(result.ok, result.ok ? "" : renderIssues(result.issues, version));
+      expectValid(raw, version);
     }
     const raw = stackSettings("aws-example");
     delete raw.appClusters[0].aws.kubernetesVersion;
-    const result = validateEnvironment(raw, ctx);
-    assert.ok(result.ok);
-    if (result.ok) assert.equal(result.config.appClusters[0]?.aws?.kubernetesVersion, "1.35");
+    assert.equal(expectValid(raw, "default").appClusters[0]?.aws?.kubernetesVersion, "1.35");
   });
 
   it("rejects more availability zones than the region has, naming the field", () => {

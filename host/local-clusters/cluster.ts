@@ -25,7 +25,10 @@ import type { ClusterInfo, ClusterStatus } from "./reports";
 export interface StartContext {
   env: NodeJS.ProcessEnv;
   binaries: Binaries;
-  /** The releases those binaries are (data-versions.ts binaryVersions). */
+  /**
+   * The releases those binaries are (data-versions.ts binaryVersions). LocalClusters.up has
+   * refused every cluster whose data they may not take before it starts any.
+   */
   running: DataVersions;
   log: ProgressLog;
   /** How long kube-apiserver may take to answer /readyz ok. */
@@ -94,10 +97,6 @@ export class LocalCluster {
       ctx.log(this.name, "already running and ready: left alone");
       return this.info(ports, false, 0);
     }
-
-    // Refused before anything is stopped or started: the data stays as its releases left it.
-    const refusal = this.dataRefusal(ctx.running);
-    if (refusal) throw new Error(refusal);
 
     const stopped = await this.stop();
     if (stopped > 0) ctx.log(this.name, `stopped ${stopped} process(es) left from an earlier, partial run`);

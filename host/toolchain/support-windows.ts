@@ -32,7 +32,6 @@ export interface SupportWindow {
 }
 
 const ROOT = path.resolve(__dirname, "..", "..");
-const eksDefault = EKS_DEFAULT_KUBERNETES_VERSION;
 
 export const SUPPORT_WINDOWS: readonly SupportWindow[] = [
   {
@@ -45,7 +44,7 @@ export const SUPPORT_WINDOWS: readonly SupportWindow[] = [
   },
   {
     part: "Kubernetes (EKS default)",
-    pin: { fixed: eksDefault },
+    pin: { fixed: EKS_DEFAULT_KUBERNETES_VERSION },
     checkedFor: "1.35",
     policy: "EKS standard support: 14 months from EKS's release",
     ends: "2027-03-27",

@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { toolchainEnv } from "../../automation/toolchain";
 import { LocalClusters } from "..";
+import { pinnedVersion } from "../../toolchain/support-windows";
 import { resolveBinaries } from "./binaries";
 import {
   binaryVersions,
@@ -13,10 +14,7 @@ import {
   writeDataVersions,
 } from "./data-versions";
 
-const pinned = (key: string): string => {
-  const text = fs.readFileSync(path.join(__dirname, "..", "..", "toolchain", "versions.env"), "utf8");
-  return new RegExp(`^${key}=(.+)$`, "m").exec(text)?.[1] ?? "";
-};
+const pinned = (env: string): string => pinnedVersion({ env });
 
 describe("which releases wrote a local cluster's data (host/local-clusters/host/data-versions.ts)", () => {
   const at = (kubernetes: string, etcd: string) => ({ kubernetes, etcd });
