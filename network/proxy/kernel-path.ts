@@ -1,10 +1,15 @@
-import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { PathProblem } from "../../lib/bridge/model";
 import type { ProxyExposure } from "./model/exposure";
 import { consumerEndpoints } from "./model/haproxy-config";
-import { type BackendsResult, connectionBackends, mirroredSlices } from "./model/kernel-path";
+import {
+  type BackendsResult,
+  connectionBackends,
+  kernelConnectionKey,
+  kernelPortName,
+  mirroredSlices,
+} from "./model/kernel-path";
 import { type ConsumerEndpoint, type PortRange, type ProxyConnection, compareStrings } from "./model/types";
 import { PortAllocation } from "./port-allocation";
 import { checkProxyServiceArgs, consumerHost, exposedService, type ProxyServiceType } from "./proxy-service";
@@ -57,7 +62,8 @@ const MANAGED_BY = "kernel-path.klutch.anynines.com";
  * connection EndpointSlices that name the instance's ready endpoints, so kube-proxy's DNAT on
  * the node is all that lies between consumer and instance (measured as fast as dialling the
  * instance: docs/network-paths.md). What it gives up, against the HAProxy pods: health checks
- * (a dead instance is forwarded to until its endpoint goes), TLS server-name routing, the log
+ * that steer traffic (a dead instance is forwarded to until its endpoint goes; the bridge's dial
+ * through the path, ./kernel-health.ts, reports it on the path), TLS server-name routing, the log
  * per connection, and the pods' NetworkPolicy (a LoadBalancer's source ranges still hold).
  * The endpoints are the caller's to keep current: the bridge reads them before each run and
  * runs the group again when they move (network/proxy/instance-backends.ts).
@@ -131,7 +137,7 @@ export class KernelPath extends pulumi.ComponentResource {
 
     for (const { connection, backends } of served) {
       for (const slice of mirroredSlices(backends)) {
-        const suffix = `${connectionKey(connection.id)}-${slice.index}`;
+        const suffix = `${kernelConnectionKey(connection.id)}-${slice.index}`;
         new k8s.discovery.v1.EndpointSlice(
           `${name}-${suffix}`,
           {
@@ -149,7 +155,7 @@ export class KernelPath extends pulumi.ComponentResource {
               addresses: [address],
               conditions: { ready: true },
             })),
-            ports: [{ name: portName(connection.id), port: slice.port, protocol: "TCP" }],
+            ports: [{ name: kernelPortName(connection.id), port: slice.port, protocol: "TCP" }],
           },
           { ...k8sOpts, dependsOn: [service] },
         );
@@ -176,16 +182,6 @@ export class KernelPath extends pulumi.ComponentResource {
   }
 }
 
-/** A short, stable stand-in for a connection id in names (ids hold '/' and may be long). */
-function connectionKey(id: string): string {
-  return createHash("sha256").update(id).digest("hex").slice(0, 10);
-}
-
-/** The Service port name a connection's EndpointSlices are matched by (a DNS label). */
-function portName(id: string): string {
-  return `c-${connectionKey(id)}`;
-}
-
 function servicePorts(
   served: readonly { connection: ProxyConnection; backends: { port: number }[] }[],
   assigned: Readonly<Record<string, number>>,
@@ -196,7 +192,7 @@ function servicePorts(
     if (port === undefined) return [];
     return [
       {
-        name: portName(connection.id),
+        name: kernelPortName(connection.id),
         port,
         // Informational: a Service without selector forwards to its EndpointSlices' ports.
         targetPort: backends[0]?.port ?? port,

@@ -2,6 +2,7 @@ import * as k8s from "@kubernetes/client-node";
 import { proxyName } from "../../lib/bridge/model";
 import type { HealthReader } from "../contract/implementation";
 import { BACKENDS_PATH, DEFAULT_HEALTH_PORT } from "./model/haproxy-config";
+import { kernelHealth } from "./kernel-health";
 import { judgeHealth, parseBackends, type PodAnswer } from "./model/path-health";
 
 /** How long one page of a pod's health frontend may take: it answers from memory. */
@@ -41,16 +42,17 @@ const isReady = (p: k8s.V1Pod) =>
 /**
  * The proxy's health reader (its spec's `pulumi.health`): the group's Ready HAProxy pods, listed
  * as the data-plane identity may (pods in its namespace, lib/bridge/rbac.ts dataPlaneRules), and
- * each one's backends. Not for the kernel hop (no HAProxy; its endpoints are followed instead)
- * nor a cluster without kubelets (`skipAwait`: no pod ever runs there).
+ * each one's backends; for the kernel hop (no HAProxy), a dial through each path's Service port
+ * (./kernel-health.ts). Not for a cluster without kubelets (`skipAwait`: no pod ever runs there).
  */
 export function proxyHealthReader(opts: { kubeconfig: string }): HealthReader {
   const kc = new k8s.KubeConfig();
   kc.loadFromString(opts.kubeconfig);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   return {
-    reads: (_key, target) => target.hop !== "kernel" && !target.skipAwait,
+    reads: (_key, target) => !target.skipAwait,
     read: async (key, target, live) => {
+      if (target.hop === "kernel") return kernelHealth(core, key, target, live);
       const proxy = proxyName(key);
       const pods = await core.listNamespacedPod({
         namespace: target.namespace,

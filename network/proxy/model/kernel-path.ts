@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { isIpv4 } from "../../../lib/net/cidr";
 import { compareStrings, sniServerName, type ProxyConnection } from "./types";
 
@@ -197,7 +198,15 @@ function canonical(r: Readonly<Record<string, BackendsResult>>): string {
   );
 }
 
-/** The Service port name of a kernel path's listener (as the proxy's Service names its ports). */
-export function kernelPortName(port: number): string {
-  return `tcp-${port}`;
+/** A short, stable stand-in for a connection id in names (ids hold '/' and may be long). */
+export function kernelConnectionKey(id: string): string {
+  return createHash("sha256").update(id).digest("hex").slice(0, 10);
+}
+
+/**
+ * The kernel path's Service port of a connection (a DNS label), by which kube-proxy matches the
+ * connection's EndpointSlices to it and the bridge's probe finds the port (../kernel-health.ts).
+ */
+export function kernelPortName(id: string): string {
+  return `c-${kernelConnectionKey(id)}`;
 }

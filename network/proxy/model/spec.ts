@@ -53,7 +53,7 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
     follower: () =>
       (require("../instance-backends") as { instanceFollower: (o: TargetFollowerOptions) => TargetFollower })
         .instanceFollower,
-    // HAProxy's own health checks say whether a path reaches its instance.
+    // HAProxy's own health checks say whether a path reaches its instance; for the kernel hop, a dial through it.
     health: () =>
       (require("../path-health") as { proxyHealthReader: (o: { kubeconfig: string }) => HealthReader })
         .proxyHealthReader,
