@@ -70,7 +70,7 @@ describe("KlutchEnvironment (mocks)", () => {
     const onClusters = run.resources.filter((r) => r.type.startsWith("kubernetes:"));
     for (const r of onClusters) {
       if (r.type === "kubernetes:core/v1:Namespace") continue;
-      if (/-binding-(konnector|binding-|apiservicebindings)/.test(r.name)) {
+      if (/-binding-(konnector|binding-|apiservicebindings)|^local-app-\d-binding-admission-/.test(r.name)) {
         assert.match(r.provider ?? "", /local-app-\d-provider/, `${r.type} ${r.name} is on its app cluster`);
         continue;
       }
@@ -119,6 +119,10 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:klutch.anynines.com/v1alpha1:ClusterBinding",
       "pulumi-nodejs:dynamic/klutch:ExportRequest",
       "kubernetes:klutch.anynines.com/v1alpha1:APIServiceBinding",
+      // ServiceBinding admission: on the control plane and each app cluster.
+      "klutch:dataservices:BindingAdmission",
+      "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+      "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
       // The Crossplane bridge's identity and its settings ConfigMap.
       "klutch:bridge:BridgeIdentity",
       "klutch:bridge:BridgeSettings",
@@ -133,6 +137,13 @@ describe("KlutchEnvironment (mocks)", () => {
       run.ofType("kubernetes:apiextensions.crossplane.io/v1:CompositeResourceDefinition").length,
       1,
     );
+    // Where bindings are written, one admission each; no network-aware binding is offered here.
+    const admissions = run.ofType("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy");
+    assert.deepEqual(
+      admissions.map((a) => a.provider?.match(/local-(control-plane|app-\d)-provider/)?.[1]).sort(),
+      ["app-1", "app-2", "control-plane"],
+    );
+    for (const a of admissions) assert.match(a.inputs.spec.validations[0].expression, / in \[\]/);
     const compositions = run.ofType("kubernetes:apiextensions.crossplane.io/v1:Composition");
     assert.deepEqual(compositions.map((c) => c.inputs.metadata.name).sort(), [
       "xtcpconnections-noop",

@@ -2,6 +2,8 @@ import { TeardownDrain } from "../providers/dynamic/teardown-drain";
 import { A8sNetworkBindings } from "./dataservices/a8s-network-bindings";
 import { A9sNetworkBindings } from "./dataservices/a9s-network-bindings";
 import { LocalDataServices } from "./dataservices/local-data-services";
+import { BindingAdmission } from "./dataservices/binding-admission";
+import { offeredNetworkBindings } from "../lib/dataservices/binding-admission";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { CrossplaneSource } from "../host/automation/crossplane-source";
@@ -188,10 +190,24 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       labels: plan.labels,
       dependsOn: [this.crossplane, this.connectorApi],
     };
-    if (plan.a8sNetworkBindings)
-      new A8sNetworkBindings(`${name}-a8s-network-bindings`, networkBindings, { parent: this });
-    if (plan.a9sNetworkBindings)
-      new A9sNetworkBindings(`${name}-a9s-network-bindings`, networkBindings, { parent: this });
+    const a8s = plan.a8sNetworkBindings
+      ? new A8sNetworkBindings(`${name}-a8s-network-bindings`, networkBindings, { parent: this })
+      : undefined;
+    const a9s = plan.a9sNetworkBindings
+      ? new A9sNetworkBindings(`${name}-a9s-network-bindings`, networkBindings, { parent: this })
+      : undefined;
+    // A binding to a network-aware composition not offered here is refused when it is written,
+    // where it is written (an app cluster, or the control plane), rather than left waiting.
+    const offered = offeredNetworkBindings(
+      [dataServices, a8s, a9s].flatMap((part) => part?.compositions ?? []),
+    );
+    const writers = [[cp, this.controlPlane], ...Object.entries(this.appClusters)] as const;
+    for (const [cluster, access] of writers)
+      new BindingAdmission(
+        `${name}-${cluster}-binding-admission`,
+        { provider: access.provider, offered, labels: plan.labels },
+        { parent: this },
+      );
 
     // The Crossplane bridge: its settings and identity, and its Deployment when planned.
     this.bridge = bridgePart(this, name, {

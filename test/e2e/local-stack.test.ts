@@ -1101,6 +1101,31 @@ describe("local stack on real clusters (e2e)", function () {
     assert.equal(marker.status, undefined, "nothing realises a NOOP path");
     assert.equal(login(direct).status, 0, login(direct).stderr);
 
+    // A network-aware composition this environment does not offer (no WireGuard here) is refused
+    // when it is written (lib/dataservices/binding-admission.ts), against the claim CRD Crossplane
+    // generated, naming the field, the value and the offer; nothing is made. App-1 has the same
+    // policy, for the konnector's copy of the API.
+    const wrong = kubectlApply(
+      cp,
+      JSON.stringify(binding("wrong-path", "inventory", "a8s-servicebinding-network-wireguard")),
+    );
+    assert.notEqual(wrong.status, 0, "a binding to a composition not offered was admitted");
+    assert.match(
+      wrong.stderr,
+      /spec\.compositionRef\.name 'a8s-servicebinding-network-wireguard' is not a ServiceBinding composition this environment offers; it offers a8s-servicebinding-network, a8s-servicebinding-network-noop, a8s-servicebinding-network-proxy/,
+    );
+    assert.equal(kubectlTry(cp, ["-n", ns, "get", "servicebinding", "wrong-path"]).status, 1);
+    const policyOn = (where: string) =>
+      kubectlJson(kubeconfig(where), [
+        "get",
+        "validatingadmissionpolicy",
+        "klutch-servicebinding-composition",
+      ]);
+    // Type-checked against the real claim schema without a warning.
+    assert.deepEqual(policyOn("control-plane").status?.typeChecking?.expressionWarnings ?? [], []);
+    for (const app of ["app-1", "app-2"])
+      assert.equal(policyOn(app).metadata.name, "klutch-servicebinding-composition");
+
     for (const [kind, name] of [
       ["servicebinding", "inventory-direct"],
       ["servicebinding", "ghost"],
