@@ -52,13 +52,13 @@ const pluginLoaderRules = [
   {
     name: "plugin-loaders",
     comment:
-      "an implementation's spec lazily requires only its own folder's Pulumi side (network/<impl>/environment.ts, bridge-program.ts, provider/surface.ts, instance-backends.ts, path-health.ts): see network/contract/implementation.ts `pulumi`",
+      "an implementation's spec lazily requires only its own folder's Pulumi side (network/<impl>/environment.ts, bridge-program.ts, provider/surface.ts, instance-backends.ts, path-health.ts, server-check.ts): see network/contract/implementation.ts `pulumi`",
     severity: "error",
     from: { path: SPEC },
     to: {
       dependencyTypes: ["require"],
       pathNot:
-        "^network/$1/(environment\\.ts|bridge-program\\.ts|provider/surface\\.ts|instance-backends\\.ts|path-health\\.ts)$",
+        "^network/$1/(environment\\.ts|bridge-program\\.ts|provider/surface\\.ts|instance-backends\\.ts|path-health\\.ts|server-check\\.ts)$",
     },
   },
 ];

@@ -1,5 +1,5 @@
 // Entry point for `pulumi up` with a stock Pulumi installation (its nodejs language host).
 // `npm run pulumi -- up` runs the same program through the Automation API instead.
-import { klutchProgram } from "./programs/stack/program";
+import { runKlutchProgram } from "./programs/stack/program";
 
-export = klutchProgram();
+export = runKlutchProgram();

@@ -25,14 +25,10 @@ export class BindingAdmission extends pulumi.ComponentResource {
       policy,
       k8sOpts,
     );
-    new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-      `${name}-binding`,
-      binding,
-      {
-        ...k8sOpts,
-        dependsOn: [created],
-      },
-    );
+    new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(`${name}-binding`, binding, {
+      ...k8sOpts,
+      dependsOn: [created],
+    });
     this.registerOutputs({});
   }
 }

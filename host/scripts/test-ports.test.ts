@@ -42,6 +42,8 @@ const NOT_HOST_PORTS: Readonly<Record<string, readonly number[]>> = {
   "test/e2e/composition-render.test.ts": [40001],
   // The network preview doc's example command (docs/network-preview.md), which that file lists as skipped.
   "test/e2e/local-stack.test.ts": [46200, 46399],
+  // Node ports of the file's own API server, which has no node: allocated there, never bound.
+  "test/e2e/node-port-probe.test.ts": [5000, 5100, 30000, 30099, 30500, 30599, 32767],
   // A ClusterIP Service's port, inside the node's network.
   "test/e2e/node.test.ts": [15432],
   // API server addresses of kubeconfigs, and a fake node's registry address, never dialled.

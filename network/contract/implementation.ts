@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { AddIssue, Located } from "../../lib/config/located";
 import type { NetworkPathObject } from "../../lib/bridge/api";
-import type { AppClusterConfig, ControlPlaneConfig } from "../../lib/config/schema";
+import type { ConfigIssue } from "../../lib/config/messages";
+import type { AppClusterConfig, ControlPlaneConfig, EnvironmentConfig } from "../../lib/config/schema";
 import type { BridgeTarget, GroupProgram } from "./bridge-target";
 import type { PlannedEndpoints, PreviewGroup } from "./preview";
 import type { EnvironmentPart } from "./environment-context";
@@ -104,6 +105,27 @@ export interface HealthReader {
   ): Promise<Record<string, PathHealth>>;
 }
 
+/**
+ * What only the data-service cluster's API server can say of an implementation's settings (the
+ * proxy: whether it takes the node ports, where its range is not known from the infrastructure),
+ * asked on `up` before anything is registered (programs/stack/program.ts).
+ */
+export interface ServerCheckInput {
+  config: EnvironmentConfig;
+  /** The control plane's kubeconfig (its text) and context, where the config names one. */
+  kubeconfig: string;
+  context?: string;
+}
+
+/** What asking gave: the issues that refuse the run, and what could not be asked (said, not refused). */
+export interface ServerCheckAnswers {
+  issues: ConfigIssue[];
+  notes: string[];
+}
+
+/** What asks the data-service cluster's API server for one implementation. */
+export type ServerCheck = (input: ServerCheckInput) => Promise<ServerCheckAnswers>;
+
 /** What a follower is made from: the data-service cluster, and each group's target as last read. */
 export interface TargetFollowerOptions {
   kubeconfig: string;
@@ -170,6 +192,8 @@ export interface ImplementationSpec<
     follower?: () => (opts: TargetFollowerOptions) => TargetFollower;
     /** How the bridge reads its paths' health on a cluster (no Pulumi, a Kubernetes client). */
     health?: () => (opts: { kubeconfig: string }) => HealthReader;
+    /** What it asks the data-service cluster's API server before `up` (a Kubernetes client). */
+    serverCheck?: () => ServerCheck;
   };
 }
 

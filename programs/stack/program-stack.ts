@@ -32,8 +32,8 @@ export async function selectStack(options: RunnerOptions): Promise<Stack> {
   // `outputs`) do not pay for it.
   const program = () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { klutchProgram } = require("./program") as typeof import("./program");
-    return Promise.resolve(klutchProgram());
+    const { runKlutchProgram } = require("./program") as typeof import("./program");
+    return runKlutchProgram();
   };
   return LocalWorkspace.createOrSelectStack(
     { stackName: options.stack, projectName: "klutch", program },

@@ -1,9 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
 import { KlutchEnvironment, type ApiDelivery } from "../../components/environment";
-import { loadEnvironment } from "./stack-config";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { loadEnvironment, type LoadedEnvironment } from "./stack-config";
+import { IMPLEMENTATIONS } from "../../network/registry";
 import { renderIssues } from "../../lib/config/messages";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
-import { crossplaneSource } from "../../host/automation/crossplane-source";
+import { crossplaneSource, type CrossplaneSource } from "../../host/automation/crossplane-source";
 import { toolchainEnv } from "../../host/automation/toolchain";
 
 function apiDeliveryFromEnv(value: string | undefined): { apiDelivery?: ApiDelivery } {
@@ -18,8 +21,44 @@ function apiDeliveryFromEnv(value: string | undefined): { apiDelivery?: ApiDeliv
  * The Pulumi program: validate the whole stack config first, then register the
  * environment. Any problem stops it before a single resource is registered.
  */
-export function klutchProgram(): Record<string, unknown> {
-  const { config, projectDir, secrets, bridge, crossplane } = loadEnvironment();
+export function klutchProgram(loaded: LoadedEnvironment = loadEnvironment()): Record<string, unknown> {
+  return registerEnvironment(loaded, checkedSource(loaded));
+}
+
+/**
+ * The program as the engine runs it: klutchProgram, with the data-service cluster's own API
+ * server asked first, on `up` (a preview changes nothing), where only it knows what it takes
+ * (network/proxy/node-port-probe.ts); a refusal stops the run before anything is registered.
+ */
+export async function runKlutchProgram(): Promise<Record<string, unknown>> {
+  const loaded = loadEnvironment();
+  const source = checkedSource(loaded);
+  if (!pulumi.runtime.isDryRun()) await refuseWhatServersRefuse(loaded);
+  return registerEnvironment(loaded, source);
+}
+
+/**
+ * Each implementation in use asks what it must (its spec's `pulumi.serverCheck`) of a control
+ * plane given by kubeconfig; one made by the project is known without asking.
+ */
+async function refuseWhatServersRefuse({ config, projectDir }: LoadedEnvironment): Promise<void> {
+  const kubeconfig = config.controlPlane.kubeconfig;
+  if (!kubeconfig) return;
+  const used = new Set(config.appClusters.map((a) => a.networkConnector.implementation));
+  const checks = IMPLEMENTATIONS.filter((spec) => used.has(spec.name)).flatMap((spec) => {
+    const check = spec.pulumi.serverCheck?.();
+    return check ? [check] : [];
+  });
+  if (checks.length === 0) return;
+  const text = fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8");
+  const input = { config, kubeconfig: text, ...(kubeconfig.context ? { context: kubeconfig.context } : {}) };
+  const answers = await Promise.all(checks.map((check) => check(input)));
+  for (const note of answers.flatMap((a) => a.notes)) void pulumi.log.warn(note);
+  const issues = answers.flatMap((a) => a.issues);
+  if (issues.length > 0) throw new pulumi.RunError(renderIssues(issues, pulumi.getStack()));
+}
+
+function checkedSource({ config, projectDir, crossplane }: LoadedEnvironment): CrossplaneSource {
   const unsupported = unsupportedInfrastructure(config);
   if (unsupported.length > 0) throw new pulumi.RunError(renderIssues(unsupported, pulumi.getStack()));
   const source = crossplaneSource(
@@ -32,12 +71,16 @@ export function klutchProgram(): Record<string, unknown> {
     throw new pulumi.RunError(
       renderIssues([{ path: `klutch:${source.setting}`, message: source.message }], pulumi.getStack()),
     );
+  return source.source;
+}
 
+function registerEnvironment(loaded: LoadedEnvironment, source: CrossplaneSource): Record<string, unknown> {
+  const { config, projectDir, secrets, bridge, crossplane } = loaded;
   const env = new KlutchEnvironment(config.environment, {
     config,
     projectDir,
     secrets,
-    crossplaneSource: source.source,
+    crossplaneSource: source,
     crossplanePlan: crossplane,
     ...(bridge ? { bridge } : {}),
     // The release before the APIs shipped as packages (`loose`) and the one after (`packaged`):

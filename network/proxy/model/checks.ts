@@ -58,7 +58,8 @@ function checkKernelHop(
  * A NodePort proxy's Service takes its ports from portRange as explicit node ports
  * (network/proxy/tcp-proxy.ts), on the data-service cluster, which is the control plane
  * (components/bridge/bridge-data-plane.ts). Its API server refuses any outside its
- * --service-node-port-range: say so now, where that range is known.
+ * --service-node-port-range: say so now, where that range is known (elsewhere its API server is
+ * asked on `up`: node-port-probe.ts).
  */
 function checkNodePortsAccepted(
   users: ConnectorCheckInput<ProxyConnectorConfig>["users"],

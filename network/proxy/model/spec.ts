@@ -6,6 +6,7 @@ import type { ProxyConnectorConfig } from "./config";
 import type {
   HealthReader,
   ImplementationSpec,
+  ServerCheck,
   TargetFollower,
   TargetFollowerOptions,
 } from "../../contract/implementation";
@@ -57,5 +58,7 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
     health: () =>
       (require("../path-health") as { proxyHealthReader: (o: { kubeconfig: string }) => HealthReader })
         .proxyHealthReader,
+    // Whether the data-service cluster takes a NodePort proxy's ports, where only it knows.
+    serverCheck: () => (require("../server-check") as { proxyServerCheck: ServerCheck }).proxyServerCheck,
   },
 };

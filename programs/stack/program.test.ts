@@ -1,0 +1,86 @@
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as os from "node:os";
+import * as path from "node:path";
+import { mockPulumi } from "../../test/helpers/mocks";
+import { runKlutchProgram } from "./program";
+
+/**
+ * kube-apiserver's answer to a Service whose node port is outside its range, as a v1.37.2 API
+ * server gave it in test/e2e/node-port-probe.test.ts (a 422 Status), replayed on loopback.
+ */
+function refusingApiServer(): Promise<{ server: http.Server; url: string; posts: string[] }> {
+  const posts: string[] = [];
+  const server = http.createServer((req, res) => {
+    if (req.method === "POST") posts.push(req.url ?? "");
+    res.writeHead(422, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        message:
+          'Service "klutch-node-port-probe-x7k2p" is invalid: spec.ports[0].nodePort: Invalid value: 5000: provided port is not in the valid range. The range of valid ports is 30000-32767',
+        reason: "Invalid",
+        code: 422,
+      }),
+    );
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, posts }),
+    ),
+  );
+}
+
+const kubeconfigFor = (url: string) =>
+  [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters: [{name: ops, cluster: {server: " + url + ", insecure-skip-tls-verify: true}}]",
+    "users: [{name: ops, user: {token: not-a-secret}}]",
+    "contexts: [{name: ops, context: {cluster: ops, user: ops}}]",
+    "current-context: ops",
+  ].join("\n");
+
+describe("the stack program asks the data-service cluster's API server on up", () => {
+  it("a NodePort range an existing control plane refuses stops the run before anything is registered, naming the field, the value and the cluster's range", async () => {
+    const api = await refusingApiServer();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-program-"));
+    const kubeconfig = path.join(dir, "ops.yaml");
+    fs.writeFileSync(kubeconfig, kubeconfigFor(api.url));
+    try {
+      const run = mockPulumi({
+        environment: "ops",
+        controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kubeconfig } },
+        appClusters: [
+          {
+            name: "app-1",
+            infrastructure: "existing",
+            kubeconfig: { path: kubeconfig },
+            networkConnector: {
+              implementation: "proxy",
+              serviceType: "NodePort",
+              portRange: { from: 5000, to: 5100 },
+              allowedSources: ["10.20.0.0/16"],
+            },
+          },
+        ],
+      });
+      await assert.rejects(runKlutchProgram(), (err: Error) => {
+        assert.match(
+          err.message,
+          /klutch:appClusters\[0\]\.networkConnector\.portRange: 5000-5100 is outside the node ports of the data-service cluster ops-cp: its API server takes 30000-32767/,
+        );
+        assert.match(err.message, /nothing was created or changed/);
+        return true;
+      });
+      assert.equal(run.resources.length, 0);
+      assert.deepEqual(api.posts, ["/api/v1/namespaces/default/services"]);
+    } finally {
+      api.server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
