@@ -90,17 +90,18 @@ export interface PathHealth {
  * Reads each path's health from its implementation's data path (the proxy: HAProxy's own
  * health checks), so Ready means a client can use it now. Read after each run of a group and
  * polled (programs/bridge/controller.ts); the bridge writes a change on the path and its claim.
+ * On either target: a cluster's, and this machine's (the proxy's HAProxy processes).
  */
 export interface HealthReader {
   /** Whether this group's health can be read (its target says so: the proxy's HAProxy hop). */
-  reads(key: string, target: KubernetesTarget): boolean;
+  reads(key: string, target: BridgeTarget): boolean;
   /**
    * Each path's health, by path id. A path left out is left as its run reported it (the data
    * path did not answer: the bridge cannot reach it, which is no reason to call it broken).
    */
   read(
     key: string,
-    target: KubernetesTarget,
+    target: BridgeTarget,
     live: readonly NetworkPathObject[],
   ): Promise<Record<string, PathHealth>>;
 }
@@ -125,6 +126,11 @@ export interface ServerCheckAnswers {
 
 /** What asks the data-service cluster's API server for one implementation. */
 export type ServerCheck = (input: ServerCheckInput) => Promise<ServerCheckAnswers>;
+
+/** What a health reader is made from: the data-service cluster, where the bridge's target is one. */
+export interface HealthReaderOptions {
+  kubeconfig?: string;
+}
 
 /** What a follower is made from: the data-service cluster, and each group's target as last read. */
 export interface TargetFollowerOptions {
@@ -191,7 +197,7 @@ export interface ImplementationSpec<
     /** What the bridge follows for its groups on a cluster, besides their paths (no Pulumi, a Kubernetes client). */
     follower?: () => (opts: TargetFollowerOptions) => TargetFollower;
     /** How the bridge reads its paths' health on a cluster (no Pulumi, a Kubernetes client). */
-    health?: () => (opts: { kubeconfig: string }) => HealthReader;
+    health?: () => (opts: HealthReaderOptions) => HealthReader;
     /** What it asks the data-service cluster's API server before `up` (a Kubernetes client). */
     serverCheck?: () => ServerCheck;
   };

@@ -1,9 +1,8 @@
-import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { pathId, portRangeExhausted, proxyName } from "../../lib/bridge/model";
-import { toConnection } from "./model/target";
+import { localProxyDir, toConnection } from "./model/target";
 import type { BridgeTarget as Target } from "../contract/bridge-target";
 import { admitConnections } from "./model/admission";
 import { localProxyPath } from "./local-proxy-path";
@@ -101,7 +100,7 @@ export function proxyProgram(
         portRange: target.portRange,
         ...(target.reservedPorts?.length ? { reserved: target.reservedPorts } : {}),
         bindAddress: target.bindAddress,
-        dir: path.join(target.stateDir, "proxies", group.replace(/[^a-zA-Z0-9-]/g, "_")),
+        dir: localProxyDir(target.stateDir, group),
         // Used only if the allocation is created while paths already have ports: a stack
         // re-created after an unreadable checkpoint (programs/bridge/checkpoint.ts) keeps them.
         seed: seedPorts(paths, connections),

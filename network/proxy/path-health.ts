@@ -1,9 +1,13 @@
 import * as k8s from "@kubernetes/client-node";
 import { proxyName } from "../../lib/bridge/model";
-import type { HealthReader } from "../contract/implementation";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { NetworkPathObject } from "../../lib/bridge/model";
+import type { HealthReader, HealthReaderOptions, PathHealth } from "../contract/implementation";
 import { BACKENDS_PATH, DEFAULT_HEALTH_PORT } from "./model/haproxy-config";
 import { kernelHealth } from "./kernel-health";
-import { judgeHealth, parseBackends, type PodAnswer } from "./model/path-health";
+import { PROCESS_WORDS, healthBind, judgeHealth, parseBackends, type PodAnswer } from "./model/path-health";
+import { localProxyDir } from "./model/target";
 
 /** How long one page of a pod's health frontend may take: it answers from memory. */
 const PAGE_TIMEOUT_MS = 2_000;
@@ -15,12 +19,12 @@ const MAX_PAGES = 1_000;
  * the pod did not answer. The bridge's pods reach the proxy pods' health port through the
  * NetworkPolicy's rule for them (tcp-proxy.ts); a bridge outside the cluster gets no answer.
  */
-async function podBackends(ip: string): Promise<Map<string, number> | undefined> {
+async function podBackends(ip: string, port = DEFAULT_HEALTH_PORT): Promise<Map<string, number> | undefined> {
   const host = ip.includes(":") ? `[${ip}]` : ip;
   const all = new Map<string, number>();
   for (let page = 0; page < MAX_PAGES; page++) {
     try {
-      const r = await fetch(`http://${host}:${DEFAULT_HEALTH_PORT}${BACKENDS_PATH}/${page}`, {
+      const r = await fetch(`http://${host}:${port}${BACKENDS_PATH}/${page}`, {
         signal: AbortSignal.timeout(PAGE_TIMEOUT_MS),
       });
       // Past the last page (or no backend at all) the frontend has no rule left: 503.
@@ -40,18 +44,20 @@ const isReady = (p: k8s.V1Pod) =>
   (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 
 /**
- * The proxy's health reader (its spec's `pulumi.health`): the group's Ready HAProxy pods, listed
+ * The proxy's health reader (its spec's `pulumi.health`). On this machine: the group's HAProxy
+ * process, alive by its pid file, and its health frontend (localHealth). On a cluster: the
+ * group's Ready HAProxy pods, listed
  * as the data-plane identity may (pods in its namespace, lib/bridge/rbac.ts dataPlaneRules), and
  * each one's backends; for the kernel hop (no HAProxy), a dial through each path's Service port
  * (./kernel-health.ts). Not for a cluster without kubelets (`skipAwait`: no pod ever runs there).
  */
-export function proxyHealthReader(opts: { kubeconfig: string }): HealthReader {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(opts.kubeconfig);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+export function proxyHealthReader(opts: HealthReaderOptions): HealthReader {
+  const core = opts.kubeconfig ? coreClient(opts.kubeconfig) : undefined;
   return {
-    reads: (_key, target) => !target.skipAwait,
+    reads: (_key, target) => target.kind === "local" || (core !== undefined && !target.skipAwait),
     read: async (key, target, live) => {
+      if (target.kind === "local") return localHealth(key, target.stateDir, live);
+      if (!core) return {};
       if (target.hop === "kernel") return kernelHealth(core, key, target, live);
       const proxy = proxyName(key);
       const pods = await core.listNamespacedPod({
@@ -68,4 +74,53 @@ export function proxyHealthReader(opts: { kubeconfig: string }): HealthReader {
       return judgeHealth(proxy, target.namespace, live, ready.length, answers);
     },
   };
+}
+
+function coreClient(kubeconfig: string): k8s.CoreV1Api {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(kubeconfig);
+  return kc.makeApiClient(k8s.CoreV1Api);
+}
+
+/** The pid file's process, when it runs (as LocalHaproxy's provider tells it: network/proxy/local-haproxy.ts). */
+function runningPid(dir: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(path.join(dir, "haproxy.pid"), "utf8").trim().split(/\s+/)[0]);
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The local target's group: its HAProxy process (one replica) by its pid file, and its health
+ * frontend, at the address and port its config binds (each group's process has ports of its own
+ * from the group's allocation, network/proxy/local-proxy-path.ts). No config yet: the group has
+ * not run here, nothing is said. A dead process: ProxyUnavailable, and the run this starts (the
+ * poll sees the change) starts it again, since LocalHaproxy's diff counts a dead process a change.
+ */
+async function localHealth(
+  key: string,
+  stateDir: string,
+  live: readonly NetworkPathObject[],
+): Promise<Record<string, PathHealth>> {
+  const dir = localProxyDir(stateDir, key);
+  let config: string;
+  try {
+    config = fs.readFileSync(path.join(dir, "haproxy.cfg"), "utf8");
+  } catch {
+    return {};
+  }
+  const bind = healthBind(config);
+  if (!bind) return {};
+  const alive = runningPid(dir) !== undefined;
+  const answers: PodAnswer[] = alive
+    ? [{ pod: "haproxy", backends: await podBackends(bind.host, bind.port) }]
+    : [];
+  return judgeHealth(key, dir, live, alive ? 1 : 0, answers, {
+    ...PROCESS_WORDS,
+    unavailable: () => PROCESS_WORDS.unavailable(dir),
+  });
 }

@@ -1,13 +1,14 @@
 import type { NetworkPathObject } from "../../lib/bridge/api";
 import { groupImplementation } from "../../lib/bridge/grouping";
-import type { HealthReader, KubernetesTarget, PathHealth } from "../../network/contract/implementation";
+import type { BridgeTarget } from "../../network/contract/bridge-target";
+import type { HealthReader, PathHealth } from "../../network/contract/implementation";
 import { IMPLEMENTATIONS } from "../../network/registry";
 
 /**
  * Each group's paths' health as their implementation's data path says it (its spec's
  * `pulumi.health`: the proxy's HAProxy checks), read after each run and polled for changes
- * (programs/bridge/controller.ts), so a path is Ready only while a client can use it. On the
- * kubernetes target only; the bridge knows no implementation's reader itself.
+ * (programs/bridge/controller.ts), so a path is Ready only while a client can use it. On either
+ * target; the bridge knows no implementation's reader itself.
  */
 export class PathHealthTracker {
   private readonly readers = new Map<string, HealthReader>();
@@ -15,16 +16,16 @@ export class PathHealthTracker {
   private readonly written = new Map<string, string>();
 
   constructor(
-    private readonly opts?: { kubeconfig: string; targetOf: (key: string) => KubernetesTarget | undefined },
+    private readonly opts?: { kubeconfig?: string; targetOf: (key: string) => BridgeTarget | undefined },
   ) {
     if (!opts) return;
     for (const spec of IMPLEMENTATIONS) {
       const make = spec.pulumi.health?.();
-      if (make) this.readers.set(spec.name, make({ kubeconfig: opts.kubeconfig }));
+      if (make) this.readers.set(spec.name, make(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}));
     }
   }
 
-  private reader(key: string): { reader: HealthReader; target: KubernetesTarget } | undefined {
+  private reader(key: string): { reader: HealthReader; target: BridgeTarget } | undefined {
     const target = this.opts?.targetOf(key);
     const reader = this.readers.get(groupImplementation(key));
     return target && reader?.reads(key, target) ? { reader, target } : undefined;

@@ -106,7 +106,8 @@ export class StackRunner implements GroupStacks {
         ? { kubeconfig: opts.target.kubeconfig, targetOf: (key: string) => this.targets.kubernetes(key) }
         : undefined;
     this.following = new TargetFollowers(onCluster);
-    this.pathHealth = new PathHealthTracker(onCluster);
+    // On this machine the group's target is the bridge's own (its processes' directories and address).
+    this.pathHealth = new PathHealthTracker(onCluster ?? { targetOf: () => opts.target });
   }
 
   /** Kills the engine processes a previous bridge on this backend left behind. */

@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
@@ -44,6 +45,15 @@ describe("network change preview of the environment stack (e2e)", function () {
   const hostPorts = portsFor(__filename);
   const opsPort = hostPorts.one();
   const range = bandArg(hostPorts.block(200));
+  /**
+   * The instances the claims name: listeners on this machine, since the bridge's local target
+   * reads each path's health from its HAProxy's checks and a path to nothing is not Ready.
+   */
+  const ordersPort = hostPorts.one();
+  const billingPort = hostPorts.one();
+  const instances = [ordersPort, billingPort].map((p) =>
+    net.createServer((s) => s.destroy()).listen(p, "127.0.0.1"),
+  );
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane | undefined;
   let stack: Stack;
@@ -125,11 +135,12 @@ describe("network change preview of the environment stack (e2e)", function () {
       180_000,
     );
     bridge.start();
-    assert.equal(kubectlApply(kc(), claimYaml("orders", "cluster-app-1", 5432)).status, 0);
+    assert.equal(kubectlApply(kc(), claimYaml("orders", "cluster-app-1", ordersPort)).status, 0);
     await waitReady("cluster-app-1", "orders");
   });
 
   after(async () => {
+    for (const server of instances) server.close();
     try {
       if (clusters) {
         for (const ns of ["cluster-app-1", "cluster-app-2"])
@@ -178,7 +189,7 @@ describe("network change preview of the environment stack (e2e)", function () {
 
     // A first connection in the new app cluster's namespace: added with its predicted port.
     const file = path.join(work, "billing.yaml");
-    fs.writeFileSync(file, claimYaml("billing", "cluster-app-2", 5433));
+    fs.writeFileSync(file, claimYaml("billing", "cluster-app-2", billingPort));
     const p = preview(["--connections", file], "billing-added");
     assert.equal(p.code, 3, p.report.summary.line);
     const billing = p.report.connections.find((c) => c.id === "pending:cluster-app-2/billing");

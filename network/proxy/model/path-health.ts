@@ -28,6 +28,40 @@ export interface PodAnswer {
   backends: Map<string, number> | undefined;
 }
 
+/** How the judgement names the proxy's replicas: the pods of a cluster, or the local target's process. */
+export interface HealthWords {
+  /** What no usable replica means, for the proxy named `namespace/name` (or its directory). */
+  unavailable: (proxy: string) => string;
+  replicas: string;
+}
+
+export const POD_WORDS: HealthWords = {
+  unavailable: (proxy) => `no pod of the proxy ${proxy} is Ready, so no connection gets through`,
+  replicas: "proxy pods",
+};
+
+export const PROCESS_WORDS: HealthWords = {
+  unavailable: (dir) =>
+    `the proxy's HAProxy process (${dir}) is not running, so no connection gets through; the group's next run starts it again`,
+  replicas: "HAProxy processes",
+};
+
+/**
+ * Where the rendered config's health frontend listens (haproxy-config.ts renders `frontend
+ * health` with one `bind <address>:<port>`): the local target's process has a port of its own.
+ */
+export function healthBind(config: string): { host: string; port: number } | undefined {
+  const lines = config.split("\n");
+  const start = lines.findIndex((l) => l.trim() === "frontend health");
+  if (start < 0) return undefined;
+  for (const line of lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break;
+    const m = /^\s+bind\s+(\S+):(\d+)\s*$/.exec(line);
+    if (m) return { host: m[1]!.replace(/^\[|\]$/g, ""), port: Number(m[2]) };
+  }
+  return undefined;
+}
+
 /**
  * Each admitted path's health. No Ready pod: no connection can get through. No pod answered
  * (the bridge cannot reach them): nothing is known, so nothing is said. A pod that does not
@@ -39,6 +73,7 @@ export function judgeHealth(
   live: readonly NetworkPathObject[],
   readyPods: number,
   answers: readonly PodAnswer[],
+  words: HealthWords = POD_WORDS,
 ): Record<string, PathHealth> {
   const out: Record<string, PathHealth> = {};
   const { admitted } = admitConnections(live.map(toConnection));
@@ -47,7 +82,7 @@ export function judgeHealth(
       out[c.id] = {
         ready: false,
         reason: "ProxyUnavailable",
-        message: `no pod of the proxy ${namespace}/${proxy} is Ready, so no connection gets through`,
+        message: words.unavailable(`${namespace}/${proxy}`),
       };
     return out;
   }
@@ -69,7 +104,7 @@ export function judgeHealth(
         : {
             ready: false,
             reason: "InstanceUnreachable",
-            message: `HAProxy's health checks of ${c.instanceHost}:${c.port} fail on ${down} of ${counts.length} proxy pods: the instance is down or refuses connections, or its host does not resolve`,
+            message: `HAProxy's health checks of ${c.instanceHost}:${c.port} fail on ${down} of ${counts.length} ${words.replicas}: the instance is down or refuses connections, or its host does not resolve`,
           };
   }
   return out;

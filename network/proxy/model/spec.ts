@@ -5,6 +5,7 @@ import type { EnvironmentBuilder } from "../../contract/environment-context";
 import type { ProxyConnectorConfig } from "./config";
 import type {
   HealthReader,
+  HealthReaderOptions,
   ImplementationSpec,
   ServerCheck,
   TargetFollower,
@@ -56,7 +57,7 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
         .instanceFollower,
     // HAProxy's own health checks say whether a path reaches its instance; for the kernel hop, a dial through it.
     health: () =>
-      (require("../path-health") as { proxyHealthReader: (o: { kubeconfig: string }) => HealthReader })
+      (require("../path-health") as { proxyHealthReader: (o: HealthReaderOptions) => HealthReader })
         .proxyHealthReader,
     // Whether the data-service cluster takes a NodePort proxy's ports, where only it knows.
     serverCheck: () => (require("../server-check") as { proxyServerCheck: ServerCheck }).proxyServerCheck,
