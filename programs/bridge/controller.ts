@@ -80,8 +80,8 @@ export class Bridge {
    * that follows something (programs/bridge/target-followers.ts: a kernel path's instance endpoints).
    */
   private readonly followerWatches: PollingWatch<string[]>[];
-  /** Re-runs groups whose paths' health changed (kubernetes target: the proxy's HAProxy checks). */
-  private readonly healthWatch: PollingWatch<string[]> | undefined;
+  /** Re-runs groups whose paths' health changed (the proxy's HAProxy checks, on a cluster or this machine). */
+  private readonly healthWatch: PollingWatch<string[]>;
   /** Re-runs groups whose settings the environment changed (kubernetes target). */
   private readonly settingsWatch: PollingWatch<BridgeSettings | undefined> | undefined;
   /** Puts back what someone else changed of a group's objects (kubernetes target). */
@@ -182,29 +182,24 @@ export class Bridge {
       });
     });
     const healthy = () => this.cache.groups().filter((key) => this.stacks.readsHealthOf(key));
-    this.healthWatch =
-      opts.target.kind === "kubernetes"
-        ? new PollingWatch<string[]>({
-            wanted: () => healthy().length > 0,
-            read: async () => {
-              const moved: string[] = [];
-              for (const key of healthy())
-                if (await this.stacks.healthMoved(key, this.cache.group(key))) moved.push(key);
-              return moved;
-            },
-            onRead: (moved) =>
-              this.runAgain(
-                moved,
-                "a path's health changed (its data path says so); running its group again",
-              ),
-            intervalMs: opts.healthPollMs ?? 5_000,
-            log: opts.log,
-            messages: {
-              failing: "cannot read the paths' health; they keep the status they have",
-              recovered: "reading the paths' health works again",
-            },
-          })
-        : undefined;
+    // Either target: a cluster's proxy pods, or this machine's HAProxy processes (the proxy's reader).
+    this.healthWatch = new PollingWatch<string[]>({
+      wanted: () => healthy().length > 0,
+      read: async () => {
+        const moved: string[] = [];
+        for (const key of healthy())
+          if (await this.stacks.healthMoved(key, this.cache.group(key))) moved.push(key);
+        return moved;
+      },
+      onRead: (moved) =>
+        this.runAgain(moved, "a path's health changed (its data path says so); running its group again"),
+      intervalMs: opts.healthPollMs ?? 5_000,
+      log: opts.log,
+      messages: {
+        failing: "cannot read the paths' health; they keep the status they have",
+        recovered: "reading the paths' health works again",
+      },
+    });
     this.settingsWatch =
       opts.target.kind === "kubernetes" && opts.settings
         ? new PollingWatch<BridgeSettings | undefined>({
@@ -250,7 +245,7 @@ export class Bridge {
     this.queue.start();
     this.nodeWatch?.start();
     await this.drift?.start();
-    this.healthWatch?.start();
+    this.healthWatch.start();
     for (const w of this.followerWatches) w.start();
     this.settingsWatch?.start();
     // Groups that have a stack but no paths any more (deleted while the bridge was down); a
@@ -271,7 +266,7 @@ export class Bridge {
     this.stopped = true;
     this.nodeWatch?.stop();
     await this.drift?.stop();
-    this.healthWatch?.stop();
+    this.healthWatch.stop();
     for (const w of this.followerWatches) w.stop();
     this.settingsWatch?.stop();
     const running = this.queue.active();

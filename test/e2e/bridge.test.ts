@@ -797,15 +797,29 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const cond = (p: PathObj | undefined, type: string) =>
       p?.status?.conditions?.find((c) => c.type === type);
 
-    // Five fit: four to PostgreSQL and one whose instance host does not resolve (its proxy
-    // server just stays down); one whose host is no host name at all is rejected alone.
+    // Five fit: four to PostgreSQL and one whose instance host does not resolve (it gets its
+    // port, but HAProxy's checks fail, so it is InstanceUnreachable, not Ready); one whose host is
+    // no host name at all is rejected alone.
     for (const n of ["cap-a", "cap-b", "cap-c", "cap-d"])
       assert.equal(kubectlApply(kc(), claim(n)).status, 0);
     assert.equal(kubectlApply(kc(), claim("cap-u", { instanceHost: "nowhere.invalid" })).status, 0);
     assert.equal(kubectlApply(kc(), claim("cap-x", { instanceHost: "not a host!" })).status, 0);
     const first: Record<string, number> = {};
-    for (const n of ["cap-a", "cap-b", "cap-c", "cap-d", "cap-u"])
-      first[n] = (await waitReady(n)).status!.port!;
+    for (const n of ["cap-a", "cap-b", "cap-c", "cap-d"]) first[n] = (await waitReady(n)).status!.port!;
+    await eventually(
+      "the connection to an unresolvable host to hold a port and say InstanceUnreachable",
+      () =>
+        cond(pathOf("cap-u"), "Ready")?.reason === "InstanceUnreachable" &&
+        pathOf("cap-u")?.status?.port !== undefined,
+      60_000,
+    );
+    first["cap-u"] = pathOf("cap-u")!.status!.port!;
+    assert.match(
+      cond(pathOf("cap-u"), "Ready")!.message,
+      /nowhere\.invalid:\d+ fail on 1 of 1 HAProxy processes/,
+    );
+    /** A path's port: the claim's where it is Ready, the path's for the one that never is. */
+    const portOf = (n: string) => (n === "cap-u" ? pathOf(n)?.status?.port : claimOf(n)?.status?.port);
     await eventually(
       "the invalid connection to say why",
       () => cond(pathOf("cap-x"), "Ready")?.reason === "InvalidConnection",
@@ -847,8 +861,9 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.ok(!isClaimReady(claimOf("cap-e")), "the claim that did not fit is not Ready");
     for (const [n, port] of Object.entries(first)) {
       const c = claimOf(n)!;
-      assert.ok(isClaimReady(c), `${n} stays Ready`);
-      assert.equal(c.status?.port, port, `${n} keeps its port`);
+      if (n === "cap-u") assert.ok(!isClaimReady(c), "the claim to an unresolvable host is not Ready");
+      else assert.ok(isClaimReady(c), `${n} stays Ready`);
+      assert.equal(portOf(n), port, `${n} keeps its port`);
       assert.equal(cond(pathOf(n), "Synced")?.status, "True", `${n} stays Synced`);
       if (n !== "cap-u") {
         const r = psql("127.0.0.1", port);
@@ -891,8 +906,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       const c = await waitReady(n);
       assert.equal(psql("127.0.0.1", c.status!.port!).stdout.trim(), "42", `psql through ${n}`);
     }
-    for (const [n, port] of Object.entries(first))
-      assert.equal(claimOf(n)?.status?.port, port, `${n} keeps its port`);
+    for (const [n, port] of Object.entries(first)) assert.equal(portOf(n), port, `${n} keeps its port`);
     await eventually(
       "the healed path's Event",
       () => eventsOf("cap-e").some((e) => e.reason === "PathReady"),
