@@ -1,7 +1,6 @@
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
@@ -19,6 +18,7 @@ import { runPreview, type PreviewRun } from "../helpers/network-preview";
 import { TestBridge } from "../helpers/bridge-process";
 import { claimYaml, claimsIn, waitForClaim, type Claim } from "../helpers/kube-objects";
 import { bandArg, portsFor } from "../helpers/ports";
+import { Postgres } from "../helpers/pg-haproxy";
 
 const CP = "control-plane";
 const STACK = "preview-e2e";
@@ -46,14 +46,12 @@ describe("network change preview of the environment stack (e2e)", function () {
   const opsPort = hostPorts.one();
   const range = bandArg(hostPorts.block(200));
   /**
-   * The instances the claims name: listeners on this machine, since the bridge's local target
-   * reads each path's health from its HAProxy's checks and a path to nothing is not Ready.
+   * The instance the claims name: a real PostgreSQL on this machine, since the bridge's local
+   * target reads each path's health from its HAProxy's checks (`pgsql-check` for these
+   * PostgreSQL claims), and a path to nothing is not Ready.
    */
-  const ordersPort = hostPorts.one();
-  const billingPort = hostPorts.one();
-  const instances = [ordersPort, billingPort].map((p) =>
-    net.createServer((s) => s.destroy()).listen(p, "127.0.0.1"),
-  );
+  let pg: Postgres | undefined;
+  const instancePort = () => pg!.port;
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane | undefined;
   let stack: Stack;
@@ -116,6 +114,7 @@ describe("network change preview of the environment stack (e2e)", function () {
   }
 
   before(async () => {
+    pg = await Postgres.start();
     process.env.KLUTCH_LOCAL_DIR = stateDir;
     // Only the `local` stack gets a passphrase by default (host/automation/pulumi-runner.ts); this copy
     // of its file carries its encryptionsalt, so it takes the same throw-away passphrase.
@@ -135,12 +134,12 @@ describe("network change preview of the environment stack (e2e)", function () {
       180_000,
     );
     bridge.start();
-    assert.equal(kubectlApply(kc(), claimYaml("orders", "cluster-app-1", ordersPort)).status, 0);
+    assert.equal(kubectlApply(kc(), claimYaml("orders", "cluster-app-1", instancePort())).status, 0);
     await waitReady("cluster-app-1", "orders");
   });
 
   after(async () => {
-    for (const server of instances) server.close();
+    await pg?.stop();
     try {
       if (clusters) {
         for (const ns of ["cluster-app-1", "cluster-app-2"])
@@ -189,7 +188,7 @@ describe("network change preview of the environment stack (e2e)", function () {
 
     // A first connection in the new app cluster's namespace: added with its predicted port.
     const file = path.join(work, "billing.yaml");
-    fs.writeFileSync(file, claimYaml("billing", "cluster-app-2", billingPort));
+    fs.writeFileSync(file, claimYaml("billing", "cluster-app-2", instancePort()));
     const p = preview(["--connections", file], "billing-added");
     assert.equal(p.code, 3, p.report.summary.line);
     const billing = p.report.connections.find((c) => c.id === "pending:cluster-app-2/billing");

@@ -1,7 +1,6 @@
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { reapOrphans } from "../../programs/bridge/orphans";
@@ -23,6 +22,7 @@ import { runPreview, type PreviewRun } from "../helpers/network-preview";
 import { TestBridge } from "../helpers/bridge-process";
 import { claimYaml, claimsIn, isClaimReady, waitForClaim, type Claim } from "../helpers/kube-objects";
 import { bandArg, portsFor } from "../helpers/ports";
+import { Postgres } from "../helpers/pg-haproxy";
 
 const CP = "preview-cp";
 const NS = "team-a";
@@ -54,14 +54,12 @@ describe("network change preview on the local stack (e2e)", function () {
   /** The kubernetes target's own range, from its proxy settings. */
   const settingsRange = hostPorts.block(50);
   /**
-   * The instances the claims name: listeners on this machine, since the bridge's local target
-   * reads each path's health from its HAProxy's checks and a path to nothing is not Ready.
+   * The instance the claims name: a real PostgreSQL on this machine, since the bridge's local
+   * target reads each path's health from its HAProxy's checks (`pgsql-check` for these
+   * PostgreSQL claims), and a path to nothing is not Ready.
    */
-  const ordersPort = hostPorts.one();
-  const billingPort = hostPorts.one();
-  const instances = [ordersPort, billingPort].map((p) =>
-    net.createServer((s) => s.destroy()).listen(p, "127.0.0.1"),
-  );
+  let pg: Postgres | undefined;
+  const instancePort = () => pg!.port;
   let range = firstRange;
   let clusters: LocalClusters;
   let crossplane: LocalCrossplane;
@@ -98,18 +96,19 @@ describe("network change preview on the local stack (e2e)", function () {
   };
 
   before(async () => {
+    pg = await Postgres.start();
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP]);
     crossplane = await crossplaneWithConnectorApi(kc(), stateDir, CP, env);
     kubectl(kc(), ["create", "namespace", NS]);
     startBridge();
     // An existing connection the scenarios change around.
-    assert.equal(kubectlApply(kc(), claimYaml("orders", NS, ordersPort)).status, 0);
+    assert.equal(kubectlApply(kc(), claimYaml("orders", NS, instancePort())).status, 0);
     await waitFor("orders to be Ready", isClaimReady, "orders");
   });
 
   after(async () => {
-    for (const server of instances) server.close();
+    await pg?.stop();
     try {
       if (clusters && bridge.process) {
         kubectlTry(kc(), ["-n", NS, "delete", "tcpconnections", "--all", "--wait=true", "--timeout=120s"]);
@@ -128,7 +127,7 @@ describe("network change preview on the local stack (e2e)", function () {
 
   it("a pending TCPConnection file: added with its predicted port, exit 3; the bridge then writes that port", async () => {
     const file = path.join(work, "pending.yaml");
-    fs.writeFileSync(file, claimYaml("billing", NS, billingPort));
+    fs.writeFileSync(file, claimYaml("billing", NS, instancePort()));
     const before = claimOf("orders") as Claim;
     const { code, report, markdown } = preview(["--connections", file, "--port-range", range], "added");
     assert.equal(code, 3, report.summary.line);
@@ -185,7 +184,7 @@ describe("network change preview on the local stack (e2e)", function () {
 
   it("nothing to change: exit 0; an invalid --fail-on: exit 2", () => {
     const file = path.join(work, "same.yaml");
-    fs.writeFileSync(file, claimYaml("orders", NS, ordersPort));
+    fs.writeFileSync(file, claimYaml("orders", NS, instancePort()));
     const r = preview(["--connections", file, "--port-range", range], "unchanged");
     assert.equal(r.code, 0, r.report.summary.line);
     assert.equal(r.report.summary.grade, 0);
