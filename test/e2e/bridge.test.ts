@@ -341,37 +341,29 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.match(metrics, /klutch_bridge_engine_runs_total [1-9]/);
   });
 
-  it("the group's HAProxy process killed by hand: its paths say ProxyUnavailable within a health poll, the run that starts brings the process back, and psql works on the same ports", async () => {
+  it("the group's HAProxy process killed by hand: the health poll sees it, the run it starts brings the process back within a poll and a run, and psql works on the same ports", async () => {
     const proxies = () => pgrep(`${bridgeDir}/proxies`);
     const [victim] = proxies();
     assert.ok(victim, "an HAProxy process serves the group");
-    type Path = {
-      spec: { consumerNamespace?: string };
-      status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
-    };
-    const groupPaths = () =>
-      kubectlJson<{ items: Path[] }>(kc(), ["get", "networkpaths"]).items.filter(
-        (p) => p.spec.consumerNamespace === NS,
-      );
-    const ready = (p: Path) => p.status?.conditions?.find((c) => c.type === "Ready");
+    const logged = bridgeLog.length;
     const killed = Date.now();
     process.kill(victim, "SIGKILL");
+    // The poll (every 5 s) reads ProxyUnavailable and runs the group; that run restarts the
+    // process (LocalHaproxy counts a dead one a change) before it writes the paths' status, so
+    // they stay Ready: unusable for at most a poll and a run (ProxyUnavailable itself is shown
+    // against a real HAProxy in network/proxy/path-health.test.ts).
     await eventually(
-      "the group's paths to say ProxyUnavailable",
-      () => groupPaths().length === 2 && groupPaths().every((p) => ready(p)?.reason === "ProxyUnavailable"),
+      "a new HAProxy process serving the group",
+      () => proxies().length > 0 && !proxies().includes(victim),
       60_000,
     );
-    const down = (Date.now() - killed) / 1000;
-    assert.match(ready(groupPaths()[0]!)!.message, /HAProxy process \(.*proxies.*\) is not running/);
-    await eventually(
-      "the process back and the paths Ready again",
-      () => proxies().length > 0 && groupPaths().every((p) => ready(p)?.status === "True"),
-      120_000,
-    );
     console.log(
-      `      (HAProxy killed → paths ProxyUnavailable in ${down.toFixed(1)} s; → running and Ready in ${((Date.now() - killed) / 1000).toFixed(1)} s)`,
+      `      (HAProxy killed → a new process serves in ${((Date.now() - killed) / 1000).toFixed(1)} s)`,
     );
-    assert.notDeepEqual(proxies(), [victim], "a new process serves the group");
+    assert.match(
+      bridgeLog.slice(logged).join(""),
+      /a path's health changed \(its data path says so\); running its group again/,
+    );
     const r = psql("127.0.0.1", orders.status!.port!);
     assert.equal(r.stdout.trim(), "42", r.stderr);
     const now = claims().find((c) => c.metadata.name === "orders");
