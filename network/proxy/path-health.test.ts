@@ -18,11 +18,11 @@ async function listen(): Promise<net.Server & { port: number }> {
   return Object.assign(server, { port: (server.address() as net.AddressInfo).port });
 }
 
-/** A loopback port nothing listens on: bound once, then released. */
-async function freePort(): Promise<number> {
-  const s = await listen();
-  await new Promise((r) => s.close(r));
-  return s.port;
+/** `count` distinct loopback ports nothing listens on: all bound at once, then released. */
+async function freePorts(count: number): Promise<number[]> {
+  const held = await Promise.all(Array.from({ length: count }, () => listen()));
+  await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
+  return held.map((s) => s.port);
 }
 
 async function until<T>(
@@ -72,16 +72,17 @@ describe("proxy: the local target's health from its HAProxy process", function (
 
   it("Ready where HAProxy reaches the instance, InstanceUnreachable where it is refused, ProxyUnavailable once the process is gone", async () => {
     instance = await listen();
-    const refused = await freePort();
+    // Distinct from the instance's (still bound) and from each other (bound together).
+    const [refused, orders, cache, stats, health] = (await freePorts(5)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const connections = [
       { id: "orders", instanceHost: "127.0.0.1", port: instance.port },
       { id: "cache", instanceHost: "127.0.0.1", port: refused },
-    ];
-    const [orders, cache, stats, health] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
     ];
     const config = renderHaproxyConfig(
       connections,
