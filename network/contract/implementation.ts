@@ -196,7 +196,7 @@ export interface ImplementationSpec<
     provider?: () => ProviderSurface;
     /** What the bridge follows for its groups on a cluster, besides their paths (no Pulumi, a Kubernetes client). */
     follower?: () => (opts: TargetFollowerOptions) => TargetFollower;
-    /** How the bridge reads its paths' health on a cluster (no Pulumi, a Kubernetes client). */
+    /** How the bridge reads its paths' health, on a cluster (a Kubernetes client) or this machine (the proxy: its HAProxy processes, as LocalHaproxy knows them). */
     health?: () => (opts: HealthReaderOptions) => HealthReader;
     /** What it asks the data-service cluster's API server before `up` (a Kubernetes client). */
     serverCheck?: () => ServerCheck;

@@ -6,6 +6,7 @@ import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { HealthReader, HealthReaderOptions, PathHealth } from "../contract/implementation";
 import { BACKENDS_PATH, DEFAULT_HEALTH_PORT } from "./model/haproxy-config";
 import { kernelHealth } from "./kernel-health";
+import { localHaproxyProvider } from "./local-haproxy";
 import { PROCESS_WORDS, healthBind, judgeHealth, parseBackends, type PodAnswer } from "./model/path-health";
 import { localProxyDir } from "./model/target";
 
@@ -82,18 +83,6 @@ function coreClient(kubeconfig: string): k8s.CoreV1Api {
   return kc.makeApiClient(k8s.CoreV1Api);
 }
 
-/** The pid file's process, when it runs (as LocalHaproxy's provider tells it: network/proxy/local-haproxy.ts). */
-function runningPid(dir: string): number | undefined {
-  try {
-    const pid = Number(fs.readFileSync(path.join(dir, "haproxy.pid"), "utf8").trim().split(/\s+/)[0]);
-    if (!Number.isInteger(pid) || pid <= 0) return undefined;
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The local target's group: its HAProxy process (one replica) by its pid file, and its health
  * frontend, at the address and port its config binds (each group's process has ports of its own
@@ -115,7 +104,7 @@ async function localHealth(
   }
   const bind = healthBind(config);
   if (!bind) return {};
-  const alive = runningPid(dir) !== undefined;
+  const alive = localHaproxyProvider.pidOf(dir) !== undefined;
   const answers: PodAnswer[] = alive
     ? [{ pod: "haproxy", backends: await podBackends(bind.host, bind.port) }]
     : [];
