@@ -129,6 +129,8 @@ describe("KlutchEnvironment (mocks)", () => {
       "kubernetes:core/v1:ConfigMap",
       // Teardown: Crossplane's own webhook configurations after it; every claim before all.
       "pulumi-nodejs:dynamic/klutch:CrossplaneWebhookConfigurations",
+      // Before the chart: refuses a Crossplane more than one minor from the running one.
+      "pulumi-nodejs:dynamic/klutch:CrossplaneUpgradeGuard",
       "pulumi-nodejs:dynamic/klutch:TeardownDrain",
     ]);
     // One XRD; NOOP and the proxy (Klutch's default), function-less: a local cluster pulls no

@@ -124,7 +124,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       {
         provider: this.controlPlane.provider,
         namespace: "crossplane-system",
-        version: xp.version,
+        version: args.crossplanePlan.version,
         chart: args.crossplaneSource.chart,
         crdsPath: args.crossplaneSource.crdsPath,
         packages: {

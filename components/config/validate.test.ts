@@ -120,7 +120,7 @@ describe("environment config", () => {
         images: {
           bridge: "klutch.local/bridge:0.1.0-node24-0123456789ab",
           haproxy: "klutch.local/haproxy:2.6.12-1-0123456789ab",
-          crossplane: "klutch.local/crossplane:1.20.11-0123456789ab",
+          crossplane: "klutch.local/crossplane:2.4.0-0123456789ab",
         },
         registry: FAKE_REGISTRY,
       });
@@ -756,7 +756,7 @@ describe("environment config", () => {
           (c.crossplane = { providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes" }),
         path: "klutch:crossplane.providerKubernetes",
         includes:
-          'must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0 (got "xpkg.upbound.io/crossplane-contrib/provider-kubernetes")',
+          'must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1 (got "xpkg.upbound.io/crossplane-contrib/provider-kubernetes")',
       },
       {
         name: "two nodes on a local cluster",
@@ -774,10 +774,16 @@ describe("environment config", () => {
         includes: 'is only for infrastructure "local"',
       },
       {
-        name: "Crossplane v2",
-        mutate: (c) => (c.crossplane = { version: "2.0.0" }),
+        name: "a Crossplane newer than the toolchain knows",
+        mutate: (c) => (c.crossplane = { version: "2.5.0" }),
         path: "klutch:crossplane.version",
-        includes: "Klutch does not support v2",
+        includes: "must be a Crossplane 2.0.x to 2.4.x version, or 1.17.x to 1.20.x",
+      },
+      {
+        name: "Crossplane v2 for a core run as a process",
+        mutate: (c) => (c.crossplane = { version: "2.0.0", runLocally: true }),
+        path: "klutch:crossplane.version",
+        includes: "runs only Crossplane 1.x here",
       },
       {
         name: "an anynines service without credentials",

@@ -6,7 +6,7 @@ import { mockPulumi, settle, SECRET_SIG } from "../../test/helpers/mocks";
 
 const labels = { "klutch.anynines.com/environment": "test" };
 const packages = {
-  providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0",
+  providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1",
   providerAnynines: "public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0",
   functionPatchAndTransform: "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
   dataservicesConfiguration: "public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0",

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { CrossplaneUpgradeGuard } from "../../providers/dynamic/crossplane-upgrade-guard";
 import { CrossplaneWebhookConfigurations } from "../../providers/dynamic/crossplane-webhooks";
 import {
   AnyninesService,
@@ -16,7 +17,7 @@ import { FUNCTION_PACKAGE, PROVIDER_KUBERNETES_PACKAGE, type LocalPackages } fro
 
 /**
  * The ConfigMap and key the chart mounts for the package manager's registry CA bundle
- * (`registryCaBundleConfig` of the crossplane chart 1.20.11: mounted at /certs, CA_BUNDLE_PATH).
+ * (`registryCaBundleConfig` of the crossplane chart, 1.20.11 and 2.4.0 alike: mounted at /certs, CA_BUNDLE_PATH).
  */
 export const REGISTRY_CA_CONFIGMAP = "klutch-registry-ca";
 export const REGISTRY_CA_KEY = "ca-bundle.crt";
@@ -126,6 +127,14 @@ export class Crossplane extends pulumi.ComponentResource {
           },
         )
       : undefined;
+    // Before the chart: a core more than one minor away is refused while it still runs as it was.
+    const upgradeGuard = args.kubeconfig
+      ? new CrossplaneUpgradeGuard(
+          `${name}-upgrade-guard`,
+          { kubeconfig: args.kubeconfig, namespace: args.namespace, version: args.version },
+          { parent: this },
+        )
+      : undefined;
     const chart = new k8s.helm.v4.Chart(
       `${name}-chart`,
       {
@@ -149,7 +158,7 @@ export class Crossplane extends pulumi.ComponentResource {
           customLabels: args.labels,
           // The chart renders `replicas: {{ .Values.replicas }}` and
           // `{{ .Values.rbacManager.replicas }}` (templates/deployment.yaml,
-          // rbac-manager-deployment.yaml of crossplane 1.20.11), so 0 is kept as 0; the RBAC
+          // rbac-manager-deployment.yaml of crossplane 1.20.11 and 2.4.0), so 0 is kept as 0; the RBAC
           // manager's roles stay (rbacManager.deploy).
           ...(args.runLocally ? { replicas: 0, rbacManager: { replicas: 0 } } : {}),
           ...(registryCa
@@ -157,7 +166,7 @@ export class Crossplane extends pulumi.ComponentResource {
             : {}),
         },
       },
-      { ...child, dependsOn: [registryCa, webhooks].filter((r) => r !== undefined) },
+      { ...child, dependsOn: [registryCa, webhooks, upgradeGuard].filter((r) => r !== undefined) },
     );
 
     const crds = args.crdsPath

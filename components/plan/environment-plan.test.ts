@@ -12,7 +12,12 @@ function config(appClusters: unknown[], controlPlane: Record<string, unknown> = 
   });
 }
 
-const PROCESS: CrossplanePlan = { run: { kind: "process" }, toolchainChart: true, packagesPullable: false };
+const PROCESS: CrossplanePlan = {
+  run: { kind: "process" },
+  version: "1.20.11",
+  toolchainChart: true,
+  packagesPullable: false,
+};
 const PACKAGES = {
   registry: "172.30.0.5:5000",
   pushRegistry: "127.0.0.1:5000",
@@ -22,14 +27,20 @@ const PACKAGES = {
 const NODE: CrossplanePlan = {
   run: {
     kind: "node",
-    image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11" },
+    image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v2.4.0" },
     packages: PACKAGES,
     node: { address: "172.30.0.6", images: { wireguard: "klutch.local/wireguard:1.0-abc" } },
   },
+  version: "2.4.0",
   toolchainChart: true,
   packagesPullable: false,
 };
-const CLUSTER: CrossplanePlan = { run: { kind: "cluster" }, toolchainChart: false, packagesPullable: true };
+const CLUSTER: CrossplanePlan = {
+  run: { kind: "cluster" },
+  version: "2.4.0",
+  toolchainChart: false,
+  packagesPullable: true,
+};
 
 describe("the environment's plan (pure)", () => {
   it("local: upstream images are applied, not awaited; the compositions are function-less; core runs as a process", () => {
@@ -57,7 +68,7 @@ describe("the environment's plan (pure)", () => {
       skipAwait: false,
       runLocally: false,
       node: {
-        image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v1.20.11", pullPolicy: "Never" },
+        image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v2.4.0", pullPolicy: "Never" },
         coreArgs: ["--enable-realtime-compositions=false", "--poll-interval=30s"],
         hostNetwork: true,
       },

@@ -7,7 +7,7 @@ import { localCrossplaneSource } from "./local-crossplane-source";
 export type CrossplaneSource = { chart: { repository: string } | { path: string }; crdsPath?: string };
 
 /**
- * The chart source the plan asks for: the toolchain's copy of the pinned module's chart on
+ * The chart source the plan asks for: the toolchain's copy of the chart of the plan's version on
  * local clusters and for a local process (no chart repository is reachable there), else the
  * configured chart folder or repository. The CRDs are applied by Pulumi only where no
  * Crossplane pod's init container does it (a local process). Shared by the program and the
@@ -17,12 +17,12 @@ export function crossplaneSource(
   config: EnvironmentConfig,
   plan: CrossplanePlan,
   projectDir: string,
-  toolchainClusterDir: string | undefined,
+  toolchainClusterDirs: readonly (string | undefined)[],
 ): { ok: true; source: CrossplaneSource } | { ok: false; setting: string; message: string } {
   const xp = config.crossplane;
   if (plan.toolchainChart) {
     try {
-      const local = localCrossplaneSource(toolchainClusterDir, xp.version);
+      const local = localCrossplaneSource(toolchainClusterDirs, plan.version);
       return {
         ok: true,
         source: {

@@ -7,23 +7,29 @@ export interface LocalCrossplaneSource {
 }
 
 /**
- * The Crossplane chart and CRDs the toolchain keeps next to the Crossplane binary it built
- * (they are files of the Crossplane Go module). The local stack installs from here because
- * it reaches no chart repository. Fails clearly when the toolchain has a different version.
+ * The Crossplane chart and CRDs the toolchain keeps next to each Crossplane core it built (they
+ * are files of the Crossplane Go module): v2's (KLUTCH_CROSSPLANE_CLUSTER_DIR) and 1.20's
+ * (KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR). The local stack installs from here because it reaches
+ * no chart repository. The folder of `version` is taken; fails clearly when none is that version.
  */
 export function localCrossplaneSource(
-  clusterDir: string | undefined,
+  clusterDirs: readonly (string | undefined)[],
   version: string,
 ): LocalCrossplaneSource {
-  if (!clusterDir) {
+  const dirs = clusterDirs.filter((d): d is string => d !== undefined && d !== "");
+  if (dirs.length === 0) {
     throw new Error(
       "KLUTCH_CROSSPLANE_CLUSTER_DIR is not set: run `bash host/scripts/toolchain.sh build` and use `npm run pulumi`",
     );
   }
-  const built = /crossplane-([0-9.]+)\/cluster\/?$/.exec(clusterDir)?.[1];
-  if (built && built !== version) {
+  const builtOf = (dir: string) => /crossplane-([0-9.]+)\/cluster\/?$/.exec(dir)?.[1];
+  const clusterDir =
+    dirs.find((d) => builtOf(d) === version) ??
+    (dirs.length === 1 && !builtOf(dirs[0]!) ? dirs[0] : undefined);
+  if (!clusterDir) {
+    const built = dirs.map(builtOf).filter((v) => v !== undefined);
     throw new Error(
-      `klutch:crossplane.version is ${version} but the toolchain builds Crossplane ${built}; set crossplane.version to ${built} or change host/toolchain/versions.env`,
+      `klutch:crossplane.version is ${version} but the toolchain builds Crossplane ${built.join(" and ")}; set crossplane.version to ${built.join(" or ")} or change host/toolchain/versions.env`,
     );
   }
   const source = {

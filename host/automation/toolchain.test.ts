@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { defaultCrossplaneVersion } from "../../lib/config/crossplane-versions";
 import { crossplane } from "../../lib/config/schema";
 import { assertProjectNode, projectNodeMajor, repoRoot, toolchainEnv } from "./toolchain";
 
@@ -15,10 +16,13 @@ const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf
 };
 
 describe("the project's runtime (Node.js and Pulumi versions)", () => {
-  it("clusters get by default the Crossplane the toolchain builds and the tests run (CROSSPLANE_VERSION)", () => {
-    // 1.20.4+ starts a claim controller's watch of its XRs again after a failed first try
-    // (crossplane/crossplane aa1e8bc55, #6884); 1.20.1 ran on without it and left claims unready.
-    assert.equal(crossplane.parse({}).version, pinned("CROSSPLANE_VERSION"));
+  it("clusters get by default the Crossplane cores the toolchain builds and the tests run", () => {
+    // v2 wherever core runs as the chart's pods; 1.20 for a core run as a process. 1.20.4+ starts a
+    // claim controller's watch of its XRs again after a failed first try (crossplane/crossplane
+    // aa1e8bc55, #6884); 1.20.1 ran on without it and left claims unready.
+    assert.equal(crossplane.parse({}).version, undefined);
+    assert.equal(defaultCrossplaneVersion(false), pinned("CROSSPLANE_VERSION"));
+    assert.equal(defaultCrossplaneVersion(true), pinned("CROSSPLANE_LEGACY_VERSION"));
   });
 
   it("the tests themselves run on the pinned Node.js line (npm test goes through host/scripts/node.sh)", () => {

@@ -35,6 +35,16 @@ export function toolchainEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.Proc
   return env;
 }
 
+/**
+ * The chart and CRD folders of the Crossplane cores the toolchain built: v2's first, then 1.20's
+ * (host/automation/local-crossplane-source.ts picks the one of the version an environment runs).
+ */
+export function toolchainCrossplaneClusterDirs(
+  env: NodeJS.ProcessEnv = toolchainEnv(),
+): (string | undefined)[] {
+  return [env.KLUTCH_CROSSPLANE_CLUSTER_DIR, env.KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR];
+}
+
 /** The Node.js major line the project runs on: NODE_VERSION of host/toolchain/versions.env. */
 export function projectNodeMajor(): number {
   const text = fs.readFileSync(path.join(repoRoot, "host", "toolchain", "versions.env"), "utf8");

@@ -4,7 +4,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { LOCAL_CORE_FLAGS } from "../../lib/crossplane/crossplane-plan";
-import { which } from "./host/binaries";
 import { probe } from "./host/health";
 import { clusterLayout } from "./host/layout";
 import { allocatePort } from "./host/ports";
@@ -13,7 +12,7 @@ import { commandLine, isAlive, ownedPid, spawnDetached, stopProcess } from "./ho
 const execFileAsync = promisify(execFile);
 
 /**
- * Crossplane core as a process on this machine, against one local cluster's API server.
+ * Crossplane core 1.20 (the toolchain's legacy core) as a process on this machine, against one local cluster's API server.
  * Local clusters run no pods, so the Deployment that `pulumi up` creates never starts; this
  * process does its job instead. Webhooks are off (nothing could call back into a process on
  * loopback the way the API server expects a Service), and the package manager cannot pull
@@ -52,8 +51,13 @@ export class LocalCrossplane {
   async start(timeoutMs = 60_000): Promise<number> {
     const running = this.pid();
     if (running !== undefined) return running;
-    const binary = which("crossplane", this.env);
-    if (!binary) throw new Error("crossplane not found: run `bash host/scripts/toolchain.sh build`");
+    // The 1.20 core: a process runs no function pods, so its compositions are Resources mode,
+    // which v2 removed (lib/config/crossplane-versions.ts).
+    const binary = this.env.KLUTCH_CROSSPLANE_LEGACY;
+    if (!binary || !fs.existsSync(binary))
+      throw new Error(
+        `the Crossplane 1.20 core (KLUTCH_CROSSPLANE_LEGACY: ${binary ?? "unset"}) is not built: run \`bash host/scripts/toolchain.sh build crossplane-legacy\``,
+      );
     if (!fs.existsSync(this.kubeconfig))
       throw new Error(`no kubeconfig at ${this.kubeconfig}: run \`npm run clusters -- up\``);
     const pods = await this.chartReplicas();

@@ -39,7 +39,8 @@ kubernetes_dir() { echo "$CACHE/kubernetes-$KUBERNETES_VERSION"; }
 node_dir() { echo "$CACHE/kubernetes-node-$KUBERNETES_VERSION"; }
 etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
 crossplane_dir() { echo "$CACHE/crossplane-$CROSSPLANE_VERSION"; }
-crossplane_cli_dir() { echo "$CACHE/crossplane-cli-$CROSSPLANE_VERSION"; }
+crossplane_legacy_dir() { echo "$CACHE/crossplane-$CROSSPLANE_LEGACY_VERSION"; }
+crossplane_cli_dir() { echo "$CACHE/crossplane-cli-$CROSSPLANE_LEGACY_VERSION"; }
 provider_kubernetes_dir() { echo "$CACHE/provider-kubernetes-$PROVIDER_KUBERNETES_VERSION"; }
 coredns_dir() {
   local hash
@@ -342,28 +343,34 @@ build_etcd() {
   finish "$dir" "etcd v$ETCD_VERSION"
 }
 
-# Builds one command of the crossplane module at the pinned version through a wrapper module
-# (named klutch.local/toolchain/<1st arg>) that carries the module's own replaces.
+# Builds one command of the crossplane 1.x module (CROSSPLANE_LEGACY_VERSION) through a wrapper
+# module (named klutch.local/toolchain/<1st arg>) that carries the module's own replaces.
 # Args: cache dir, work dir, wrapper name, cmd/<name> to build, binary name.
 build_crossplane_command() {
   local dir="$1" work="$2" wrapper="$3" cmd="$4" bin="$5" cdir
-  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_VERSION")
+  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_LEGACY_VERSION")
   {
     echo "module klutch.local/toolchain/$wrapper"
     echo
     echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
     echo
-    echo "require github.com/crossplane/crossplane v$CROSSPLANE_VERSION"
+    echo "require github.com/crossplane/crossplane v$CROSSPLANE_LEGACY_VERSION"
     remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
   } >"$work/go.mod"
   (
     cd "$work"
     run_logged "$wrapper: compiling cmd/$cmd" "$dir/build.log" go build -v -trimpath \
-      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_VERSION" \
+      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_LEGACY_VERSION" \
       -o "$dir/bin/$bin" "github.com/crossplane/crossplane/cmd/$cmd"
   )
 }
 
+# Crossplane v2 core (CROSSPLANE_VERSION) from github.com/crossplane/crossplane/v2, the binary
+# named `crossplane` on PATH and the chart, CRDs and webhook configurations copied beside it. The
+# module replaces its apis/v2 by its own folder (`=> ./apis`), which a wrapper cannot carry; without
+# it the apis/v2 the module requires (v2.3.4 for core v2.4.0) is used and lacks what the core calls
+# (RuntimeActive), so the wrapper requires apis/v2 at the core's own version. The version variable
+# lives in crossplane-runtime/v2 since v2.0.
 build_crossplane() {
   local dir
   dir=$(crossplane_dir)
@@ -372,55 +379,108 @@ build_crossplane() {
     return
   fi
   log "crossplane $CROSSPLANE_VERSION: building core (cold: ~8 min)"
-  local work="$dir/src"
+  local work="$dir/src" cdir
   rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  local cdir
-  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_VERSION")
-  build_crossplane_command "$dir" "$work" crossplane crossplane crossplane
-  # The chart and CRDs are files of the module; keep a copy next to the binary.
+  cdir=$(module_dir "github.com/crossplane/crossplane/v2@v$CROSSPLANE_VERSION")
+  {
+    echo "module klutch.local/toolchain/crossplane"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
+    echo
+    echo "require ("
+    echo "	github.com/crossplane/crossplane/v2 v$CROSSPLANE_VERSION"
+    echo "	github.com/crossplane/crossplane/apis/v2 v$CROSSPLANE_VERSION"
+    echo ")"
+    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    run_logged "crossplane: compiling cmd/crossplane" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v$CROSSPLANE_VERSION" \
+      -o "$dir/bin/crossplane" "github.com/crossplane/crossplane/v2/cmd/crossplane"
+  )
   cp -r "$cdir/cluster" "$dir/cluster" && chmod -R u+w "$dir/cluster"
+  rm -rf "$work"
   finish "$dir" "crossplane v$CROSSPLANE_VERSION"
 }
 
-# The `crossplane` CLI (cmd/crank: render, beta convert) of the same module and version as the
-# core above, in a cache entry of its own so the core's stays valid. Its wrapper go.mod is the
-# core's; it is built after the core, whose packages it finds in the shared Go build cache.
+# Crossplane 1.20 core (CROSSPLANE_LEGACY_VERSION), kept for environments on upstream Klutch's
+# supported line and for a core run as a process (crossplane.runLocally), which on v2 needs the
+# External package runtime this project does not drive yet (docs/versions.md). Not on PATH:
+# KLUTCH_CROSSPLANE_LEGACY names its binary and KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR its chart and CRDs.
+build_crossplane_legacy() {
+  local dir
+  dir=$(crossplane_legacy_dir)
+  if is_built "$dir"; then
+    log "crossplane $CROSSPLANE_LEGACY_VERSION: cached ($dir)"
+    return
+  fi
+  log "crossplane $CROSSPLANE_LEGACY_VERSION: building core (cold: ~8 min)"
+  local work="$dir/src"
+  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
+  local cdir
+  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_LEGACY_VERSION")
+  build_crossplane_command "$dir" "$work" crossplane crossplane crossplane
+  # The chart and CRDs are files of the module; keep a copy next to the binary.
+  cp -r "$cdir/cluster" "$dir/cluster" && chmod -R u+w "$dir/cluster"
+  finish "$dir" "crossplane v$CROSSPLANE_LEGACY_VERSION"
+}
+
+# The `crossplane` CLI (cmd/crank: render, xpkg build/push, beta convert) of the 1.20 module, in a
+# cache entry of its own so the core's stays valid; it is built after that core, whose packages it
+# finds in the shared Go build cache. The CLI left the v2 core module in v2.3 (docs/versions.md);
+# packages it builds install on a v2 core as on 1.20.
 # The binary is named `crank` (upstream's name for the command's source) and is not put on
 # PATH (KLUTCH_CROSSPLANE_CLI names it), so it never shadows the core binary `crossplane`.
 build_crossplane_cli() {
   local dir
   dir=$(crossplane_cli_dir)
   if is_built "$dir"; then
-    log "crossplane CLI $CROSSPLANE_VERSION: cached ($dir)"
+    log "crossplane CLI $CROSSPLANE_LEGACY_VERSION: cached ($dir)"
     return
   fi
-  log "crossplane CLI $CROSSPLANE_VERSION: building cmd/crank (cold: ~1 min after the core)"
+  log "crossplane CLI $CROSSPLANE_LEGACY_VERSION: building cmd/crank (cold: ~1 min after the 1.20 core)"
   local work="$dir/src"
   rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
   build_crossplane_command "$dir" "$work" crossplane-cli crank crank
   rm -rf "$work"
-  finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_VERSION"
+  finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_LEGACY_VERSION"
 }
 
-# provider-kubernetes (cmd/provider) at the pinned version, built in its own module (its go.mod
-# and go.sum as released), static; its package root (package/: crossplane.yaml and the CRDs) is
-# kept next to the binary for `crossplane xpkg build`.
+# provider-kubernetes (cmd/provider) at the pinned version, static, through a wrapper module that
+# requires it (so its go.mod's requires hold) and moves one dependency the module proxy refuses:
+# v1.3.1 requires github.com/nebius/gosdk v0.2.28 (the Nebius cloud credentials of
+# pkg/kube/client/nebius), whose zip is refused (403, 2026-12-03); v0.2.29, the next patch, is
+# served. Its package root (package/: crossplane.yaml and the CRDs) is kept next to the binary for
+# `crossplane xpkg build`.
+PROVIDER_KUBERNETES_REPLACES=("github.com/nebius/gosdk => github.com/nebius/gosdk v0.2.29")
 build_provider_kubernetes() {
-  local dir pdir
+  local dir pdir work
   dir=$(provider_kubernetes_dir)
   if is_built "$dir"; then
     log "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: cached ($dir)"
     return
   fi
   log "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: building (cold: ~3 min)"
-  rm -rf "$dir" && mkdir -p "$dir/bin"
+  work="$dir/src"
+  rm -rf "$dir" && mkdir -p "$dir/bin" "$work"
   pdir=$(module_dir "github.com/crossplane-contrib/provider-kubernetes@v$PROVIDER_KUBERNETES_VERSION")
+  {
+    echo "module klutch.local/toolchain/provider-kubernetes"
+    echo
+    echo "go $(awk '/^go /{print $2}' "$pdir/go.mod")"
+    echo
+    echo "require github.com/crossplane-contrib/provider-kubernetes v$PROVIDER_KUBERNETES_VERSION"
+    remote_replaces "$pdir/go.mod" | sed 's/^[ \t]*/replace /'
+    printf 'replace %s\n' "${PROVIDER_KUBERNETES_REPLACES[@]}"
+  } >"$work/go.mod"
   (
-    cd "$pdir"
+    cd "$work"
     run_logged "provider-kubernetes: compiling cmd/provider" "$dir/build.log" go build -v -trimpath \
-      -ldflags "-s -w" -o "$dir/bin/provider" ./cmd/provider
+      -ldflags "-s -w" -o "$dir/bin/provider" github.com/crossplane-contrib/provider-kubernetes/cmd/provider
   )
   cp -r "$pdir/package" "$dir/package" && chmod -R u+w "$dir/package"
+  rm -rf "$work"
   finish "$dir" "provider-kubernetes v$PROVIDER_KUBERNETES_VERSION"
 }
 
@@ -671,6 +731,8 @@ print_env() {
   echo "export KLUTCH_TOOLCHAIN_CACHE=\"$CACHE\""
   echo "export PATH=\"$(pulumi_dir)/bin:$(k8s_provider_dir)/bin:$(kubernetes_dir)/bin:$(node_dir)/bin:$(etcd_dir)/bin:$(crossplane_dir)/bin:$(coredns_dir)/bin:\$PATH\""
   echo "export KLUTCH_CROSSPLANE_CLUSTER_DIR=\"$(crossplane_dir)/cluster\""
+  echo "export KLUTCH_CROSSPLANE_LEGACY=\"$(crossplane_legacy_dir)/bin/crossplane\""
+  echo "export KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR=\"$(crossplane_legacy_dir)/cluster\""
   echo "export KLUTCH_CROSSPLANE_CLI=\"$(crossplane_cli_dir)/bin/crank\""
   echo "export KLUTCH_PROVIDER_KUBERNETES_DIR=\"$(provider_kubernetes_dir)\""
   echo "export KLUTCH_GEN_SDK=\"$(gen_sdk_dir)/bin/klutch-gen-sdk\""
@@ -682,7 +744,7 @@ print_env() {
 
 status() {
   local d
-  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_cli_dir)" "$(provider_kubernetes_dir)" "$(coredns_dir)" "$(pulumi_yaml_dir)" "$(gen_sdk_dir)" "$(python_dir)"; do
+  for d in "$(etcd_dir)" "$(kubernetes_dir)" "$(node_dir)" "$(pulumi_dir)" "$(k8s_provider_dir)" "$(crossplane_dir)" "$(crossplane_legacy_dir)" "$(crossplane_cli_dir)" "$(provider_kubernetes_dir)" "$(coredns_dir)" "$(pulumi_yaml_dir)" "$(gen_sdk_dir)" "$(python_dir)"; do
     if is_built "$d"; then
       printf '  %-64s %s\n' "$d" "$(head -1 "$d/.complete")"
     else
@@ -706,17 +768,18 @@ main() {
       shift
       local -a parts=("${@:-all}")
       [[ "${parts[*]}" != up ]] ||
-        parts=(etcd kubernetes node pulumi pulumi-kubernetes crossplane crossplane-cli provider-kubernetes coredns)
+        parts=(etcd kubernetes node pulumi pulumi-kubernetes crossplane crossplane-legacy crossplane-cli provider-kubernetes coredns)
       want() { [[ " ${parts[*]} " == *" all "* || " ${parts[*]} " == *" $1 "* ]]; }
       # Each part: its cache folder and its cold build on this 2-core machine, in minutes (the
       # go build of one part already keeps both cores busy, so parts are built one after another).
       local -A dir_of=([etcd]=etcd_dir [kubernetes]=kubernetes_dir [node]=node_dir [pulumi]=pulumi_dir
-        [pulumi-kubernetes]=k8s_provider_dir [crossplane]=crossplane_dir [crossplane-cli]=crossplane_cli_dir
+        [pulumi-kubernetes]=k8s_provider_dir [crossplane]=crossplane_dir [crossplane-legacy]=crossplane_legacy_dir
+        [crossplane-cli]=crossplane_cli_dir
         [provider-kubernetes]=provider_kubernetes_dir [coredns]=coredns_dir [pulumi-yaml]=pulumi_yaml_dir
         [gen-sdk]=gen_sdk_dir [python]=python_dir)
       local -A minutes_of=([etcd]=1 [kubernetes]=6 [node]=1 [pulumi]=6 [pulumi-kubernetes]=10 [crossplane]=3
-        [crossplane-cli]=1 [provider-kubernetes]=2 [coredns]=1 [pulumi-yaml]=2 [gen-sdk]=4 [python]=1)
-      local -a order=(etcd kubernetes node pulumi pulumi-kubernetes crossplane crossplane-cli
+        [crossplane-legacy]=3 [crossplane-cli]=1 [provider-kubernetes]=2 [coredns]=1 [pulumi-yaml]=2 [gen-sdk]=4 [python]=1)
+      local -a order=(etcd kubernetes node pulumi pulumi-kubernetes crossplane crossplane-legacy crossplane-cli
         provider-kubernetes coredns pulumi-yaml gen-sdk python)
       local -a todo=()
       local part left=0 done_parts=0
@@ -736,7 +799,8 @@ main() {
         left=$((left - ${minutes_of[$1]}))
       }
       local -A build_of=([etcd]=build_etcd [kubernetes]=build_kubernetes [node]=build_node [pulumi]=build_pulumi
-        [pulumi-kubernetes]=build_k8s_provider [crossplane]=build_crossplane [crossplane-cli]=build_crossplane_cli
+        [pulumi-kubernetes]=build_k8s_provider [crossplane]=build_crossplane [crossplane-legacy]=build_crossplane_legacy
+        [crossplane-cli]=build_crossplane_cli
         [provider-kubernetes]=build_provider_kubernetes [coredns]=build_coredns [pulumi-yaml]=build_pulumi_yaml
         [gen-sdk]=build_gen_sdk [python]=build_python)
       for part in "${order[@]}"; do

@@ -44,7 +44,12 @@ describe("the pinned parts and their upstream support (npm run versions, docs/ve
     const report = versionsReport("2026-12-02");
     const marked = report.text.split("\n").filter((l) => l.startsWith("✗"));
     assert.equal(marked.length, report.pastEnd);
-    assert.ok(marked.some((l) => /^✗ Crossplane\s+1\.20\.11\s+PAST ITS END/.test(l)));
+    assert.ok(
+      marked.some((l) =>
+        /^✗ Crossplane 1\.20 \(process core, upstream Klutch's line\)\s+1\.20\.11\s+PAST ITS END/.test(l),
+      ),
+    );
+    assert.ok(report.text.split("\n").some((l) => /^✓ Crossplane\s+2\.4\.0/.test(l)));
     assert.ok(report.text.split("\n").some((l) => /^✓ Kubernetes \(local clusters\)\s+1\.37\.2/.test(l)));
   });
 

@@ -69,17 +69,26 @@ export const SUPPORT_WINDOWS: readonly SupportWindow[] = [
   {
     part: "Crossplane",
     pin: { env: "CROSSPLANE_VERSION" },
+    checkedFor: "2.4.0",
+    policy: "the three newest minors",
+    ends: "2027-05-31",
+    move: "`CROSSPLANE_VERSION`; a live control plane one minor at a time",
+  },
+  {
+    part: "Crossplane 1.20 (process core, upstream Klutch's line)",
+    pin: { env: "CROSSPLANE_LEGACY_VERSION" },
     checkedFor: "1.20.11",
     policy: "the three newest minors",
     ended: "1.20 ended when v2.5 shipped (November 2026)",
-    move: "`CROSSPLANE_VERSION` (issue 58: v2 with 1.20 kept selectable)",
+    move: "`CROSSPLANE_LEGACY_VERSION`; goes once a process core runs v2 (External package runtime)",
   },
   {
     part: "provider-kubernetes",
     pin: { env: "PROVIDER_KUBERNETES_VERSION" },
-    checkedFor: "0.18.0",
+    checkedFor: "1.3.1",
     policy: "the newest release",
-    ended: "0.x gets no patches since v1.0",
+    ended:
+      "v1.4.1 is out; v1.4 needs Go 1.27.1 and a crossplane-runtime pre-release the module proxy refuses",
     move: "`PROVIDER_KUBERNETES_VERSION` and `crossplane.providerKubernetes`",
   },
   {

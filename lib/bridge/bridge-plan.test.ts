@@ -22,7 +22,7 @@ import { LOCAL_CORE_FLAGS } from "../crossplane/crossplane-plan";
 
 const BRIDGE_IMAGE = "klutch.local/bridge:0.1.0-node24-pulumi3.259.0-0123456789ab";
 const HAPROXY_IMAGE = "klutch.local/haproxy:2.6.12-1-ba9876543210";
-const CROSSPLANE_IMAGE = "klutch.local/crossplane:1.20.11-0a1b2c3d4e5f";
+const CROSSPLANE_IMAGE = "klutch.local/crossplane:2.4.0-0a1b2c3d4e5f";
 const PASSPHRASE = "a-passphrase-for-the-bridge-only";
 
 const nodeJson = (
@@ -219,7 +219,7 @@ describe("the environment's bridge Deployment (mocks)", () => {
     assert.ok(chart, "the Crossplane chart");
     assert.deepEqual(chart.inputs.values.image, {
       repository: "klutch.local/crossplane",
-      tag: "1.20.11-0a1b2c3d4e5f",
+      tag: "2.4.0-0a1b2c3d4e5f",
       pullPolicy: "Never",
     });
     assert.equal(chart.inputs.values.webhooks, undefined, "the chart's webhooks, on");

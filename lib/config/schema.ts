@@ -1,6 +1,7 @@
 import { BIND_RELEASES, DEFAULT_BIND_RELEASE } from "../bind/upstream/release";
 import { z } from "zod";
 import { cidr, port } from "./fields";
+import { CROSSPLANE_VERSION_PATTERN } from "./crossplane-versions";
 import { EKS_DEFAULT_KUBERNETES_VERSION, supportedKubernetes } from "./kubernetes-versions";
 import { DNS_LABEL, DNS_LABEL_RULE } from "../net/dns";
 
@@ -250,24 +251,27 @@ const xpkg = z
   .string()
   .regex(
     /^[a-z0-9.-]+(:[0-9]+)?(\/[a-z0-9._-]+)+:v?[0-9][A-Za-z0-9.+-]*$/,
-    "must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0",
+    "must be a pinned package reference such as xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1",
   );
 
 export const crossplane = z
   .object({
-    /** Crossplane core; Klutch supports 1.17 to 1.20, not v2. */
+    /**
+     * Crossplane core: 2.0.x to 2.4.x, or Klutch's upstream line 1.17.x to 1.20.x. Left out:
+     * 2.4.0, or 1.20.11 where core runs as a process (lib/crossplane/crossplane-versions.ts).
+     */
     version: z
       .string()
       .regex(
-        /^1\.(1[7-9]|20)\.\d+$/,
-        "must be a Crossplane 1.17.x to 1.20.x version (Klutch does not support v2)",
+        CROSSPLANE_VERSION_PATTERN,
+        "must be a Crossplane 2.0.x to 2.4.x version, or 1.17.x to 1.20.x (Klutch's upstream line)",
       )
-      .default("1.20.11"),
+      .optional(),
     /** Helm chart repository; ignored when chartPath is set. */
     chartRepository: z.string().url().default("https://charts.crossplane.io/stable"),
     /** A local chart folder (the local stack uses the one in the toolchain's Crossplane module). */
     chartPath: z.string().min(1).optional(),
-    providerKubernetes: xpkg.default("xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0"),
+    providerKubernetes: xpkg.default("xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1"),
     providerAnynines: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0"),
     functionPatchAndTransform: xpkg.default(
       "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",

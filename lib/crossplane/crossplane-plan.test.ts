@@ -4,7 +4,7 @@ import { formatPath } from "../config/messages";
 import { planCrossplane, splitImageReference } from "./crossplane-plan";
 
 const NODE_FILE = "/state/control-plane/node/node.json";
-const IMAGE = "klutch.local/crossplane:1.20.11-0a1b2c3d4e5f";
+const IMAGE = "klutch.local/crossplane:2.4.0-0a1b2c3d4e5f";
 
 function plan(
   controlPlane: Partial<ControlPlaneConfig>,
@@ -51,7 +51,23 @@ describe("how Crossplane core runs (pure)", () => {
   it("a local control plane without a node: a process by default, the toolchain's chart, no packages", () => {
     const { result, problems } = plan({});
     assert.deepEqual(problems, []);
-    assert.deepEqual(result, { run: { kind: "process" }, toolchainChart: true, packagesPullable: false });
+    assert.deepEqual(result, {
+      run: { kind: "process" },
+      version: "1.20.11",
+      toolchainChart: true,
+      packagesPullable: false,
+    });
+  });
+
+  it("the core's version: v2 where the chart's pods run, 1.20 for a process; v2 as a process is refused", () => {
+    assert.equal(plan({ infrastructure: "existing" }).result?.version, "2.4.0");
+    assert.equal(plan({ infrastructure: "existing" }, { version: "1.20.11" }).result?.version, "1.20.11");
+    assert.equal(plan({}, { version: "1.19.3" }).result?.version, "1.19.3");
+    const v2Process = plan({}, { version: "2.4.0" });
+    assert.equal(v2Process.result, undefined);
+    assert.deepEqual(v2Process.problems, [
+      "klutch:crossplane.version: is 2.4.0, but Crossplane core run as a process (crossplane.runLocally) runs only Crossplane 1.x here: v2 removed the Resources-mode compositions such a core uses, and would need the External package runtime with Klutch's function as a process beside it. Set crossplane.version to 1.20.11 (or leave it out), or give the control plane a node so Crossplane runs as the chart's pods",
+    ]);
   });
 
   it("a local control plane with a node: the chart's pods from the node's crossplane image", () => {
@@ -64,7 +80,7 @@ describe("how Crossplane core runs (pure)", () => {
     assert.deepEqual(result, {
       run: {
         kind: "node",
-        image: { repository: "klutch.local/crossplane", tag: "1.20.11-0a1b2c3d4e5f" },
+        image: { repository: "klutch.local/crossplane", tag: "2.4.0-0a1b2c3d4e5f" },
         // As the node reaches the registry: its link's host end.
         packages: {
           registry: REGISTRY,
@@ -76,6 +92,7 @@ describe("how Crossplane core runs (pure)", () => {
         // Slot 1's link is 172.30.0.4/30: the node end, where other nodes reach its NodePorts.
         node: { address: "172.30.0.6", images: { crossplane: IMAGE } },
       },
+      version: "2.4.0",
       toolchainChart: true,
       packagesPullable: false,
     });
@@ -85,7 +102,12 @@ describe("how Crossplane core runs (pure)", () => {
 
   it("any other control plane: the published chart and image, packages pulled", () => {
     const { result } = plan({ infrastructure: "existing" });
-    assert.deepEqual(result, { run: { kind: "cluster" }, toolchainChart: false, packagesPullable: true });
+    assert.deepEqual(result, {
+      run: { kind: "cluster" },
+      version: "2.4.0",
+      toolchainChart: false,
+      packagesPullable: true,
+    });
   });
 
   it("takes Klutch's function package only where packages are pulled; a local control plane has its own", () => {
@@ -129,7 +151,7 @@ describe("how Crossplane core runs (pure)", () => {
         { version: "1.19.3" },
         { [NODE_FILE]: nodeState({ crossplane: IMAGE }) },
       ).problems.join("\n"),
-      /^klutch:crossplane\.version: is 1\.19\.3, but the node of "control-plane" holds Crossplane klutch\.local\/crossplane:1\.20\.11-0a1b2c3d4e5f/,
+      /^klutch:crossplane\.version: is 1\.19\.3, but the node of "control-plane" holds Crossplane klutch\.local\/crossplane:2\.4\.0-0a1b2c3d4e5f/,
     );
     assert.match(plan({ nodes: 1 }, {}, { [NODE_FILE]: "{" }).problems.join("\n"), /node\.json is not JSON/);
     // A node started before the registry existed, and a registry that has published nothing.

@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import type { AddIssue, Located } from "../config/located";
+import { crossplaneVersionProblem, defaultCrossplaneVersion } from "../config/crossplane-versions";
 import { formatPath } from "../config/messages";
 import type { ControlPlaneConfig, CrossplaneConfig } from "../config/schema";
 import { readNodeImages } from "../local/node-state";
@@ -64,6 +65,8 @@ export interface ImageRef {
 
 export interface CrossplanePlan {
   run: CrossplaneRun;
+  /** The core's version: `crossplane.version`, or the default for how it runs (crossplane-versions.ts). */
+  version: string;
   /** Chart and CRDs from the toolchain's Crossplane module rather than a chart repository. */
   toolchainChart: boolean;
   /** Whether the package manager can pull packages (functions, providers). */
@@ -90,7 +93,13 @@ export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): Cross
   const local = cp.infrastructure === "local";
   const hasNode = local && (cp.nodes ?? 0) > 0;
   const runLocally = input.crossplane.runLocally ?? (local && !hasNode);
-  const common = { toolchainChart: local || runLocally, packagesPullable: !local };
+  const version = input.crossplane.version ?? defaultCrossplaneVersion(runLocally);
+  const versionProblem = crossplaneVersionProblem(version, runLocally);
+  if (versionProblem) {
+    add(["crossplane", "version"], versionProblem);
+    return undefined;
+  }
+  const common = { version, toolchainChart: local || runLocally, packagesPullable: !local };
   if (local && input.crossplane.functionKlutch) {
     add(
       ["crossplane", "functionKlutch"],
@@ -129,10 +138,10 @@ export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): Cross
     );
     return undefined;
   }
-  if (!image.tag.startsWith(`${input.crossplane.version}-`)) {
+  if (!image.tag.startsWith(`${version}-`)) {
     add(
       ["crossplane", "version"],
-      `is ${input.crossplane.version}, but the node of "${cp.name}" holds Crossplane ${reference} (the toolchain's build): set crossplane.version to the toolchain's version, or rebuild the toolchain and restart the node with \`npm run clusters -- up\``,
+      `is ${version}${input.crossplane.version ? "" : " (the default)"}, but the node of "${cp.name}" holds Crossplane ${reference} (the toolchain's build): set crossplane.version to the toolchain's version, or rebuild the toolchain and restart the node with \`npm run clusters -- up\``,
     );
     return undefined;
   }

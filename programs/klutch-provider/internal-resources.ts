@@ -1,5 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type * as provider from "@pulumi/pulumi/provider";
+import { crossplaneUpgradeGuardProvider } from "../../providers/dynamic/crossplane-upgrade-guard";
 import { crossplaneWebhooksProvider } from "../../providers/dynamic/crossplane-webhooks";
 import { exportRequestProvider } from "../../providers/dynamic/export-request";
 import { internalType } from "../../providers/dynamic/klutch-resource";
@@ -25,6 +26,7 @@ export const INTERNAL_RESOURCES: Record<string, AnyProvider> = {
   ConnectivityProbe: connectivityProbeProvider as AnyProvider,
   PackagePush: packagePushProvider as AnyProvider,
   PackagePause: packagePauseProvider as AnyProvider,
+  CrossplaneUpgradeGuard: crossplaneUpgradeGuardProvider as AnyProvider,
   ...(Object.assign({}, ...IMPLEMENTATIONS.map((i) => i.pulumi.provider?.().resources ?? {})) as Record<
     string,
     AnyProvider

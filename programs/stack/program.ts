@@ -7,7 +7,7 @@ import { IMPLEMENTATIONS } from "../../network/registry";
 import { renderIssues } from "../../lib/config/messages";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
 import { crossplaneSource, type CrossplaneSource } from "../../host/automation/crossplane-source";
-import { toolchainEnv } from "../../host/automation/toolchain";
+import { toolchainCrossplaneClusterDirs } from "../../host/automation/toolchain";
 
 function apiDeliveryFromEnv(value: string | undefined): { apiDelivery?: ApiDelivery } {
   if (value === undefined || value === "") return {};
@@ -61,12 +61,7 @@ async function refuseWhatServersRefuse({ config, projectDir }: LoadedEnvironment
 function checkedSource({ config, projectDir, crossplane }: LoadedEnvironment): CrossplaneSource {
   const unsupported = unsupportedInfrastructure(config);
   if (unsupported.length > 0) throw new pulumi.RunError(renderIssues(unsupported, pulumi.getStack()));
-  const source = crossplaneSource(
-    config,
-    crossplane,
-    projectDir,
-    toolchainEnv().KLUTCH_CROSSPLANE_CLUSTER_DIR,
-  );
+  const source = crossplaneSource(config, crossplane, projectDir, toolchainCrossplaneClusterDirs());
   if (!source.ok)
     throw new pulumi.RunError(
       renderIssues([{ path: `klutch:${source.setting}`, message: source.message }], pulumi.getStack()),

@@ -1,3 +1,4 @@
+import { CROSSPLANE_LEGACY_VERSION } from "../../lib/config/crossplane-versions";
 import { strict as assert } from "node:assert";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
@@ -232,7 +233,10 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   before(async () => {
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP]);
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.11");
+    const source = localCrossplaneSource(
+      [env.KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR],
+      CROSSPLANE_LEGACY_VERSION,
+    );
     kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
     kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
     const manifests = [

@@ -1,3 +1,4 @@
+import { CROSSPLANE_LEGACY_VERSION } from "../../lib/config/crossplane-versions";
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -164,7 +165,10 @@ describe("local composition form composed by Crossplane core (e2e)", function ()
 
   before(async () => {
     await clusters.up([CLUSTER]);
-    const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.11");
+    const source = localCrossplaneSource(
+      [env.KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR],
+      CROSSPLANE_LEGACY_VERSION,
+    );
     kubectl(kc(), ["apply", "--server-side", "-f", source.crdsPath]);
     kubectl(kc(), ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
     const manifests = [

@@ -4,6 +4,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { toolchainEnv } from "../../host/automation/toolchain";
+import { crossplaneUpgradeGuardProvider } from "../../providers/dynamic/crossplane-upgrade-guard";
 import { packagePauseProvider } from "../../providers/dynamic/package-pause";
 import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../host/local-clusters";
 import { eventually, kubectl, kubectlApply, kubectlTry } from "../helpers/kubectl";
@@ -161,6 +162,41 @@ describe("local clusters (e2e)", function () {
     await packagePauseProvider.create(inputs);
     assert.equal(paused(), "");
     await packagePauseProvider.delete("gone", { ...inputs, configuration: "not-there" });
+  });
+
+  it("CrossplaneUpgradeGuard reads the running core from the API server: one minor up passes, a skipped minor and a downgrade are refused", async () => {
+    const cp = kubeconfig("control-plane");
+    kubectl(cp, ["create", "namespace", "upgrade-guard"]);
+    const inputs = { kubeconfig: fs.readFileSync(cp, "utf8"), namespace: "upgrade-guard" };
+    // No core yet: nothing to judge.
+    await crossplaneUpgradeGuardProvider.create({ ...inputs, version: "2.4.0" });
+    // The chart's Deployment as the local nodes run it (no pod needs to start for the guard).
+    kubectl(cp, [
+      "-n",
+      "upgrade-guard",
+      "create",
+      "deployment",
+      "crossplane",
+      "--image=klutch.local/crossplane:1.20.11-0a1b2c3d4e5f",
+      "--replicas=0",
+    ]);
+    const olds = { ...inputs, version: "1.20.11" };
+    await crossplaneUpgradeGuardProvider.update("upgrade-guard/crossplane", olds, {
+      ...inputs,
+      version: "2.0.2",
+    });
+    await assert.rejects(
+      crossplaneUpgradeGuardProvider.update("upgrade-guard/crossplane", olds, {
+        ...inputs,
+        version: "2.4.0",
+      }),
+      /^Error: klutch:crossplane\.version is 2\.4\.0, but the control plane runs Crossplane 1\.20\.11 and Crossplane upgrades one minor at a time: run up with crossplane\.version set to each of 2\.0\.x, 2\.1\.x, 2\.2\.x, 2\.3\.x, 2\.4\.x in turn/,
+    );
+    await assert.rejects(
+      crossplaneUpgradeGuardProvider.create({ ...inputs, version: "1.19.3" }),
+      /runs Crossplane 1\.20\.11 and Crossplane has no downgrade/,
+    );
+    kubectl(cp, ["delete", "namespace", "upgrade-guard", "--wait=false"]);
   });
 
   it("leaves healthy clusters alone on a second `up`", async () => {

@@ -1,3 +1,4 @@
+import { CROSSPLANE_LEGACY_VERSION } from "../../lib/config/crossplane-versions";
 import { strict as assert } from "node:assert";
 import { localCrossplaneSource } from "../../host/automation/local-crossplane-source";
 import { LocalCrossplane } from "../../host/local-clusters/crossplane";
@@ -24,7 +25,7 @@ export async function crossplaneWithConnectorApi(
   env: NodeJS.ProcessEnv,
   implementation: ImplementationName = "proxy",
 ): Promise<LocalCrossplane> {
-  const source = localCrossplaneSource(env.KLUTCH_CROSSPLANE_CLUSTER_DIR, "1.20.11");
+  const source = localCrossplaneSource([env.KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR], CROSSPLANE_LEGACY_VERSION);
   kubectl(kubeconfig, ["apply", "--server-side", "-f", source.crdsPath]);
   kubectl(kubeconfig, ["wait", "--for=condition=Established", "crd", "--all", "--timeout=120s"]);
   for (const m of [

@@ -50,7 +50,7 @@ describe("klutch provider: Crossplane", function () {
     assert.equal(packageObjects.length, 6);
     assert.deepEqual([...(values.packages as string[])].sort(), packageObjects.sort());
     const chart = r.ofType("kubernetes:helm.sh/v4:Chart")[0]!;
-    assert.equal(chart.inputs.version, "1.20.11");
+    assert.equal(chart.inputs.version, "2.4.0");
     assert.deepEqual(chart.inputs.repositoryOpts, { repo: "https://charts.crossplane.io/stable" });
     assert.deepEqual(chart.inputs.values.args, ["--enable-ssa-claims"]);
     const providerConfigs = r.resources.filter((x) => x.type.endsWith(":ProviderConfig"));
@@ -88,7 +88,7 @@ describe("klutch provider: Crossplane", function () {
     assert.equal(r.resources.filter((x) => x.type.endsWith(":ProviderConfig")).length, 0);
   });
 
-  it("refuses a Crossplane v2, an unpinned package, a missing folder and missing credentials in one message", async () => {
+  it("refuses a Crossplane newer than the toolchain knows, an unpinned package, a missing folder and missing credentials in one message", async () => {
     const r = mockPulumi({});
     await assert.rejects(
       new KlutchProvider().construct(
@@ -96,7 +96,7 @@ describe("klutch provider: Crossplane", function () {
         "klutch:crossplane:Crossplane",
         {
           kubeconfig: pulumi.secret(CP),
-          version: "2.0.0",
+          version: "2.5.0",
           providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:latest",
           crdsPath: "/nonexistent/crds",
           anyninesServices: SERVICES,
@@ -108,7 +108,10 @@ describe("klutch provider: Crossplane", function () {
       ),
       (err: Error) => {
         assert.match(err.message, /^Crossplane xp: invalid arguments:/);
-        assert.match(err.message, /version: must be a Crossplane 1\.17\.x to 1\.20\.x version .*"2\.0\.0"/);
+        assert.match(
+          err.message,
+          /version: must be a Crossplane 2\.0\.x to 2\.4\.x version, or 1\.17\.x to 1\.20\.x .*"2\.5\.0"/,
+        );
         assert.match(err.message, /providerKubernetes: must be a pinned package reference/);
         assert.match(err.message, /crdsPath "\/nonexistent\/crds" is not a folder/);
         return true;
@@ -126,18 +129,18 @@ describe("klutch provider: Crossplane", function () {
 
   it("toolchainChart: the toolchain's chart and CRDs, and what to do when the versions differ", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-xp-"));
-    const cluster = path.join(dir, "crossplane-1.20.11", "cluster");
+    const cluster = path.join(dir, "crossplane-2.4.0", "cluster");
     fs.mkdirSync(path.join(cluster, "charts", "crossplane"), { recursive: true });
     fs.mkdirSync(path.join(cluster, "crds"));
-    const ok = crossplaneProblems({ toolchainChart: true }, () => cluster);
+    const ok = crossplaneProblems({ toolchainChart: true }, () => [cluster]);
     assert.deepEqual(ok.problems, []);
     assert.deepEqual(ok.source, {
       chart: { path: path.join(cluster, "charts", "crossplane") },
       crdsPath: path.join(cluster, "crds"),
     });
-    const other = crossplaneProblems({ toolchainChart: true, version: "1.19.0" }, () => cluster);
+    const other = crossplaneProblems({ toolchainChart: true, version: "1.19.0" }, () => [cluster]);
     assert.deepEqual(other.problems, [
-      "toolchainChart: version is 1.19.0 but the toolchain builds Crossplane 1.20.11; set version to 1.20.11 or change host/toolchain/versions.env",
+      "toolchainChart: version is 1.19.0 but the toolchain builds Crossplane 2.4.0; set version to 2.4.0 or change host/toolchain/versions.env",
     ]);
     fs.rmSync(dir, { recursive: true });
   });

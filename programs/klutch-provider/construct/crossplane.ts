@@ -2,8 +2,9 @@ import * as fs from "node:fs";
 import { Crossplane } from "../../../components/crossplane/crossplane";
 import { crossplane } from "../../../lib/config/schema";
 import { packageManifests } from "../../../lib/crossplane/packages";
+import { crossplaneVersionProblem, defaultCrossplaneVersion } from "../../../lib/config/crossplane-versions";
 import { localCrossplaneSource } from "../../../host/automation/local-crossplane-source";
-import { toolchainEnv } from "../../../host/automation/toolchain";
+import { toolchainCrossplaneClusterDirs } from "../../../host/automation/toolchain";
 import { isKnown } from "../../../providers/kit/schema-model";
 import {
   type Args,
@@ -25,7 +26,7 @@ function folderProblem(field: string, dir: unknown): string[] {
 /** The config model's crossplane settings from the inputs, its checks, and the credentials'. */
 export function crossplaneProblems(
   values: Args,
-  toolchainDir: () => string | undefined = () => toolchainEnv().KLUTCH_CROSSPLANE_CLUSTER_DIR,
+  toolchainDir: () => readonly (string | undefined)[] = () => toolchainCrossplaneClusterDirs(),
 ) {
   const raw = given({
     version: values.version,
@@ -45,15 +46,20 @@ export function crossplaneProblems(
     ...folderProblem("crdsPath", values.crdsPath),
   );
   let source: { chart: { repository: string } | { path: string }; crdsPath?: string } | undefined;
+  let version: string | undefined;
   if (parsed.data) {
     const xp = parsed.data;
+    const runLocally = values.runLocally === true;
+    version = xp.version ?? defaultCrossplaneVersion(runLocally);
+    const versionProblem = crossplaneVersionProblem(version, runLocally);
+    if (versionProblem) problems.push(`version ${versionProblem}`);
     if (values.toolchainChart) {
       if (values.chartPath !== undefined || values.crdsPath !== undefined)
         problems.push(
           "toolchainChart takes the chart and CRDs from the toolchain; leave chartPath and crdsPath out",
         );
       try {
-        const local = localCrossplaneSource(toolchainDir(), xp.version);
+        const local = localCrossplaneSource(toolchainDir(), version);
         source = { chart: { path: local.chartPath }, crdsPath: local.crdsPath };
       } catch (e) {
         problems.push(
@@ -80,7 +86,7 @@ export function crossplaneProblems(
       }
     }
   }
-  return { problems, config: parsed.data, source };
+  return { problems, config: parsed.data, source, version };
 }
 
 export const crossplaneConstructors: Record<string, Constructor> = {
@@ -103,7 +109,7 @@ export const crossplaneConstructors: Record<string, Constructor> = {
       {
         provider: clusterProvider(name, args.kubeconfig, opts),
         namespace,
-        version: xp.version,
+        version: checked.version!,
         chart: checked.source!.chart,
         crdsPath: checked.source!.crdsPath,
         packages,

@@ -152,7 +152,7 @@ describe("klutch provider: Environment", function () {
         crossplane: { runLocally: true },
       },
       "/",
-      () => undefined,
+      () => [undefined, undefined],
     );
     assert.deepEqual(problems, [
       "crossplane.runLocally: KLUTCH_CROSSPLANE_CLUSTER_DIR is not set: run `bash host/scripts/toolchain.sh build` and use `npm run pulumi`",

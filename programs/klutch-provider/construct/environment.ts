@@ -8,7 +8,7 @@ import { crossplaneSource, type CrossplaneSource } from "../../../host/automatio
 import { unsupportedInfrastructure } from "../../../lib/environment-plan";
 import type { BridgePlan } from "../../../lib/bridge/bridge-plan";
 import { bridgePlanOf, crossplanePlanOf, readOnce } from "../../stack/stack-config";
-import { toolchainEnv } from "../../../host/automation/toolchain";
+import { toolchainCrossplaneClusterDirs } from "../../../host/automation/toolchain";
 import { UNKNOWN } from "../../../providers/kit/schema-model";
 import { type Args, type Constructor, given, refuse } from "../../../providers/kit/construct";
 import { apiRaw } from "./bind";
@@ -28,7 +28,7 @@ const SECRETS = SECRET_SETTINGS;
 export function environmentConfig(
   values: Args,
   projectDir: string,
-  toolchainDir: () => string | undefined = () => toolchainEnv().KLUTCH_CROSSPLANE_CLUSTER_DIR,
+  toolchainDir: () => readonly (string | undefined)[] = () => toolchainCrossplaneClusterDirs(),
 ): {
   problems: string[];
   config?: EnvironmentConfig;

@@ -52,9 +52,10 @@ export const crossplaneComponents: ComponentSpec[] = [
     inputs: {
       kubeconfig: { ...KUBECONFIG, description: "Kubeconfig of the control plane. Kept a secret." },
       namespace: str("Namespace Crossplane runs in; must exist. Default crossplane-system.", { plain: true }),
-      version: str("Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.", {
-        plain: true,
-      }),
+      version: str(
+        "Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).",
+        { plain: true },
+      ),
       chartRepository: str("Helm chart repository. Default https://charts.crossplane.io/stable.", {
         plain: true,
       }),
@@ -69,7 +70,7 @@ export const crossplaneComponents: ComponentSpec[] = [
       ),
       providerKubernetes: pkg(
         "provider-kubernetes",
-        "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0",
+        "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1",
       ),
       providerAnynines: pkg("provider-anynines", "public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0"),
       functionPatchAndTransform: pkg(

@@ -193,7 +193,9 @@ export const environmentTypes: Record<string, ObjectType> = {
   "klutch:index:CrossplaneSettings": {
     description: "Crossplane core and Klutch's packages.",
     properties: {
-      version: s("1.17.x to 1.20.x. Default 1.20.11."),
+      version: s(
+        "2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).",
+      ),
       chartRepository: s("Helm repository. Default https://charts.crossplane.io/stable."),
       chartPath: s("A local chart folder."),
       providerKubernetes: s("Pinned package."),

@@ -167,7 +167,7 @@ namespace Anynines.Klutch.Crossplane
         public string? ProviderAnynines { get; set; }
 
         /// <summary>
-        /// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+        /// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1.
         /// </summary>
         [Input("providerKubernetes")]
         public string? ProviderKubernetes { get; set; }
@@ -191,7 +191,7 @@ namespace Anynines.Klutch.Crossplane
         public bool? ToolchainChart { get; set; }
 
         /// <summary>
-        /// Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
+        /// Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
         /// </summary>
         [Input("version")]
         public string? Version { get; set; }

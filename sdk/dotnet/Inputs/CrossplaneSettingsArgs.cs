@@ -77,7 +77,7 @@ namespace Anynines.Klutch.Inputs
         public Input<bool>? RunLocally { get; set; }
 
         /// <summary>
-        /// 1.17.x to 1.20.x. Default 1.20.11.
+        /// 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
         /// </summary>
         [Input("version")]
         public Input<string>? Version { get; set; }

@@ -2045,7 +2045,7 @@ type CrossplaneSettings struct {
 	ProviderKubernetes *string `pulumi:"providerKubernetes"`
 	// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 	RunLocally *bool `pulumi:"runLocally"`
-	// 1.17.x to 1.20.x. Default 1.20.11.
+	// 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
 	Version *string `pulumi:"version"`
 }
 
@@ -2080,7 +2080,7 @@ type CrossplaneSettingsArgs struct {
 	ProviderKubernetes pulumi.StringPtrInput `pulumi:"providerKubernetes"`
 	// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 	RunLocally pulumi.BoolPtrInput `pulumi:"runLocally"`
-	// 1.17.x to 1.20.x. Default 1.20.11.
+	// 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
 	Version pulumi.StringPtrInput `pulumi:"version"`
 }
 
@@ -2207,7 +2207,7 @@ func (o CrossplaneSettingsOutput) RunLocally() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *bool { return v.RunLocally }).(pulumi.BoolPtrOutput)
 }
 
-// 1.17.x to 1.20.x. Default 1.20.11.
+// 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
 func (o CrossplaneSettingsOutput) Version() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *string { return v.Version }).(pulumi.StringPtrOutput)
 }
@@ -2326,7 +2326,7 @@ func (o CrossplaneSettingsPtrOutput) RunLocally() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// 1.17.x to 1.20.x. Default 1.20.11.
+// 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
 func (o CrossplaneSettingsPtrOutput) Version() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *CrossplaneSettings) *string {
 		if v == nil {

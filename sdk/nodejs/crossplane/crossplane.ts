@@ -132,7 +132,7 @@ export interface CrossplaneArgs {
      */
     providerAnynines?: string;
     /**
-     * provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+     * provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1.
      */
     providerKubernetes?: string;
     /**
@@ -148,7 +148,7 @@ export interface CrossplaneArgs {
      */
     toolchainChart?: boolean;
     /**
-     * Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
+     * Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
      */
     version?: string;
 }

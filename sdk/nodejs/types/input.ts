@@ -352,7 +352,7 @@ export interface CrossplaneSettingsArgs {
      */
     runLocally?: pulumi.Input<boolean | undefined>;
     /**
-     * 1.17.x to 1.20.x. Default 1.20.11.
+     * 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
      */
     version?: pulumi.Input<string | undefined>;
 }

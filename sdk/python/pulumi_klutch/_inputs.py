@@ -1474,7 +1474,7 @@ class CrossplaneSettingsArgsDict(TypedDict):
     """
     version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    1.17.x to 1.20.x. Default 1.20.11.
+    2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
     """
 
 @pulumi.input_type
@@ -1502,7 +1502,7 @@ class CrossplaneSettingsArgs:
         :param pulumi.Input[_builtins.str] provider_anynines: Pinned package.
         :param pulumi.Input[_builtins.str] provider_kubernetes: Pinned package.
         :param pulumi.Input[_builtins.bool] run_locally: Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
-        :param pulumi.Input[_builtins.str] version: 1.17.x to 1.20.x. Default 1.20.11.
+        :param pulumi.Input[_builtins.str] version: 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
         """
         if anynines_services is not None:
             pulumi.set(__self__, "anynines_services", anynines_services)
@@ -1637,7 +1637,7 @@ class CrossplaneSettingsArgs:
     @pulumi.getter
     def version(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        1.17.x to 1.20.x. Default 1.20.11.
+        2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
         """
         return pulumi.get(self, "version")
 

@@ -74,7 +74,7 @@ type crossplaneArgs struct {
 	Namespace *string `pulumi:"namespace"`
 	// provider-anynines package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0.
 	ProviderAnynines *string `pulumi:"providerAnynines"`
-	// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+	// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1.
 	ProviderKubernetes *string `pulumi:"providerKubernetes"`
 	// Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
 	RunLocally *bool `pulumi:"runLocally"`
@@ -82,7 +82,7 @@ type crossplaneArgs struct {
 	SkipAwait *bool `pulumi:"skipAwait"`
 	// Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
 	ToolchainChart *bool `pulumi:"toolchainChart"`
-	// Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
+	// Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
 	Version *string `pulumi:"version"`
 }
 
@@ -114,7 +114,7 @@ type CrossplaneArgs struct {
 	Namespace *string
 	// provider-anynines package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0.
 	ProviderAnynines *string
-	// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+	// provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1.
 	ProviderKubernetes *string
 	// Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
 	RunLocally *bool
@@ -122,7 +122,7 @@ type CrossplaneArgs struct {
 	SkipAwait *bool
 	// Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
 	ToolchainChart *bool
-	// Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
+	// Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
 	Version *string
 }
 

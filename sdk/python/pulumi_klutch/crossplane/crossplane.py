@@ -54,11 +54,11 @@ class CrossplaneArgs:
         :param Mapping[str, pulumi.Input[_builtins.str]] labels: Labels put on every object it makes.
         :param _builtins.str namespace: Namespace Crossplane runs in; must exist. Default crossplane-system.
         :param _builtins.str provider_anynines: provider-anynines package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0.
-        :param _builtins.str provider_kubernetes: provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+        :param _builtins.str provider_kubernetes: provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1.
         :param _builtins.bool run_locally: Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
         :param _builtins.bool skip_await: Do not wait for workloads to become ready (local clusters without a node run no pods).
         :param _builtins.bool toolchain_chart: Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
-        :param _builtins.str version: Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
+        :param _builtins.str version: Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
         """
         pulumi.set(__self__, "kubeconfig", kubeconfig)
         if anynines_credentials is not None:
@@ -256,7 +256,7 @@ class CrossplaneArgs:
     @pulumi.getter(name="providerKubernetes")
     def provider_kubernetes(self) -> Optional[_builtins.str]:
         """
-        provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+        provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1.
         """
         return pulumi.get(self, "provider_kubernetes")
 
@@ -304,7 +304,7 @@ class CrossplaneArgs:
     @pulumi.getter
     def version(self) -> Optional[_builtins.str]:
         """
-        Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
+        Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
         """
         return pulumi.get(self, "version")
 
@@ -356,11 +356,11 @@ class Crossplane(pulumi.ComponentResource):
         :param Mapping[str, pulumi.Input[_builtins.str]] labels: Labels put on every object it makes.
         :param _builtins.str namespace: Namespace Crossplane runs in; must exist. Default crossplane-system.
         :param _builtins.str provider_anynines: provider-anynines package, pinned (registry/repository:tag). Default public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0.
-        :param _builtins.str provider_kubernetes: provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v0.18.0.
+        :param _builtins.str provider_kubernetes: provider-kubernetes package, pinned (registry/repository:tag). Default xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1.
         :param _builtins.bool run_locally: Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
         :param _builtins.bool skip_await: Do not wait for workloads to become ready (local clusters without a node run no pods).
         :param _builtins.bool toolchain_chart: Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
-        :param _builtins.str version: Crossplane core, 1.17.x to 1.20.x (Klutch does not support v2). Default 1.20.11.
+        :param _builtins.str version: Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
         """
         ...
     @overload
