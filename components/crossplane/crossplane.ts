@@ -15,6 +15,10 @@ import {
 import type { AnyninesCredentials } from "../../lib/crossplane/credentials";
 import { FUNCTION_PACKAGE, PROVIDER_KUBERNETES_PACKAGE, type LocalPackages } from "../../lib/local/packages";
 
+/** What moves a local control plane's Crossplane by more than one minor (CrossplaneUpgradeGuard). */
+export const LOCAL_UPGRADE_REMEDY =
+  "Local clusters run only the cores the toolchain builds (host/toolchain/versions.env), so make the local stack afresh: `npm run down`, then `npm run up`";
+
 /**
  * The ConfigMap and key the chart mounts for the package manager's registry CA bundle
  * (`registryCaBundleConfig` of the crossplane chart, 1.20.11 and 2.4.0 alike: mounted at /certs, CA_BUNDLE_PATH).
@@ -131,7 +135,13 @@ export class Crossplane extends pulumi.ComponentResource {
     const upgradeGuard = args.kubeconfig
       ? new CrossplaneUpgradeGuard(
           `${name}-upgrade-guard`,
-          { kubeconfig: args.kubeconfig, namespace: args.namespace, version: args.version },
+          {
+            kubeconfig: args.kubeconfig,
+            namespace: args.namespace,
+            version: args.version,
+            // The toolchain builds one v2 core and the 1.20 one, so no minor can be stepped through.
+            ...(args.localPackages || args.runLocally ? { remedy: LOCAL_UPGRADE_REMEDY } : {}),
+          },
           { parent: this },
         )
       : undefined;

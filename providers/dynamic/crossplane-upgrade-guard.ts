@@ -25,6 +25,8 @@ export interface CrossplaneUpgradeGuardInputs {
   namespace: string;
   /** The version the chart is about to install. */
   version: string;
+  /** Said after a refusal where the usual remedy cannot be had (local clusters). */
+  remedy?: string;
 }
 
 /** The Crossplane version an image reference names, or undefined. */
@@ -54,7 +56,8 @@ async function runningVersion(inputs: CrossplaneUpgradeGuardInputs): Promise<str
 async function guard(inputs: CrossplaneUpgradeGuardInputs): Promise<void> {
   const running = await runningVersion(inputs);
   const problem = running ? crossplaneUpgradeProblem(running, inputs.version) : undefined;
-  if (problem) throw new Error(`klutch:crossplane.version ${problem}`);
+  if (problem)
+    throw new Error(`klutch:crossplane.version ${problem}${inputs.remedy ? `. ${inputs.remedy}` : ""}`);
 }
 
 export const crossplaneUpgradeGuardProvider: CompleteProvider<
@@ -85,6 +88,7 @@ export interface CrossplaneUpgradeGuardArgs {
   kubeconfig: pulumi.Input<string>;
   namespace: pulumi.Input<string>;
   version: pulumi.Input<string>;
+  remedy?: string;
 }
 
 /** Stops an `up` that would move Crossplane by more than one minor (see above). */
@@ -93,7 +97,12 @@ export class CrossplaneUpgradeGuard extends KlutchResource {
     super(
       crossplaneUpgradeGuardProvider,
       name,
-      { kubeconfig: pulumi.secret(args.kubeconfig), namespace: args.namespace, version: args.version },
+      {
+        kubeconfig: pulumi.secret(args.kubeconfig),
+        namespace: args.namespace,
+        version: args.version,
+        ...(args.remedy ? { remedy: args.remedy } : {}),
+      },
       withSecretOutputs(opts, "kubeconfig"),
       "klutch",
       "CrossplaneUpgradeGuard",

@@ -12,7 +12,7 @@ import { LOCAL_STACK_PASSPHRASE } from "../../host/automation/pulumi-runner";
 import { selectStack } from "../../programs/stack/program-stack";
 import { repoRoot } from "../../host/automation/toolchain";
 import { claimDiagnosis } from "../helpers/claim-diagnosis";
-import { eventually, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
+import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
 import {
@@ -199,7 +199,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     );
   });
 
-  it("Crossplane runs as the chart deploys it, from the node's image: core and RBAC manager Ready, CRDs and webhooks from `core init`, and the API server calls the webhooks", () => {
+  it("Crossplane runs as the chart deploys it, from the node's image: core and RBAC manager Ready, CRDs and webhooks from `core init`, and the API server calls the webhooks", async () => {
     for (const name of ["crossplane", "crossplane-rbac-manager"]) {
       const d = kubectlJson<{
         spec: {
@@ -216,41 +216,65 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       assert.equal(container?.imagePullPolicy, "Never");
     }
     // The init container installed Crossplane's CRDs (Pulumi applies none on a node) and the
-    // webhook configurations, naming the chart's webhook Service.
+    // webhook configuration, naming the chart's webhook Service. v2 ships one, the usages webhook
+    // (cluster/webhookconfigurations/usage.yaml at v2.4.0; 1.20's XRD and composition webhooks
+    // became CEL rules).
     const crd = kubectlTry(kc(), ["get", "crd", "compositions.apiextensions.crossplane.io"]);
     assert.equal(crd.status, 0, crd.stderr);
     const hooks = kubectlJson<{ webhooks: { clientConfig: { service?: { name: string } } }[] }>(kc(), [
       "get",
       "validatingwebhookconfiguration",
-      "crossplane",
+      "crossplane-no-usages",
     ]);
     assert.ok(hooks.webhooks.every((w) => w.clientConfig.service?.name === "crossplane-webhooks"));
-    // Crossplane's XRD webhook refuses what only its own code checks (xrd_validation.go of
-    // 1.20: conversion strategy Webhook needs a webhook configuration); the API server on the
-    // host reaching it at the node's address is what makes the refusal come back.
-    const bad = {
-      apiVersion: "apiextensions.crossplane.io/v1",
-      kind: "CompositeResourceDefinition",
-      metadata: { name: "xbads.e2e.klutch.io" },
+    // Crossplane's usages webhook refuses to delete what a Usage protects, which only its own code
+    // decides (internal/webhook/protection/usage/handler.go at v2.4.0); the API server on the host
+    // reaching it at the node's address is what makes the refusal come back.
+    const protectedObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "e2e-protected", namespace: "default" },
+      data: { what: "deleted only after its Usage" },
+    };
+    const usage = {
+      apiVersion: "protection.crossplane.io/v1beta1",
+      kind: "Usage",
+      metadata: { name: "e2e-protects", namespace: "default" },
       spec: {
-        group: "e2e.klutch.io",
-        names: { kind: "XBad", plural: "xbads" },
-        conversion: { strategy: "Webhook" },
-        versions: [
-          {
-            name: "v1",
-            served: true,
-            referenceable: true,
-            schema: { openAPIV3Schema: { type: "object" } },
-          },
-        ],
+        of: { apiVersion: "v1", kind: "ConfigMap", resourceRef: { name: "e2e-protected" } },
+        reason: "e2e: the webhook refuses this delete",
       },
     };
-    const refused = kubectlApply(kc(), JSON.stringify(bad), true);
-    assert.notEqual(refused.status, 0, "the webhook refuses the XRD");
+    for (const doc of [protectedObject, usage]) {
+      const applied = kubectlApply(kc(), JSON.stringify(doc));
+      assert.equal(applied.status, 0, applied.stderr);
+    }
+    // The Usage controller marks what it protects; the webhook's objectSelector matches that label.
+    await eventually(
+      "the Usage to mark the ConfigMap in use",
+      () =>
+        kubectlTry(kc(), [
+          "-n",
+          "default",
+          "get",
+          "configmap",
+          "e2e-protected",
+          "-o",
+          "jsonpath={.metadata.labels.crossplane\\.io/in-use}",
+        ]).stdout === "true",
+      60_000,
+    );
+    const refused = kubectlTry(kc(), ["-n", "default", "delete", "configmap", "e2e-protected"]);
+    assert.notEqual(refused.status, 0, "the webhook refuses the delete");
     assert.match(
       refused.stderr,
-      /admission webhook "compositeresourcedefinitions\.apiextensions\.crossplane\.io" denied the request: spec\.conversion\.webhook: Required value/,
+      /admission webhook "nousages\.protection\.crossplane\.io" denied the request: This resource is in-use by 1 usage\(s\), including the \*v1beta1\.Usage "e2e-protects" \(in namespace "default"\) with reason: "e2e: the webhook refuses this delete"/,
+    );
+    kubectl(kc(), ["-n", "default", "delete", "usage.protection.crossplane.io", "e2e-protects"]);
+    await eventually(
+      "the ConfigMap to be deletable once its Usage is gone",
+      () => kubectlTry(kc(), ["-n", "default", "delete", "configmap", "e2e-protected"]).status === 0,
+      60_000,
     );
   });
 

@@ -4,6 +4,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { toolchainEnv } from "../../host/automation/toolchain";
+import { LOCAL_UPGRADE_REMEDY } from "../../components/crossplane/crossplane";
 import { crossplaneUpgradeGuardProvider } from "../../providers/dynamic/crossplane-upgrade-guard";
 import { packagePauseProvider } from "../../providers/dynamic/package-pause";
 import { LocalClusters, type ClusterInfo, type ClusterStatus } from "../../host/local-clusters";
@@ -193,8 +194,10 @@ describe("local clusters (e2e)", function () {
       /^Error: klutch:crossplane\.version is 2\.4\.0, but the control plane runs Crossplane 1\.20\.11 and Crossplane upgrades one minor at a time: run up with crossplane\.version set to each of 2\.0\.x, 2\.1\.x, 2\.2\.x, 2\.3\.x, 2\.4\.x in turn/,
     );
     await assert.rejects(
-      crossplaneUpgradeGuardProvider.create({ ...inputs, version: "1.19.3" }),
-      /runs Crossplane 1\.20\.11 and Crossplane has no downgrade/,
+      crossplaneUpgradeGuardProvider.create({ ...inputs, version: "1.19.3", remedy: LOCAL_UPGRADE_REMEDY }),
+      (e: Error) =>
+        /runs Crossplane 1\.20\.11 and Crossplane has no downgrade/.test(e.message) &&
+        e.message.endsWith(`. ${LOCAL_UPGRADE_REMEDY}`),
     );
     kubectl(cp, ["delete", "namespace", "upgrade-guard", "--wait=false"]);
   });

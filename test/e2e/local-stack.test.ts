@@ -680,7 +680,10 @@ describe("local stack on real clusters (e2e)", function () {
       "pkg.crossplane.io/package=function-klutch",
     ]).items;
     assert.equal(revisions.length, 1);
-    assert.equal(condition(revisions[0], "Healthy"), "True");
+    // Crossplane v2 splits a revision's health in two: its objects (RevisionHealthy) and its
+    // runtime, the function's Deployment (RuntimeHealthy) (apis/v2 pkg/v1/conditions.go, v2.4.0).
+    assert.equal(condition(revisions[0], "RevisionHealthy"), "True");
+    assert.equal(condition(revisions[0], "RuntimeHealthy"), "True");
     const pods = kubectlJson<{ items: Pod[] }>(cp, [
       "-n",
       "crossplane-system",
@@ -735,7 +738,7 @@ describe("local stack on real clusters (e2e)", function () {
       ]).items;
       assert.equal(revisions.length, 1, `${name}: one revision`);
       const rev = revisions[0];
-      assert.equal(condition(rev, "Healthy"), "True");
+      assert.equal(condition(rev, "RevisionHealthy"), "True", name);
       // Its dependency, Klutch's function, found and installed by the package manager.
       assert.equal(rev.status.foundDependencies, 1, name);
       assert.equal(rev.status.installedDependencies, 1, name);
