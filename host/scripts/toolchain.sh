@@ -343,65 +343,57 @@ build_etcd() {
   finish "$dir" "etcd v$ETCD_VERSION"
 }
 
-# Builds one command of the crossplane 1.x module (CROSSPLANE_LEGACY_VERSION) through a wrapper
-# module (named klutch.local/toolchain/<1st arg>) that carries the module's own replaces.
-# Args: cache dir, work dir, wrapper name, cmd/<name> to build, binary name.
+# Builds one command of a Crossplane module into <cache dir>/bin through a wrapper module (named
+# klutch.local/toolchain/<wrapper>) that carries the module's own replaces, stamping the version
+# into the package that holds it (internal/version in 1.x, crossplane-runtime/v2's pkg/version
+# since v2.0). Modules after the 8th argument are required beside it at the same version.
+# Args: cache dir, wrapper name, cmd/<name> to build, binary name, module, version, version package.
 build_crossplane_command() {
-  local dir="$1" work="$2" wrapper="$3" cmd="$4" bin="$5" cdir
-  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_LEGACY_VERSION")
+  local dir="$1" wrapper="$2" cmd="$3" bin="$4" module="$5" version="$6" version_pkg="$7" cdir
+  shift 7
+  local work="$dir/src"
+  mkdir -p "$work" "$dir/bin"
+  cdir=$(module_dir "$module@v$version")
   {
     echo "module klutch.local/toolchain/$wrapper"
     echo
     echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
     echo
-    echo "require github.com/crossplane/crossplane v$CROSSPLANE_LEGACY_VERSION"
-    remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
-  } >"$work/go.mod"
-  (
-    cd "$work"
-    run_logged "$wrapper: compiling cmd/$cmd" "$dir/build.log" go build -v -trimpath \
-      -ldflags "-s -w -X github.com/crossplane/crossplane/internal/version.version=v$CROSSPLANE_LEGACY_VERSION" \
-      -o "$dir/bin/$bin" "github.com/crossplane/crossplane/cmd/$cmd"
-  )
-}
-
-# Crossplane v2 core (CROSSPLANE_VERSION) from github.com/crossplane/crossplane/v2, the binary
-# named `crossplane` on PATH and the chart, CRDs and webhook configurations copied beside it. The
-# module replaces its apis/v2 by its own folder (`=> ./apis`), which a wrapper cannot carry; without
-# it the apis/v2 the module requires (v2.3.4 for core v2.4.0) is used and lacks what the core calls
-# (RuntimeActive), so the wrapper requires apis/v2 at the core's own version. The version variable
-# lives in crossplane-runtime/v2 since v2.0.
-build_crossplane() {
-  local dir
-  dir=$(crossplane_dir)
-  if is_built "$dir"; then
-    log "crossplane $CROSSPLANE_VERSION: cached ($dir)"
-    return
-  fi
-  log "crossplane $CROSSPLANE_VERSION: building core (cold: ~8 min)"
-  local work="$dir/src" cdir
-  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  cdir=$(module_dir "github.com/crossplane/crossplane/v2@v$CROSSPLANE_VERSION")
-  {
-    echo "module klutch.local/toolchain/crossplane"
-    echo
-    echo "go $(awk '/^go /{print $2}' "$cdir/go.mod")"
-    echo
     echo "require ("
-    echo "	github.com/crossplane/crossplane/v2 v$CROSSPLANE_VERSION"
-    echo "	github.com/crossplane/crossplane/apis/v2 v$CROSSPLANE_VERSION"
+    for required in "$module" "$@"; do echo "	$required v$version"; done
     echo ")"
     remote_replaces "$cdir/go.mod" | sed 's/^[ \t]*/replace /'
   } >"$work/go.mod"
   (
     cd "$work"
-    run_logged "crossplane: compiling cmd/crossplane" "$dir/build.log" go build -v -trimpath \
-      -ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v$CROSSPLANE_VERSION" \
-      -o "$dir/bin/crossplane" "github.com/crossplane/crossplane/v2/cmd/crossplane"
+    run_logged "$wrapper: compiling cmd/$cmd" "$dir/build.log" go build -v -trimpath \
+      -ldflags "-s -w -X $version_pkg.version=v$version" -o "$dir/bin/$bin" "$module/cmd/$cmd"
   )
-  cp -r "$cdir/cluster" "$dir/cluster" && chmod -R u+w "$dir/cluster"
   rm -rf "$work"
-  finish "$dir" "crossplane v$CROSSPLANE_VERSION"
+}
+
+# A Crossplane core: the binary `crossplane` and the module's cluster/ folder (chart, CRDs and
+# webhook configurations) copied beside it. Args as build_crossplane_command's from the 5th on.
+build_crossplane_core() {
+  local dir="$1" module="$2" version="$3"
+  if is_built "$dir"; then
+    log "crossplane $version: cached ($dir)"
+    return
+  fi
+  log "crossplane $version: building core (cold: ~8 min)"
+  rm -rf "$dir"
+  build_crossplane_command "$dir" crossplane crossplane crossplane "${@:2}"
+  cp -r "$(module_dir "$module@v$version")/cluster" "$dir/cluster" && chmod -R u+w "$dir/cluster"
+  finish "$dir" "crossplane v$version"
+}
+
+# Crossplane v2 core (CROSSPLANE_VERSION), on PATH as `crossplane`. The module replaces its apis/v2
+# by its own folder (`=> ./apis`), which a wrapper cannot carry; without it the apis/v2 the module
+# requires (v2.3.4 for core v2.4.0) is used and lacks what the core calls (RuntimeActive), so the
+# wrapper requires apis/v2 at the core's own version.
+build_crossplane() {
+  build_crossplane_core "$(crossplane_dir)" github.com/crossplane/crossplane/v2 "$CROSSPLANE_VERSION" \
+    github.com/crossplane/crossplane-runtime/v2/pkg/version github.com/crossplane/crossplane/apis/v2
 }
 
 # Crossplane 1.20 core (CROSSPLANE_LEGACY_VERSION), kept for environments on upstream Klutch's
@@ -409,21 +401,8 @@ build_crossplane() {
 # External package runtime this project does not drive yet (docs/versions.md). Not on PATH:
 # KLUTCH_CROSSPLANE_LEGACY names its binary and KLUTCH_CROSSPLANE_LEGACY_CLUSTER_DIR its chart and CRDs.
 build_crossplane_legacy() {
-  local dir
-  dir=$(crossplane_legacy_dir)
-  if is_built "$dir"; then
-    log "crossplane $CROSSPLANE_LEGACY_VERSION: cached ($dir)"
-    return
-  fi
-  log "crossplane $CROSSPLANE_LEGACY_VERSION: building core (cold: ~8 min)"
-  local work="$dir/src"
-  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  local cdir
-  cdir=$(module_dir "github.com/crossplane/crossplane@v$CROSSPLANE_LEGACY_VERSION")
-  build_crossplane_command "$dir" "$work" crossplane crossplane crossplane
-  # The chart and CRDs are files of the module; keep a copy next to the binary.
-  cp -r "$cdir/cluster" "$dir/cluster" && chmod -R u+w "$dir/cluster"
-  finish "$dir" "crossplane v$CROSSPLANE_LEGACY_VERSION"
+  build_crossplane_core "$(crossplane_legacy_dir)" github.com/crossplane/crossplane \
+    "$CROSSPLANE_LEGACY_VERSION" github.com/crossplane/crossplane/internal/version
 }
 
 # The `crossplane` CLI (cmd/crank: render, xpkg build/push, beta convert) of the 1.20 module, in a
@@ -440,10 +419,9 @@ build_crossplane_cli() {
     return
   fi
   log "crossplane CLI $CROSSPLANE_LEGACY_VERSION: building cmd/crank (cold: ~1 min after the 1.20 core)"
-  local work="$dir/src"
-  rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  build_crossplane_command "$dir" "$work" crossplane-cli crank crank
-  rm -rf "$work"
+  rm -rf "$dir"
+  build_crossplane_command "$dir" crossplane-cli crank crank github.com/crossplane/crossplane \
+    "$CROSSPLANE_LEGACY_VERSION" github.com/crossplane/crossplane/internal/version
   finish "$dir" "crossplane CLI (crank) v$CROSSPLANE_LEGACY_VERSION"
 }
 

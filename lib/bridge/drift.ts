@@ -74,6 +74,31 @@ export function groupOfObject(o: WatchedObject, groups: readonly string[]): stri
   return instance === undefined ? undefined : groups.find((key) => proxyName(key) === instance);
 }
 
+/** The kind a pulumi-kubernetes resource type makes (`kubernetes:apps/v1:Deployment` → Deployment). */
+export function kubernetesKind(type: string): string | undefined {
+  return /^kubernetes:[^:]+:(\w+)$/.exec(type)?.[1];
+}
+
+/**
+ * Engine steps that delete the object a resource made: its removal, and the old half of a
+ * replacement (pulumi-kubernetes deletes a named object before it makes the new one).
+ */
+const DELETING_OPS: ReadonlySet<string> = new Set(["delete", "delete-replaced", "discard"]);
+
+/** The engine event of a step (sdk/nodejs/automation/events.ts: StepEventMetadata). */
+export interface StepStartLike {
+  resourcePreEvent?: { metadata: { op: string; type: string; old?: { outputs?: Record<string, unknown> } } };
+}
+
+/** The object, `Kind/name`, a run's engine event says the run is deleting itself. */
+export function objectDeletedByStep(event: StepStartLike): string | undefined {
+  const step = event.resourcePreEvent?.metadata;
+  if (!step || !DELETING_OPS.has(step.op)) return undefined;
+  const kind = kubernetesKind(step.type);
+  const name = (step.old?.outputs?.metadata as { name?: unknown } | undefined)?.name;
+  return kind && typeof name === "string" ? `${kind}/${name}` : undefined;
+}
+
 /** How a drift reads in an Event and a log line. */
 export function describeDrift(d: Drift, namespace: string): string {
   return `${d.kind} ${namespace}/${d.name} was ${d.change} outside the bridge`;

@@ -15,6 +15,8 @@ import { WorkQueue } from "./workqueue";
 import type { DriftInformer } from "./drift-watch";
 import type { DriftKind } from "../../lib/bridge/drift";
 import { DriftHealing } from "./drift-healing";
+import { reportUnusable } from "./health-report";
+import type { NetworkPathObject } from "../../lib/bridge/api";
 
 export { engineError } from "./reconciler";
 
@@ -91,6 +93,7 @@ export class Bridge {
   constructor(private readonly opts: BridgeOptions) {
     this.kc = loadKubeConfig(opts.kubeconfig);
     const writer = new KubePathWriter(this.kc, opts.settings);
+    const events = new EventRecorder(this.kc, opts.log);
     const nodes = opts.target.kind === "kubernetes" ? dataPlaneNodes(opts.target.kubeconfig) : undefined;
     this.stacks = new StackRunner({
       target: opts.target,
@@ -123,7 +126,8 @@ export class Bridge {
       writer,
       ...(this.drift ? { drift: this.drift.ledger } : {}),
       ...(opts.target.kind === "kubernetes" ? { driftNamespace: opts.target.namespace } : {}),
-      events: new EventRecorder(this.kc, opts.log),
+      onRunEvent: (key, e) => this.drift?.runEvent(key, e),
+      events,
       metrics: opts.metrics,
       log: opts.log,
       stopping: () => this.stopped,
@@ -191,8 +195,28 @@ export class Bridge {
           if (await this.stacks.healthMoved(key, this.cache.group(key))) moved.push(key);
         return moved;
       },
-      onRead: (moved) =>
-        this.runAgain(moved, "a path's health changed (its data path says so); running its group again"),
+      onRead: async (moved) => {
+        // A path that cannot be used says so now; the run confirms it and brings it back.
+        const health = (key: string, live: NetworkPathObject[]) =>
+          this.stacks.health ? this.stacks.health(key, live) : Promise.resolve({});
+        for (const key of moved) {
+          const unusable = await reportUnusable(key, {
+            paths: (k) => this.cache.group(k),
+            health,
+            writer,
+            events,
+          }).catch((err: Error) => {
+            opts.log("warn", "could not report the paths' health", { group: key, error: err.message });
+            return [];
+          });
+          if (unusable.length > 0)
+            opts.log("info", "paths whose data path cannot be used now are Ready=False", {
+              group: key,
+              paths: unusable,
+            });
+        }
+        this.runAgain(moved, "a path's health changed (its data path says so); running its group again");
+      },
       intervalMs: opts.healthPollMs ?? 5_000,
       log: opts.log,
       messages: {

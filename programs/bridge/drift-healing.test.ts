@@ -59,4 +59,39 @@ describe("bridge: drift healing around a group's own runs", () => {
     assert.deepEqual(h.ledger.take(GROUP), [{ kind: "Service", name: "np-team-a-proxy", change: "deleted" }]);
     await h.stop();
   });
+
+  it("a deletion the run put back already is still drift, named by the next run; one the run's own steps made (a replacement) is not", async () => {
+    const { h, informers, queued } = healing(["NetworkPolicy/np-team-a-proxy", "Deployment/np-team-a-proxy"]);
+    h.runStarted(GROUP);
+    // Someone deletes the NetworkPolicy before the run's refresh reads it: the run makes it again.
+    informers.NetworkPolicy.emit("delete", object("np-team-a-proxy"));
+    informers.NetworkPolicy.emit("add", object("np-team-a-proxy"));
+    // The run replaces its Deployment itself: pulumi-kubernetes deletes the named object first.
+    h.runEvent(GROUP, {
+      resourcePreEvent: {
+        metadata: {
+          op: "delete-replaced",
+          type: "kubernetes:apps/v1:Deployment",
+          old: { outputs: { metadata: { name: "np-team-a-proxy" } } },
+        },
+      },
+    });
+    informers.Deployment.emit("delete", object("np-team-a-proxy"));
+    informers.Deployment.emit("add", object("np-team-a-proxy"));
+    h.runEnded(GROUP);
+    await wait(150);
+    assert.deepEqual(queued, [GROUP]);
+    assert.deepEqual(h.ledger.take(GROUP), [
+      { kind: "NetworkPolicy", name: "np-team-a-proxy", change: "deleted" },
+    ]);
+    // The next run starts afresh: what the last one deleted does not hide a later hand's deletion.
+    h.runStarted(GROUP);
+    informers.Deployment.emit("delete", object("np-team-a-proxy"));
+    h.runEnded(GROUP);
+    await wait(150);
+    assert.deepEqual(h.ledger.take(GROUP), [
+      { kind: "Deployment", name: "np-team-a-proxy", change: "deleted" },
+    ]);
+    await h.stop();
+  });
 });

@@ -1,4 +1,11 @@
-import { DriftLedger, describeDrift, type Drift, type DriftKind } from "../../lib/bridge/drift";
+import {
+  DriftLedger,
+  describeDrift,
+  objectDeletedByStep,
+  type Drift,
+  type DriftKind,
+  type StepStartLike,
+} from "../../lib/bridge/drift";
 import { DriftWatch, dataPlaneDriftInformers, type DriftInformer } from "./drift-watch";
 import type { Logger } from "./log";
 
@@ -30,8 +37,10 @@ export interface DriftHealingOptions {
  * The bridge's drift healing, on the kubernetes target: the watch (programs/bridge/drift-watch.ts)
  * says what someone changed, the ledger (lib/bridge/drift.ts) holds it for the group's next run,
  * which refreshes and says on each path what it put back (programs/bridge/reconciler.ts). A
- * deletion seen while the group's own run may have made it is checked against the group's
- * stack once the run is over: an object the stack still holds was not the run's to delete.
+ * deletion seen while the group's own run may have made it is checked once the run is over: it
+ * was the run's own when the run's engine steps deleted the object (a removal or a replacement)
+ * or its stack no longer holds it; otherwise it is drift, noted for the next run even when the
+ * run already put the object back (its refresh read it gone), so that run names it.
  */
 export class DriftHealing {
   readonly ledger = new DriftLedger();
@@ -39,6 +48,8 @@ export class DriftHealing {
   /** Each group's run: Infinity while it runs, else when it ended. */
   private readonly runs = new Map<string, number>();
   private readonly deletedDuringRun = new Map<string, Drift[]>();
+  /** The objects (`Kind/name`) each group's runs deleted themselves, until a recheck reads them. */
+  private readonly ownDeletions = new Map<string, Set<string>>();
   private readonly rechecks = new Set<string>();
   private readonly settling = new Set<string>();
   private stopped = false;
@@ -70,6 +81,15 @@ export class DriftHealing {
   /** The group's run starts (the work queue's handler). */
   runStarted(key: string): void {
     this.runs.set(key, Infinity);
+    // What an earlier run deleted is kept while a deletion seen around it awaits its recheck.
+    if (!this.deletedDuringRun.has(key)) this.ownDeletions.delete(key);
+  }
+
+  /** An engine event of the group's run: a step that deletes an object makes its deletion the run's. */
+  runEvent(key: string, event: StepStartLike): void {
+    const object = objectDeletedByStep(event);
+    if (object === undefined) return;
+    this.ownDeletions.set(key, (this.ownDeletions.get(key) ?? new Set()).add(object));
   }
 
   /** The group's run ended. */
@@ -107,9 +127,13 @@ export class DriftHealing {
     // Running again: its end checks them.
     if (this.stopped || this.runs.get(key) === Infinity) return;
     const deleted = this.deletedDuringRun.get(key) ?? [];
+    const own = this.ownDeletions.get(key) ?? new Set<string>();
     this.deletedDuringRun.delete(key);
+    this.ownDeletions.delete(key);
     const held = await this.opts.stackObjects(key).catch(() => new Set<string>());
-    for (const d of deleted)
-      if (held.has(`${d.kind}/${d.name}`) && !this.watch.has(d.kind, d.name)) this.noted(key, d);
+    for (const d of deleted) {
+      const object = `${d.kind}/${d.name}`;
+      if (held.has(object) && !own.has(object)) this.noted(key, d);
+    }
   }
 }

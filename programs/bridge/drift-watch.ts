@@ -101,11 +101,6 @@ export class DriftWatch {
     }
   }
 
-  /** Whether the watch holds an object of this kind and name now. */
-  has(kind: DriftKind, name: string): boolean {
-    return this.last.has(`${kind}/${name}`);
-  }
-
   async start(): Promise<void> {
     await Promise.all(DRIFT_KINDS.map((kind) => this.startKind(kind)));
   }

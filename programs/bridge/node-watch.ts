@@ -7,7 +7,8 @@ export interface PollingWatchOptions<T> {
   read: () => Promise<T>;
   /** Whether anything needs the read now (no read otherwise). */
   wanted: () => boolean;
-  onRead: (value: T) => void;
+  /** Awaited before the next poll is scheduled. */
+  onRead: (value: T) => void | Promise<void>;
   intervalMs: number;
   log: Logger;
   /** What the log says when reads start failing (with the error) and when they work again. */
@@ -46,7 +47,7 @@ export class PollingWatch<T> {
       const value = await this.opts.read();
       if (this.failing) this.opts.log("info", this.opts.messages.recovered);
       this.failing = false;
-      this.opts.onRead(value);
+      await this.opts.onRead(value);
     } catch (e) {
       // Once per failing streak: a bridge whose identity may not read says so once.
       if (!this.failing) this.opts.log("warn", this.opts.messages.failing, { error: (e as Error).message });

@@ -93,6 +93,8 @@ export interface ReconcilerDeps {
    * run that takes it refreshes, and says on each path what it put back.
    */
   drift?: Pick<DriftLedger, "take" | "giveBack">;
+  /** Each engine event of a group's run (drift healing tells the run's own deletions by them). */
+  onRunEvent?: (key: string, e: EngineEvent) => void;
   /** The data plane's namespace the drifted objects are in (for the Events' words). */
   driftNamespace?: string;
   /** True once the bridge stops: a run cancelled then is no failure. */
@@ -154,6 +156,7 @@ export class GroupReconciler {
       onEvent: (e: EngineEvent) => {
         diagnostics.onEvent(e);
         steps.onEvent(e);
+        d.onRunEvent?.(key, e);
       },
       onRecovered: (plan: CheckpointRecovery & { sidecars: string[] }) =>
         this.recovered(key, live, plan, log),

@@ -1,5 +1,6 @@
 import type { Stack } from "@pulumi/pulumi/automation";
 import type { NetworkPathObject, PathEndpoint, PathProblem } from "../../lib/bridge/api";
+import { kubernetesKind } from "../../lib/bridge/drift";
 import { stackName } from "../../lib/bridge/grouping";
 import type { NodeLike, NodePortHosts } from "../../lib/bridge/node-host";
 import type { BridgeSettings } from "../../lib/bridge/settings";
@@ -185,7 +186,7 @@ export class StackRunner implements GroupStacks {
     };
     const held = new Set<string>();
     for (const r of state.deployment?.resources ?? []) {
-      const kind = /^kubernetes:[^:]+:(\w+)$/.exec(r.type)?.[1];
+      const kind = kubernetesKind(r.type);
       const name = r.outputs?.metadata?.name;
       if (kind && typeof name === "string") held.add(`${kind}/${name}`);
     }

@@ -3,8 +3,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, PulumiCommand, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import { upFromEvents } from "../../programs/bridge/engine-run";
+import { objectDeletedByStep } from "../../lib/bridge/drift";
 import { toolchainEnv } from "../../host/automation/toolchain";
 
 /** One dynamic resource whose input decides whether an update changes it. */
@@ -20,6 +21,13 @@ const refusing: pulumi.dynamic.ResourceProvider = {
   ...provider,
   update: () => Promise.reject(new Error("the provider refused the update")),
 };
+
+/** A resource whose outputs name an object as a Kubernetes one's do (`metadata.name`). */
+class Named extends pulumi.dynamic.Resource {
+  constructor(name: string) {
+    super(provider, name, { v: 0, metadata: { name: "np-team-a-proxy" } }, {});
+  }
+}
 
 class Counter extends pulumi.dynamic.Resource {
   constructor(name: string, v: number, refuse: boolean) {
@@ -42,6 +50,7 @@ describe("engine runs read their result from engine events (e2e)", function () {
   let value = 1;
   let withSecret = false;
   let refuse = false;
+  let withNamed = false;
 
   before(async () => {
     fs.mkdirSync(path.join(work, "state"));
@@ -60,6 +69,7 @@ describe("engine runs read their result from engine events (e2e)", function () {
         projectName: "engine-run",
         program: () => {
           new Counter("counter", value, refuse);
+          if (withNamed) new Named("named");
           return Promise.resolve({
             endpoints: { "team-a/pg": { hostForConsumer: "127.0.0.1", port: 22000 + value } },
             ...(withSecret ? { token: pulumi.secret("s3cr3t") } : {}),
@@ -138,6 +148,23 @@ describe("engine runs read their result from engine events (e2e)", function () {
       refuse = false;
     }
     assert.equal(Object.prototype.hasOwnProperty.call(stack, "outputs"), false);
+  });
+
+  it("a step that deletes a resource names its object in the event's old outputs (what drift healing reads)", async () => {
+    withNamed = true;
+    await upFromEvents(stack, { color: "never" });
+    withNamed = false;
+    const events: EngineEvent[] = [];
+    await upFromEvents(stack, { color: "never", onEvent: (e) => events.push(e) });
+    const deletes = events.filter((e) => e.resourcePreEvent?.metadata.op === "delete");
+    assert.equal(deletes.length, 1, "one delete step");
+    const metadata = deletes[0]!.resourcePreEvent!.metadata;
+    assert.equal(metadata.old?.outputs?.metadata?.name, "np-team-a-proxy");
+    // lib/bridge/drift.ts reads exactly that, for the types pulumi-kubernetes makes.
+    const asKubernetes = {
+      resourcePreEvent: { metadata: { ...metadata, type: "kubernetes:apps/v1:Deployment" } },
+    };
+    assert.equal(objectDeletedByStep(asKubernetes), "Deployment/np-team-a-proxy");
   });
 });
 
