@@ -69,17 +69,19 @@ else
     # output is printed when it ends, with its time ([file-time], test/helpers/file-timing.ts).
     jobs="${KLUTCH_E2E_JOBS:-2}"
     # Longest first, so the workers finish together (seconds of a fresh-clone run with two
-    # workers, 2026-11-26): a file missing here runs after these.
+    # workers, 2026-12-03, on 2 cores with about 40 % steal time): a file missing here runs after these.
     longest_first=(
-      test/e2e/local-stack.test.ts           # 964
-      test/e2e/bridge.test.ts                # 653
-      test/e2e/bindings.test.ts              # 492
-      test/e2e/network-preview-stack.test.ts # 387
-      test/e2e/environment-bridge.test.ts    # 283, and about 80 more with its WireGuard app cluster
-      test/e2e/bridge-pod.test.ts            # 341
-      test/e2e/provider-yaml-bind.test.ts    # 225
-      test/e2e/provider-sdks.test.ts         # 117
-      test/e2e/network-preview.test.ts       # 114
+      test/e2e/local-stack.test.ts           # 1719
+      test/e2e/bridge.test.ts                # 786
+      test/e2e/bridge-pod.test.ts            # 595
+      test/e2e/network-preview-stack.test.ts # 572
+      test/e2e/environment-bridge.test.ts    # 551
+      test/e2e/bindings.test.ts              # 526
+      test/e2e/provider-yaml.test.ts         # 232
+      test/e2e/provider-yaml-bind.test.ts    # 221
+      test/e2e/provider-sdks.test.ts         # 151
+      test/e2e/wireguard-pods.test.ts        # 122
+      test/e2e/network-preview.test.ts       # 110
     )
     slow=("${longest_first[@]}")
     for file in test/e2e/*.test.ts test/dataplane/*.test.ts; do
