@@ -114,13 +114,6 @@ export const DEFAULT_TIMEOUTS: HaproxyTimeouts = {
 };
 export const DEFAULT_CHECK: HealthCheck = { inter: "2s", fall: 3, rise: 2 };
 
-/**
- * HAProxy's `observe layer4`: real connections count as checks; one failed connection to the
- * server (`error-limit 1`) marks it down (`on-error mark-down`, HAProxy 2.6 configuration manual
- * 5.2), so the path's health, and so its Ready, follows what its clients see.
- */
-export const OBSERVE_CLIENT_CONNECTIONS = "observe layer4 error-limit 1 on-error mark-down";
-
 /** The one server line of each backend is called this; stats and probes look for it. */
 export const SERVER_NAME = "instance";
 
@@ -334,10 +327,6 @@ export function renderHaproxyConfig(
     if (isPostgres(c)) out.push(`    option pgsql-check user ${pgUser}`);
     out.push(
       `    server ${SERVER_NAME} ${hostPort(c.instanceHost, c.port)} check inter ${check.inter} fall ${check.fall} rise ${check.rise}` +
-        // A client's connection the instance does not take marks it down at once (the checks
-        // alone need fall × (inter + a timed-out check): 12 s when the instance's pod is gone,
-        // `npm run bench:chaos`); the checks bring it back after `rise` passes.
-        ` ${OBSERVE_CLIENT_CONNECTIONS}` +
         // An unresolvable name must not stop the whole proxy from starting: the server
         // starts without an address (DOWN) and the resolvers fill it in later.
         (IPV4.test(c.instanceHost) || c.instanceHost.includes(":")
