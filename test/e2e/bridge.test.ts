@@ -352,10 +352,10 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const logged = bridgeLog.length;
     const killed = Date.now();
     process.kill(victim, "SIGKILL");
-    // The poll (every 5 s) reads ProxyUnavailable and runs the group; that run restarts the
-    // process (LocalHaproxy counts a dead one a change) before it writes the paths' status, so
-    // they stay Ready: unusable for at most a poll and a run (ProxyUnavailable itself is shown
-    // against a real HAProxy in network/proxy/path-health.test.ts).
+    // The poll (every 5 s) reads ProxyUnavailable: the paths say Ready=False at once
+    // (programs/bridge/health-report.ts), and the run it starts restarts the process (LocalHaproxy
+    // counts a dead one a change) and writes them Ready again: unusable for at most a poll and a
+    // run (ProxyUnavailable itself is shown against a real HAProxy in network/proxy/path-health.test.ts).
     await eventually(
       "a new HAProxy process serving the group",
       () => proxies().length > 0 && !proxies().includes(victim),
@@ -364,15 +364,19 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     console.log(
       `      (HAProxy killed → a new process serves in ${((Date.now() - killed) / 1000).toFixed(1)} s)`,
     );
-    assert.match(
-      bridgeLog.slice(logged).join(""),
-      /a path's health changed \(its data path says so\); running its group again/,
-    );
+    const said = bridgeLog.slice(logged).join("");
+    assert.match(said, /a path's health changed \(its data path says so\); running its group again/);
+    assert.match(said, /paths whose data path cannot be used now are Ready=False/);
     const r = psql("127.0.0.1", orders.status!.port!);
     assert.equal(r.stdout.trim(), "42", r.stderr);
-    const now = claims().find((c) => c.metadata.name === "orders");
-    assert.equal(now?.status?.port, orders.status?.port, "the path keeps its port");
-    assert.ok(isClaimReady(now));
+    await eventually(
+      "the claim Ready again on its port",
+      () => {
+        const now = claims().find((c) => c.metadata.name === "orders");
+        return isClaimReady(now) && now?.status?.port === orders.status?.port;
+      },
+      60_000,
+    );
   });
 
   it("deleting a connection removes its path and leaves the other untouched", async () => {
