@@ -19,6 +19,7 @@ import { NODE_TYPESCRIPT_ARGS, repoRoot } from "../../host/automation/toolchain"
 import { RawClient, Replayer, type Refusal, type ReplayWorld } from "../helpers/contract-replay";
 import { kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { settled } from "../helpers/settled";
+import { setFileEnv } from "../helpers/file-env";
 
 const STACK = "bindings-e2e";
 const CP = "control-plane";
@@ -86,7 +87,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-bindings-"));
   const stateDir = path.join(work, "clusters");
   const stackFile = path.join(repoRoot, "stacks", `Pulumi.${STACK}.yaml`);
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
   let clusters: LocalClusters;
   let stack: Stack;
   const kubeconfigs: Record<string, string> = {};
@@ -117,9 +118,11 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
   }
 
   before(async () => {
-    process.env.KLUTCH_LOCAL_DIR = stateDir;
-    process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
-    process.env.PULUMI_CONFIG_PASSPHRASE = "bindings-e2e-only";
+    restoreEnv = setFileEnv({
+      KLUTCH_LOCAL_DIR: stateDir,
+      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "bindings-e2e-only",
+    });
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP, "app-1", "app-2", "app-3"]);
     writeConfig(["app-1", "app-2"]);
@@ -134,7 +137,7 @@ describe("klutch-bind contract on real clusters (e2e)", function () {
       }
       if (clusters) await clusters.down();
     } finally {
-      process.env = saved;
+      restoreEnv();
       fs.rmSync(stackFile, { force: true });
       fs.rmSync(work, { recursive: true, force: true });
     }

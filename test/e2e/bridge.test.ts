@@ -367,8 +367,21 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const said = bridgeLog.slice(logged).join("");
     assert.match(said, /a path's health changed \(its data path says so\); running its group again/);
     assert.match(said, /paths whose data path cannot be used now are Ready=False/);
-    const r = psql("127.0.0.1", orders.status!.port!);
-    assert.equal(r.stdout.trim(), "42", r.stderr);
+    // The new process is there before it listens (it reads its config and binds after the
+    // pgrep can see it), so psql is asked again until it answers, within the same bound.
+    let lastError = "";
+    await eventually(
+      "psql through the same port",
+      () => {
+        const r = psql("127.0.0.1", orders.status!.port!);
+        lastError = r.stderr;
+        return r.stdout.trim() === "42";
+      },
+      60_000,
+    ).catch((e: Error) => assert.fail(`${e.message}: ${lastError}`));
+    console.log(
+      `      (HAProxy killed → psql answers again in ${((Date.now() - killed) / 1000).toFixed(1)} s)`,
+    );
     await eventually(
       "the claim Ready again on its port",
       () => {

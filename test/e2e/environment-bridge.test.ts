@@ -15,6 +15,7 @@ import { claimDiagnosis } from "../helpers/claim-diagnosis";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
+import { setFileEnv } from "../helpers/file-env";
 import {
   claimYaml,
   livePods,
@@ -51,7 +52,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-envbridge-"));
   const stateDir = path.join(work, "clusters");
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
   const stackFile = path.join(repoRoot, "stacks", `Pulumi.${STACK}.yaml`);
   const pgPassword = crypto.randomBytes(12).toString("hex");
   const clusters = new LocalClusters(stateDir);
@@ -76,10 +77,12 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       .clusterIP;
 
   before(async () => {
-    process.env.KLUTCH_LOCAL_DIR = stateDir;
-    // A copy of the `local` stack file keeps its encryptionsalt, so it takes that passphrase.
-    process.env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
-    process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
+    restoreEnv = setFileEnv({
+      KLUTCH_LOCAL_DIR: stateDir,
+      // A copy of the `local` stack file keeps its encryptionsalt, so it takes that passphrase.
+      PULUMI_CONFIG_PASSPHRASE: LOCAL_STACK_PASSPHRASE,
+      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+    });
     const doc = parse(fs.readFileSync(path.join(repoRoot, "stacks", "Pulumi.local.yaml"), "utf8")) as {
       config: Record<string, unknown>;
     };
@@ -154,7 +157,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       await clusters.down();
     } finally {
       fs.rmSync(stackFile, { force: true });
-      process.env = saved;
+      restoreEnv();
       fs.rmSync(work, { recursive: true, force: true });
     }
   });

@@ -22,6 +22,7 @@ import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../h
 import { mib, nodeMemory } from "../helpers/node-memory";
 import { objectCondition, podReady, type Pod } from "../helpers/kube-objects";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
+import { setFileEnv } from "../helpers/file-env";
 import {
   A8S_BINDING_CRD,
   A8S_BINDING_CRD_NAME,
@@ -375,7 +376,7 @@ describe("local stack on real clusters (e2e)", function () {
   const names = readLocalClusterNames("local");
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-e2e-"));
   const stateDir = path.join(work, "clusters");
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
   let clusters: LocalClusters;
   let infos: ClusterInfo[] = [];
   let stack: Stack;
@@ -385,8 +386,10 @@ describe("local stack on real clusters (e2e)", function () {
   const stackFileBefore = fs.readFileSync(stackFile, "utf8");
 
   before(async () => {
-    process.env.KLUTCH_LOCAL_DIR = stateDir;
-    process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
+    restoreEnv = setFileEnv({
+      KLUTCH_LOCAL_DIR: stateDir,
+      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+    });
     clusters = new LocalClusters(stateDir);
     // As `npm run up` does: each cluster with the node the stack file gives it.
     const started = Date.now();
@@ -405,7 +408,7 @@ describe("local stack on real clusters (e2e)", function () {
     try {
       if (clusters) await clusters.down();
     } finally {
-      process.env = saved;
+      restoreEnv();
     }
     // After the destroy with live connections and `down`: no process, mount, namespace or table.
     const leftovers = clusters ? clusters.leftoverProcesses() : [];

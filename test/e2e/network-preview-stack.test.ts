@@ -19,6 +19,7 @@ import { TestBridge } from "../helpers/bridge-process";
 import { claimYaml, claimsIn, waitForClaim, type Claim } from "../helpers/kube-objects";
 import { bandArg, portsFor } from "../helpers/ports";
 import { Postgres } from "../helpers/pg-haproxy";
+import { setFileEnv } from "../helpers/file-env";
 
 const CP = "control-plane";
 const STACK = "preview-e2e";
@@ -37,7 +38,7 @@ describe("network change preview of the environment stack (e2e)", function () {
   const stateDir = path.join(work, "clusters");
   const bridgeDir = path.join(work, "bridge");
   const env = toolchainEnv();
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
   // A stack of its own, made from the committed `local` one: the local-stack e2e may run beside
   // this file and checks that stacks/Pulumi.local.yaml is left as it was.
   const stackFile = path.join(repoRoot, "stacks", `Pulumi.${STACK}.yaml`);
@@ -115,11 +116,13 @@ describe("network change preview of the environment stack (e2e)", function () {
 
   before(async () => {
     pg = await Postgres.start();
-    process.env.KLUTCH_LOCAL_DIR = stateDir;
-    // Only the `local` stack gets a passphrase by default (host/automation/pulumi-runner.ts); this copy
-    // of its file carries its encryptionsalt, so it takes the same throw-away passphrase.
-    process.env.PULUMI_CONFIG_PASSPHRASE = LOCAL_STACK_PASSPHRASE;
-    process.env.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
+    restoreEnv = setFileEnv({
+      KLUTCH_LOCAL_DIR: stateDir,
+      // Only the `local` stack gets a passphrase by default (host/automation/pulumi-runner.ts); this
+      // copy of its file carries its encryptionsalt, so it takes the same throw-away passphrase.
+      PULUMI_CONFIG_PASSPHRASE: LOCAL_STACK_PASSPHRASE,
+      PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
+    });
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP, "app-1", "app-2"]);
     setAppClusters([local("app-1")]);
@@ -150,7 +153,7 @@ describe("network change preview of the environment stack (e2e)", function () {
       if (clusters) await clusters.down();
     } finally {
       fs.rmSync(stackFile, { force: true });
-      process.env = saved;
+      restoreEnv();
       spawnSync("pkill", ["-f", `${bridgeDir}/proxies`]);
       await reapOrphans(`file://${path.join(bridgeDir, "state")}`, () => undefined);
       if (process.env.KLUTCH_KEEP_PREVIEW_WORK) console.log(`work dir kept: ${work}`);
