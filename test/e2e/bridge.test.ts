@@ -165,6 +165,25 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       timeout: 10_000,
     });
 
+  /**
+   * psql through a port, asked again for up to 60 s until it answers: under a loaded machine one
+   * attempt may outlast psql's timeout, and a process just started may not listen yet. A failure
+   * shows the last attempt.
+   */
+  async function psqlAnswers(port: number): Promise<void> {
+    // eventually runs the check at least once, so a failure always has an attempt to show.
+    let last: ReturnType<typeof psql> | undefined;
+    await eventually(
+      `psql through port ${port}`,
+      () => (last = psql("127.0.0.1", port)).stdout.trim() === "42",
+      60_000,
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}: exit ${String(last?.status)}, signal ${String(last?.signal)}, stderr ${last?.stderr}`,
+      );
+    });
+  }
+
   function refused(port: number): Promise<boolean> {
     return new Promise((resolve) => {
       const s = net.connect({ host: "127.0.0.1", port });
@@ -369,16 +388,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.match(said, /paths whose data path cannot be used now are Ready=False/);
     // The new process is there before it listens (it reads its config and binds after the
     // pgrep can see it), so psql is asked again until it answers, within the same bound.
-    let lastError = "";
-    await eventually(
-      "psql through the same port",
-      () => {
-        const r = psql("127.0.0.1", orders.status!.port!);
-        lastError = r.stderr;
-        return r.stdout.trim() === "42";
-      },
-      60_000,
-    ).catch((e: Error) => assert.fail(`${e.message}: ${lastError}`));
+    await psqlAnswers(orders.status!.port!);
     console.log(
       `      (HAProxy killed → psql answers again in ${((Date.now() - killed) / 1000).toFixed(1)} s)`,
     );
@@ -751,20 +761,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     const slots = parseSlots(fs.readFileSync(path.join(bridgeDir, "slots.json"), "utf8"));
     assert.ok(heldSlots(slots[`${MANY}/proxy`]) >= 3, `the group holds 3 slots: ${JSON.stringify(slots)}`);
     try {
-      // Each sampled port serves psql; under a loaded machine one attempt may outlast psql's
-      // timeout, so a port gets 60 s, and its last attempt is what a failure shows.
-      for (const port of ports.filter((_, i) => i % 10 === 0)) {
-        let last = psql("127.0.0.1", port);
-        await eventually(
-          `psql through port ${port}`,
-          () => (last = psql("127.0.0.1", port)).stdout.trim() === "42",
-          60_000,
-        ).catch((e: Error) => {
-          throw new Error(
-            `${e.message}: exit ${String(last.status)}, signal ${String(last.signal)}, stderr ${last.stderr}`,
-          );
-        });
-      }
+      // Each sampled port serves psql.
+      for (const port of ports.filter((_, i) => i % 10 === 0)) await psqlAnswers(port);
     } finally {
       // Also after a failure: the next tests start from a control plane without these paths.
       kubectl(kc(), ["-n", MANY, "delete", "tcpconnections", "--all", "--wait=false"]);
