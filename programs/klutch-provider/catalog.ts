@@ -5,6 +5,7 @@ import { bindComponents, bindTypes } from "./spec/bind";
 import { crossplaneComponents, crossplaneTypes } from "./spec/crossplane";
 import { environmentComponents, environmentTypes } from "./spec/environment";
 import { IMPLEMENTATIONS } from "../../network/registry";
+import { PUBLICATION } from "../../lib/release/publication";
 
 /**
  * The components the `klutch` provider serves, described once: schema.json is generated from
@@ -117,10 +118,11 @@ const surfaceTypes: Record<string, ObjectType> = Object.assign({}, ...surfaces.m
 
 export const KLUTCH_PACKAGE: PackageSpec = {
   name: "klutch",
-  // One version for the whole release: package.json's (programs/commands/release.ts).
+  // One version for the whole release: package.json's (programs/release/release.ts).
   version,
   description:
     "Klutch (Crossplane + klutch-bind multi-cluster data services) components: the whole environment, clusters, Crossplane, the bind backend, OIDC, exported APIs, app cluster bindings and the network paths (TCP proxy, WireGuard, AWS VPC peering, OpenStack routing).",
+  publication: PUBLICATION,
   types: {
     ...types,
     ...surfaceTypes,

@@ -4,13 +4,24 @@ import * as pulumi from "@pulumi/pulumi";
 import { KLUTCH_PACKAGE } from "./catalog";
 import { CONSTRUCTORS } from "./constructors";
 import { KlutchProvider } from "./provider";
-import { SCHEMA_FILE, schemaText } from "./schema-file";
+import { API_REFERENCE_DIR, SCHEMA_FILE, apiReferencePages, schemaText } from "./schema-file";
 import { type PackageSpec, inputProblems, packageSchema } from "../../providers/kit/schema-model";
 import { mockPulumi } from "../../test/helpers/mocks";
 
 describe("klutch provider schema", () => {
   it("programs/klutch-provider/schema.json is what programs/klutch-provider/catalog.ts generates (run `npm run provider:schema` after changing a component's args)", () => {
     assert.equal(fs.readFileSync(SCHEMA_FILE, "utf8"), schemaText());
+  });
+
+  it("docs/api/ is the API reference generated from the schema (run `npm run provider:schema`)", () => {
+    const pages = apiReferencePages();
+    assert.deepEqual(fs.readdirSync(API_REFERENCE_DIR).sort(), [...pages.keys()].sort());
+    for (const [name, text] of pages)
+      assert.equal(fs.readFileSync(`${API_REFERENCE_DIR}/${name}`, "utf8"), text, `docs/api/${name} differs`);
+    // Every component is on its module's page, with its inputs.
+    const network = pages.get("network.md")!;
+    assert.match(network, /^## TcpProxy$/m);
+    assert.match(network, /^\| `kubeconfig` \| string \| required, secret \|/m);
   });
 
   it("the drift check notices a changed argument", () => {

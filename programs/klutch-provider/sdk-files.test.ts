@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import { SDK_DIR, SDK_LANGUAGES, SDK_LOGO, generateSdks, sdkDrift, sdkGenerators } from "./sdk-files";
 import { SCHEMA_FILE } from "./schema-file";
+import { PLUGIN_DOWNLOAD_URL } from "../../lib/release/publication";
 
 /**
  * The committed SDKs (sdk/<language>) are what the toolchain's generators
@@ -40,12 +41,15 @@ describe("klutch provider SDKs", function () {
     ]);
   });
 
-  it("each language's package names the plugin and version of the schema", () => {
+  it("each language's package names the plugin, version and download URL of the schema", () => {
     const schema = JSON.parse(fs.readFileSync(SCHEMA_FILE, "utf8")) as {
       name: string;
       version: string;
+      pluginDownloadURL: string;
     };
-    const want = { resource: true, name: schema.name, version: schema.version };
+    // Where the release is published (lib/release/publication.ts), so the engine finds the plugin.
+    assert.equal(schema.pluginDownloadURL, PLUGIN_DOWNLOAD_URL);
+    const want = { resource: true, name: schema.name, version: schema.version, server: PLUGIN_DOWNLOAD_URL };
     const pkg = JSON.parse(fs.readFileSync(path.join(generated, "nodejs", "package.json"), "utf8")) as {
       name: string;
       version: string;
@@ -60,6 +64,14 @@ describe("klutch provider SDKs", function () {
       "dotnet/pulumi-plugin.json",
     ])
       assert.deepEqual(JSON.parse(fs.readFileSync(path.join(generated, file), "utf8")), want, file);
+    // Every resource the SDKs register carries it too (the engine's download on first use).
+    for (const [file, line] of [
+      ["nodejs/utilities.ts", `pluginDownloadURL: "${PLUGIN_DOWNLOAD_URL}"`],
+      ["python/pulumi_klutch/_utilities.py", `return "${PLUGIN_DOWNLOAD_URL}"`],
+      ["go/klutch/internal/pulumiUtilities.go", `pulumi.PluginDownloadURL("${PLUGIN_DOWNLOAD_URL}")`],
+      ["dotnet/Network/TcpProxy.cs", `PluginDownloadURL = "${PLUGIN_DOWNLOAD_URL}"`],
+    ] as const)
+      assert.ok(fs.readFileSync(path.join(generated, file), "utf8").includes(line), `${file}: no ${line}`);
     assert.match(
       fs.readFileSync(path.join(generated, "go", "go.mod"), "utf8"),
       /^module github\.com\/anynines\/klutch-pulumi\/sdk\/go$/m,

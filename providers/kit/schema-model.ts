@@ -10,6 +10,7 @@
  * `#/types/<token>`; `secret: true` marks a secret, `plain: true` an input that SDKs take as a
  * plain value rather than an Input (the component needs it before anything resolves).
  */
+import type { Publication } from "../../lib/release/publication";
 
 export type Primitive = "string" | "integer" | "number" | "boolean";
 
@@ -55,6 +56,8 @@ export interface PackageSpec {
   name: string;
   version: string;
   description: string;
+  /** The schema's pluginDownloadURL, repository, homepage and logoUrl. */
+  publication: Publication;
   types: Record<string, ObjectType>;
   components: readonly ComponentSpec[];
 }
@@ -95,6 +98,10 @@ export function packageSchema(spec: PackageSpec): Json {
     version: spec.version,
     description: spec.description,
     license: "Apache-2.0",
+    // Where the package lives (lib/release/publication.ts): the engine installs the plugin from
+    // pluginDownloadURL by itself when a program's SDK names it (each SDK carries it: package.json's
+    // pulumi.server, pulumi-plugin.json's server, the resource options' pluginDownloadURL).
+    ...spec.publication,
     keywords: ["pulumi", "klutch", "crossplane", "kubernetes", "category/infrastructure", "kind/component"],
     // supportPack: the SDKs carry the schema's version (package.json, pyproject.toml, the Go
     // SDK's version) and the Go SDK gets a go.mod of its own (module: importBasePath's parent),

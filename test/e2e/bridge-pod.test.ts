@@ -45,7 +45,9 @@ import { crossplaneWithConnectorApi } from "../helpers/crossplane-connector";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresDeployment } from "../helpers/node-postgres";
 import type { LocalCrossplane } from "../../host/local-clusters/crossplane";
-import { BRIDGE_IMAGE_REPOSITORY, releaseBridgeImage, releaseVersion } from "../../programs/commands/release";
+import { BRIDGE_IMAGE_REPOSITORY } from "../../lib/release/publication";
+import { releaseBridgeImage } from "../../programs/release/images";
+import { releaseVersion } from "../../programs/release/version";
 
 const CP = "bridge-pod-cp";
 const NS = "team-a";

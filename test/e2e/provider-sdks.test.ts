@@ -1,5 +1,6 @@
 import { strict as assert } from "node:assert";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -9,19 +10,25 @@ import { LocalClusters } from "../../host/local-clusters";
 import { SDK_DIR } from "../../programs/klutch-provider/sdk-files";
 import { ensureKubernetesPlugin } from "../../host/automation/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
-import { GO_SDK_MODULE, release, releaseVersion, type ReleaseResult } from "../../programs/commands/release";
+import { GO_SDK_MODULE } from "../../lib/release/publication";
+import { release, type ReleaseResult } from "../../programs/release/release";
+import { releaseVersion } from "../../programs/release/version";
+import { pluginDownloadCases } from "./provider-sdks/plugin-download";
+import type { Consumer, Language, SdkParams, UpReport } from "./provider-sdks/consumer";
 import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
 import { portsFor } from "../helpers/ports";
+import { startReleaseServer, type ReleaseServer } from "../helpers/release-server";
 import { pathOutside } from "../helpers/processes";
+
+const execFileAsync = promisify(execFile);
 
 /** This file's own host ports (test/helpers/ports.ts). */
 const hostPorts = portsFor(__filename);
 
 const CLUSTER = "sdk-cp";
-const LANGUAGES = ["go", "python", "nodejs"] as const;
-type Language = (typeof LANGUAGES)[number];
+const LANGUAGES = ["go", "python", "nodejs"] as const satisfies readonly Language[];
 const VERSION = releaseVersion();
 const CONSUMERS = path.join(repoRoot, "test", "sdk");
 const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
@@ -37,31 +44,6 @@ const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
  * sure no module path of this checkout leaks in from the test's own environment.
  */
 const NON_NODE_PROGRAM_ENV = { NODE_PATH: "" };
-
-/** What every language's program gets (test/sdk/go/main.go params, consumer.py, program.ts Params). */
-interface SdkParams {
-  stackName: string;
-  workDir: string;
-  clusterName: string;
-  kubeconfigPath: string;
-  namespace: string;
-  postgresPort: number;
-  portRange: { from: number; to: number };
-  stateDir: string;
-}
-
-/** What each program reports after `up`: outputs (secret ones without their value) and the change counts. */
-interface UpReport {
-  outputs: Record<string, { secret: boolean; value?: unknown }>;
-  changes: Record<string, number>;
-  /** The engine's progress display of the `up`, with the diff of every resource's inputs. */
-  progress: string;
-}
-
-interface Consumer {
-  up(p: SdkParams): Promise<UpReport>;
-  destroy(p: SdkParams): Promise<void>;
-}
 
 /**
  * The klutch provider's generated SDKs (sdk/<language>) used from programs in Go, Python
@@ -99,6 +81,10 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
   };
   let clusters: LocalClusters | undefined;
   let released: ReleaseResult | undefined;
+  /** The release host the SDK packages name (their pluginDownloadURL). */
+  let releaseServer: ReleaseServer | undefined;
+  /** The venv's Python, once pythonConsumer has installed the wheel into it. */
+  let venvPython = "";
   let pg: Postgres | undefined;
   let kubeconfigPath = "";
   const params = new Map<Language, SdkParams>();
@@ -152,13 +138,16 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     kubeconfigPath = clusters.kubeconfigPath(CLUSTER);
     await installBindCrds(kubeconfigPath, "60s");
     // The release: the plugin installed from its archive into this PULUMI_HOME, as a user outside
-    // this repository installs it; the programs name no plugin path. The SDK packages from it too.
+    // this repository installs it; the programs name no plugin path. The SDK packages from it too,
+    // naming this file's release host as the plugin's download URL (the last tests use it).
+    releaseServer = await startReleaseServer(path.join(work, "dist"), VERSION);
     released = await release({
       root: repoRoot,
       outDir: path.join(work, "dist"),
       log: () => undefined,
       env,
       images: false,
+      pluginDownloadURL: releaseServer.url,
     });
     execFileSync("pulumi", ["plugin", "install", "resource", "klutch", VERSION, "--file", released.archive], {
       env,
@@ -200,6 +189,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
         .destroy(params.get(language)!)
         .catch((e: Error) => console.error(`${language}: destroy after the tests: ${e.message}`));
     if (pg) await pg.destroy();
+    await releaseServer?.close();
     if (clusters) await clusters.down({ purge: true });
     fs.rmSync(work, { recursive: true, force: true });
   });
@@ -262,6 +252,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     const venv = path.join(work, "python-venv");
     exec("python3", ["-m", "venv", venv], work);
     const python = path.join(venv, "bin", "python");
+    venvPython = python;
     const wheel = path.join(
       work,
       "dist",
@@ -286,6 +277,15 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     return {
       up: (p) => Promise.resolve(report(spawnChecked(python, [script, "up", writeParams(p)], work, outside))),
       destroy: (p) => Promise.resolve(void exec(python, [script, "destroy", writeParams(p)], work, outside)),
+      // Not spawnSync: the release host the engine downloads from is served by this process.
+      preview: async (p, extra) => {
+        const { stdout } = await execFileAsync(python, [script, "preview", writeParams(p)], {
+          cwd: work,
+          env: { ...env, ...outside, ...extra },
+          maxBuffer: 64 << 20,
+        });
+        return JSON.parse(stdout.trim().split("\n").pop()!) as { changes: Record<string, number> };
+      },
     };
   }
 
@@ -336,10 +336,14 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     const envVars = Object.fromEntries(
       Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
     );
-    const stack = (p: SdkParams) =>
+    const stack = (p: SdkParams, extra: NodeJS.ProcessEnv = {}) =>
       LocalWorkspace.createOrSelectStack(
         { stackName: p.stackName, projectName: "", program: program(p) },
-        { workDir: p.workDir, envVars, pulumiCommand },
+        {
+          workDir: p.workDir,
+          envVars: { ...envVars, ...(extra as Record<string, string>) },
+          pulumiCommand,
+        },
       );
     return {
       up: async (p) => {
@@ -358,6 +362,9 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
         await s.destroy();
         await s.workspace.removeStack(p.stackName);
       },
+      preview: async (p, extra) => ({
+        changes: (await (await stack(p, extra)).preview()).changeSummary ?? {},
+      }),
     };
   }
 
@@ -490,4 +497,14 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
       });
     });
   }
+
+  pluginDownloadCases({
+    work: () => work,
+    env: () => env,
+    server: () => releaseServer!,
+    released: () => released!,
+    venvPython: () => venvPython,
+    consumers,
+    params: (language) => params.get(language)!,
+  });
 });

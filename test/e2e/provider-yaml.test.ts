@@ -7,7 +7,8 @@ import { parse, stringify } from "yaml";
 import { LocalClusters } from "../../host/local-clusters";
 import { ensureKubernetesPlugin } from "../../host/automation/pulumi-runner";
 import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
-import { release, releaseVersion } from "../../programs/commands/release";
+import { release } from "../../programs/release/release";
+import { releaseVersion } from "../../programs/release/version";
 import { kubectlJson } from "../helpers/kubectl";
 import { installBindCrds } from "../helpers/bind-crds";
 import { Postgres, assertPsqlAnswers, freePortRange, waitFor } from "../helpers/pg-haproxy";
@@ -229,10 +230,10 @@ describe("klutch provider from Pulumi YAML (e2e)", function () {
         outDir: path.join(outside, "again"),
         log: () => undefined,
       });
-      // Every file: the plugin archive, the npm package, the wheel, the sdist, the Go module (3
-      // files), the .NET project, the bridge image, the Function package and IMAGES, which pins
-      // the image by its digest.
-      assert.deepEqual(Object.keys(again.files).length, 11, JSON.stringify(again.files));
+      // Every file: the plugin archives (5 platforms), the npm package, the wheel, the sdist, the
+      // Go module (3 files), the .NET project, the bridge image, the Function package and IMAGES,
+      // which pins the image by its digest.
+      assert.deepEqual(Object.keys(again.files).length, 15, JSON.stringify(again.files));
       assert.equal(again.bridgeImage?.manifestDigest, bridgeDigest);
       assert.equal(
         fs.readFileSync(path.join(outside, "again", "SHA256SUMS"), "utf8"),

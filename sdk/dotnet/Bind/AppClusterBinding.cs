@@ -52,6 +52,7 @@ namespace Anynines.Klutch.Bind
             var defaultOptions = new ComponentResourceOptions
             {
                 Version = Utilities.Version,
+                PluginDownloadURL = "github://api.github.com/anynines/klutch-pulumi",
                 AdditionalSecretOutputs =
                 {
                     "kubeconfig",

@@ -46,6 +46,7 @@ namespace Anynines.Klutch.Cluster
             var defaultOptions = new ComponentResourceOptions
             {
                 Version = Utilities.Version,
+                PluginDownloadURL = "github://api.github.com/anynines/klutch-pulumi",
                 AdditionalSecretOutputs =
                 {
                     "kubeconfig",

@@ -70,6 +70,7 @@ namespace Anynines.Klutch.Network
             var defaultOptions = new ComponentResourceOptions
             {
                 Version = Utilities.Version,
+                PluginDownloadURL = "github://api.github.com/anynines/klutch-pulumi",
                 AdditionalSecretOutputs =
                 {
                     "gatewayUserData",

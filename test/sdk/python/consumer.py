@@ -5,6 +5,7 @@ engine (the toolchain's `pulumi` on PATH) starts the klutch plugin named in the 
 Pulumi.yaml for every component.
 
     python consumer.py up <params.json>       create or update, then print {"outputs", "changes"}
+    python consumer.py preview <params.json>  preview, then print {"changes"}
     python consumer.py destroy <params.json>  destroy and remove the stack
 
 The backend, passphrase and PULUMI_HOME come from the environment. Secret outputs are printed as
@@ -93,13 +94,13 @@ def program(p: dict):
 
 
 def main() -> int:
-    if len(sys.argv) != 3 or sys.argv[1] not in ("up", "destroy"):
-        print("usage: consumer.py up|destroy <params.json>", file=sys.stderr)
+    if len(sys.argv) != 3 or sys.argv[1] not in ("up", "preview", "destroy"):
+        print("usage: consumer.py up|preview|destroy <params.json>", file=sys.stderr)
         return 2
     command = sys.argv[1]
     with open(sys.argv[2], encoding="utf-8") as f:
         p = json.load(f)
-    # The project (its name, runtime and the klutch plugin's path) is the work dir's Pulumi.yaml.
+    # The project (its name and runtime) is the work dir's Pulumi.yaml.
     stack = auto.create_or_select_stack(
         stack_name=p["stackName"],
         project_name="",
@@ -110,6 +111,10 @@ def main() -> int:
     if command == "destroy":
         stack.destroy(on_output=progress)
         stack.workspace.remove_stack(p["stackName"])
+        return 0
+    if command == "preview":
+        res = stack.preview(on_output=progress)
+        print(json.dumps({"changes": res.change_summary}))
         return 0
     # The diff display shows every resource's inputs: the test reads it for secrets in plain text.
     res = stack.up(diff=True, on_output=progress)
