@@ -149,7 +149,7 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     // test/fixtures/direct-implementation is checked where it belongs, in a copy (test/e2e/plugin-seam.test.ts).
     exclude: {
-      path: "(^|/)(node_modules|\\.klutch|\\.pulumi|bin)/|^(sdk|test/sdk|test/fixtures/direct-implementation)/",
+      path: "(^|/)(node_modules|\\.klutch|\\.pulumi|bin)/|^(sdk|test/sdk|examples|test/fixtures/direct-implementation)/",
     },
     includeOnly: { path: "\\.ts$|^node_modules|^(node:)?[a-z_/]+$" },
     tsConfig: { fileName: "tsconfig.json" },

@@ -16,6 +16,9 @@ export default tseslint.config(
       ".klutch/**",
       "sdk/**",
       "test/sdk/**",
+      // The examples on the published SDKs, compiled against the built SDK by
+      // test/e2e/provider-sdks.test.ts (not in tsconfig.json).
+      "examples/**",
       // Linted in the copy where it is network/direct/ (test/e2e/plugin-seam.test.ts).
       "test/fixtures/direct-implementation/**",
       "eslint.config.mjs",

@@ -4,7 +4,14 @@ import * as pulumi from "@pulumi/pulumi";
 import { KLUTCH_PACKAGE } from "./catalog";
 import { CONSTRUCTORS } from "./constructors";
 import { KlutchProvider } from "./provider";
-import { API_REFERENCE_DIR, SCHEMA_FILE, apiReferencePages, schemaText } from "./schema-file";
+import {
+  API_REFERENCE_DIR,
+  PACKAGE_INDEX_FILE,
+  SCHEMA_FILE,
+  apiReferencePages,
+  packageIndexText,
+  schemaText,
+} from "./schema-file";
 import { type PackageSpec, inputProblems, packageSchema } from "../../providers/kit/schema-model";
 import { mockPulumi } from "../../test/helpers/mocks";
 
@@ -22,6 +29,14 @@ describe("klutch provider schema", () => {
     const network = pages.get("network.md")!;
     assert.match(network, /^## TcpProxy$/m);
     assert.match(network, /^\| `kubeconfig` \| string \| required, secret \|/m);
+  });
+
+  it("docs/_index.md holds the examples' files as they are (run `npm run provider:schema` after changing one)", () => {
+    assert.equal(fs.readFileSync(PACKAGE_INDEX_FILE, "utf8"), packageIndexText());
+    assert.match(
+      packageIndexText(),
+      /^### Go\n\n`examples\/network-path\/go\/main\.go`:\n\n```go\n\/\/ A network path/m,
+    );
   });
 
   it("the drift check notices a changed argument", () => {

@@ -13,6 +13,7 @@ import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
 import { GO_SDK_MODULE } from "../../lib/release/publication";
 import { release, type ReleaseResult } from "../../programs/release/release";
 import { releaseVersion } from "../../programs/release/version";
+import { exampleCases } from "./provider-sdks/examples";
 import { pluginDownloadCases } from "./provider-sdks/plugin-download";
 import type { Consumer, Language, SdkParams, UpReport } from "./provider-sdks/consumer";
 import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
@@ -127,6 +128,8 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
       ["pulumi", "/pulumi-3"],
       ["pulumi-kubernetes", "/pulumi-resource-kubernetes-"],
       ["python", "/python-pulumi-"],
+      // The YAML example runs through the CLI's YAML language host.
+      ["pulumi-yaml", "/pulumi-language-yaml-"],
     ] as const) {
       if (status.split("\n").some((l) => l.includes(entry) && /missing$/.test(l.trim())))
         execFileSync("bash", [toolchain, "build", part], { stdio: "inherit" });
@@ -194,6 +197,13 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     fs.rmSync(work, { recursive: true, force: true });
   });
 
+  /** GOPROXY and GONOSUMDB that fetch the Go SDK from the release's module proxy folder first. */
+  const goFromRelease = (): NodeJS.ProcessEnv => ({
+    GOPROXY: `file://${path.join(work, "dist", "goproxy")},${exec("go", ["env", "GOPROXY"], work).trim()}`,
+    // The sum database does not know the release's module (it is not published).
+    GONOSUMDB: [env.GONOSUMDB, "github.com/anynines/*"].filter(Boolean).join(","),
+  });
+
   /**
    * Builds the Go program on the Go SDK as the release publishes it: its module fetched from the
    * release's module proxy folder (dist/goproxy) at the release's version, no `replace`.
@@ -218,10 +228,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     );
     fs.copyFileSync(path.join(CONSUMERS, "go", "main.go"), path.join(dir, "main.go"));
     // The release's module first; the sum database does not know it (it is not published).
-    const fromRelease = {
-      GOPROXY: `file://${path.join(work, "dist", "goproxy")},${exec("go", ["env", "GOPROXY"], dir).trim()}`,
-      GONOSUMDB: [env.GONOSUMDB, "github.com/anynines/*"].filter(Boolean).join(","),
-    };
+    const fromRelease = goFromRelease();
     // Every package of the SDK, then the program (which imports three of them).
     exec("go", ["build", "-trimpath", `${GO_SDK_MODULE}/...`], dir, fromRelease);
     exec("go", ["vet", `${GO_SDK_MODULE}/...`, "."], dir, fromRelease);
@@ -497,6 +504,16 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
       });
     });
   }
+
+  exampleCases({
+    work: () => work,
+    env: () => env,
+    kubeconfigPath: () => kubeconfigPath,
+    postgresPort: () => pg!.port,
+    venvPython: () => venvPython,
+    nodeProject: () => path.join(work, "nodejs-consumer"),
+    goFromRelease,
+  });
 
   pluginDownloadCases({
     work: () => work,

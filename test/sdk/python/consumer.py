@@ -8,11 +8,16 @@ Pulumi.yaml for every component.
     python consumer.py preview <params.json>  preview, then print {"changes"}
     python consumer.py destroy <params.json>  destroy and remove the stack
 
+With an example's folder after <params.json> (examples/network-path/python), the program is that
+example's __main__.py, run as the CLI would run it, with params' "config" as the stack's config.
+
 The backend, passphrase and PULUMI_HOME come from the environment. Secret outputs are printed as
 {"secret": true} without their value.
 """
 
 import json
+import os
+import runpy
 import sys
 
 import pulumi
@@ -94,19 +99,32 @@ def program(p: dict):
 
 
 def main() -> int:
-    if len(sys.argv) != 3 or sys.argv[1] not in ("up", "preview", "destroy"):
-        print("usage: consumer.py up|preview|destroy <params.json>", file=sys.stderr)
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("up", "preview", "destroy"):
+        print("usage: consumer.py up|preview|destroy <params.json> [<example dir>]", file=sys.stderr)
         return 2
     command = sys.argv[1]
     with open(sys.argv[2], encoding="utf-8") as f:
         p = json.load(f)
+    example = sys.argv[3] if len(sys.argv) == 4 else None
+    run = (
+        (lambda: runpy.run_path(os.path.join(example, "__main__.py"), run_name="__main__"))
+        if example
+        else program(p)
+    )
     # The project (its name and runtime) is the work dir's Pulumi.yaml.
     stack = auto.create_or_select_stack(
         stack_name=p["stackName"],
         project_name="",
-        program=program(p),
+        program=run,
         opts=auto.LocalWorkspaceOptions(work_dir=p["workDir"]),
     )
+    if example:
+        stack.set_all_config(
+            {
+                key: auto.ConfigValue(value=value if isinstance(value, str) else json.dumps(value))
+                for key, value in p["config"].items()
+            }
+        )
     progress = lambda line: print(line, file=sys.stderr)  # noqa: E731
     if command == "destroy":
         stack.destroy(on_output=progress)

@@ -1,0 +1,8 @@
+module klutch.example/network-path
+
+go 1.25
+
+require (
+	github.com/anynines/klutch-pulumi/sdk/go v0.1.0
+	github.com/pulumi/pulumi/sdk/v3 v3.259.0
+)
