@@ -15,7 +15,7 @@ const DIAL_TIMEOUT_MS = 1_000;
  * How long a read keeps dialling a path that refuses or does not answer: kube-proxy syncs its
  * rules at most once a second by default (`--iptables-min-sync-period`, `--nftables-min-sync-period`
  * 1 s), so right after a run a path is usually carried within this; the bridge's health poll
- * (every 5 s) sees it later when not.
+ * (every 2 s) sees it later when not.
  */
 const SETTLE_MS = 3_000;
 const RETRY_EVERY_MS = 250;

@@ -217,7 +217,9 @@ export class Bridge {
         }
         this.runAgain(moved, "a path's health changed (its data path says so); running its group again");
       },
-      intervalMs: opts.healthPollMs ?? 5_000,
+      // Every 2 s: with HAProxy calling a lost instance down about 1 s after its first failed check
+      // (DEFAULT_CHECK's fastinter), a path stops saying Ready within about 3 s of that check.
+      intervalMs: opts.healthPollMs ?? 2_000,
       log: opts.log,
       messages: {
         failing: "cannot read the paths' health; they keep the status they have",

@@ -116,7 +116,10 @@ describe("HAProxy config (pure, checked by the real haproxy)", function () {
     ]) {
       assert.ok(config.split("\n").includes(line), `missing: ${line}`);
     }
-    assert.match(config, /server instance 10\.50\.0\.10:5432 check inter 2s fall 3 rise 2\n/);
+    assert.match(
+      config,
+      /server instance 10\.50\.0\.10:5432 check inter 2s fastinter 500ms downinter 1s fall 3 rise 2\n/,
+    );
     assert.doesNotMatch(config, /nbthread/, "left to HAProxy unless asked");
     assertHaproxyAccepts(
       renderHaproxyConfig(

@@ -7,7 +7,7 @@ import { toConnection } from "./target";
 /**
  * A proxy path's health from HAProxy's own health checks, as its pods' health frontends
  * answer them (haproxy-config.ts BACKENDS_PATH): the pure judgement behind ../path-health.ts.
- * HAProxy checks every backend's one server on each pod (`check inter 2s fall 3 rise 2`), so
+ * HAProxy checks every backend's one server on each pod (`check inter 2s fastinter 500ms downinter 1s fall 3 rise 2`), so
  * a connection through the proxy reaches the instance exactly when its backend has a usable
  * server on the pod kube-proxy picks. Rather than a second prober, the bridge reads that.
  */
