@@ -32,7 +32,8 @@ type Outputs = { serviceName: string; ports: Record<string, number> };
  * TypeScript and Python ones run against the local cluster through their Automation API (the
  * module run as the CLI's language host would run it: no pulumi-language-nodejs or -python is
  * built here), the YAML one by the CLI itself, the Go one built and vetted on the released module
- * (no pulumi-language-go here to run it). The C# one is not compiled: this machine has no .NET SDK.
+ * (no pulumi-language-go here to run it). The C# one is not compiled: this machine has no .NET SDK
+ * (programs/klutch-provider/csharp-example.test.ts checks its names against the generated SDK).
  */
 export function exampleCases(ctx: ExamplesContext): void {
   describe("the network-path example of each language (examples/network-path)", () => {
