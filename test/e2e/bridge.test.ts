@@ -366,12 +366,15 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
 
   it("the group's HAProxy process killed by hand: the health poll sees it, the run it starts brings the process back within a poll and a run, and psql works on the same ports", async () => {
     const proxies = () => pgrep(`${bridgeDir}/proxies`);
+    // Killed while nothing runs: a run in flight (the last case's claim brings one more for
+    // Crossplane's own writes) would restart the process itself, before the poll could report it.
+    await idle();
     const [victim] = proxies();
     assert.ok(victim, "an HAProxy process serves the group");
     const logged = bridgeLog.length;
     const killed = Date.now();
     process.kill(victim, "SIGKILL");
-    // The poll (every 5 s) reads ProxyUnavailable: the paths say Ready=False at once
+    // The poll (every 2 s) reads ProxyUnavailable: the paths say Ready=False at once
     // (programs/bridge/health-report.ts), and the run it starts restarts the process (LocalHaproxy
     // counts a dead one a change) and writes them Ready again: unusable for at most a poll and a
     // run (ProxyUnavailable itself is shown against a real HAProxy in network/proxy/path-health.test.ts).
@@ -385,7 +388,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     );
     const said = bridgeLog.slice(logged).join("");
     assert.match(said, /a path's health changed \(its data path says so\); running its group again/);
-    assert.match(said, /paths whose data path cannot be used now are Ready=False/);
+    assert.match(said, /paths whose data path cannot be used now are Ready=False/, said);
     // The new process is there before it listens (it reads its config and binds after the
     // pgrep can see it), so psql is asked again until it answers, within the same bound.
     await psqlAnswers(orders.status!.port!);
