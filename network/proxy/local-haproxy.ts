@@ -38,6 +38,16 @@ export const localHaproxyProvider: CompleteProvider<
       const pid = Number(fs.readFileSync(path.join(dir, "haproxy.pid"), "utf8").trim().split(/\s+/)[0]);
       if (!Number.isInteger(pid) || pid <= 0) return undefined;
       process.kill(pid, 0);
+      // A daemon killed under an init that is slow to reap (this CI machine's PID 1 is no init)
+      // stays a zombie: signal 0 still finds it, but it serves nothing. proc(5): the state
+      // follows the command name's closing parenthesis in /proc/<pid>/stat.
+      let stat = "";
+      try {
+        stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      } catch {
+        // No /proc (not Linux): signal 0 is all there is to go by.
+      }
+      if (/^\d+ \(.*\) Z/s.test(stat)) return undefined;
       return pid;
     } catch {
       return undefined;
