@@ -4,7 +4,12 @@ import { promisify } from "node:util";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalWorkspace, PulumiCommand, type PulumiFn } from "@pulumi/pulumi/automation";
+import {
+  LocalWorkspace,
+  PulumiCommand,
+  type LocalWorkspaceOptions,
+  type PulumiFn,
+} from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
 import { LocalClusters } from "../../host/local-clusters";
 import { SDK_DIR } from "../../programs/klutch-provider/sdk-files";
@@ -108,6 +113,21 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
   };
   const exec = (file: string, args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}) =>
     spawnChecked(file, args, cwd, extra).stdout;
+  let cli: PulumiCommand | undefined;
+  /** An inline program's workspace in `workDir`: the toolchain's CLI, this file's environment and `extra`. */
+  const workspaceOptions = async (
+    workDir: string,
+    extra: NodeJS.ProcessEnv = {},
+  ): Promise<LocalWorkspaceOptions> => {
+    cli ??= await PulumiCommand.get({
+      root: path.dirname(path.dirname(exec("which", ["pulumi"], work).trim())),
+      version: undefined,
+    });
+    const envVars = Object.fromEntries(
+      Object.entries({ ...env, ...extra }).filter((e): e is [string, string] => e[1] !== undefined),
+    );
+    return { workDir, envVars, pulumiCommand: cli };
+  };
   /** What a Go or Python program reports: JSON last on stdout, the engine's progress on stderr. */
   const report = ({ stdout, stderr }: { stdout: string; stderr: string }): UpReport => ({
     ...(JSON.parse(stdout.trim().split("\n").pop()!) as Omit<UpReport, "progress">),
@@ -302,7 +322,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
    * @pulumi/pulumi is this repository's; the program is type-checked and compiled there and runs
    * as an inline program of this process.
    */
-  async function nodejsConsumer(): Promise<Consumer> {
+  function nodejsConsumer(): Consumer {
     const nodeModules = path.join(repoRoot, "node_modules");
     const tarball = path.join(
       "dist",
@@ -338,19 +358,10 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     const { program } = require(path.join(project, "out", "program.js")) as {
       program: (p: SdkParams) => PulumiFn;
     };
-    const pulumiRoot = path.dirname(path.dirname(exec("which", ["pulumi"], work).trim()));
-    const pulumiCommand = await PulumiCommand.get({ root: pulumiRoot, version: undefined });
-    const envVars = Object.fromEntries(
-      Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
-    );
-    const stack = (p: SdkParams, extra: NodeJS.ProcessEnv = {}) =>
+    const stack = async (p: SdkParams, extra: NodeJS.ProcessEnv = {}) =>
       LocalWorkspace.createOrSelectStack(
         { stackName: p.stackName, projectName: "", program: program(p) },
-        {
-          workDir: p.workDir,
-          envVars: { ...envVars, ...(extra as Record<string, string>) },
-          pulumiCommand,
-        },
+        await workspaceOptions(p.workDir, extra),
       );
     return {
       up: async (p) => {
@@ -380,13 +391,9 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
 
   for (const language of LANGUAGES) {
     describe(language, () => {
-      it(`the ${language} SDK builds and its program compiles against it`, async () => {
+      it(`the ${language} SDK builds and its program compiles against it`, () => {
         const consumer =
-          language === "go"
-            ? goConsumer()
-            : language === "python"
-              ? pythonConsumer()
-              : await nodejsConsumer();
+          language === "go" ? goConsumer() : language === "python" ? pythonConsumer() : nodejsConsumer();
         consumers.set(language, consumer);
       });
 
@@ -507,7 +514,8 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
 
   exampleCases({
     work: () => work,
-    env: () => env,
+    exec,
+    workspaceOptions,
     kubeconfigPath: () => kubeconfigPath,
     postgresPort: () => pg!.port,
     venvPython: () => venvPython,

@@ -1,8 +1,7 @@
 import { strict as assert } from "node:assert";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type LocalWorkspaceOptions } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
 import { repoRoot } from "../../../host/automation/toolchain";
 import { kubectl, kubectlJson, kubectlTry } from "../../helpers/kubectl";
@@ -15,7 +14,10 @@ const NAMESPACE = "sdk-examples";
 /** What the cases take from provider-sdks.test.ts's stack: its cluster, release and built consumers. */
 export interface ExamplesContext {
   work(): string;
-  env(): NodeJS.ProcessEnv;
+  /** A command's stdout, asserting it exits 0 (the file's environment and `extra`). */
+  exec: (file: string, args: string[], cwd: string, extra?: NodeJS.ProcessEnv) => string;
+  /** An inline program's workspace in `workDir` (the toolchain's CLI, the file's environment). */
+  workspaceOptions: (workDir: string) => Promise<LocalWorkspaceOptions>;
   kubeconfigPath(): string;
   postgresPort(): number;
   venvPython(): string;
@@ -37,11 +39,7 @@ type Outputs = { serviceName: string; ports: Record<string, number> };
  */
 export function exampleCases(ctx: ExamplesContext): void {
   describe("the network-path example of each language (examples/network-path)", () => {
-    const run = (file: string, args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}) => {
-      const r = spawnSync(file, args, { cwd, env: { ...ctx.env(), ...extra }, encoding: "utf8" });
-      assert.equal(r.status, 0, `${file} ${args.join(" ")}:\n${r.stdout}\n${r.stderr}`);
-      return r.stdout;
-    };
+    const run = ctx.exec;
     const config = () => ({
       kubeconfigPath: ctx.kubeconfigPath(),
       instanceHost: "127.0.0.1",
@@ -83,7 +81,6 @@ export function exampleCases(ctx: ExamplesContext): void {
       const tsc = path.join(repoRoot, "node_modules", "typescript", "bin", "tsc");
       run(process.execPath, [tsc, ...TSC_FLAGS, "--outDir", "out-example", "network-path.ts"], project);
       const workDir = copyOut("typescript");
-      const pulumiRoot = path.dirname(path.dirname(run("which", ["pulumi"], workDir).trim()));
       const stack = await LocalWorkspace.createOrSelectStack(
         {
           stackName: "example-typescript",
@@ -94,13 +91,7 @@ export function exampleCases(ctx: ExamplesContext): void {
             // eslint-disable-next-line @typescript-eslint/no-require-imports
             Promise.resolve(require(path.join(project, "out-example", "network-path.js")) as object),
         },
-        {
-          workDir,
-          envVars: Object.fromEntries(
-            Object.entries(ctx.env()).filter((e): e is [string, string] => e[1] !== undefined),
-          ),
-          pulumiCommand: await PulumiCommand.get({ root: pulumiRoot, version: undefined }),
-        },
+        await ctx.workspaceOptions(workDir),
       );
       await stack.setAllConfig(
         Object.fromEntries(Object.entries(config()).map(([k, v]) => [k, { value: String(v) }])),
