@@ -3,7 +3,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Deployment } from "@pulumi/pulumi/automation";
-import { StackLocks, type PendingOperationsStack, type StaleLockStack } from "./stack-locks";
+import { withZombie } from "../../test/helpers/zombie";
+import { StackLocks, processAlive, type PendingOperationsStack, type StaleLockStack } from "./stack-locks";
 
 const PROJECT = "proj";
 const STACK = "np-a";
@@ -164,5 +165,15 @@ describe("StackLocks: what an interrupted update leaves on a file-backend stack"
       assert.deepEqual(calls, []);
       assert.deepEqual(warnings, []);
     });
+  });
+});
+
+describe("processAlive: whether the process of a lock still runs", () => {
+  it("a live process runs; a zombie (a killed update's CLI not reaped yet) and a gone pid do not", async () => {
+    await withZombie((zombie, parent) => {
+      assert.equal(processAlive(parent), true);
+      assert.equal(processAlive(zombie), false);
+    });
+    assert.equal(processAlive(2 ** 22 + 1), false, "above Linux's pid_max: no such process");
   });
 });

@@ -32,13 +32,22 @@ export interface StackLocksOptions {
   leaderElected?: boolean;
 }
 
-/** Whether a process of this machine still runs (signal 0 checks without signalling). */
+/**
+ * Whether a process of this machine still runs. Signal 0 checks without signalling, but it also
+ * finds a zombie: an update's `pulumi` killed with its bridge is reparented to PID 1, and under an
+ * init that is slow to reap (this machine's PID 1 is no init) it stays one, holding no lock any
+ * more. proc(5): the state follows the command name's closing parenthesis in /proc/<pid>/stat.
+ */
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/s.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true; // no /proc (not Linux): signal 0 is all there is to go by
   }
 }
 
