@@ -22,10 +22,16 @@ export interface BridgeDataPlaneArgs {
    */
   listNodes?: boolean;
   /**
-   * Some app cluster's proxy uses the kernel hop: the identity may read instance Services and
-   * their EndpointSlices in every namespace (lib/bridge/rbac.ts dataPlaneInstanceRules).
+   * Some app cluster uses the proxy: the identity may read instance Services and their
+   * EndpointSlices in every namespace (lib/bridge/rbac.ts dataPlaneInstanceRules), which the
+   * kernel hop follows and the haproxy hop's health reader judges.
    */
   readInstances?: boolean;
+  /**
+   * Some app cluster's proxy uses the kernel hop: the identity may also write EndpointSlices in
+   * its namespace (the ones a KernelPath writes beside its Service; lib/bridge/rbac.ts dataPlaneRules).
+   */
+  writeSlices?: boolean;
 }
 
 /**
@@ -49,7 +55,7 @@ export class BridgeDataPlane extends pulumi.ComponentResource {
       {
         namespace: args.namespace,
         objectName: "klutch-bridge-proxies",
-        rules: dataPlaneRules(args.readInstances),
+        rules: dataPlaneRules(args.writeSlices),
         labels,
       },
       child,

@@ -84,6 +84,7 @@ export function bridgePart(
       labels,
       listNodes: plan.bridge.listNodes,
       readInstances: plan.bridge.readInstances,
+      writeSlices: plan.bridge.writeSlices,
     },
     inNamespace,
   );

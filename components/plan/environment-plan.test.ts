@@ -181,18 +181,30 @@ describe("the environment's plan (pure)", () => {
     );
     assert.equal(nodePort.bridge.listNodes, true);
     assert.equal(nodePort.bridge.deployment, undefined);
-    assert.equal(nodePort.bridge.readInstances, false);
+    assert.equal(nodePort.bridge.readInstances, true);
   });
 
-  it("lets the bridge read instance Services and their endpoints only where a proxy uses the kernel hop", () => {
+  it("lets the bridge read instance Services and their endpoints only where an app cluster uses the proxy (either hop)", () => {
     const plan = (networkConnector: unknown) =>
       planEnvironment(config([{ name: "a0", infrastructure: "local", networkConnector }]), PROCESS);
     assert.equal(
       plan({ implementation: "proxy", hop: "kernel", serviceType: "ClusterIP" }).bridge.readInstances,
       true,
     );
-    assert.equal(plan({ implementation: "proxy", serviceType: "ClusterIP" }).bridge.readInstances, false);
+    assert.equal(plan({ implementation: "proxy", serviceType: "ClusterIP" }).bridge.readInstances, true);
     assert.equal(plan({ implementation: "wireguard" }).bridge.readInstances, false);
+    assert.equal(plan({ implementation: "noop" }).bridge.readInstances, false);
+  });
+
+  it("lets the bridge write EndpointSlices in the proxies' namespace only where a proxy uses the kernel hop", () => {
+    const plan = (networkConnector: unknown) =>
+      planEnvironment(config([{ name: "a0", infrastructure: "local", networkConnector }]), PROCESS);
+    assert.equal(
+      plan({ implementation: "proxy", hop: "kernel", serviceType: "ClusterIP" }).bridge.writeSlices,
+      true,
+    );
+    assert.equal(plan({ implementation: "proxy", serviceType: "ClusterIP" }).bridge.writeSlices, false);
+    assert.equal(plan({ implementation: "wireguard" }).bridge.writeSlices, false);
   });
 
   it("binds each app cluster's APIs with the release's konnector unless the config names one", () => {

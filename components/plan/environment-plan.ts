@@ -62,8 +62,10 @@ export interface EnvironmentPlan {
   bridge: {
     /** Whether the bridge's data-plane identity may list nodes (some implementation reports a node's address). */
     listNodes: boolean;
-    /** Some app cluster's path follows instance endpoints (the proxy's kernel hop). */
+    /** Some app cluster's paths read instance endpoints (the proxy: its kernel hop follows them, its health reader judges them). */
     readInstances: boolean;
+    /** Some app cluster's paths write their own EndpointSlices (the proxy's kernel hop). */
+    writeSlices: boolean;
     /** The bridge Deployment, when the config deploys it. */
     deployment?: BridgePlan;
   };
@@ -140,6 +142,11 @@ export function planEnvironment(
       readInstances: config.appClusters.some(
         (a) =>
           implementationSpec(a.networkConnector.implementation)?.needsInstanceReads?.(a.networkConnector) ??
+          false,
+      ),
+      writeSlices: config.appClusters.some(
+        (a) =>
+          implementationSpec(a.networkConnector.implementation)?.needsSliceWrites?.(a.networkConnector) ??
           false,
       ),
       ...(bridge ? { deployment: bridge } : {}),

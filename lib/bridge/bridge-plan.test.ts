@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse } from "yaml";
 import { PUBLISHED_BRIDGE_IMAGE } from "./bridge-plan";
-import { dataPlaneNodeRules, dataPlaneRules } from "./rbac";
+import { dataPlaneInstanceRules, dataPlaneNodeRules, dataPlaneRules } from "./rbac";
 import { renderIssues } from "../config/messages";
 import { validateEnvironment } from "../../components/config/validate";
 import { klutchProgram } from "../../programs/stack/program";
@@ -286,12 +286,16 @@ describe("the environment's bridge Deployment (mocks)", () => {
       .filter((r) => r.inputs.metadata.name === "klutch-bridge-proxies");
     assert.equal(role?.inputs.metadata.namespace, "klutch-network");
     assert.deepEqual(role?.inputs.rules, dataPlaneRules());
-    // Its one cluster-wide right, since app-1's proxy is a NodePort Service: listing nodes.
+    // Its cluster-wide rights: listing nodes, since app-1's proxy is a NodePort Service, and
+    // reading instance Services and their EndpointSlices, since the proxy's health reader judges them.
     const nodeReader = "klutch-bridge-proxies:klutch-network:nodes";
-    const [clusterRole] = run
-      .ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
-      .filter((r) => r.inputs.metadata.name === nodeReader);
+    const clusterRoles = run.ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole");
+    const [clusterRole] = clusterRoles.filter((r) => r.inputs.metadata.name === nodeReader);
     assert.deepEqual(clusterRole?.inputs.rules, dataPlaneNodeRules());
+    const [instanceReader] = clusterRoles.filter(
+      (r) => r.inputs.metadata.name === "klutch-bridge-proxies:klutch-network:instances",
+    );
+    assert.deepEqual(instanceReader?.inputs.rules, dataPlaneInstanceRules());
     const [clusterBinding] = run
       .ofType("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")
       .filter((r) => r.inputs.metadata.name === nodeReader);

@@ -95,15 +95,17 @@ export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]
 }
 
 /**
- * The data-plane identity's cluster-wide reads where some app cluster's proxy uses the kernel
- * hop (network/proxy/kernel-path.ts): the instance Service a path names (`get`, for its port's
- * name) and its EndpointSlices (`list` by the `kubernetes.io/service-name` label), read by
- * programs/bridge/instance-backends.ts before each such group's run and on each poll. Instances live in
- * their own namespaces, so these cannot be namespaced; reads only.
+ * The data-plane identity's cluster-wide reads where some app cluster uses the proxy: the
+ * instance Service a path names and its EndpointSlices (`list` by the
+ * `kubernetes.io/service-name` label). The kernel hop (network/proxy/instance-backends.ts) gets
+ * the Service for its port's name before each such group's run and on each poll; the haproxy
+ * hop's health reader (network/proxy/instance-serving.ts) lists it by name from the watch cache
+ * every health poll, to say at once that an instance has no endpoint. Instances live in their
+ * own namespaces, so these cannot be namespaced; reads only.
  */
 export function dataPlaneInstanceRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   return [
-    { apiGroups: [""], resources: ["services"], verbs: ["get"] },
+    { apiGroups: [""], resources: ["services"], verbs: ["get", "list"] },
     { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] },
   ];
 }

@@ -182,6 +182,8 @@ export interface ImplementationSpec<
   needsNodeList?(connector: z.output<Schema>): boolean;
   /** Whether the bridge's data-plane identity must read instance Services and their endpoints. */
   needsInstanceReads?(connector: z.output<Schema>): boolean;
+  /** Whether it must write EndpointSlices in the proxies' namespace (a path it forwards by Service and slice). */
+  needsSliceWrites?(connector: z.output<Schema>): boolean;
   /**
    * The Pulumi side, each loaded only when called (a `require` inside the function, the one
    * place a spec may reach above its pure layer: .dependency-cruiser.cjs allows exactly that,

@@ -5,9 +5,11 @@ import * as path from "node:path";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { HealthReader, HealthReaderOptions, PathHealth } from "../contract/implementation";
 import { BACKENDS_PATH, DEFAULT_HEALTH_PORT } from "./model/haproxy-config";
+import { dataPlaneServingReads, unservedPaths, type ServingReads } from "./instance-serving";
 import { kernelHealth } from "./kernel-health";
 import { localHaproxyProvider } from "./local-haproxy";
 import { PROCESS_WORDS, healthBind, judgeHealth, parseBackends, type PodAnswer } from "./model/path-health";
+import { withUnserved } from "./model/instance-serving";
 import { localProxyDir } from "./model/target";
 
 /** How long one page of a pod's health frontend may take: it answers from memory. */
@@ -52,8 +54,11 @@ const isReady = (p: k8s.V1Pod) =>
  * each one's backends; for the kernel hop (no HAProxy), a dial through each path's Service port
  * (./kernel-health.ts). Not for a cluster without kubelets (`skipAwait`: no pod ever runs there).
  */
-export function proxyHealthReader(opts: HealthReaderOptions): HealthReader {
-  const core = opts.kubeconfig ? coreClient(opts.kubeconfig) : undefined;
+export function proxyHealthReader(opts: HealthReaderOptions & { serving?: ServingReads }): HealthReader {
+  const clients = opts.kubeconfig ? kubeClients(opts.kubeconfig) : undefined;
+  const core = clients?.core;
+  const serving =
+    opts.serving ?? (clients ? dataPlaneServingReads(clients.core, clients.discovery) : undefined);
   return {
     reads: (_key, target) => target.kind === "local" || (core !== undefined && !target.skipAwait),
     read: async (key, target, live) => {
@@ -70,21 +75,25 @@ export function proxyHealthReader(opts: HealthReaderOptions): HealthReader {
         resourceVersion: "0",
       });
       const ready = pods.items.filter(isReady);
-      const answers: PodAnswer[] = await Promise.all(
-        ready.map(async (p) => ({
-          pod: p.metadata?.name ?? "",
-          backends: await podBackends(p.status!.podIP!),
-        })),
-      );
-      return judgeHealth(proxy, target.namespace, live, ready.length, answers);
+      const [answers, unserved] = await Promise.all([
+        Promise.all(
+          ready.map(async (p): Promise<PodAnswer> => ({
+            pod: p.metadata?.name ?? "",
+            backends: await podBackends(p.status!.podIP!),
+          })),
+        ),
+        // The instance's endpoints say a lost pod at once; HAProxy's checks take seconds more.
+        serving ? unservedPaths(serving, live) : Promise.resolve({}),
+      ]);
+      return withUnserved(judgeHealth(proxy, target.namespace, live, ready.length, answers), unserved);
     },
   };
 }
 
-function coreClient(kubeconfig: string): k8s.CoreV1Api {
+function kubeClients(kubeconfig: string): { core: k8s.CoreV1Api; discovery: k8s.DiscoveryV1Api } {
   const kc = new k8s.KubeConfig();
   kc.loadFromString(kubeconfig);
-  return kc.makeApiClient(k8s.CoreV1Api);
+  return { core: kc.makeApiClient(k8s.CoreV1Api), discovery: kc.makeApiClient(k8s.DiscoveryV1Api) };
 }
 
 /**

@@ -557,7 +557,7 @@ const retry = async (call) => {
     assert.equal(claimNow.status?.hostForConsumer, firstReady.status!.hostForConsumer);
   });
 
-  it("Ready from the data path: the instance stopped, its path says Ready=False (InstanceUnreachable, host and port) from HAProxy's own checks and the claim is not Ready; started again, both are Ready on the same port; a claim to a host that does not exist is never Ready", async () => {
+  it("Ready from the data path: the instance stopped, its path says Ready=False (InstanceUnreachable, naming its Service and port) from the instance's endpoints, before HAProxy's checks fail, and the claim is not Ready; started again, both are Ready on the same port; a claim to a host that does not exist is never Ready (HAProxy's checks)", async () => {
     const port = firstReady.status!.port!;
     type Path = {
       spec: { connection: string };
@@ -577,10 +577,8 @@ const retry = async (call) => {
     );
     const down = readyOf(xr)!;
     assert.equal(down.status, "False");
-    assert.match(
-      down.message,
-      new RegExp(`${pgHost.replace(/\./g, "\\.")}:5432 fail on \\d of \\d proxy pods`),
-    );
+    // The endpoints say it first (the identity may read them, as BridgeDataPlane grants).
+    assert.match(down.message, new RegExp(`^Service ${NS}/pg has no ready endpoint for port 5432`));
     const unready = Date.now();
     await eventually(
       "the claim not Ready",
@@ -1261,8 +1259,10 @@ const retry = async (call) => {
       const can = (...args: string[]) =>
         kubectlTry(kc(), ["auth", "can-i", ...args, `--as=${DATA_PLANE_SA}`]).stdout.trim();
       assert.equal(can("get", "services", "-n", NS), "yes");
+      // Listed by name from the watch cache by the haproxy hop's health reader (instance-serving.ts).
+      assert.equal(can("list", "services", "-n", NS), "yes");
       assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", NS), "yes");
-      assert.equal(can("list", "services", "-n", NS), "no");
+      assert.equal(can("watch", "services", "-n", NS), "no");
       assert.equal(can("get", "secrets", "-n", NS), "no");
       assert.equal(can("create", "services", "-n", NS), "no");
       assert.equal(can("create", "endpointslices.discovery.k8s.io", "-n", NS), "no");

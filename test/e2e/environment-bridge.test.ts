@@ -417,22 +417,29 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     assert.equal(`${phase()} ${logs.stdout.trim()}`, "Succeeded 42", logs.stdout + logs.stderr);
   });
 
-  it("the data-plane identity may list nodes (a NodePort proxy's host) and nothing else cluster-wide", () => {
+  it("the data-plane identity may list nodes (a NodePort proxy's host) and read instance Services and their EndpointSlices (the paths' health), and nothing else cluster-wide", () => {
     const as = `--as=system:serviceaccount:${SETTINGS_NAMESPACE}:klutch-bridge-proxies`;
     const can = (...args: string[]) => kubectlTry(kc(), ["auth", "can-i", as, ...args]).stdout.trim();
     assert.equal(can("list", "nodes"), "yes");
+    // What network/proxy/instance-serving.ts and the kernel hop's reads call, in any namespace.
+    assert.equal(can("get", "services", "-n", "default"), "yes");
+    assert.equal(can("list", "services", "-A"), "yes");
+    assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", "default"), "yes");
     for (const denied of [
       ["get", "nodes"],
       ["patch", "nodes"],
       ["list", "secrets", "-A"],
-      ["list", "services", "-A"],
+      ["watch", "services", "-A"],
+      ["update", "services", "-n", "default"],
+      ["get", "endpointslices.discovery.k8s.io", "-n", "default"],
+      ["create", "endpointslices.discovery.k8s.io", "-n", "default"],
+      ["list", "pods", "-n", "default"],
       ["create", "deployments", "-n", "default"],
     ])
       assert.equal(can(...denied), "no", denied.join(" "));
     // Its own namespace: what a TcpProxy is made of, and the slices its listeners are judged by.
     assert.equal(can("create", "deployments", "-n", SETTINGS_NAMESPACE), "yes");
     assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", SETTINGS_NAMESPACE), "yes");
-    assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", "default"), "no");
   });
 
   it("when the nodes change, the NodePort path's hostForConsumer follows: a new first node, then back once it is gone", async () => {

@@ -42,8 +42,11 @@ export const proxy: ImplementationSpec<"proxy", typeof proxyConnector, typeof pr
   },
   // A NodePort proxy reports a node's address, which the bridge looks up.
   needsNodeList: (connector) => connector.serviceType === "NodePort",
-  // A kernel path follows its instance Services' endpoints, in their namespaces.
-  needsInstanceReads: (connector) => connector.hop === "kernel",
+  // A kernel path follows its instance Services' endpoints, in their namespaces; the haproxy
+  // hop's health reader reads the same endpoints to say at once that an instance is gone.
+  needsInstanceReads: () => true,
+  // Only a kernel path writes its own EndpointSlices beside its Service (kernel-path.ts).
+  needsSliceWrites: (connector) => connector.hop === "kernel",
   pulumi: {
     environment: () => ({
       build: (require("../environment") as { proxyEnvironment: EnvironmentBuilder<ProxyConnectorConfig> })
