@@ -334,7 +334,9 @@ const retry = async (call) => {
 
   it("the bridge Deployment of the release's image (2 replicas, leader election, BridgeIdentity's account) becomes Ready through pulumi up; one replica leads", async () => {
     assert.ok(releasedBridge, "the release's bridge image was imported");
-    // The data plane is this cluster: the proxies' own identity, admin of their namespace only.
+    // The data plane is this cluster: the proxies' own identity, admin of their namespace, and
+    // the cluster-wide instance reads BridgeDataPlane grants wherever an app cluster uses the
+    // proxy (its health reader judges the instance Services' endpoints).
     kubectl(kc(), ["-n", PROXY_NS, "create", "serviceaccount", "klutch-proxies"]);
     kubectl(kc(), [
       "-n",
@@ -345,6 +347,25 @@ const retry = async (call) => {
       "--clusterrole=admin",
       `--serviceaccount=${PROXY_NS}:klutch-proxies`,
     ]);
+    const instanceReader = "klutch-proxies:instance-health";
+    for (const doc of [
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: instanceReader },
+        rules: dataPlaneInstanceRules(),
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: instanceReader },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: instanceReader },
+        subjects: [{ kind: "ServiceAccount", name: "klutch-proxies", namespace: PROXY_NS }],
+      },
+    ]) {
+      const r = kubectlApply(kc(), JSON.stringify(doc));
+      assert.equal(r.status, 0, r.stderr);
+    }
     const token = kubectl(kc(), [
       "-n",
       PROXY_NS,
@@ -570,25 +591,31 @@ const retry = async (call) => {
     const xr = kubectlJson<Claim>(kc(), ["-n", NS, "get", "tcpconnection", "orders"]).spec.resourceRef!.name;
     const stopped = Date.now();
     kubectl(kc(), ["-n", NS, "scale", "deployment", "pg", "--replicas=0"]);
-    await eventually(
-      "the path Ready=False, InstanceUnreachable",
-      () => readyOf(xr)?.reason === "InstanceUnreachable",
-      90_000,
-    );
-    const down = readyOf(xr)!;
-    assert.equal(down.status, "False");
-    // The endpoints say it first (the identity may read them, as BridgeDataPlane grants).
-    assert.match(down.message, new RegExp(`^Service ${NS}/pg has no ready endpoint for port 5432`));
-    const unready = Date.now();
-    await eventually(
-      "the claim not Ready",
-      () =>
-        kubectlJson<Claim>(kc(), ["-n", NS, "get", "tcpconnection", "orders"]).status?.conditions?.some(
-          (c) => c.type === "Ready" && c.status === "False",
-        ) === true,
-      60_000,
-    );
-    kubectl(kc(), ["-n", NS, "scale", "deployment", "pg", "--replicas=1"]);
+    let unready: number;
+    try {
+      await eventually(
+        "the path Ready=False, InstanceUnreachable",
+        () => readyOf(xr)?.reason === "InstanceUnreachable",
+        90_000,
+      );
+      const down = readyOf(xr)!;
+      assert.equal(down.status, "False");
+      // The endpoints name the cause (the identity may read them, as BridgeDataPlane grants),
+      // whether or not HAProxy's checks have failed by then.
+      assert.match(down.message, new RegExp(`^Service ${NS}/pg has no ready endpoint for port 5432`));
+      unready = Date.now();
+      await eventually(
+        "the claim not Ready",
+        () =>
+          kubectlJson<Claim>(kc(), ["-n", NS, "get", "tcpconnection", "orders"]).status?.conditions?.some(
+            (c) => c.type === "Ready" && c.status === "False",
+          ) === true,
+        60_000,
+      );
+    } finally {
+      // Back whatever happened above: every later case needs the instance.
+      kubectl(kc(), ["-n", NS, "scale", "deployment", "pg", "--replicas=1"]);
+    }
     const started = Date.now();
     await eventually("the path Ready=True again", () => readyOf(xr)?.status === "True", 120_000);
     const back = await waitClaimReady("orders");

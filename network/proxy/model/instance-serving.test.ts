@@ -71,18 +71,24 @@ describe("proxy: whether kube-proxy serves an instance Service's port (kube-prox
     );
   });
 
-  it("an unserved path is not Ready whatever HAProxy's last check said; HAProxy's own not-Ready reasons stand", () => {
+  it("an unserved path is not Ready whatever HAProxy's last check said, with the endpoints' message; a missing proxy pod stands", () => {
+    const unserved = "Service team-a/pg has no ready endpoint";
     const merged = withUnserved(
       {
         a: { ready: true, reason: "ConnectivityEstablished", message: "HAProxy reaches pg" },
         b: { ready: false, reason: "ProxyUnavailable", message: "no proxy pod" },
+        // HAProxy's checks failing too: the same path says the same, whichever a poll saw first.
+        d: { ready: false, reason: "InstanceUnreachable", message: "HAProxy's health checks of pg fail" },
+        e: { ready: true, reason: "ConnectivityEstablished", message: "HAProxy reaches redis" },
       },
-      { a: "Service team-a/pg has no ready endpoint", b: "Service team-a/pg has no ready endpoint", c: "x" },
+      { a: unserved, b: unserved, c: "x", d: unserved },
     );
     assert.deepEqual(merged, {
-      a: { ready: false, reason: "InstanceUnreachable", message: "Service team-a/pg has no ready endpoint" },
+      a: { ready: false, reason: "InstanceUnreachable", message: unserved },
       b: { ready: false, reason: "ProxyUnavailable", message: "no proxy pod" },
       c: { ready: false, reason: "InstanceUnreachable", message: "x" },
+      d: { ready: false, reason: "InstanceUnreachable", message: unserved },
+      e: { ready: true, reason: "ConnectivityEstablished", message: "HAProxy reaches redis" },
     });
   });
 });

@@ -76,10 +76,11 @@ export function instanceServices(
 
 /**
  * HAProxy's verdicts with the endpoints' added: a path whose Service has no endpoint is not
- * Ready whatever HAProxy's last check said; a path it says nothing of keeps HAProxy's verdict
- * (or none), and so does one HAProxy already calls not Ready (a missing proxy pod is the
- * reason the bridge heals). Back to Ready takes both: HAProxy's checks pass once the instance
- * serves again.
+ * Ready whatever HAProxy's last check said, and the endpoints' message, which names the cause,
+ * replaces HAProxy's failing checks (whichever of the two a poll sees first, the path says the
+ * same). Only ProxyUnavailable stands: the path's own pods are missing, which the bridge heals.
+ * A path the endpoints say nothing of keeps HAProxy's verdict (or none). Back to Ready takes
+ * both: HAProxy's checks pass once the instance serves again.
  */
 export function withUnserved(
   haproxy: Record<string, PathHealth>,
@@ -87,6 +88,7 @@ export function withUnserved(
 ): Record<string, PathHealth> {
   const out = { ...haproxy };
   for (const [id, message] of Object.entries(unserved))
-    if (out[id]?.ready !== false) out[id] = { ready: false, reason: "InstanceUnreachable", message };
+    if (out[id]?.reason !== "ProxyUnavailable")
+      out[id] = { ready: false, reason: "InstanceUnreachable", message };
   return out;
 }
