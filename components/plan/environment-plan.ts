@@ -98,6 +98,16 @@ export interface AppClusterBindingPlan {
   bindSubject?: string;
 }
 
+/** Whether some app cluster's implementation asks the bridge's data-plane identity for this right. */
+function someAppClusterNeeds(
+  config: Pick<EnvironmentConfig, "appClusters">,
+  need: "needsNodeList" | "needsInstanceReads" | "needsSliceWrites",
+): boolean {
+  return config.appClusters.some(
+    (a) => implementationSpec(a.networkConnector.implementation)?.[need]?.(a.networkConnector) ?? false,
+  );
+}
+
 /** The local backend where the control plane's node holds a PostgreSQL image to run. */
 function localDataServices(crossplane: CrossplanePlan): Pick<EnvironmentPlan, "localDataServices"> {
   const postgresImage = crossplane.run.kind === "node" ? crossplane.run.node.images.postgres : undefined;
@@ -135,20 +145,9 @@ export function planEnvironment(
       ? { a9sNetworkBindings: true as const }
       : {}),
     bridge: {
-      listNodes: config.appClusters.some(
-        (a) =>
-          implementationSpec(a.networkConnector.implementation)?.needsNodeList?.(a.networkConnector) ?? false,
-      ),
-      readInstances: config.appClusters.some(
-        (a) =>
-          implementationSpec(a.networkConnector.implementation)?.needsInstanceReads?.(a.networkConnector) ??
-          false,
-      ),
-      writeSlices: config.appClusters.some(
-        (a) =>
-          implementationSpec(a.networkConnector.implementation)?.needsSliceWrites?.(a.networkConnector) ??
-          false,
-      ),
+      listNodes: someAppClusterNeeds(config, "needsNodeList"),
+      readInstances: someAppClusterNeeds(config, "needsInstanceReads"),
+      writeSlices: someAppClusterNeeds(config, "needsSliceWrites"),
       ...(bridge ? { deployment: bridge } : {}),
     },
     bind: {

@@ -22,17 +22,28 @@ export interface InstanceReads {
 }
 
 /**
- * The reads as the bridge's data-plane identity (its `--data-plane-kubeconfig`): get a Service
- * and list its EndpointSlices in any namespace, the cluster-wide rights lib/bridge/rbac.ts
- * dataPlaneInstanceRules grants where some app cluster uses the kernel hop.
+ * The reads as the bridge's data-plane identity (its `--data-plane-kubeconfig`): a Service and
+ * its EndpointSlices in any namespace, the cluster-wide rights lib/bridge/rbac.ts
+ * dataPlaneInstanceRules grants wherever an app cluster uses the proxy. The kernel hop gets the
+ * Service and lists the slices as they are now. `fromWatchCache` (the haproxy hop's health
+ * reader, every 2 s per group) lists both with resourceVersion "0", the Service by name: served
+ * from the API server's watch cache, no etcd read.
  */
-export function dataPlaneInstances(kubeconfig: string): InstanceReads {
+export function dataPlaneInstances(
+  kubeconfig: string,
+  opts: { fromWatchCache?: boolean } = {},
+): InstanceReads {
   const kc = new k8s.KubeConfig();
   kc.loadFromString(kubeconfig);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
+  const cached = opts.fromWatchCache ? { resourceVersion: "0" } : {};
   return {
     service: async (namespace, name) => {
+      if (opts.fromWatchCache)
+        return (
+          await core.listNamespacedService({ namespace, fieldSelector: `metadata.name=${name}`, ...cached })
+        ).items[0];
       try {
         return await core.readNamespacedService({ namespace, name });
       } catch (e) {
@@ -45,6 +56,7 @@ export function dataPlaneInstances(kubeconfig: string): InstanceReads {
         await discovery.listNamespacedEndpointSlice({
           namespace,
           labelSelector: `kubernetes.io/service-name=${name}`,
+          ...cached,
         })
       ).items,
   };

@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { networkPath } from "../../test/helpers/network-path";
-import { unservedPaths, type ServingReads } from "./instance-serving";
+import type { InstanceReads } from "./instance-backends";
+import { unservedPaths } from "./instance-serving";
 
 const service = { spec: { type: "ClusterIP", ports: [{ name: "postgresql", port: 5432 }] } };
 const paths = [
@@ -12,12 +13,12 @@ const paths = [
 describe("proxy: the paths whose instance Service has no endpoint (the health reader's reads)", () => {
   it("reads each Service once, and names every path of an unserved one", async () => {
     const asked: string[] = [];
-    const reads: ServingReads = {
-      service: ({ name }) => {
+    const reads: InstanceReads = {
+      service: (_namespace, name) => {
         asked.push(`service ${name}`);
         return Promise.resolve(name === "pg" ? service : undefined);
       },
-      slices: ({ name }) => {
+      slices: (_namespace, name) => {
         asked.push(`slices ${name}`);
         return Promise.resolve([]);
       },
@@ -32,8 +33,8 @@ describe("proxy: the paths whose instance Service has no endpoint (the health re
   });
 
   it("a read that fails (403 before the rights, an API server that does not answer) says nothing of its paths", async () => {
-    const reads: ServingReads = {
-      service: ({ name }) =>
+    const reads: InstanceReads = {
+      service: (_namespace, name) =>
         name === "pg"
           ? Promise.reject(Object.assign(new Error("forbidden"), { code: 403 }))
           : Promise.resolve(service),

@@ -5,7 +5,8 @@ import * as path from "node:path";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { HealthReader, HealthReaderOptions, PathHealth } from "../contract/implementation";
 import { BACKENDS_PATH, DEFAULT_HEALTH_PORT } from "./model/haproxy-config";
-import { dataPlaneServingReads, unservedPaths, type ServingReads } from "./instance-serving";
+import { dataPlaneInstances, type InstanceReads } from "./instance-backends";
+import { unservedPaths } from "./instance-serving";
 import { kernelHealth } from "./kernel-health";
 import { localHaproxyProvider } from "./local-haproxy";
 import { PROCESS_WORDS, healthBind, judgeHealth, parseBackends, type PodAnswer } from "./model/path-health";
@@ -54,11 +55,11 @@ const isReady = (p: k8s.V1Pod) =>
  * each one's backends; for the kernel hop (no HAProxy), a dial through each path's Service port
  * (./kernel-health.ts). Not for a cluster without kubelets (`skipAwait`: no pod ever runs there).
  */
-export function proxyHealthReader(opts: HealthReaderOptions & { serving?: ServingReads }): HealthReader {
-  const clients = opts.kubeconfig ? kubeClients(opts.kubeconfig) : undefined;
-  const core = clients?.core;
-  const serving =
-    opts.serving ?? (clients ? dataPlaneServingReads(clients.core, clients.discovery) : undefined);
+export function proxyHealthReader(opts: HealthReaderOptions): HealthReader {
+  const core = opts.kubeconfig ? coreClient(opts.kubeconfig) : undefined;
+  const serving: InstanceReads | undefined = opts.kubeconfig
+    ? dataPlaneInstances(opts.kubeconfig, { fromWatchCache: true })
+    : undefined;
   return {
     reads: (_key, target) => target.kind === "local" || (core !== undefined && !target.skipAwait),
     read: async (key, target, live) => {
@@ -90,10 +91,10 @@ export function proxyHealthReader(opts: HealthReaderOptions & { serving?: Servin
   };
 }
 
-function kubeClients(kubeconfig: string): { core: k8s.CoreV1Api; discovery: k8s.DiscoveryV1Api } {
+function coreClient(kubeconfig: string): k8s.CoreV1Api {
   const kc = new k8s.KubeConfig();
   kc.loadFromString(kubeconfig);
-  return { core: kc.makeApiClient(k8s.CoreV1Api), discovery: kc.makeApiClient(k8s.DiscoveryV1Api) };
+  return kc.makeApiClient(k8s.CoreV1Api);
 }
 
 /**

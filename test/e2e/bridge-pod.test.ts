@@ -1091,10 +1091,10 @@ const retry = async (call) => {
 
     it("with the environment's settings for the kernel hop and the data-plane identity's instance reads (dataPlaneInstanceRules), a claim becomes Ready at a selector-less Service whose EndpointSlice names the PostgreSQL pod; psql from a consumer pod goes through it; no proxy pod runs", async () => {
       kubectl(kc(), ["create", "namespace", K_NS]);
-      // What BridgeDataPlane grants where an app cluster uses the kernel hop: the instance reads,
-      // and in the proxies' namespace its Role, in place of the admin role the identity had so
-      // far: from here on the bridge works with the product's rules only.
-      const reader = "klutch-bridge-proxies:instances";
+      // What BridgeDataPlane grants where an app cluster uses the kernel hop: the instance reads
+      // (granted since the bridge was deployed, as for every proxy environment), and in the
+      // proxies' namespace its Role, in place of the admin role the identity had so far: from
+      // here on the bridge works with the product's rules only.
       for (const doc of [
         {
           apiVersion: "rbac.authorization.k8s.io/v1",
@@ -1107,19 +1107,6 @@ const retry = async (call) => {
           kind: "RoleBinding",
           metadata: { name: "klutch-bridge-proxies", namespace: PROXY_NS },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "klutch-bridge-proxies" },
-          subjects: [{ kind: "ServiceAccount", name: "klutch-proxies", namespace: PROXY_NS }],
-        },
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "ClusterRole",
-          metadata: { name: reader },
-          rules: dataPlaneInstanceRules(),
-        },
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "ClusterRoleBinding",
-          metadata: { name: reader },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reader },
           subjects: [{ kind: "ServiceAccount", name: "klutch-proxies", namespace: PROXY_NS }],
         },
         postgresDeployment({

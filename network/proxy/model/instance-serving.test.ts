@@ -1,10 +1,11 @@
 import { strict as assert } from "node:assert";
 import { networkPath } from "../../../test/helpers/network-path";
-import { instanceServices, unservedProblem, withUnserved, type ServingSliceLike } from "./instance-serving";
+import type { EndpointSliceLike } from "./kernel-path";
+import { instanceServices, unservedProblem, withUnserved } from "./instance-serving";
 
 const ref = { namespace: "team-a", name: "pg" };
 const service = { spec: { type: "ClusterIP", ports: [{ name: "postgresql", port: 5432 }] } };
-const slice = (...conditions: ServingSliceLike["endpoints"] & object): ServingSliceLike => ({
+const slice = (...conditions: EndpointSliceLike["endpoints"] & object): EndpointSliceLike => ({
   ports: [{ name: "postgresql", protocol: "TCP" }],
   endpoints: conditions,
 });
@@ -34,7 +35,7 @@ describe("proxy: whether kube-proxy serves an instance Service's port (kube-prox
   });
 
   it("only endpoints of the slices that carry the Service port's name count (as kube-proxy matches them)", () => {
-    const other: ServingSliceLike = {
+    const other: EndpointSliceLike = {
       ports: [{ name: "metrics" }],
       endpoints: [{ conditions: { ready: true } }],
     };

@@ -1,7 +1,13 @@
 import type { NetworkPathObject } from "../../../lib/bridge/model";
 import type { PathHealth } from "../../contract/implementation";
 import { admitConnections } from "./admission";
-import { instanceTargetOf, type InstanceServiceLike } from "./kernel-path";
+import {
+  instanceTargetOf,
+  slicePortNamed,
+  tcpServicePort,
+  type EndpointSliceLike,
+  type InstanceServiceLike,
+} from "./kernel-path";
 import { toConnection } from "./target";
 
 /**
@@ -14,14 +20,6 @@ import { toConnection } from "./target";
  * `fall` checks, some of which hang on the deleted pod's address; the endpoints say it within
  * a second of the pod's deletion, so the proxy's reader asks both (network/proxy/path-health.ts).
  */
-
-/** An EndpointSlice as this judgement reads it (discovery.k8s.io/v1). */
-export interface ServingSliceLike {
-  endpoints?:
-    | { conditions?: { ready?: boolean | null; serving?: boolean | null; terminating?: boolean | null } }[]
-    | null;
-  ports?: { name?: string | null; protocol?: string | null }[] | null;
-}
 
 /** A Service's name and namespace, as a path's instanceHost names it. */
 export interface ServiceRef {
@@ -37,18 +35,14 @@ export interface ServiceRef {
 export function unservedProblem(
   ref: ServiceRef,
   port: number,
-  service: InstanceServiceLike & { spec?: { clusterIP?: string } },
-  slices: readonly ServingSliceLike[],
+  service: InstanceServiceLike,
+  slices: readonly EndpointSliceLike[],
 ): string | undefined {
   if (service.spec?.type === "ExternalName" || service.spec?.clusterIP === "None") return undefined;
-  const servicePort = (service.spec?.ports ?? []).find(
-    (p) => p.port === port && (p.protocol ?? "TCP") === "TCP",
-  );
+  const servicePort = tcpServicePort(service, port);
   if (!servicePort) return undefined;
   const name = servicePort.name ?? "";
-  const endpoints = slices
-    .filter((s) => (s.ports ?? []).some((p) => (p.name ?? "") === name && (p.protocol ?? "TCP") === "TCP"))
-    .flatMap((s) => s.endpoints ?? []);
+  const endpoints = slices.filter((s) => slicePortNamed(s, name)).flatMap((s) => s.endpoints ?? []);
   const ready = endpoints.some((e) => e.conditions?.ready !== false);
   const servingTerminating = endpoints.some(
     (e) => e.conditions?.serving !== false && e.conditions?.terminating === true,

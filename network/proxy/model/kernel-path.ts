@@ -47,6 +47,8 @@ export function instanceTargetOf(host: string, clusterDomain = "cluster.local"):
 export interface InstanceServiceLike {
   spec?: {
     type?: string;
+    /** "None" for a headless Service. */
+    clusterIP?: string;
     ports?: { name?: string; port: number; protocol?: string }[];
   };
 }
@@ -54,8 +56,29 @@ export interface InstanceServiceLike {
 /** What the bridge reads of each of its EndpointSlices (discovery.k8s.io/v1). */
 export interface EndpointSliceLike {
   addressType?: string;
-  endpoints?: { addresses?: string[]; conditions?: { ready?: boolean | null } }[] | null;
+  endpoints?:
+    | {
+        addresses?: string[];
+        conditions?: { ready?: boolean | null; serving?: boolean | null; terminating?: boolean | null };
+      }[]
+    | null;
   ports?: { name?: string | null; port?: number | null; protocol?: string | null }[] | null;
+}
+
+/** The Service's TCP port of that number. */
+export function tcpServicePort(
+  service: InstanceServiceLike,
+  port: number,
+): NonNullable<NonNullable<InstanceServiceLike["spec"]>["ports"]>[number] | undefined {
+  return (service.spec?.ports ?? []).find((p) => p.port === port && (p.protocol ?? "TCP") === "TCP");
+}
+
+/** A slice's TCP port that carries the Service port's name: kube-proxy matches the two by name. */
+export function slicePortNamed(
+  slice: EndpointSliceLike,
+  name: string,
+): NonNullable<EndpointSliceLike["ports"]>[number] | undefined {
+  return (slice.ports ?? []).find((p) => (p.name ?? "") === name && (p.protocol ?? "TCP") === "TCP");
 }
 
 /** One instance endpoint a kernel path forwards to. */
@@ -91,9 +114,7 @@ export function backendsOf(
       problem: `${where} is an ExternalName Service: it has no endpoints to forward to; give the instance's address, or use the haproxy hop`,
     };
   }
-  const servicePort = (service.spec?.ports ?? []).find(
-    (p) => p.port === port && (p.protocol ?? "TCP") === "TCP",
-  );
+  const servicePort = tcpServicePort(service, port);
   if (!servicePort) {
     const ports = (service.spec?.ports ?? []).map((p) => p.port).join(", ") || "none";
     return { problem: `${where} has no TCP port ${port} (its ports: ${ports})` };
@@ -102,9 +123,7 @@ export function backendsOf(
   const seen = new Map<string, Backend>();
   for (const slice of slices) {
     if ((slice.addressType ?? "IPv4") !== "IPv4") continue;
-    const slicePort = (slice.ports ?? []).find(
-      (p) => (p.name ?? "") === name && (p.protocol ?? "TCP") === "TCP",
-    );
+    const slicePort = slicePortNamed(slice, name);
     if (typeof slicePort?.port !== "number") continue;
     for (const endpoint of slice.endpoints ?? []) {
       // Ready unset means ready (the EndpointSlice API's own rule for consumers).
