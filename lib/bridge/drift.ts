@@ -11,13 +11,29 @@ import { proxyName } from "./grouping";
 export const DRIFT_KINDS = ["ConfigMap", "Service", "Deployment", "NetworkPolicy", "EndpointSlice"] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 
-/** The label every such object carries (network/proxy/tcp-proxy.ts, kernel-path.ts). */
+/**
+ * The label every such object carries (network/proxy/tcp-proxy.ts, kernel-path.ts), and the
+ * WireGuard gateway's flows ConfigMap that groups patch (network/wireguard/model/render-k8s.ts).
+ */
 export const DRIFT_SELECTOR = "app.kubernetes.io/part-of=klutch,app.kubernetes.io/managed-by=pulumi";
 /** The label that names the object's group: its proxy's name (lib/bridge/grouping.ts proxyName). */
 const INSTANCE_LABEL = "app.kubernetes.io/instance";
 
+/** One entry of `metadata.managedFields`, as far as a ConfigMap's keys are concerned (patch-drift.ts). */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  fieldsType?: string;
+  fieldsV1?: unknown;
+}
+
 export interface WatchedObject {
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    managedFields?: ManagedFieldsEntry[];
+  };
   spec?: unknown;
   data?: unknown;
   binaryData?: unknown;
@@ -30,6 +46,8 @@ export interface Drift {
   kind: DriftKind;
   name: string;
   change: "deleted" | "changed";
+  /** In an object groups share (lib/bridge/patch-drift.ts): the group's keys that changed. */
+  keys?: string[];
 }
 
 /**
@@ -74,9 +92,13 @@ export function groupOfObject(o: WatchedObject, groups: readonly string[]): stri
   return instance === undefined ? undefined : groups.find((key) => proxyName(key) === instance);
 }
 
-/** The kind a pulumi-kubernetes resource type makes (`kubernetes:apps/v1:Deployment` → Deployment). */
+/**
+ * The kind a pulumi-kubernetes resource type makes (`kubernetes:apps/v1:Deployment` → Deployment);
+ * a patch resource's is the kind it patches (`ConfigMapPatch` → ConfigMap): the stack holds its
+ * part of that object.
+ */
 export function kubernetesKind(type: string): string | undefined {
-  return /^kubernetes:[^:]+:(\w+)$/.exec(type)?.[1];
+  return /^kubernetes:[^:]+:(\w+?)(?:Patch)?$/.exec(type)?.[1];
 }
 
 /**
@@ -101,7 +123,13 @@ export function objectDeletedByStep(event: StepStartLike): string | undefined {
 
 /** How a drift reads in an Event and a log line. */
 export function describeDrift(d: Drift, namespace: string): string {
-  return `${d.kind} ${namespace}/${d.name} was ${d.change} outside the bridge`;
+  const keys =
+    d.keys && d.keys.length > 0 ? ` (the group's ${plural(d.keys.length, "key")} ${d.keys.join(", ")})` : "";
+  return `${d.kind} ${namespace}/${d.name}${keys} was ${d.change} outside the bridge`;
+}
+
+function plural(n: number, word: string): string {
+  return n === 1 ? word : `${word}s`;
 }
 
 /**
@@ -114,8 +142,12 @@ export class DriftLedger {
 
   note(key: string, drift: Drift): void {
     const list = this.noted.get(key) ?? [];
-    if (!list.some((d) => d.kind === drift.kind && d.name === drift.name && d.change === drift.change))
-      list.push(drift);
+    const same = list.find(
+      (d) => d.kind === drift.kind && d.name === drift.name && d.change === drift.change,
+    );
+    if (!same) list.push(drift);
+    // Keys changed one after another in the same object are put back, and named, together.
+    else if (drift.keys) same.keys = [...new Set([...(same.keys ?? []), ...drift.keys])].sort();
     this.noted.set(key, list);
   }
 

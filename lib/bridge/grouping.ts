@@ -38,6 +38,16 @@ export function groupImplementation(key: string): string {
 }
 
 /**
+ * The field manager a group's stack applies its patches of shared objects with (the WireGuard
+ * gateway's flows ConfigMap, network/wireguard/cluster-program.ts): one per group and the same
+ * across re-created stacks, so the keys it applied stay its own and its drift is told by it
+ * (lib/bridge/patch-drift.ts). At most 128 characters, however long the key.
+ */
+export function groupFieldManager(key: string): string {
+  return `klutch-bridge-${createHash("sha256").update(key).digest("hex").slice(0, 16)}`;
+}
+
+/**
  * The name of a group's proxy (its Deployment and Service) in the data-plane namespace:
  * one per group, so groups never share objects; a DNS-1035 label of at most 63 characters,
  * shortened with a hash of the key when needed.

@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
 import * as dns from "node:dns";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { NetworkPathObject, PathProblem } from "../../lib/bridge/model";
 import { pathId } from "../../lib/bridge/model";
+import { groupFieldManager } from "../../lib/bridge/grouping";
 import type { WireguardSettings } from "./model/settings";
 import { clientConfigKey, flowsKey, renderClientConfig, renderFlowsNft } from "./model/cluster-config";
 import { planWireguardGroup } from "./model/group-plan";
@@ -57,8 +57,15 @@ export function clusterWireguardProgram(
         metadata: {
           name: settings.flows.name,
           namespace: settings.flows.namespace,
-          // One manager per group, the same across re-created stacks: its keys stay its own.
-          annotations: { "pulumi.com/patchFieldManager": fieldManager(group) },
+          annotations: {
+            // One manager per group, the same across re-created stacks: its keys stay its own,
+            // and the bridge's drift watch tells someone else's change to them by it.
+            "pulumi.com/patchFieldManager": groupFieldManager(group),
+            // A hand's edit (kubectl edit, patch) takes the edited keys' ownership: putting them
+            // back under the group's manager then conflicts unless forced (server-side apply's
+            // conflict rule; pulumi/pulumi-kubernetes#2630). The keys are the group's alone.
+            "pulumi.com/patchForce": "true",
+          },
         },
         data: {
           [flowsKey(address)]: renderFlowsNft(group, plan.flows, plan.services),
@@ -95,9 +102,4 @@ export async function resolveIpv4(name: string): Promise<HostAddress> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** A field manager name per group (at most 128 characters; the group name may be longer). */
-export function fieldManager(group: string): string {
-  return `klutch-bridge-${createHash("sha256").update(group).digest("hex").slice(0, 16)}`;
 }

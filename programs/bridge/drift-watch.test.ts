@@ -6,7 +6,7 @@ import {
   type DriftKind,
   type WatchedObject,
 } from "../../lib/bridge/drift";
-import { proxyName } from "../../lib/bridge/grouping";
+import { groupFieldManager, proxyName } from "../../lib/bridge/grouping";
 import { DriftWatch } from "./drift-watch";
 import { FakeDriftInformer, FakeStacks, FakeWriter, reconciler } from "./test-helpers";
 import { networkPath } from "../../test/helpers/network-path";
@@ -63,6 +63,65 @@ describe("bridge: drift of a group's objects in the data plane", () => {
     const idle = watch();
     idle.informers.ConfigMap.emit("delete", object("np-gone-proxy", {}, "np-gone-proxy"));
     assert.deepEqual(idle.drifts, []);
+  });
+
+  it("in the WireGuard gateway's flows, which no group makes, a group's keys someone else took or removed are that group's drift, told by its field manager", () => {
+    const { informers, drifts } = watch();
+    const a = groupFieldManager(GROUP);
+    const b = groupFieldManager("team-b/proxy");
+    // As the API server keeps ownership: the environment's manager made the ConfigMap, each
+    // group's manager applied its own keys.
+    const flows = (owners: [string, string[]][]): WatchedObject => ({
+      metadata: {
+        name: "wg-gateway-flows",
+        namespace: "klutch-network",
+        labels: { "app.kubernetes.io/instance": "wg" },
+        managedFields: owners.map(([manager, keys]) => ({
+          manager,
+          operation: manager.startsWith("klutch-bridge-") ? "Apply" : "Update",
+          fieldsType: "FieldsV1",
+          fieldsV1: { "f:data": Object.fromEntries([[".", {}], ...keys.map((k) => [`f:${k}`, {}])]) },
+        })),
+      },
+      data: {},
+    });
+    const both: [string, string[]][] = [
+      [a, ["client-10.0.0.2.conf", "flows-10.0.0.2.nft"]],
+      [b, ["client-10.0.0.3.conf", "flows-10.0.0.3.nft"]],
+    ];
+    informers.ConfigMap.emit("add", flows(both));
+    informers.ConfigMap.emit("update", flows([...both, ["kubectl-client-side-apply", ["note"]]]));
+    assert.deepEqual(drifts, [], "a key no group owns is not a group's");
+    // `kubectl edit` of a's flows: the key moves to kubectl's manager.
+    informers.ConfigMap.emit(
+      "update",
+      flows([
+        [a, ["client-10.0.0.2.conf"]],
+        [b, ["client-10.0.0.3.conf", "flows-10.0.0.3.nft"]],
+        ["kubectl-edit", ["flows-10.0.0.2.nft"]],
+      ]),
+    );
+    informers.ConfigMap.emit("delete", flows([[b, ["client-10.0.0.3.conf", "flows-10.0.0.3.nft"]]]));
+    assert.deepEqual(drifts, [
+      [
+        GROUP,
+        { kind: "ConfigMap", name: "wg-gateway-flows", change: "changed", keys: ["flows-10.0.0.2.nft"] },
+      ],
+      // Deleted whole: every key each group still owned, as the watch last saw them.
+      [
+        GROUP,
+        { kind: "ConfigMap", name: "wg-gateway-flows", change: "deleted", keys: ["client-10.0.0.2.conf"] },
+      ],
+      [
+        "team-b/proxy",
+        {
+          kind: "ConfigMap",
+          name: "wg-gateway-flows",
+          change: "deleted",
+          keys: ["client-10.0.0.3.conf", "flows-10.0.0.3.nft"],
+        },
+      ],
+    ]);
   });
 
   it("leaves off a kind the identity may not watch (403) and says so, and restarts another that failed", async () => {

@@ -11,6 +11,8 @@ import {
 } from "../../lib/bridge/drift";
 import type { Logger } from "./log";
 import { realClock, type Clock } from "./workqueue";
+import { groupFieldManager } from "../../lib/bridge/grouping";
+import { patchDriftOf } from "../../lib/bridge/patch-drift";
 
 /** The part of client-node's Informer the watch uses (fakes in the unit tests). */
 export interface DriftInformer {
@@ -94,8 +96,9 @@ export class DriftWatch {
         this.last.set(id(o), o);
       });
       inf.on("delete", (o) => {
+        const before = this.last.get(id(o));
         this.last.delete(id(o));
-        this.seen(kind, "delete", undefined, o);
+        this.seen(kind, "delete", before, o);
       });
       inf.on("error", (err) => this.failed(kind, err));
     }
@@ -120,9 +123,19 @@ export class DriftWatch {
     before: WatchedObject | undefined,
     o: WatchedObject,
   ) {
-    const key = groupOfObject(o, this.opts.groups());
-    if (key === undefined) return;
-    const drift = driftOf(kind, event, before, o);
+    const groups = this.opts.groups();
+    const key = groupOfObject(o, groups);
+    if (key !== undefined) {
+      this.report(key, driftOf(kind, event, before, o));
+      return;
+    }
+    // An object no group made, in which groups apply keys of their own (the WireGuard gateway's
+    // flows): each group's part is told by its field manager.
+    if (kind !== "ConfigMap") return;
+    for (const g of groups) this.report(g, patchDriftOf(kind, event, before, o, groupFieldManager(g)));
+  }
+
+  private report(key: string, drift: Drift | undefined): void {
     if (!drift) return;
     if (!this.opts.busy(key)) this.opts.onDrift(key, drift);
     else if (drift.change === "deleted") this.opts.onBusyDeletion?.(key, drift);

@@ -621,6 +621,94 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     });
     assert.match(out, new RegExp(`^connected to postgres as ${creds.username}$`, "m"));
 
+    // Drift in the gateway's flows, which the environment made and the group's stack patches: a
+    // hand edits the group's filter (the key moves to kubectl's field manager) and removes its
+    // forwarder list. The bridge tells both by its group's manager, puts them back (forcing the
+    // edited key back), names them in a DriftCorrected Event, and psql works again.
+    type FlowsMap = {
+      metadata: { name: string; managedFields?: { manager: string; fieldsV1?: { "f:data"?: object } }[] };
+      data?: Record<string, string>;
+    };
+    const flowsMaps = () =>
+      kubectlJson<{ items: FlowsMap[] }>(kc(), [
+        "-n",
+        SETTINGS_NAMESPACE,
+        "get",
+        "configmaps",
+        "-l",
+        "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/part-of=klutch",
+      ]).items;
+    const [flows] = flowsMaps();
+    assert.ok(flows, "the gateway's flows ConfigMap, labelled part of Klutch");
+    const groupKeys = Object.keys(flows.data ?? {}).sort();
+    const filterKey = groupKeys.find((k) => k.startsWith("flows-"));
+    const clientKey = groupKeys.find((k) => k.startsWith("client-"));
+    assert.ok(filterKey && clientKey, `the group's keys in ${flows.metadata.name}: ${groupKeys.join(", ")}`);
+    const drifted = Date.now();
+    kubectl(kc(), [
+      "-n",
+      SETTINGS_NAMESPACE,
+      "patch",
+      "configmap",
+      flows.metadata.name,
+      "--type=json",
+      `-p=${JSON.stringify([
+        { op: "replace", path: `/data/${filterKey}`, value: "# emptied by hand\n" },
+        { op: "remove", path: `/data/${clientKey}` },
+      ])}`,
+    ]);
+    const corrected = () =>
+      kubectlJson<{ items: { message: string }[] }>(kc(), [
+        "-n",
+        "default",
+        "get",
+        "events",
+        "--field-selector",
+        "reason=DriftCorrected",
+      ]).items.filter((e) => e.message.startsWith(`ConfigMap ${SETTINGS_NAMESPACE}/${flows.metadata.name} `));
+    const owners = (o: FlowsMap | undefined, key: string) =>
+      (o?.metadata.managedFields ?? [])
+        .filter((m) => `f:${key}` in (m.fieldsV1?.["f:data"] ?? {}))
+        .map((m) => m.manager);
+    await eventually(
+      "the group's keys back as they were, each owned by the group's field manager alone",
+      () => {
+        const now = flowsMaps()[0];
+        return [filterKey, clientKey].every((k) => {
+          const by = owners(now, k);
+          return now?.data?.[k] === flows.data![k] && by.length === 1 && by[0]!.startsWith("klutch-bridge-");
+        });
+      },
+      120_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${JSON.stringify(flowsMaps()[0])}\n${bridgeLogs()}`);
+    });
+    await eventually("a DriftCorrected Event naming the flows", () => corrected().length > 0, 60_000);
+    console.log(
+      `      (the group's WireGuard flows edited and removed by hand → put back in ${((Date.now() - drifted) / 1000).toFixed(1)} s)`,
+    );
+    assert.ok(
+      corrected().some((e) =>
+        e.message.endsWith(
+          `(the group's keys ${clientKey}, ${filterKey}) was changed outside the bridge; put back`,
+        ),
+      ),
+      corrected()
+        .map((e) => e.message)
+        .join(" | "),
+    );
+    const again = spawnSync(
+      "bash",
+      [
+        path.join(repoRoot, "examples/data-service/connect-from-app-cluster.sh"),
+        "ledger-app",
+        WG_CONSUMER_NS,
+        APP_W,
+      ],
+      { encoding: "utf8", env: process.env, timeout: 180_000 },
+    );
+    assert.equal(again.status, 0, `${again.stdout}${again.stderr}`);
+
     kubectlTry(kc(), ["-n", WG_CONSUMER_NS, "delete", "servicebinding", "ledger-app", "--wait=false"]);
     await eventually("the binding's path released", () => wgPaths().length === 0, 180_000);
   });

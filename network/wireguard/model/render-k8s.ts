@@ -641,13 +641,17 @@ export function renderClientManifests(
 /**
  * The gateway's flows ConfigMap (bridgeConnections), empty: every key in it is a bridge
  * group's, applied with a field manager of its own. Needs no plan, so it exists whatever
- * the gateway's endpoint is.
+ * the gateway's endpoint is. Labelled part of Klutch as the groups' own objects are, so the
+ * bridge's drift watch (lib/bridge/drift.ts DRIFT_SELECTOR) sees a hand change a group's keys.
  */
 export function renderGatewayFlows(opts: K8sRenderOptions): ConfigMapManifest {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: meta(gatewayFlowsName(opts.name), opts.gatewayNamespace, labels(opts, "gateway")),
+    metadata: meta(gatewayFlowsName(opts.name), opts.gatewayNamespace, {
+      ...labels(opts, "gateway"),
+      "app.kubernetes.io/part-of": "klutch",
+    }),
     data: {},
   };
 }
