@@ -569,7 +569,11 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     // The path's own: the client's headless Service on app-w, not the instance's Service name.
     type PathObject = {
       spec: { instanceHost: string; consumerNamespace?: string };
-      status?: { hostForConsumer?: string; port?: number };
+      status?: {
+        hostForConsumer?: string;
+        port?: number;
+        conditions?: { type: string; status: string; reason?: string }[];
+      };
     };
     const wgPaths = () =>
       kubectlJson<{ items: PathObject[] }>(kc(), ["get", "networkpaths"]).items.filter(
@@ -599,26 +603,29 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       throw new Error(`${e.message}\n${forwarderLog()}\n${bridgeLogs()}`);
     });
     let out = "";
-    await eventually(
-      "psql from app-w through the WireGuard path",
-      () => {
-        const r = spawnSync(
-          "bash",
-          [
-            path.join(repoRoot, "examples/data-service/connect-from-app-cluster.sh"),
-            "ledger-app",
-            WG_CONSUMER_NS,
-            APP_W,
-          ],
-          { encoding: "utf8", env: process.env, timeout: 180_000 },
-        );
-        out = `${r.stdout}${r.stderr}`;
-        return r.status === 0;
-      },
-      400_000,
-    ).catch((e: Error) => {
-      throw new Error(`${e.message}\n${out}\n${bridgeLogs()}`);
-    });
+    /** psql from app-w through the WireGuard path with the binding's Secret, until it connects. */
+    const psqlThroughTunnel = (what: string, timeoutMs: number) =>
+      eventually(
+        what,
+        () => {
+          const r = spawnSync(
+            "bash",
+            [
+              path.join(repoRoot, "examples/data-service/connect-from-app-cluster.sh"),
+              "ledger-app",
+              WG_CONSUMER_NS,
+              APP_W,
+            ],
+            { encoding: "utf8", env: process.env, timeout: 180_000 },
+          );
+          out = `${r.stdout}${r.stderr}`;
+          return r.status === 0;
+        },
+        timeoutMs,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\n${out}\n${bridgeLogs()}`);
+      });
+    await psqlThroughTunnel("psql from app-w through the WireGuard path", 400_000);
     assert.match(out, new RegExp(`^connected to postgres as ${creds.username}$`, "m"));
 
     // Drift in the gateway's flows, which the environment made and the group's stack patches: a
@@ -697,17 +704,53 @@ describe("the environment stack deploys the bridge on a node-backed control plan
         .map((e) => e.message)
         .join(" | "),
     );
-    const again = spawnSync(
-      "bash",
-      [
-        path.join(repoRoot, "examples/data-service/connect-from-app-cluster.sh"),
-        "ledger-app",
-        WG_CONSUMER_NS,
-        APP_W,
-      ],
-      { encoding: "utf8", env: process.env, timeout: 180_000 },
+    // The gateway's volume follows the ConfigMap at the kubelet's next sync (about a minute).
+    await psqlThroughTunnel("psql through the tunnel once the flows are back", 240_000);
+
+    // Ready from the data path: with no gateway pod serving, every path through the tunnel says
+    // GatewayUnavailable and the binding is not Ready; with one again, both are Ready, psql works.
+    const gatewayDeployment = kubectlJson<{ items: { metadata: { name: string } }[] }>(kc(), [
+      "-n",
+      SETTINGS_NAMESPACE,
+      "get",
+      "deployments",
+      "-l",
+      "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/component=gateway",
+    ]).items[0]!.metadata.name;
+    const scaleGateway = (replicas: number) =>
+      kubectl(kc(), [
+        "-n",
+        SETTINGS_NAMESPACE,
+        "scale",
+        "deployment",
+        gatewayDeployment,
+        `--replicas=${replicas}`,
+      ]);
+    const pathReady = () => wgPaths()[0]?.status?.conditions?.find((c) => c.type === "Ready");
+    const stopped = Date.now();
+    scaleGateway(0);
+    try {
+      await eventually(
+        "the path to say GatewayUnavailable",
+        () => pathReady()?.status === "False" && pathReady()?.reason === "GatewayUnavailable",
+        90_000,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\n${JSON.stringify(pathReady())}\n${bridgeLogs()}`);
+      });
+      const unusableAfter = (Date.now() - stopped) / 1000;
+      await eventually("the binding not Ready", () => ready()?.status !== "True", 90_000);
+      console.log(
+        `      (the WireGuard gateway scaled to 0 → path Ready=False in ${unusableAfter.toFixed(1)} s, binding not Ready in ${((Date.now() - stopped) / 1000).toFixed(1)} s)`,
+      );
+    } finally {
+      scaleGateway(1);
+    }
+    const restarted = Date.now();
+    await eventually("the binding Ready again", () => ready()?.status === "True", 180_000);
+    await psqlThroughTunnel("psql through the tunnel with the gateway back", 300_000);
+    console.log(
+      `      (the gateway back → binding Ready and psql connects in ${((Date.now() - restarted) / 1000).toFixed(1)} s)`,
     );
-    assert.equal(again.status, 0, `${again.stdout}${again.stderr}`);
 
     kubectlTry(kc(), ["-n", WG_CONSUMER_NS, "delete", "servicebinding", "ledger-app", "--wait=false"]);
     await eventually("the binding's path released", () => wgPaths().length === 0, 180_000);

@@ -3,7 +3,7 @@ import type { GroupProgram } from "../../contract/bridge-target";
 import type { ProviderSurface } from "../../contract/provider-surface";
 import type { EnvironmentPart } from "../../contract/environment-context";
 import type { WireguardConnectorConfig } from "./config";
-import type { ImplementationSpec } from "../../contract/implementation";
+import type { HealthReader, HealthReaderOptions, ImplementationSpec } from "../../contract/implementation";
 import { checkWireguard } from "./checks";
 import { wireguardConnector } from "./config";
 import { planWireguardGroup } from "./group-plan";
@@ -38,5 +38,9 @@ export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnecto
       bridge: () => (require("../bridge-program") as { wireguardProgram: GroupProgram }).wireguardProgram,
       provider: () =>
         (require("../provider/surface") as { providerSurface: ProviderSurface }).providerSurface,
+      // On a cluster, the gateway's pods: every path is unusable while none serves.
+      health: () =>
+        (require("../path-health") as { wireguardHealthReader: (o: HealthReaderOptions) => HealthReader })
+          .wireguardHealthReader,
     },
   };

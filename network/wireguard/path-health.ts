@@ -1,0 +1,49 @@
+import * as k8s from "@kubernetes/client-node";
+import type { HealthReader, HealthReaderOptions } from "../contract/implementation";
+import { gatewaySelector, judgeGateway } from "./model/gateway-health";
+import { wireguardSettings } from "./model/settings";
+
+/**
+ * WireGuard's health reader on a cluster (its spec's `pulumi.health`): the gateway's pods in the
+ * namespace of its flows ConfigMap, listed as the data-plane identity may (pods in its own
+ * namespace, lib/bridge/rbac.ts dataPlaneRules) from the API server's watch cache
+ * (resourceVersion "0", no etcd read), judged by model/gateway-health.ts. Not on this machine
+ * (the local target's processes are refreshed by every run), nor on a cluster without kubelets.
+ */
+export function wireguardHealthReader(opts: HealthReaderOptions): HealthReader {
+  let core: k8s.CoreV1Api | undefined;
+  if (opts.kubeconfig) {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(opts.kubeconfig);
+    core = kc.makeApiClient(k8s.CoreV1Api);
+  }
+  const gatewayOf = (settings: unknown) => {
+    const parsed = wireguardSettings.safeParse(settings);
+    if (!parsed.success) return undefined;
+    const selector = gatewaySelector(parsed.data.flows.name);
+    return selector === undefined
+      ? undefined
+      : {
+          namespace: parsed.data.flows.namespace,
+          name: parsed.data.flows.name.replace(/-flows$/, ""),
+          selector,
+        };
+  };
+  return {
+    reads: (_key, target) =>
+      core !== undefined &&
+      target.kind === "kubernetes" &&
+      !target.skipAwait &&
+      gatewayOf(target.settings) !== undefined,
+    read: async (_key, target, live) => {
+      const gateway = target.kind === "kubernetes" ? gatewayOf(target.settings) : undefined;
+      if (!core || !gateway) return {};
+      const pods = await core.listNamespacedPod({
+        namespace: gateway.namespace,
+        labelSelector: gateway.selector,
+        resourceVersion: "0",
+      });
+      return judgeGateway(gateway, pods.items, live);
+    },
+  };
+}
