@@ -1,12 +1,30 @@
 import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers, ServerCheckInput } from "../contract/implementation";
+import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
 import { type NodePortProbe, nodePortProbes, probeIssue, probeService } from "./model/node-port-probe";
+import { type AdmissionProbe, admissionIssue, admissionProbes } from "./model/service-admission";
 
-/** The proxy's server check (its spec's `pulumi.serverCheck`): the NodePort proxies' ranges. */
-export function proxyServerCheck(input: ServerCheckInput): Promise<ServerCheckAnswers> {
-  const probes = nodePortProbes(input.config);
-  if (probes.length === 0) return Promise.resolve({ issues: [], notes: [] });
-  return askNodePorts(input.kubeconfig, input.context, probes);
+/**
+ * The proxy's server check (its spec's `pulumi.serverCheck`): the NodePort proxies' ranges, and
+ * whether the cluster's admission takes each proxy's Service as the environment would make it.
+ */
+export async function proxyServerCheck(input: ServerCheckInput): Promise<ServerCheckAnswers> {
+  const ranges = nodePortProbes(input.config);
+  const shapes = admissionProbes(input.config);
+  const answers = await Promise.all([
+    ranges.length > 0 ? askNodePorts(input.kubeconfig, input.context, ranges) : none(),
+    shapes.length > 0 ? askAdmission(input.kubeconfig, input.context, shapes) : none(),
+  ]);
+  return { issues: answers.flatMap((a) => a.issues), notes: answers.flatMap((a) => a.notes) };
+}
+
+const none = (): Promise<ServerCheckAnswers> => Promise.resolve({ issues: [], notes: [] });
+
+function coreClient(kubeconfig: string, context: string | undefined): k8s.CoreV1Api {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(kubeconfig);
+  if (context) kc.setCurrentContext(context);
+  return kc.makeApiClient(k8s.CoreV1Api);
 }
 
 /** The message of a client-node ApiException (its body is the API server's Status), or the error's own. */
@@ -35,10 +53,7 @@ export async function askNodePorts(
   probes: readonly NodePortProbe[],
   namespace = "default",
 ): Promise<ServerCheckAnswers> {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(kubeconfig);
-  if (context) kc.setCurrentContext(context);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const core = coreClient(kubeconfig, context);
   const answers: ServerCheckAnswers = { issues: [], notes: [] };
   for (const probe of probes) {
     try {
@@ -54,6 +69,41 @@ export async function askNodePorts(
       else
         answers.notes.push(
           `could not ask ${probe.cluster}'s API server about node ports ${probe.range.from}-${probe.range.to}: ${refusal}`,
+        );
+    }
+  }
+  return answers;
+}
+
+/**
+ * Asks the data-service cluster's admission (model/service-admission.ts says why a dry-run is
+ * enough here): per probe, a server-side dry-run of the proxy's Service in the proxies'
+ * namespace, or in `default` while that namespace is not made yet. Nothing is persisted. A
+ * refusal that is not admission's (forbidden to the deployer, unreachable) refuses nothing.
+ */
+export async function askAdmission(
+  kubeconfig: string,
+  context: string | undefined,
+  probes: readonly AdmissionProbe[],
+  namespace = SETTINGS_NAMESPACE,
+): Promise<ServerCheckAnswers> {
+  const core = coreClient(kubeconfig, context);
+  const answers: ServerCheckAnswers = { issues: [], notes: [] };
+  const dryRun = (ns: string, probe: AdmissionProbe) =>
+    core.createNamespacedService({ namespace: ns, body: probe.service, dryRun: "All" });
+  for (const probe of probes) {
+    try {
+      await dryRun(namespace, probe).catch((e: unknown) => {
+        if (!/namespaces? "[^"]+" not found/.test(refusalOf(e))) throw e;
+        return dryRun("default", probe);
+      });
+    } catch (e) {
+      const refusal = refusalOf(e);
+      const issue = admissionIssue(probe, refusal);
+      if (issue) answers.issues.push(issue);
+      else
+        answers.notes.push(
+          `could not ask ${probe.cluster}'s admission about a ${probe.serviceType} proxy Service: ${refusal}`,
         );
     }
   }

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { LocalClusters } from "../../host/local-clusters";
 import type { EnvironmentConfig } from "../../lib/config/schema";
 import { proxyServerCheck } from "../../network/proxy/server-check";
-import { kubectlApply, kubectlJson } from "../helpers/kubectl";
+import { eventually, kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
 
 const CLUSTER = "node-port-probe";
 
@@ -88,5 +88,81 @@ describe("NodePort ranges asked of a real API server (e2e)", function () {
     assert.equal(answers.notes.length, 1);
     assert.match(answers.notes[0]!, /provided port is already allocated/);
     assert.deepEqual(services(), ["holder", "kubernetes"]);
+  });
+
+  it("a Service type the cluster's admission refuses (a ValidatingAdmissionPolicy against LoadBalancers) is refused naming the field, the type and the policy's words, by a dry-run that leaves nothing; one it admits is not", async () => {
+    const policy = "klutch-e2e-no-load-balancers";
+    const manifests = [
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicy",
+        metadata: { name: policy },
+        spec: {
+          failurePolicy: "Fail",
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: [""],
+                apiVersions: ["v1"],
+                operations: ["CREATE", "UPDATE"],
+                resources: ["services"],
+              },
+            ],
+          },
+          validations: [
+            {
+              expression: "object.spec.type != 'LoadBalancer'",
+              message: "LoadBalancer Services are not allowed on this cluster",
+            },
+          ],
+        },
+      },
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicyBinding",
+        metadata: { name: policy },
+        spec: { policyName: policy, validationActions: ["Deny"] },
+      },
+    ];
+    for (const m of manifests) assert.equal(kubectlApply(kc(), JSON.stringify(m)).status, 0);
+    const lb = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "lb", namespace: "default" },
+      spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+    });
+    // The API server compiles a new policy before it enforces it.
+    await eventually(
+      "the policy to refuse a LoadBalancer",
+      () => kubectlApply(kc(), lb, true).status !== 0,
+      30_000,
+    );
+    const config = {
+      controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kc() } },
+      appClusters: (["NodePort", "LoadBalancer"] as const).map((serviceType, i) => ({
+        name: `app-${i}`,
+        infrastructure: "existing",
+        networkConnector: {
+          implementation: "proxy",
+          serviceType,
+          portRange: { from: 30700 + 100 * i, to: 30799 + 100 * i },
+          allowedSources: ["10.20.0.0/16"],
+        },
+      })),
+    } as unknown as EnvironmentConfig;
+    const text = fs.readFileSync(kc(), "utf8");
+    const answers = await proxyServerCheck({ config, kubeconfig: text });
+    assert.deepEqual(answers.notes, []);
+    assert.equal(answers.issues.length, 1, JSON.stringify(answers.issues));
+    assert.equal(answers.issues[0]!.path, "klutch:appClusters[1].networkConnector.serviceType");
+    assert.match(
+      answers.issues[0]!.message,
+      /^LoadBalancer: the data-service cluster ops-cp refuses the proxy's LoadBalancer Service \(a server-side dry-run of it was denied: .*ValidatingAdmissionPolicy 'klutch-e2e-no-load-balancers' .*denied request: LoadBalancer Services are not allowed on this cluster\); choose a serviceType/,
+    );
+    assert.deepEqual(services(), ["holder", "kubernetes"], "a dry-run makes nothing");
+    for (const kind of ["validatingadmissionpolicybinding", "validatingadmissionpolicy"])
+      kubectl(kc(), ["delete", kind, policy]);
+    await eventually("the policy gone", () => kubectlApply(kc(), lb, true).status === 0, 30_000);
+    assert.deepEqual((await proxyServerCheck({ config, kubeconfig: text })).issues, []);
   });
 });
