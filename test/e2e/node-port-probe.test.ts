@@ -137,6 +137,11 @@ describe("NodePort ranges asked of a real API server (e2e)", function () {
       () => kubectlApply(kc(), lb, true).status !== 0,
       30_000,
     );
+    // Ports the dry-run Service names; a dry-run allocates none.
+    const ranges: [number, number][] = [
+      [30700, 30799],
+      [30800, 30899],
+    ];
     const config = {
       controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kc() } },
       appClusters: (["NodePort", "LoadBalancer"] as const).map((serviceType, i) => ({
@@ -145,7 +150,7 @@ describe("NodePort ranges asked of a real API server (e2e)", function () {
         networkConnector: {
           implementation: "proxy",
           serviceType,
-          portRange: { from: 30700 + 100 * i, to: 30799 + 100 * i },
+          portRange: { from: ranges[i]![0], to: ranges[i]![1] },
           allowedSources: ["10.20.0.0/16"],
         },
       })),
