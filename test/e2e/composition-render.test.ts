@@ -193,7 +193,7 @@ describe("local composition form composed by Crossplane core (e2e)", function ()
   });
 
   after(async () => {
-    let leftovers: number[] = [];
+    let leftovers: number[];
     try {
       await crossplane?.stop();
       await clusters.down();

@@ -335,7 +335,7 @@ export class Replayer {
       const name = call.name ?? this.freshName(call).name;
       for (const verb of call.verbs) {
         let r: Response;
-        let made = false;
+        let made: boolean;
         if (verb === "create") {
           r = await actor.request(
             "POST",

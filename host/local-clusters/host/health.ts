@@ -82,11 +82,10 @@ export async function waitForOk(
   opts: WaitOptions,
 ): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
-  let last = "no answer yet";
   for (;;) {
     const reason = opts.abort?.();
     if (reason) throw new Error(`${what}: ${reason}`);
-    last = await attempt();
+    const last = await attempt();
     if (last === "ok") return;
     if (Date.now() > deadline)
       throw new Error(`${what}: not ready after ${opts.timeoutMs / 1000}s (last answer: ${last})`);
