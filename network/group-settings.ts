@@ -1,3 +1,4 @@
+import { zod3Message } from "../lib/config/messages";
 import { groupImplementation, groupNamespace } from "../lib/bridge/grouping";
 import { parseSettingsEnvelope, type BridgeSettings } from "../lib/bridge/settings";
 import type { KubernetesTarget } from "./contract/implementation";
@@ -28,7 +29,7 @@ export function parseBridgeSettings(text: string): BridgeSettings {
         );
       if (!spec.bridgeSettings)
         throw new Error(`bridge settings: ${at}: ${implementation} takes no settings`);
-      const parsed = spec.bridgeSettings.schema.safeParse(value);
+      const parsed = spec.bridgeSettings.schema.safeParse(value, { error: zod3Message });
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         const field = [at, ...(issue?.path ?? [])].join(".");

@@ -9,7 +9,7 @@ import { DEFAULT_IMPLEMENTATION, networkConnector } from "../../network/registry
  */
 export const { appCluster, environmentSchema } = environmentSchemaWith(
   // The default implementation needs no setting but its name (network/registry.test.ts).
-  networkConnector.default({ implementation: DEFAULT_IMPLEMENTATION } as z.input<typeof networkConnector>),
+  networkConnector.prefault({ implementation: DEFAULT_IMPLEMENTATION } as z.input<typeof networkConnector>),
 );
 
 /** An environment with each app cluster's connector settings typed by its implementation. */

@@ -61,7 +61,7 @@ export function validateEnvironment(raw: Record<string, unknown>, ctx: Validatio
       ([k]) => SETTING_KEYS.includes(k) && !(SECRET_SETTINGS as readonly string[]).includes(k),
     ),
   );
-  const parsed = environmentSchema.safeParse(plain, { errorMap });
+  const parsed = environmentSchema.safeParse(plain, { error: errorMap });
   if (!parsed.success) issues.push(...zodIssues(parsed.error, plain));
   issues.push(...crossChecks(plain, ctx, raw));
   issues.push(...secretChecks(raw, plain));
@@ -173,7 +173,7 @@ function checkBridge(
   ctx: ValidationContext,
   add: Add,
 ): void {
-  const parsed = bridgeSchema.default({}).safeParse(rawBridge);
+  const parsed = bridgeSchema.prefault({}).safeParse(rawBridge);
   if (!parsed.success || !controlPlane) return;
   const plan = planBridge(
     { ...plannerContext(controlPlane, stateDir, ctx), appClusters: apps, bridge: parsed.data },
@@ -205,7 +205,7 @@ function checkCrossplane(
   ctx: ValidationContext,
   add: Add,
 ): void {
-  const parsed = crossplaneSchema.default({}).safeParse(rawCrossplane);
+  const parsed = crossplaneSchema.prefault({}).safeParse(rawCrossplane);
   // A malformed entry is reported by the schema already.
   if (!parsed.success || !controlPlane) return;
   planCrossplane({ ...plannerContext(controlPlane, stateDir, ctx), crossplane: parsed.data }, add);
@@ -231,7 +231,7 @@ const isPrefix = (prefix: (string | number)[], of: (string | number)[]) =>
  * by validateEnvironment; this only decides what the cross-setting rules can still look at.
  */
 function parseWithout<T>(
-  schema: z.ZodType<T, z.ZodTypeDef, unknown>,
+  schema: z.ZodType<T, unknown>,
   entry: unknown,
 ): { value: T; setAside: (string | number)[][] } | undefined {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return undefined;
@@ -244,7 +244,7 @@ function parseWithout<T>(
     let removed = false;
     for (const issue of r.error.issues) {
       for (let depth = issue.path.length; depth > 0 && !removed; depth--) {
-        const at = issue.path.slice(0, depth);
+        const at = issue.path.slice(0, depth) as (string | number)[];
         if (removeAt(current, at)) {
           setAside.push(at);
           removed = true;

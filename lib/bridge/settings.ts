@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { zod3Message } from "../config/messages";
 
 /**
  * What the environment stack tells the Crossplane bridge: per consumer namespace on the
@@ -24,7 +25,9 @@ const consumerSettings = z
   .object({ appCluster: z.string().min(1), implementation: z.string().min(1) })
   .catchall(z.unknown());
 
-const settingsSchema = z.object({ version: z.literal(1), consumers: z.record(consumerSettings) }).strict();
+const settingsSchema = z
+  .object({ version: z.literal(1), consumers: z.record(z.string(), consumerSettings) })
+  .strict();
 
 export type BridgeSettings = z.infer<typeof settingsSchema>;
 
@@ -42,7 +45,7 @@ export function parseSettingsEnvelope(text: string): BridgeSettings {
   } catch (e) {
     throw new Error(`bridge settings: ${SETTINGS_KEY} is not JSON: ${(e as Error).message}`);
   }
-  const parsed = settingsSchema.safeParse(raw);
+  const parsed = settingsSchema.safeParse(raw, { error: zod3Message });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`bridge settings: ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);

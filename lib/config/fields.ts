@@ -15,4 +15,4 @@ export const cidr = z.string().superRefine((value, ctx) => {
 export const port = z.number().int("must be a whole number").min(1).max(65535);
 
 /** Data-service ports a routed path opens (security groups, ACLs); PostgreSQL unless told. */
-export const dataServicePorts = z.array(port).min(1).default([5432]);
+export const dataServicePorts = z.array(port).min(1).prefault([5432]);

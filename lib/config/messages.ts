@@ -23,60 +23,148 @@ const show = (value: unknown): string => {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 };
 
+/** zod 3's names of a value's type, which the messages below were written with ("float": an int check). */
+function typeName(value: unknown): string {
+  if (value === undefined) return "undefined";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number") return Number.isNaN(value) ? "nan" : "number";
+  return typeof value;
+}
+
+type Issue = z.core.$ZodRawIssue;
+
 /**
- * Messages that say what is allowed, not just what is wrong. Zod's defaults ("Invalid enum
- * value") leave the operator guessing; these name the accepted values and echo what was given.
+ * Messages that say what is allowed, not just what is wrong. Zod's defaults ("Invalid option")
+ * leave the operator guessing; these name the accepted values and echo what was given. Codes
+ * not named here keep the wording of zod 3 (zod3Message), which the messages were made with.
  */
-export const errorMap: z.ZodErrorMap = (issue, ctx) => {
+export const errorMap: z.core.$ZodErrorMap = (issue) => {
   switch (issue.code) {
-    case z.ZodIssueCode.invalid_type:
-      if (issue.received === "undefined") return { message: `is required (${issue.expected})` };
-      return {
-        message: `must be ${expectedNoun(issue.expected)} (got ${issue.received === "float" ? "a fraction" : issue.received})`,
-      };
-    case z.ZodIssueCode.invalid_enum_value:
-      return { message: `must be one of ${issue.options.join(", ")} (got ${show(issue.received)})` };
-    case z.ZodIssueCode.invalid_union_discriminator: {
-      // The issue sits on the discriminator field, but ctx.data is the whole object.
-      const field = issue.path[issue.path.length - 1];
-      const data: unknown = ctx.data;
-      const given: unknown =
-        data && typeof data === "object" && field !== undefined
-          ? (data as Record<string | number, unknown>)[field]
-          : data;
-      return { message: `must be one of ${issue.options.map(String).join(", ")} (got ${show(given)})` };
+    case "invalid_type": {
+      if (issue.input === undefined) return `is required (${expectedName(issue.expected)})`;
+      const isFraction = issue.expected === "int" && typeof issue.input === "number";
+      return `must be ${expectedNoun(expectedName(issue.expected))} (got ${isFraction ? "a fraction" : typeName(issue.input)})`;
     }
-    case z.ZodIssueCode.invalid_literal:
-      return { message: `must be ${show(issue.expected)} (got ${show(ctx.data)})` };
-    case z.ZodIssueCode.unrecognized_keys:
-      return {
-        message: `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}; check the spelling against the settings declared in Pulumi.yaml`,
-      };
-    case z.ZodIssueCode.too_small:
-      if (issue.type === "number") {
-        return {
-          message: `must be ${issue.inclusive ? "at least" : "greater than"} ${String(issue.minimum)} (got ${show(ctx.data)})`,
-        };
+    case "invalid_value":
+      if (isLiteral(issue)) return `must be ${show(issue.values[0])} (got ${show(issue.input)})`;
+      // zod 3 called a z.enum given no string a type error, naming the values as the type.
+      if (typeof issue.input !== "string") {
+        if (issue.input === undefined) return `is required (${enumType(issue.values)})`;
+        return `must be ${expectedNoun(enumType(issue.values))} (got ${typeName(issue.input)})`;
       }
-      if (issue.type === "array") return { message: `must have at least ${String(issue.minimum)} item(s)` };
-      if (issue.type === "string") return { message: "must not be empty" };
-      break;
-    case z.ZodIssueCode.too_big:
-      if (issue.type === "number") {
-        return {
-          message: `must be ${issue.inclusive ? "at most" : "less than"} ${String(issue.maximum)} (got ${show(ctx.data)})`,
-        };
+      return `must be one of ${issue.values.map(String).join(", ")} (got ${show(issue.input)})`;
+    case "invalid_union":
+      // A discriminated union's discriminator: the issue sits on that field, its input is the whole object.
+      if (issue.discriminator !== undefined && Array.isArray(issue.options)) {
+        const data = issue.input;
+        const given: unknown =
+          data && typeof data === "object" ? (data as Record<string, unknown>)[issue.discriminator] : data;
+        return `must be one of ${(issue.options as unknown[]).map(String).join(", ")} (got ${show(given)})`;
       }
       break;
-    case z.ZodIssueCode.invalid_string:
-      if (issue.validation === "url") return { message: `must be a URL (got ${show(ctx.data)})` };
-      if (issue.validation === "regex") return { message: `${ctx.defaultError} (got ${show(ctx.data)})` };
+    case "unrecognized_keys":
+      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}; check the spelling against the settings declared in Pulumi.yaml`;
+    case "too_small":
+      if (issue.origin === "number" || issue.origin === "int")
+        return `must be ${issue.inclusive ? "at least" : "greater than"} ${String(issue.minimum)} (got ${show(issue.input)})`;
+      if (issue.origin === "array") return `must have at least ${String(issue.minimum)} item(s)`;
+      if (issue.origin === "string") return "must not be empty";
+      break;
+    case "too_big":
+      if (issue.origin === "number" || issue.origin === "int")
+        return `must be ${issue.inclusive ? "at most" : "less than"} ${String(issue.maximum)} (got ${show(issue.input)})`;
+      break;
+    case "invalid_format":
+      if (issue.format === "url") return `must be a URL (got ${show(issue.input)})`;
+      if (issue.format === "regex") return `${zod3Message(issue)} (got ${show(issue.input)})`;
       break;
     default:
       break;
   }
-  return { message: ctx.defaultError };
+  return zod3Message(issue);
 };
+
+/** z.literal's issue: zod 4 gives it the code of z.enum's. */
+function isLiteral(issue: Issue): boolean {
+  const def = issue.inst?._zod.def;
+  return def !== undefined && "type" in def && def.type === "literal";
+}
+
+/** zod 4 calls an integer "int" and a record "record"; zod 3, whose words the messages keep, "integer" and "object". */
+function expectedName(expected: string): string {
+  if (expected === "int") return "integer";
+  return expected === "record" ? "object" : expected;
+}
+
+/** An enum's values as zod 3 named them as a type: 'a' | 'b'. */
+function enumType(values: readonly unknown[]): string {
+  return values.map((v) => (typeof v === "string" ? `'${v}'` : String(v))).join(" | ");
+}
+
+/**
+ * zod 3's own message for an issue (its default error map), so what no rule here words reads as
+ * it did before zod 4 and the places that parse without errorMap (the bridge's settings) too.
+ */
+export function zod3Message(issue: Issue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.input === undefined) return "Required";
+      return `Expected ${expectedName(issue.expected)}, received ${issue.expected === "int" && typeof issue.input === "number" ? "float" : typeName(issue.input)}`;
+    case "invalid_value":
+      if (isLiteral(issue)) return `Invalid literal value, expected ${JSON.stringify(issue.values[0])}`;
+      if (issue.input === undefined) return "Required";
+      if (typeof issue.input !== "string")
+        return `Expected ${enumType(issue.values)}, received ${typeName(issue.input)}`;
+      return `Invalid enum value. Expected ${issue.values.map((v) => (typeof v === "string" ? `'${v}'` : String(v))).join(" | ")}, received ${typeof issue.input === "string" ? `'${issue.input}'` : String(issue.input)}`;
+    case "invalid_union":
+      if (issue.discriminator !== undefined && Array.isArray(issue.options))
+        return `Invalid discriminator value. Expected ${(issue.options as unknown[]).map((v) => (typeof v === "string" ? `'${v}'` : String(v))).join(" | ")}`;
+      return "Invalid input";
+    case "unrecognized_keys":
+      return `Unrecognized key(s) in object: ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+    case "invalid_format":
+      if (issue.format === "regex") return "Invalid";
+      if (issue.format === "ipv4" || issue.format === "ipv6") return "Invalid ip";
+      if (issue.format === "starts_with") return `Invalid input: must start with "${String(issue.prefix)}"`;
+      if (issue.format === "ends_with") return `Invalid input: must end with "${String(issue.suffix)}"`;
+      if (issue.format === "includes") return `Invalid input: must include "${String(issue.includes)}"`;
+      return `Invalid ${issue.format}`;
+    case "too_small":
+      return tooSmall(issue);
+    case "too_big":
+      return tooBig(issue);
+    case "not_multiple_of":
+      return `Number must be a multiple of ${String(issue.divisor)}`;
+    case "invalid_key":
+    case "invalid_element":
+      return "Invalid input";
+    default:
+      return "Invalid input";
+  }
+}
+
+function tooSmall(issue: z.core.$ZodRawIssue<z.core.$ZodIssueTooSmall>): string {
+  const n = String(issue.minimum);
+  if (issue.origin === "array")
+    return `Array must contain ${issue.exact ? "exactly" : issue.inclusive ? "at least" : "more than"} ${n} element(s)`;
+  if (issue.origin === "string")
+    return `String must contain ${issue.exact ? "exactly" : issue.inclusive ? "at least" : "over"} ${n} character(s)`;
+  if (issue.origin === "number" || issue.origin === "int")
+    return `Number must be ${issue.exact ? "exactly equal to " : issue.inclusive ? "greater than or equal to " : "greater than "}${n}`;
+  return "Invalid input";
+}
+
+function tooBig(issue: z.core.$ZodRawIssue<z.core.$ZodIssueTooBig>): string {
+  const n = String(issue.maximum);
+  if (issue.origin === "array")
+    return `Array must contain ${issue.exact ? "exactly" : issue.inclusive ? "at most" : "less than"} ${n} element(s)`;
+  if (issue.origin === "string")
+    return `String must contain ${issue.exact ? "exactly" : issue.inclusive ? "at most" : "under"} ${n} character(s)`;
+  if (issue.origin === "number" || issue.origin === "int")
+    return `Number must be ${issue.exact ? "exactly" : issue.inclusive ? "less than or equal to" : "less than"} ${n}`;
+  return "Invalid input";
+}
 
 /**
  * Issues with their paths. A check that carries its own message (a pattern or a refinement such
@@ -85,13 +173,14 @@ export const errorMap: z.ZodErrorMap = (issue, ctx) => {
  */
 export function zodIssues(error: z.ZodError, input?: unknown): ConfigIssue[] {
   return error.issues.map((issue) => {
-    const given = valueAt(input, issue.path);
+    const path = issue.path as (string | number)[];
+    const given = valueAt(input, path);
     const echo =
       input !== undefined &&
       !issue.message.includes("(got ") &&
       (typeof given === "string" || typeof given === "number");
     return {
-      path: formatPath(issue.path),
+      path: formatPath(path),
       message: echo ? `${issue.message} (got ${show(given)})` : issue.message,
     };
   });

@@ -63,21 +63,21 @@ const awsCluster = z
       .string()
       .regex(/^arn:aws:iam::\d{12}:role\/.+$/, "must be an IAM role ARN")
       .optional(),
-    availabilityZoneCount: z.number().int().min(1).max(6).default(2),
+    availabilityZoneCount: z.number().int().min(1).max(6).prefault(2),
     kubernetesVersion: supportedKubernetes(
       z
         .string()
         .regex(/^1\.\d+$/, `must be a Kubernetes minor version such as ${EKS_DEFAULT_KUBERNETES_VERSION}`),
-    ).default(EKS_DEFAULT_KUBERNETES_VERSION),
+    ).prefault(EKS_DEFAULT_KUBERNETES_VERSION),
     nodeGroup: z
       .object({
-        instanceType: z.string().min(1).default("m6i.large"),
-        minSize: z.number().int().min(1).default(2),
-        desiredSize: z.number().int().min(1).default(2),
-        maxSize: z.number().int().min(1).default(4),
+        instanceType: z.string().min(1).prefault("m6i.large"),
+        minSize: z.number().int().min(1).prefault(2),
+        desiredSize: z.number().int().min(1).prefault(2),
+        maxSize: z.number().int().min(1).prefault(4),
       })
       .strict()
-      .default({}),
+      .prefault({}),
     /** Adopt an existing VPC instead of creating one. */
     existingVpcId: z
       .string()
@@ -100,11 +100,11 @@ const openstackCluster = z
   .object({
     region: z.string().min(1).optional(),
     externalNetworkId: z.string().min(1, "must name the external (floating IP) network"),
-    image: z.string().min(1).default("fedora-coreos-40"),
-    flavor: z.string().min(1).default("m1.large"),
-    masterFlavor: z.string().min(1).default("m1.medium"),
-    nodeCount: z.number().int().min(1).default(2),
-    dnsNameservers: z.array(z.string().ip({ version: "v4" })).default([]),
+    image: z.string().min(1).prefault("fedora-coreos-40"),
+    flavor: z.string().min(1).prefault("m1.large"),
+    masterFlavor: z.string().min(1).prefault("m1.medium"),
+    nodeCount: z.number().int().min(1).prefault(2),
+    dnsNameservers: z.array(z.ipv4()).prefault([]),
     keypair: z.string().min(1).optional(),
     /** Kubernetes version label (kube_tag) for the Magnum template, e.g. v1.35.2. */
     kubernetesVersion: supportedKubernetes(z.string().min(1)).optional(),
@@ -114,14 +114,14 @@ const openstackCluster = z
       .strict()
       .optional(),
     /** For the wireguard path: image and flavor of the gateway VM. */
-    gatewayImage: z.string().min(1).default("debian-12"),
-    gatewayFlavor: z.string().min(1).default("m1.small"),
+    gatewayImage: z.string().min(1).prefault("debian-12"),
+    gatewayFlavor: z.string().min(1).prefault("m1.small"),
     /**
      * Where the gateway VM may fetch its packages (wireguard, nftables, socat, python3) at first
      * boot: CIDRs opened for egress on 80 and 443 (its security group allows nothing else out).
      * [] when gatewayImage has them already: nothing is installed and nothing opened.
      */
-    gatewayPackageMirrors: z.array(cidr).default(["0.0.0.0/0"]),
+    gatewayPackageMirrors: z.array(cidr).prefault(["0.0.0.0/0"]),
   })
   .strict();
 
@@ -180,7 +180,7 @@ const permissionClaim = z
   .object({
     group: z.string(),
     resource: z.string().min(1),
-    version: z.string().min(1).default("v1"),
+    version: z.string().min(1).prefault("v1"),
     /** Which side's objects are synced: those the provider (control plane) owns, or the consumer's. */
     selector: z
       .object({ owner: z.enum(["Provider", "Consumer"]) })
@@ -198,7 +198,7 @@ export const exportedApi = z
       .string()
       .regex(/^[A-Z][A-Za-z0-9]*$/, "must be a Kind such as PostgresqlInstance")
       .optional(),
-    permissionClaims: z.array(permissionClaim).default([]),
+    permissionClaims: z.array(permissionClaim).prefault([]),
   })
   .strict();
 
@@ -208,13 +208,13 @@ export const oidc = z.discriminatedUnion("provider", [
       provider: z.literal("dex"),
       /** Issuer URL; `<bind.externalAddress>/dex` (served by the backend's exposure) when omitted. */
       issuerUrl: httpsUrl.optional(),
-      clientId: z.string().min(1).default("klutch-bind"),
-      image: z.string().min(1).default("ghcr.io/dexidp/dex:v2.41.1"),
+      clientId: z.string().min(1).prefault("klutch-bind"),
+      image: z.string().min(1).prefault("ghcr.io/dexidp/dex:v2.41.1"),
       /** Size of the volume holding Dex's SQLite database (signing keys, sessions). */
       storageSize: z
         .string()
         .regex(/^[1-9][0-9]*(Mi|Gi)$/, "must be a size such as 1Gi")
-        .default("1Gi"),
+        .prefault("1Gi"),
       /** Dex connectors (upstream identity providers), as in Dex's own config: {type, id, name, config}. */
       connectors: z
         .array(
@@ -223,11 +223,11 @@ export const oidc = z.discriminatedUnion("provider", [
               type: z.string().min(1),
               id: z.string().min(1),
               name: z.string().min(1),
-              config: z.record(z.unknown()).optional(),
+              config: z.record(z.string(), z.unknown()).optional(),
             })
             .strict(),
         )
-        .default([]),
+        .prefault([]),
     })
     .strict(),
   z
@@ -242,7 +242,7 @@ export const oidc = z.discriminatedUnion("provider", [
 export const localClusters = z
   .object({
     /** Where `npm run clusters -- up` keeps the local clusters, relative to the project. */
-    stateDir: z.string().min(1).default(".klutch/local"),
+    stateDir: z.string().min(1).prefault(".klutch/local"),
   })
   .strict();
 
@@ -268,15 +268,15 @@ export const crossplane = z
       )
       .optional(),
     /** Helm chart repository; ignored when chartPath is set. */
-    chartRepository: z.string().url().default("https://charts.crossplane.io/stable"),
+    chartRepository: z.string().url().prefault("https://charts.crossplane.io/stable"),
     /** A local chart folder (the local stack uses the one in the toolchain's Crossplane module). */
     chartPath: z.string().min(1).optional(),
-    providerKubernetes: xpkg.default("xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1"),
-    providerAnynines: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0"),
-    functionPatchAndTransform: xpkg.default(
+    providerKubernetes: xpkg.prefault("xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1"),
+    providerAnynines: xpkg.prefault("public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0"),
+    functionPatchAndTransform: xpkg.prefault(
       "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
     ),
-    dataservicesConfiguration: xpkg.default("public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0"),
+    dataservicesConfiguration: xpkg.prefault("public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0"),
     /**
      * Klutch's composition function as a package this control plane can pull: the release's
      * `function-klutch-v<version>.xpkg` pushed to your registry (docs/provider.md). With it, the
@@ -298,7 +298,7 @@ export const crossplane = z
           })
           .strict(),
       )
-      .default([]),
+      .prefault([]),
     /**
      * Run Crossplane core as a process on this machine against the control plane, not as the
      * chart's pods. Unset: true on a local control plane without a node (no pod can start
@@ -311,12 +311,12 @@ export const crossplane = z
 export const bind = z
   .object({
     /** Where app clusters reach the klutch-bind backend (https). */
-    externalAddress: httpsUrl.default("https://bind.klutch.localhost"),
+    externalAddress: httpsUrl.prefault("https://bind.klutch.localhost"),
     /**
      * The klutch-bind release: its images, CRDs and flags (lib/bind/upstream/release.ts). v1.4.0 is the
      * newest with published images; v1.5.0 ships the same konnector and backend code.
      */
-    version: z.enum(BIND_RELEASES).default(DEFAULT_BIND_RELEASE),
+    version: z.enum(BIND_RELEASES).prefault(DEFAULT_BIND_RELEASE),
     /** The backend's image; the release's image when omitted. */
     image: z.string().min(1).optional(),
     /** The konnector's image; the release's image when omitted. */
@@ -332,23 +332,23 @@ export const bind = z
      * to true except on local clusters, where the backend's image cannot run.
      */
     awaitExports: z.boolean().optional(),
-    namespacePrefix: dnsLabel.default("cluster"),
+    namespacePrefix: dnsLabel.prefault("cluster"),
     /**
      * The control plane's Kubernetes API address that konnectors reach (https); the control
      * plane kubeconfig's server, with its CA, when omitted.
      */
     apiServerAddress: httpsUrl.optional(),
     /** The backend has no leader election at the pinned releases: validation allows only 1. */
-    replicas: z.number().int().min(1).default(1),
+    replicas: z.number().int().min(1).prefault(1),
     /** Change to make new cookie keys (users then log in again). */
-    keyRotation: z.string().min(1).default("initial"),
-    prettyName: z.string().min(1).default("Klutch"),
-    consumerScope: z.enum(["Namespaced", "Cluster"]).default("Namespaced"),
+    keyRotation: z.string().min(1).prefault("initial"),
+    prettyName: z.string().min(1).prefault("Klutch"),
+    consumerScope: z.enum(["Namespaced", "Cluster"]).prefault("Namespaced"),
     /** How the backend is exposed at externalAddress. */
-    exposure: z.enum(["ingress", "gateway", "none"]).default("ingress"),
-    ingressClassName: z.string().min(1).default("nginx"),
+    exposure: z.enum(["ingress", "gateway", "none"]).prefault("ingress"),
+    ingressClassName: z.string().min(1).prefault("nginx"),
     /** GatewayClass of the Gateway made for exposure: gateway. */
-    gatewayClassName: z.string().min(1).default("nginx"),
+    gatewayClassName: z.string().min(1).prefault("nginx"),
     /** TLS: a cert-manager issuer, or a provided certificate (klutch:bindTlsCertificate/klutch:bindTlsKey). */
     tls: z
       .discriminatedUnion("source", [
@@ -356,12 +356,12 @@ export const bind = z
           .object({
             source: z.literal("cert-manager"),
             issuer: z.string().min(1),
-            issuerKind: z.enum(["Issuer", "ClusterIssuer"]).default("ClusterIssuer"),
+            issuerKind: z.enum(["Issuer", "ClusterIssuer"]).prefault("ClusterIssuer"),
           })
           .strict(),
         z.object({ source: z.literal("provided") }).strict(),
       ])
-      .default({ source: "cert-manager", issuer: "letsencrypt", issuerKind: "ClusterIssuer" }),
+      .prefault({ source: "cert-manager", issuer: "letsencrypt", issuerKind: "ClusterIssuer" }),
   })
   .strict();
 
@@ -394,7 +394,7 @@ export const bridge = z
     /** The bridge image; a local node's imported `klutch.local/bridge`, else the published image. */
     image: imageReference.optional(),
     /** One leads (the Lease), the others stand by. */
-    replicas: z.number().int("must be a whole number").min(1).default(2),
+    replicas: z.number().int("must be a whole number").min(1).prefault(2),
     /**
      * Where the groups' Pulumi state lives, the same for every replica: `{kind: backend, url}`
      * (s3://, gs://, azblob://, https://), or `{kind: hostPath, path}` on a one-node local
@@ -438,13 +438,13 @@ export function environmentSchemaWith<C extends z.ZodTypeAny>(networkConnector: 
     .object({
       environment: dnsLabel,
       controlPlane: controlPlaneCluster,
-      appClusters: z.array(appCluster).default([]),
-      oidc: oidc.default({ provider: "dex" }),
-      exportedApis: z.array(exportedApi).min(1).default(DEFAULT_EXPORTED_APIS),
-      localClusters: localClusters.default({}),
-      crossplane: crossplane.default({}),
-      bind: bind.default({}),
-      bridge: bridge.default({}),
+      appClusters: z.array(appCluster).prefault([]),
+      oidc: oidc.prefault({ provider: "dex" }),
+      exportedApis: z.array(exportedApi).min(1).prefault(DEFAULT_EXPORTED_APIS),
+      localClusters: localClusters.prefault({}),
+      crossplane: crossplane.prefault({}),
+      bind: bind.prefault({}),
+      bridge: bridge.prefault({}),
     })
     .strict();
   return { appCluster, environmentSchema };

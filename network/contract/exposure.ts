@@ -49,7 +49,7 @@ export const exposureSettingsShape = {
    */
   internal: z.boolean().optional(),
   /** Deliberately reachable from the whole internet (0.0.0.0/0). */
-  publicEndpoint: z.boolean().default(false),
+  publicEndpoint: z.boolean().prefault(false),
 };
 
 /** An implementation's exposure settings in an app cluster's `networkConnector`. */

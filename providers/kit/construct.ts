@@ -45,8 +45,8 @@ export function zodProblems<T extends z.ZodTypeAny>(
   raw: unknown,
   rename: (path: string) => string = (p) => p,
 ): { data?: z.output<T>; problems: string[] } {
-  const parsed = schema.safeParse(raw, { errorMap });
-  if (parsed.success) return { data: parsed.data as z.output<T>, problems: [] };
+  const parsed = schema.safeParse(raw, { error: errorMap });
+  if (parsed.success) return { data: parsed.data, problems: [] };
   return {
     problems: zodIssues(parsed.error, raw).map(
       (i) => `${rename(i.path.replace(/^klutch:?/, ""))}: ${i.message}`,

@@ -7,7 +7,7 @@ export const openstackConnector = z
     implementation: z.literal("openstack"),
     dataServicePorts,
     /** Also give the proxy a floating IP. */
-    floatingIp: z.boolean().default(true),
+    floatingIp: z.boolean().prefault(true),
   })
   .strict();
 

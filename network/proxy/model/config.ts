@@ -8,20 +8,20 @@ export const proxyConnector = z
   .object({
     implementation: z.literal("proxy"),
     /** How the proxy is exposed to the app cluster's network. */
-    serviceType: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]).default("LoadBalancer"),
+    serviceType: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]).prefault("LoadBalancer"),
     /** Ports the proxy hands out, one per connection. */
     portRange: z
       .object({ from: port, to: port })
       .strict()
       .refine((r) => r.from <= r.to, { message: "from must not be greater than to", path: ["from"] })
-      .default({ from: 30000, to: 30999 }),
+      .prefault({ from: 30000, to: 30999 }),
     /**
      * What carries a connection: HAProxy pods (health checks, TLS server-name routing, a log per
      * connection), or kube-proxy alone (`kernel`: a Service whose EndpointSlices the bridge keeps
      * pointed at the instance's ready endpoints, as fast as dialling the instance; see
      * docs/network-paths.md for what it gives up).
      */
-    hop: z.enum(PROXY_HOPS as [ProxyHop, ...ProxyHop[]]).default("haproxy"),
+    hop: z.enum(PROXY_HOPS as [ProxyHop, ...ProxyHop[]]).prefault("haproxy"),
     /**
      * Whole CPUs per proxy pod, pinned, with busy polling (lowest latency, one busy CPU per
      * thread); shared CPUs when unset.

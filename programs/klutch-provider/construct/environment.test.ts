@@ -21,8 +21,8 @@ import { keysOf } from "../../../test/helpers/schema-keys";
 
 const shapeOf = (t: z.ZodTypeAny, key: string): z.ZodTypeAny => {
   let inner = t;
-  while (inner instanceof z.ZodOptional || inner instanceof z.ZodDefault)
-    inner = inner._def.innerType as z.ZodTypeAny;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodDefault || inner instanceof z.ZodPrefault)
+    inner = inner.unwrap() as z.ZodTypeAny;
   return (inner as z.ZodObject<z.ZodRawShape>).shape[key] as z.ZodTypeAny;
 };
 const props = (token: string) => Object.keys(KLUTCH_PACKAGE.types[token]!.properties).sort();
