@@ -1,6 +1,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers, ServerCheckInput } from "../contract/implementation";
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
+import type { ConfigIssue } from "../../lib/config/messages";
 import { type NodePortProbe, nodePortProbes, probeIssue, probeService } from "./model/node-port-probe";
 import { type AdmissionProbe, admissionIssue, admissionProbes } from "./model/service-admission";
 
@@ -54,25 +55,16 @@ export async function askNodePorts(
   namespace = "default",
 ): Promise<ServerCheckAnswers> {
   const core = coreClient(kubeconfig, context);
-  const answers: ServerCheckAnswers = { issues: [], notes: [] };
-  for (const probe of probes) {
-    try {
-      const made = await core.createNamespacedService({
-        namespace,
-        body: probeService(probe),
-      });
+  return askEach(
+    probes,
+    async (probe) => {
+      const made = await core.createNamespacedService({ namespace, body: probeService(probe) });
       await core.deleteNamespacedService({ namespace, name: made.metadata!.name! });
-    } catch (e) {
-      const refusal = refusalOf(e);
-      const issue = probeIssue(probe, refusal);
-      if (issue) answers.issues.push(issue);
-      else
-        answers.notes.push(
-          `could not ask ${probe.cluster}'s API server about node ports ${probe.range.from}-${probe.range.to}: ${refusal}`,
-        );
-    }
-  }
-  return answers;
+    },
+    probeIssue,
+    (probe, refusal) =>
+      `could not ask ${probe.cluster}'s API server about node ports ${probe.range.from}-${probe.range.to}: ${refusal}`,
+  );
 }
 
 /**
@@ -88,23 +80,40 @@ export async function askAdmission(
   namespace = SETTINGS_NAMESPACE,
 ): Promise<ServerCheckAnswers> {
   const core = coreClient(kubeconfig, context);
-  const answers: ServerCheckAnswers = { issues: [], notes: [] };
   const dryRun = (ns: string, probe: AdmissionProbe) =>
     core.createNamespacedService({ namespace: ns, body: probe.service, dryRun: "All" });
-  for (const probe of probes) {
-    try {
-      await dryRun(namespace, probe).catch((e: unknown) => {
+  return askEach(
+    probes,
+    (probe) =>
+      dryRun(namespace, probe).catch((e: unknown) => {
         if (!/namespaces? "[^"]+" not found/.test(refusalOf(e))) throw e;
         return dryRun("default", probe);
-      });
+      }),
+    admissionIssue,
+    (probe, refusal) =>
+      `could not ask ${probe.cluster}'s admission about a ${probe.serviceType} proxy Service: ${refusal}`,
+  );
+}
+
+/**
+ * Asks each probe in turn: a refusal is the issue `judge` makes of it, or, when it is no verdict
+ * on the setting, a note of what could not be asked.
+ */
+async function askEach<P>(
+  probes: readonly P[],
+  ask: (probe: P) => Promise<unknown>,
+  judge: (probe: P, refusal: string) => ConfigIssue | undefined,
+  unasked: (probe: P, refusal: string) => string,
+): Promise<ServerCheckAnswers> {
+  const answers: ServerCheckAnswers = { issues: [], notes: [] };
+  for (const probe of probes) {
+    try {
+      await ask(probe);
     } catch (e) {
       const refusal = refusalOf(e);
-      const issue = admissionIssue(probe, refusal);
+      const issue = judge(probe, refusal);
       if (issue) answers.issues.push(issue);
-      else
-        answers.notes.push(
-          `could not ask ${probe.cluster}'s admission about a ${probe.serviceType} proxy Service: ${refusal}`,
-        );
+      else answers.notes.push(unasked(probe, refusal));
     }
   }
   return answers;
