@@ -69,25 +69,11 @@ describe("the environment's plan (pure)", () => {
       runLocally: false,
       node: {
         image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v2.4.0", pullPolicy: "Never" },
-        // v2's own defaults: realtime compositions on, as on every other cluster.
-        coreArgs: [],
+        coreArgs: ["--enable-realtime-compositions=false", "--poll-interval=30s"],
         hostNetwork: true,
       },
       localPackages: PACKAGES,
     });
-  });
-
-  it("a local node's Crossplane 1.x core runs with realtime compositions off and a 30 s poll (1.20 can strand an XR); 2.x with its own defaults", () => {
-    const legacy = planEnvironment(config([{ name: "app", infrastructure: "local" }]), {
-      ...NODE,
-      version: "1.20.11",
-    });
-    assert.deepEqual(legacy.crossplane.node?.coreArgs, [
-      "--enable-realtime-compositions=false",
-      "--poll-interval=30s",
-    ]);
-    const current = planEnvironment(config([{ name: "app", infrastructure: "local" }]), NODE);
-    assert.deepEqual(current.crossplane.node?.coreArgs, []);
   });
 
   it("a local node ships the APIs as packages on its registry, depending on Klutch's function by source, any version", () => {

@@ -4,7 +4,7 @@ import { backendUrls, type BackendUrls } from "../../lib/bind/backend-plan";
 import { releaseImages } from "../../lib/bind/upstream/release";
 import type { BridgePlan } from "../../lib/bridge/bridge-plan";
 import type { ExportedApiConfig } from "../../lib/config/schema";
-import { localCoreFlags, type CrossplanePlan, type ImageRef } from "../../lib/crossplane/crossplane-plan";
+import { LOCAL_CORE_FLAGS, type CrossplanePlan, type ImageRef } from "../../lib/crossplane/crossplane-plan";
 import { environmentLabels, plannedNamespaces, type NamespacePlan } from "../../lib/environment-plan";
 import { KLUTCH_FUNCTION, type PipelineFunction } from "../../lib/connector-api/compositions";
 import type { LocalPackages } from "../../lib/local/packages";
@@ -206,7 +206,7 @@ function crossplaneDeployment(plan: CrossplanePlan): CrossplaneDeployment {
       ? {
           node: {
             image: { ...plan.run.image, pullPolicy: "Never" as const },
-            coreArgs: localCoreFlags(plan.version),
+            coreArgs: [...LOCAL_CORE_FLAGS],
             // A local API server runs on the host, outside the pod network; it calls Crossplane's
             // webhooks at their endpoints (--enable-aggregator-routing), which in the node's
             // network namespace is the node's own address.

@@ -3,7 +3,7 @@ import { AppsV1Api, KubeConfig } from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { LEGACY_LOCAL_CORE_FLAGS } from "../../lib/crossplane/crossplane-plan";
+import { LOCAL_CORE_FLAGS } from "../../lib/crossplane/crossplane-plan";
 import { probe } from "./host/health";
 import { clusterLayout } from "./host/layout";
 import { allocatePort } from "./host/ports";
@@ -77,9 +77,8 @@ export class LocalCrossplane {
         "--namespace=crossplane-system",
         "--webhook-enabled=false",
         "--enable-ssa-claims",
-        // A process core is a 1.x one (crossplane-versions.ts refuses 2.x with runLocally): the
-        // flags of a 1.x core as the chart's pods on a local node.
-        ...LEGACY_LOCAL_CORE_FLAGS,
+        // The same flags as the chart's pods on a local node.
+        ...LOCAL_CORE_FLAGS,
         `--xpkg-cache-dir=${path.join(this.dir, "xpkg")}`,
         // Every reconcile's decisions (e.g. "Composed resource is not yet ready"), for a hunt.
         ...(this.env.KLUTCH_CROSSPLANE_DEBUG === "1" ? ["--debug"] : []),

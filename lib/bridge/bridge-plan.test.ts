@@ -16,6 +16,7 @@ import {
   fakeValidationContext,
 } from "../../test/helpers/kubeconfig";
 import { mockPulumi, plainStrings, settle, SECRET_SIG, SECRET_MARKER } from "../../test/helpers/mocks";
+import { LOCAL_CORE_FLAGS } from "../crossplane/crossplane-plan";
 
 // Pulumi's wire signature for secret values (sdk/nodejs/runtime/rpc.ts specialSigKey/specialSecretSig).
 
@@ -225,8 +226,7 @@ describe("the environment's bridge Deployment (mocks)", () => {
     assert.equal(chart.inputs.values.hostNetwork, true);
     assert.equal(chart.inputs.values.dnsPolicy, "ClusterFirstWithHostNet");
     assert.equal(chart.inputs.values.deploymentStrategy, "Recreate", "no second pod on the same ports");
-    // Crossplane 2 with its own defaults, realtime compositions on (lib/crossplane/crossplane-plan.ts).
-    assert.deepEqual(chart.inputs.values.args, ["--enable-ssa-claims"]);
+    assert.deepEqual(chart.inputs.values.args, ["--enable-ssa-claims", ...LOCAL_CORE_FLAGS]);
     assert.equal(chart.inputs.values.replicas, undefined, "the chart's own replica count");
     assert.notEqual(chart.inputs.skipAwait, true, "Pulumi waits for Crossplane's pods");
     assert.equal(run.ofType("kubernetes:yaml/v2:ConfigGroup").length, 0, "core init installs the CRDs");

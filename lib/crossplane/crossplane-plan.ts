@@ -1,10 +1,6 @@
 import * as path from "node:path";
 import type { AddIssue, Located } from "../config/located";
-import {
-  crossplaneMajor,
-  crossplaneVersionProblem,
-  defaultCrossplaneVersion,
-} from "../config/crossplane-versions";
+import { crossplaneVersionProblem, defaultCrossplaneVersion } from "../config/crossplane-versions";
 import { formatPath } from "../config/messages";
 import type { ControlPlaneConfig, CrossplaneConfig } from "../config/schema";
 import { readNodeImages } from "../local/node-state";
@@ -44,7 +40,7 @@ export type CrossplaneRun =
   | { kind: "cluster" };
 
 /**
- * Flags a Crossplane 1.x core runs with on local clusters, as a process or as the node's pod.
+ * Flags Crossplane core runs with on local clusters, as a process or as the node's pod.
  * Realtime compositions (beta, on by default in 1.20) rely on watches of composed kinds, and
  * 1.20 can miss a composed resource's change and leave its XR unready for good
  * (crossplane/crossplane#6455; seen here with NetworkPaths), so they are off. Without them an
@@ -60,24 +56,7 @@ export type CrossplaneRun =
  * connections of bridge.test.ts that kept the control plane's API server near half a core,
  * as its request counters showed.
  */
-export const LEGACY_LOCAL_CORE_FLAGS = ["--enable-realtime-compositions=false", "--poll-interval=30s"];
-
-/**
- * The flags of a local core of `version`. Crossplane 2 runs as it does on every other cluster,
- * with realtime compositions (on by default: `EnableRealtimeCompositions default:"true"`,
- * cmd/crossplane/core/core.go at v2.4.0). The cause of #6455 is fixed (crossplane/crossplane#6462,
- * in every 2.x), and an XR then reacts to its composed resources' changes as they happen: a
- * NetworkPath the bridge says is unusable makes its XTCPConnection, and through it the claim,
- * say so at once, where a poll-driven XR was seen keeping a stale Ready for up to its poll
- * interval (the chaos run: 39 s of claims Ready while refusing, over two rounds). With it, v2
- * switches the XR poll off (`composite.WithPollInterval(0)`,
- * internal/controller/apiextensions/definition/reconciler.go:608) and instead watches what a
- * function required too (composition_functions.go: `c.tracker.Track(xrKey, composed,
- * required)`), so a deleted binding reaches its instance's reconcile by the same watch.
- */
-export function localCoreFlags(version: string): string[] {
-  return crossplaneMajor(version) >= 2 ? [] : [...LEGACY_LOCAL_CORE_FLAGS];
-}
+export const LOCAL_CORE_FLAGS = ["--enable-realtime-compositions=false", "--poll-interval=30s"];
 
 export interface ImageRef {
   repository: string;
