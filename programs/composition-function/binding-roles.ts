@@ -9,13 +9,9 @@
  *
  * Only roles the instance has seen are dropped, and a role name is a composite's uid hashed,
  * never reused, so a live binding's role is never dropped, however a listing and a pod
- * interleave with a new binding's role pod. On Crossplane 2 with realtime compositions (the
- * local stack's and v2's default), the bindings asked for here are watched as the instance's
- * required resources (`c.tracker.Track(xrKey, composed, required)`,
- * internal/controller/apiextensions/composite/composition_functions.go at v2.4.0), so a deleted
- * binding starts the instance's reconcile at once. On a 1.x core (realtime off, a 30 s poll) a
- * binding created and deleted between two reconciles of its instance is never seen, and its
- * role stays until the instance goes.
+ * interleave with a new binding's role pod. What this leaves: a binding created and deleted
+ * between two reconciles of its instance (Crossplane's poll interval, 30 s on the local stack)
+ * is never seen, and its role stays until the instance goes.
  *
  * Pure: the hash is the only computation.
  */
