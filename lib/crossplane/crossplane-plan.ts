@@ -55,6 +55,17 @@ export type CrossplaneRun =
  * ten API requests each (its composed resources, itself, its claim, events): with the 100
  * connections of bridge.test.ts that kept the control plane's API server near half a core,
  * as its request counters showed.
+ *
+ * Kept for Crossplane 2.4 too, after a trial of its defaults (realtime on, 2026-12-05): the #6455
+ * cause is fixed in 2.x (crossplane/crossplane#6462), and a composite then followed its composed
+ * resources at once (claims 0.6 to 2.1 s behind their NetworkPaths in the chaos run; a deleted
+ * binding's role dropped 1.8 s after the delete, since v2.4 watches a function's required
+ * resources too). But v2's per-XR watch circuit breaker (100 events' burst, 1 a second; an update
+ * counts twice) opened on a WireGuard binding while its XTCPConnection was being created
+ * ("Too many watch events from XTCPConnection/…"), and with realtime the XR poll is off
+ * (`composite.WithPollInterval(0)`, definition/reconciler.go:608), so the binding then followed
+ * its connection only at the breaker's probe every 30 s: Ready after 69 s, not Ready 68 s after
+ * its path was (environment-bridge e2e). Upstream: crossplane/crossplane#6910, #7703.
  */
 export const LOCAL_CORE_FLAGS = ["--enable-realtime-compositions=false", "--poll-interval=30s"];
 
