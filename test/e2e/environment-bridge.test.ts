@@ -644,6 +644,8 @@ describe("the environment stack deploys the bridge on a node-backed control plan
         "configmaps",
         "-l",
         "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/part-of=klutch",
+        // kubectl leaves metadata.managedFields out of its output unless asked.
+        "--show-managed-fields",
       ]).items;
     const [flows] = flowsMaps();
     assert.ok(flows, "the gateway's flows ConfigMap, labelled part of Klutch");
