@@ -1,6 +1,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { HealthReader, HealthReaderOptions } from "../contract/implementation";
 import { gatewaySelector, judgeGateway } from "./model/gateway-health";
+import { gatewayOfFlows } from "./model/render-k8s";
 import { wireguardSettings } from "./model/settings";
 
 /**
@@ -19,15 +20,14 @@ export function wireguardHealthReader(opts: HealthReaderOptions): HealthReader {
   }
   const gatewayOf = (settings: unknown) => {
     const parsed = wireguardSettings.safeParse(settings);
-    if (!parsed.success) return undefined;
-    const selector = gatewaySelector(parsed.data.flows.name);
-    return selector === undefined
-      ? undefined
-      : {
+    const names = parsed.success ? gatewayOfFlows(parsed.data.flows.name) : undefined;
+    return parsed.success && names
+      ? {
           namespace: parsed.data.flows.namespace,
-          name: parsed.data.flows.name.replace(/-flows$/, ""),
-          selector,
-        };
+          name: names.gateway,
+          selector: gatewaySelector(names.tunnel),
+        }
+      : undefined;
   };
   return {
     reads: (_key, target) =>

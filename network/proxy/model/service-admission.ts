@@ -27,7 +27,7 @@ export interface AdmissionProbe {
   service: Record<string, unknown>;
 }
 
-/** The labels and selector of the probe's Service: the proxy pods' own (tcp-proxy.ts), nothing real selected. */
+/** The probe Service's labels, and its selector: its own, so it selects no pod. */
 const PROBE_LABELS = {
   "app.kubernetes.io/part-of": "klutch",
   "app.kubernetes.io/component": "service-admission-probe",

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { networkPath } from "../../../test/helpers/network-path";
-import { gatewayFlowsName } from "./render-k8s";
+import { gatewayFlowsName, gatewayOfFlows } from "./render-k8s";
 import { gatewaySelector, judgeGateway, podServes, type GatewayPodLike } from "./gateway-health";
 
 const pod = (name: string, ready: boolean, deleting = false): GatewayPodLike => ({
@@ -11,12 +11,13 @@ const GATEWAY = { namespace: "klutch-network", name: "wg-gateway" };
 const paths = [networkPath("a"), networkPath("b")];
 
 describe("WireGuard: whether the gateway serves a group's paths (pure)", () => {
-  it("selects the tunnel's gateway pods by the labels render-k8s gives them, from the flows ConfigMap's name", () => {
+  it("selects the tunnel's gateway pods by the labels render-k8s gives them, the tunnel read back from its flows ConfigMap's name", () => {
+    assert.deepEqual(gatewayOfFlows(gatewayFlowsName("wg")), { tunnel: "wg", gateway: "wg-gateway" });
+    assert.equal(gatewayOfFlows("some-other-configmap"), undefined);
     assert.equal(
-      gatewaySelector(gatewayFlowsName("wg")),
+      gatewaySelector("wg"),
       "app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/instance=wg,app.kubernetes.io/component=gateway",
     );
-    assert.equal(gatewaySelector("some-other-configmap"), undefined);
   });
 
   it("a pod serves when it is Ready and not being deleted", () => {

@@ -13,12 +13,9 @@ import type { PathHealth } from "../../contract/implementation";
  * reported it: the client's side is in the app cluster, which the bridge holds no credentials for.
  */
 
-/** The gateway pods' selector, from the flows ConfigMap the bridge's settings name (render-k8s.ts names both). */
-export function gatewaySelector(flowsName: string): string | undefined {
-  const tunnel = /^(.+)-gateway-flows$/.exec(flowsName)?.[1];
-  return tunnel === undefined
-    ? undefined
-    : `app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/instance=${tunnel},app.kubernetes.io/component=gateway`;
+/** The gateway pods' selector, from the tunnel's name (render-k8s.ts labels them so). */
+export function gatewaySelector(tunnel: string): string {
+  return `app.kubernetes.io/name=klutch-wireguard,app.kubernetes.io/instance=${tunnel},app.kubernetes.io/component=gateway`;
 }
 
 /** What of a pod says it serves: not being deleted, and its Ready condition. */

@@ -215,6 +215,15 @@ export function gatewayFlowsName(tunnel: string): string {
   return `${gatewayName({ name: tunnel })}-flows`;
 }
 
+/**
+ * The tunnel and gateway a flows ConfigMap name belongs to (gatewayFlowsName read back: the
+ * bridge's settings name only the ConfigMap), or undefined for a name it did not make.
+ */
+export function gatewayOfFlows(flowsName: string): { tunnel: string; gateway: string } | undefined {
+  const tunnel = /^(.+)-gateway-flows$/.exec(flowsName)?.[1];
+  return tunnel === undefined ? undefined : { tunnel, gateway: gatewayName({ name: tunnel }) };
+}
+
 /** Each client's objects' name: its Secret, Deployment and headless Service. */
 function clientName(opts: Pick<K8sRenderOptions, "name">): string {
   return label(`${label(opts.name, "name")}-client`, "client name");
