@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { CONNECTION_READY_ANNOTATION, ownerNudge } from "./readiness-relay";
+import { CONNECTION_STATUS_ANNOTATION, ownerNudge, relayStep } from "./readiness-relay";
 import { isReady } from "../kube/owner-conditions";
 
 const owned = (owner?: { apiVersion: string; kind: string; controller?: boolean }) => ({
@@ -15,7 +15,7 @@ describe("readiness relay to a connection's owner (pure)", () => {
         version: "v1",
         plural: "xservicebindings",
         name: "orders-app-x7k2p",
-        annotations: { [CONNECTION_READY_ANNOTATION]: "2026-11-27T02:45:16Z" },
+        annotations: { [CONNECTION_STATUS_ANNOTATION]: "2026-11-27T02:45:16Z" },
       },
     );
   });
@@ -35,5 +35,26 @@ describe("readiness relay to a connection's owner (pure)", () => {
     assert.equal(isReady({ status: { conditions: [{ type: "Ready", status: "False" }] } }), false);
     assert.equal(isReady({ status: { conditions: [{ type: "Synced", status: "True" }] } }), false);
     assert.equal(isReady({ status: { conditions: [{ type: "Ready", status: "True" }] } }), true);
+  });
+
+  it("relays a readiness once the composite shows it, both ways; waits until then; nothing without an owner", () => {
+    const binding = owned({ apiVersion: "anynines.com/v1", kind: "XServiceBinding" });
+    const withReady = (status: string) => ({
+      ...binding,
+      status: { conditions: [{ type: "Ready", status }] },
+    });
+    const annotated = { [CONNECTION_STATUS_ANNOTATION]: "T" };
+    assert.deepEqual(
+      (relayStep(withReady("True"), true, "T") as { annotations: unknown }).annotations,
+      annotated,
+    );
+    assert.equal(relayStep(withReady("False"), true, "T"), "wait");
+    // A path gone unusable: the owner is told once the composite is no longer Ready.
+    assert.deepEqual(
+      (relayStep(withReady("False"), false, "T") as { annotations: unknown }).annotations,
+      annotated,
+    );
+    assert.equal(relayStep(withReady("True"), false, "T"), "wait");
+    assert.equal(relayStep({ ...owned(), status: { conditions: [] } }, true, "T"), "none");
   });
 });

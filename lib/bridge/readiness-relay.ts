@@ -2,7 +2,7 @@
  * Relaying a connection's readiness to the composite that waits for it. Pure.
  */
 import { DATASERVICES_GROUP } from "../dataservices/xrds";
-import { controllerOwner } from "../kube/owner-conditions";
+import { controllerOwner, isReady } from "../kube/owner-conditions";
 
 /**
  * Composites that compose an XTCPConnection and wait for it: the network-aware ServiceBinding
@@ -12,13 +12,19 @@ import { controllerOwner } from "../kube/owner-conditions";
  * backoff)" in internal/controller/apiextensions/composite/reconciler.go at v1.20.11), so a
  * binding whose connection became Ready after 14 s was seen Ready 26 s later. The bridge
  * therefore relays a connection's readiness to such an owner, as it does to the connection.
+ * Both ways: a Ready binding is looked at again only at the poll (30 s on the local stack), so
+ * a binding whose connection went unusable stayed Ready for up to that long (3.5 to 33 s
+ * measured when a WireGuard gateway was scaled to 0).
  */
 export const RELAYED_OWNERS = [
   { group: DATASERVICES_GROUP, kind: "XServiceBinding", plural: "xservicebindings" },
 ] as const;
 
-/** The annotation the bridge sets on a connection's owner once the connection is Ready. */
-export const CONNECTION_READY_ANNOTATION = "klutch.anynines.com/connection-ready-at";
+/**
+ * The annotation the bridge sets on a connection's owner once the connection's Ready has
+ * become what its path says (True or False), so the owner reconciles and follows it.
+ */
+export const CONNECTION_STATUS_ANNOTATION = "klutch.anynines.com/connection-status-at";
 
 /**
  * The annotation to write on a connection composite's controller owner, when that owner is a
@@ -38,6 +44,21 @@ export function ownerNudge(
     version: owner.version,
     plural: relayed.plural,
     name: owner.name,
-    annotations: { [CONNECTION_READY_ANNOTATION]: now },
+    annotations: { [CONNECTION_STATUS_ANNOTATION]: now },
   };
+}
+
+/**
+ * One look at a connection composite while relaying a path's readiness to its owner: the
+ * owner's annotation once Crossplane has made the composite's Ready what the path says
+ * (`wantReady`), `wait` until then, `none` when no owner waits for this composite.
+ */
+export function relayStep(
+  composite: Parameters<typeof ownerNudge>[0] & Parameters<typeof isReady>[0],
+  wantReady: boolean,
+  now: string,
+): NonNullable<ReturnType<typeof ownerNudge>> | "wait" | "none" {
+  const owner = ownerNudge(composite, now);
+  if (!owner) return "none";
+  return isReady(composite) === wantReady ? owner : "wait";
 }

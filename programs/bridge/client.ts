@@ -7,7 +7,7 @@ import {
   type NetworkPathObject,
 } from "../../lib/bridge/api";
 import { compositeNudge } from "../../lib/bridge/grouping";
-import { ownerNudge } from "../../lib/bridge/readiness-relay";
+import { relayStep } from "../../lib/bridge/readiness-relay";
 import { isReady } from "../../lib/kube/owner-conditions";
 import { COMPOSITE_PLURAL } from "../../lib/connector-api/names";
 import { SETTINGS_KEY, type BridgeSettings } from "../../lib/bridge/settings";
@@ -21,8 +21,11 @@ export interface PathWriter {
   /** Lets the path go; a path already gone is fine. */
   removeFinalizer(p: NetworkPathObject): Promise<void>;
   writeStatus(p: NetworkPathObject, status: PathStatus): Promise<void>;
-  /** Asks Crossplane to reconcile the path's composite now (see compositeNudge). */
-  nudgeComposite(p: NetworkPathObject): Promise<void>;
+  /**
+   * Asks Crossplane to reconcile the path's composite now (see compositeNudge), and relays the
+   * readiness of `status` (just written) on to the composite's owner (readiness-relay.ts).
+   */
+  nudgeComposite(p: NetworkPathObject, status: PathStatus): Promise<void>;
   /** The environment's settings for the bridge; undefined when there are none. */
   readSettings(): Promise<BridgeSettings | undefined>;
 }
@@ -92,7 +95,7 @@ export class KubePathWriter implements PathWriter {
     );
   }
 
-  async nudgeComposite(p: NetworkPathObject): Promise<void> {
+  async nudgeComposite(p: NetworkPathObject, status: PathStatus): Promise<void> {
     const target = compositeNudge(p, new Date().toISOString());
     if (!target) return;
     await this.api
@@ -110,36 +113,39 @@ export class KubePathWriter implements PathWriter {
         // A composite deleted meanwhile has nothing left to copy.
         if ((e as { code?: number }).code !== 404) throw e;
       });
-    // In the background: the group's reconcile does not wait for Crossplane.
-    if (!this.relaying.has(target.name)) {
-      this.relaying.add(target.name);
-      void this.relayReadiness(target).finally(() => this.relaying.delete(target.name));
-    }
+    // In the background: the group's reconcile does not wait for Crossplane. A composite
+    // already followed gets the newest readiness to wait for, not a second follower.
+    const following = this.relaying.has(target.name);
+    this.relaying.set(target.name, isReady({ status }));
+    if (!following) void this.relayReadiness(target).finally(() => this.relaying.delete(target.name));
   }
 
-  /** Composites whose readiness is being relayed to their owner (one follower each). */
-  private readonly relaying = new Set<string>();
+  /** Composites whose readiness is being relayed to their owner, with the readiness awaited. */
+  private readonly relaying = new Map<string, boolean>();
 
   /**
-   * Once Crossplane has marked the composite Ready (it reconciles at once on the annotation
-   * above), annotates its owner when the owner waits for it (grouping.ts ownerNudge), so the
-   * owner is not left to Crossplane's back-off. Best effort: the owner's own retries still
-   * come; a composite with no such owner costs one read.
+   * Once Crossplane has made the composite's Ready what its path says (it reconciles at once on
+   * the annotation above), annotates its owner when the owner waits for it (relayStep), so the
+   * owner follows without Crossplane's back-off (on the way to Ready) or poll (on the way
+   * back). Best effort: the owner's own retries still come; a composite with no such owner
+   * costs one read.
    */
   private async relayReadiness(target: { group: string; version: string; name: string }): Promise<void> {
     const ref = { group: target.group, version: target.version, plural: COMPOSITE_PLURAL, name: target.name };
     try {
       for (let attempt = 0; attempt < RELAY_ATTEMPTS; attempt++) {
-        const composite = (await this.api.getClusterCustomObject(ref)) as Parameters<typeof ownerNudge>[0] &
-          Parameters<typeof isReady>[0];
-        const owner = ownerNudge(composite, new Date().toISOString());
-        if (!owner) return;
-        if (isReady(composite)) {
+        const composite = (await this.api.getClusterCustomObject(ref)) as Parameters<typeof relayStep>[0];
+        const wanted = this.relaying.get(target.name) ?? true;
+        const step = relayStep(composite, wanted, new Date().toISOString());
+        if (step === "none") return;
+        if (step !== "wait") {
           await this.api.patchClusterCustomObject(
-            { ...owner, body: { metadata: { annotations: owner.annotations } } },
+            { ...step, body: { metadata: { annotations: step.annotations } } },
             mergePatch(),
           );
-          return;
+          // A path that changed again meanwhile is followed on, not dropped.
+          if (this.relaying.get(target.name) === wanted) return;
+          continue;
         }
         await new Promise((resolve) => setTimeout(resolve, RELAY_INTERVAL_MS));
       }

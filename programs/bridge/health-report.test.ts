@@ -42,6 +42,8 @@ describe("bridge: a path its data path says cannot be used is Ready=False at onc
     });
     assert.deepEqual(await done, ["a"]);
     assert.deepEqual(writer.calls, ["status a", "nudge a"]);
+    // The nudge carries the unusable path on to the binding that waits for it (readiness-relay.ts).
+    assert.equal(writer.relayed.get("a"), false);
     const status = writer.statuses.get("a")!;
     assert.equal(status.hostForConsumer, "10.0.0.9");
     assert.equal(status.port, 30000);

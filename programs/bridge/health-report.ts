@@ -56,7 +56,7 @@ export async function reportUnusable(key: string, d: HealthReportDeps): Promise<
       await d.writer.writeStatus(p, status);
       const ev = statusEvent(status);
       void d.events.record(p, ev.type, ev.reason, ev.message);
-      await d.writer.nudgeComposite(p).catch(() => undefined);
+      await d.writer.nudgeComposite(p, status).catch(() => undefined);
       written.push(pathId(p));
     }),
   );

@@ -183,7 +183,7 @@ export class GroupReconciler {
           await d.writer.writeStatus(p, status);
           drifting.set(pathId(p), { ...p, status });
           void d.events.record(p, "Warning", "DriftDetected", message);
-          await d.writer.nudgeComposite(p).catch(() => undefined);
+          await d.writer.nudgeComposite(p, status).catch(() => undefined);
         });
         mark("drift");
       }
@@ -245,7 +245,7 @@ export class GroupReconciler {
         const ev = statusEvent(status);
         void d.events.record(p, ev.type, ev.reason, ev.message);
         await d.writer
-          .nudgeComposite(p)
+          .nudgeComposite(p, status)
           .catch((err: Error) =>
             log("warn", "could not annotate the composite", { path: pathId(p), error: err.message }),
           );

@@ -23,8 +23,14 @@ export class FakeWriter implements PathWriter {
     this.statuses.set(p.metadata.name, s);
     return Promise.resolve();
   }
-  nudgeComposite(p: NetworkPathObject) {
+  /** The readiness each nudge relays on, by path. */
+  relayed = new Map<string, boolean>();
+  nudgeComposite(p: NetworkPathObject, s: PathStatus) {
     this.calls.push(`nudge ${p.metadata.name}`);
+    this.relayed.set(
+      p.metadata.name,
+      s.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+    );
     return Promise.resolve();
   }
   readSettings() {

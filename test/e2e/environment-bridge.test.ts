@@ -7,6 +7,7 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { parse, stringify } from "yaml";
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
+import { CONNECTION_STATUS_ANNOTATION } from "../../lib/bridge/readiness-relay";
 import { LocalClusters, type NodeInfo } from "../../host/local-clusters";
 import { LOCAL_STACK_PASSPHRASE } from "../../host/automation/pulumi-runner";
 import { selectStack } from "../../programs/stack/program-stack";
@@ -741,6 +742,21 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       });
       const unusableAfter = (Date.now() - stopped) / 1000;
       await eventually("the binding not Ready", () => ready()?.status !== "True", 90_000);
+      // Told by the bridge, not found at Crossplane's next poll: the binding's composite carries
+      // the relay's annotation from after the scale-down (lib/bridge/readiness-relay.ts).
+      const xr = kubectlJson<{ spec: { resourceRef: { name: string } } }>(kc(), [
+        "-n",
+        WG_CONSUMER_NS,
+        "get",
+        "servicebinding",
+        "ledger-app",
+      ]).spec.resourceRef.name;
+      const relayedAt = kubectlJson<{ metadata: { annotations?: Record<string, string> } }>(kc(), [
+        "get",
+        "xservicebindings.anynines.com",
+        xr,
+      ]).metadata.annotations?.[CONNECTION_STATUS_ANNOTATION];
+      assert.ok(relayedAt && Date.parse(relayedAt) >= stopped - 1000, `relayed at ${relayedAt}`);
       console.log(
         `      (the WireGuard gateway scaled to 0 → path Ready=False in ${unusableAfter.toFixed(1)} s, binding not Ready in ${((Date.now() - stopped) / 1000).toFixed(1)} s)`,
       );

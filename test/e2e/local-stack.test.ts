@@ -16,7 +16,7 @@ import {
 } from "../../host/automation/pulumi-runner";
 import { selectStack } from "../../programs/stack/program-stack";
 import { XRD_NAME } from "../../lib/connector-api/names";
-import { CONNECTION_READY_ANNOTATION } from "../../lib/bridge/readiness-relay";
+import { CONNECTION_STATUS_ANNOTATION } from "../../lib/bridge/readiness-relay";
 import { repoRoot } from "../../host/automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { mib, nodeMemory } from "../helpers/node-memory";
@@ -975,7 +975,7 @@ describe("local stack on real clusters (e2e)", function () {
       .name;
     const relayedAt = () =>
       kubectlJson(cp, ["get", "xservicebindings.anynines.com", xr]).metadata.annotations?.[
-        CONNECTION_READY_ANNOTATION
+        CONNECTION_STATUS_ANNOTATION
       ] as string | undefined;
     await eventually(
       "the bridge to relay the connection's readiness to the binding's composite",
