@@ -28,6 +28,13 @@ kubectl --context "$app" -n data-consumer apply -f - >/dev/null <<JSON
   "command":["sh","-c","psql \${URI:+\"\$URI\"} -tA -c \"select 'connected to ' || current_database() || ' as ' || current_user\""],
   "env":[$(env_from PGHOST host),$(env_from PGPORT port),$(env_from PGUSER username),$(env_from PGPASSWORD password),$(env_from PGDATABASE database true),$(env_from URI uri true),{"name":"PGCONNECT_TIMEOUT","value":"10"}]}]}}
 JSON
-kubectl --context "$app" -n data-consumer wait pod/psql --for=jsonpath='{.status.phase}'=Succeeded --timeout=120s >/dev/null ||
-  { kubectl --context "$app" -n data-consumer logs psql; exit 1; }
+# Until psql has ended either way (a wait for Succeeded alone sat out its whole timeout when psql
+# failed, so a caller that retries lost two minutes a try).
+phase=
+for _ in $(seq 1 120); do
+  phase=$(kubectl --context "$app" -n data-consumer get pod psql -o 'jsonpath={.status.phase}')
+  [[ "$phase" == Succeeded || "$phase" == Failed ]] && break
+  sleep 1
+done
 kubectl --context "$app" -n data-consumer logs psql
+[[ "$phase" == Succeeded ]]
