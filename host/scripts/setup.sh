@@ -36,7 +36,10 @@ done
 # and the bridge's local target runs HAProxy processes, and for WireGuard connections
 # wireguard-go with wg in network namespaces and a socat forwarder per connection. The local
 # clusters' package registry is distribution's (docker-registry): the project's Crossplane
-# packages are pushed to it and the nodes pull them (host/local-clusters/registry).
+# packages are pushed to it and the nodes pull them (host/local-clusters/registry). The data
+# services' images (host/local-clusters/images/*-image.ts) copy Redis 7.0 with redis-cli
+# (redis-server, which brings redis-tools), MariaDB 10.11 with its client (mariadb-server), and
+# Prometheus with promtool and Alertmanager with amtool; none of them runs on the host (below).
 runtime_pairs=(
   openssl:openssl ps:procps flock:util-linux nsenter:util-linux taskset:util-linux
   ip:iproute2 nft:nftables haproxy:haproxy
@@ -45,7 +48,16 @@ runtime_pairs=(
   containerd:containerd runc:runc /usr/lib/cni/bridge:containernetworking-plugins
   docker-registry:docker-registry
   iptables:iptables conntrack:conntrack gcc:gcc /usr/include/stdio.h:libc6-dev
+  redis-server:redis-server redis-cli:redis-server
+  /usr/sbin/mariadbd:mariadb-server mariadb:mariadb-server
+  prometheus:prometheus promtool:prometheus
+  prometheus-alertmanager:prometheus-alertmanager amtool:prometheus-alertmanager
 )
+# package:unit pairs of the services those packages install, which must not run on the host:
+# only their binaries are wanted (copied into images), and a host MariaDB or Redis would hold
+# 3306 or 6379 for good.
+host_services=(redis-server:redis-server mariadb-server:mariadb prometheus:prometheus
+  prometheus-alertmanager:prometheus-alertmanager)
 # Only the tests: shellcheck lints these scripts (a backquote inside a double-quoted message once
 # ran `npm run up` from within itself).
 test_pairs=(shellcheck:shellcheck)
@@ -70,7 +82,32 @@ if ((${#need[@]} > 0)); then
   step "installing Debian packages: ${need[*]}"
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # A package's maintainer scripts start its service through invoke-rc.d or deb-systemd-invoke,
+  # which both ask /usr/sbin/policy-rc.d first: exit 101 ("action forbidden") while installing,
+  # as Docker's Debian images do, so neither MariaDB nor Redis is started (nor the services of
+  # containerd, HAProxy or docker-registry, which the project runs as processes of its own). One
+  # that is already there (a container's) is left as it is.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=false
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    own_policy=true
+  fi
+  install_status=0
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null ||
+    install_status=$?
+  $own_policy && $SUDO rm -f "$policy"
+  ((install_status == 0)) || exit "$install_status"
+  # The policy stops a start, not an enable: under systemd the units of the packages just
+  # installed would start at the next boot, so they are disabled (and stopped, should one run
+  # anyway). A service that was on the host before is not touched.
+  if [[ -d /run/systemd/system ]]; then
+    for pair in "${host_services[@]}"; do
+      [[ " ${need[*]} " == *" ${pair%%:*} "* ]] || continue
+      $SUDO systemctl disable --now "${pair#*:}.service" >/dev/null 2>&1 || true
+    done
+  fi
 fi
 
 # The project's Node.js (host/toolchain/versions.env NODE_VERSION): the machine's when it is of that
