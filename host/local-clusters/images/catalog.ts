@@ -9,6 +9,9 @@ import { bridgeSpec } from "./bridge-image";
 import { repoRoot } from "../../automation/toolchain";
 import { wireguardSpec } from "./wireguard-image";
 import { crossplaneSpec } from "./crossplane-image";
+import { redisSpec } from "./redis-image";
+import { mariadbSpec } from "./mariadb-image";
+import { prometheusSpec } from "./prometheus-image";
 
 /**
  * The images local nodes run, built on this machine (see host-rootfs.ts for why from host
@@ -169,6 +172,9 @@ export const IMAGE_NAMES = [
   "coredns",
   "haproxy",
   "postgres",
+  "redis",
+  "mariadb",
+  "prometheus",
   "wireguard",
   "bridge",
   "crossplane",
@@ -200,8 +206,13 @@ async function buildEach(env: NodeJS.ProcessEnv, cacheDir: string): Promise<Buil
   const coredns = await buildImage(corednsSpec(env), cacheDir);
   const haproxy = await buildImage(haproxySpec(), cacheDir);
   const postgres = await buildImage(postgresSpec(), cacheDir);
+  // The data services besides PostgreSQL that the a9s service types' tests run (redis-image.ts,
+  // mariadb-image.ts, prometheus-image.ts).
+  const redis = await buildImage(redisSpec(`${IMAGE_REPOSITORY}/redis`), cacheDir);
+  const mariadb = await buildImage(mariadbSpec(`${IMAGE_REPOSITORY}/mariadb`), cacheDir);
+  const prometheus = await buildImage(prometheusSpec(`${IMAGE_REPOSITORY}/prometheus`), cacheDir);
   const wireguard = await buildImage(wireguardSpec(`${IMAGE_REPOSITORY}/wireguard`), cacheDir);
   const bridge = await buildImage(bridgeSpec(env, repoRoot, cacheDir), cacheDir);
   const crossplane = await buildImage(crossplaneSpec(`${IMAGE_REPOSITORY}/crossplane`, env), cacheDir);
-  return { pause, coredns, haproxy, postgres, wireguard, bridge, crossplane };
+  return { pause, coredns, haproxy, postgres, redis, mariadb, prometheus, wireguard, bridge, crossplane };
 }
