@@ -36,11 +36,14 @@ import {
 } from "../../lib/dataservices/compositions";
 import {
   A9S_BINDING_CRD_NAME,
-  A9S_CROSSPLANE_ROLE,
-  a9sBindingCrd,
+  a9sBindingClaim,
   a9sBindingsOf,
   implementA9sBinding,
+  installA9sStandIn,
+  removeA9sStandIn,
 } from "../helpers/a9s-stand-in";
+import { a9sServer } from "../helpers/a9s-servers";
+import { runAppClient } from "../helpers/app-client";
 
 function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -1258,20 +1261,13 @@ describe("local stack on real clusters (e2e)", function () {
     const condition = (name: string, type: string) => objectCondition(cp, ns, CLAIMS, name, type);
     const ready = (name: string) => condition(name, "Ready")?.status === "True";
     const claim = (name: string, type: string) => ({
-      apiVersion: "anynines.com/v1",
-      kind: "ServiceBinding",
-      metadata: { name, namespace: ns },
+      ...a9sBindingClaim(name, ns, type, composition.metadata.name),
       spec: {
+        ...(a9sBindingClaim(name, ns, type, composition.metadata.name) as { spec: object }).spec,
         instanceRef: "ledger",
-        serviceInstanceType: type,
-        compositionRef: { name: composition.metadata.name },
-        writeConnectionSecretToRef: { name: `${name}-credentials` },
       },
     });
-    apply(a9sBindingCrd(repoRoot));
-    apply(A9S_CROSSPLANE_ROLE);
-    kubectl(cp, ["wait", "--for=condition=Established", `crd/${A9S_BINDING_CRD_NAME}`, "--timeout=60s"]);
-    apply(composition);
+    installA9sStandIn(cp, repoRoot, composition);
     try {
       // A real PostgreSQL and login role to stand for the broker's: the local backend's own.
       apply(postgresqlInstance("ledger", ns));
@@ -1407,9 +1403,190 @@ describe("local stack on real clusters (e2e)", function () {
           kubectlTry(cp, ["get", A9S_BINDING_CRD_NAME, "-o", "name"]).stdout.trim() === "",
         300_000,
       );
-      kubectlTry(cp, ["delete", "composition", composition.metadata.name, "--ignore-not-found"]);
-      kubectlTry(cp, ["delete", "crd", A9S_BINDING_CRD_NAME, "--ignore-not-found"]);
-      kubectlTry(cp, ["delete", "clusterrole", A9S_CROSSPLANE_ROLE.metadata.name, "--ignore-not-found"]);
+      removeA9sStandIn(cp, composition.metadata.name);
+    }
+  });
+
+  it("each a9s service type this machine has a server for (Redis for Valkey, MariaDB, Prometheus with Alertmanager) is bound through the proxy with provider-anynines' exact keys, and its own client works from an app-1 pod with the Secret alone: one connection per endpoint, four for Prometheus", async () => {
+    const cp = kubeconfig("control-plane");
+    const app = kubeconfig("app-1");
+    const ns = BINDING_NS;
+    const SERVERS = "a9s-servers";
+    const CLAIMS = "servicebindings.anynines.com";
+    const composition = a9sNetworkServiceBindingComposition({}, "proxy") as { metadata: { name: string } };
+    composition.metadata.name = "e2e-a9s-servicebinding-network-proxy";
+    const images = infos.find((i) => i.name === "control-plane")!.node!.images;
+    const appImages = infos.find((i) => i.name === "app-1")!.node!.images;
+    const ready = (name: string) => objectCondition(cp, ns, CLAIMS, name, "Ready")?.status === "True";
+    const password = `pw-${Date.now().toString(36)}`;
+    // The broker ships the instances' CA; these servers do not speak TLS (docs/data-services.md).
+    const cacrt = execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "/dev/null",
+        "-subj",
+        "/CN=a9s-e2e-ca",
+        "-days",
+        "1",
+      ],
+      { encoding: "utf8" },
+    );
+    const types = ["keyvalue", "mariadb", "prometheus"] as const;
+    const servers = Object.fromEntries(
+      types.map((t) => [t, a9sServer(t, { namespace: SERVERS, images, password, cacrt })]),
+    ) as Record<(typeof types)[number], ReturnType<typeof a9sServer>>;
+    applyOnControlPlane({ apiVersion: "v1", kind: "Namespace", metadata: { name: SERVERS } });
+    for (const t of types) for (const m of servers[t].manifests) applyOnControlPlane(m);
+    installA9sStandIn(cp, repoRoot, composition);
+    try {
+      kubectl(cp, [
+        "-n",
+        SERVERS,
+        "wait",
+        "--for=condition=Available",
+        "deployment",
+        "--all",
+        "--timeout=180s",
+      ]);
+      const started = Date.now();
+      for (const t of types) {
+        applyOnControlPlane(a9sBindingClaim(`orders-${t}`, ns, t, composition.metadata.name));
+      }
+      for (const t of types) {
+        await eventually(
+          `provider-anynines' ServiceBinding for orders-${t}`,
+          () => a9sBindingsOf(cp, `orders-${t}`, ns).length === 1,
+          120_000,
+        );
+        implementA9sBinding(cp, a9sBindingsOf(cp, `orders-${t}`, ns)[0]!, servers[t].credentials);
+      }
+      for (const t of types)
+        await eventually(`binding orders-${t} to be Ready`, () => ready(`orders-${t}`), 180_000);
+      console.log(
+        `      (three a9s bindings applied → all Ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      );
+
+      const at = (c: any) => `${c.status.hostForConsumer}:${c.status.port}`;
+      const byPort = (t: string) =>
+        Object.fromEntries(connectionsOf(`orders-${t}`).map((c: any) => [c.spec.port, c]));
+      assert.deepEqual(Object.keys(byPort("keyvalue")), ["6379"]);
+      assert.deepEqual(Object.keys(byPort("mariadb")), ["3306"]);
+      assert.deepEqual(
+        Object.keys(byPort("prometheus")).sort(),
+        ["3000", "9090", "9093", "9109"],
+        "one connection per endpoint",
+      );
+
+      // Valkey's keys (Redis stands in): host, hosts and load_balanced_host name the path, valkey.port its port.
+      const kv = secretData("orders-keyvalue-credentials");
+      const kvPath = byPort("keyvalue")[6379];
+      assert.equal(kv.host, kvPath.status.hostForConsumer);
+      assert.equal(kv["valkey.port"], String(kvPath.status.port));
+      assert.equal(kv.hosts, `[${kvPath.status.hostForConsumer}]`);
+      assert.equal(kv.cacrt, cacrt);
+      const client = (t: string, image: string, script: string, env: Record<string, string>) =>
+        runAppClient({
+          controlPlane: cp,
+          app,
+          namespace: ns,
+          secret: `orders-${t}-credentials`,
+          name: `client-${t}`,
+          image,
+          script,
+          env,
+        });
+      const redis = await client(
+        "keyvalue",
+        appImages.redis!,
+        'redis-cli -h "$HOST" -p "$PORT" --user "$KV_USER" SET klutch through-the-path && redis-cli -h "$HOST" -p "$PORT" --user "$KV_USER" GET klutch',
+        { HOST: "host", PORT: "valkey.port", KV_USER: "valkey.username", REDISCLI_AUTH: "valkey.password" },
+      );
+      assert.ok(redis.ok, redis.out);
+      assert.equal(redis.out.trim(), "OK\nthrough-the-path");
+
+      const db = secretData("orders-mariadb-credentials");
+      assert.equal(
+        db.uri,
+        `mysql://root:${encodeURIComponent(password)}@${at(byPort("mariadb")[3306])}/mysql`,
+      );
+      const mariadb = await client(
+        "mariadb",
+        appImages.mariadb!,
+        `mariadb -h "$HOST" -P "$PORT" -u "$DB_USER" "$DB" -N -e "select concat('connected to ', database(), ' as ', current_user())"`,
+        { HOST: "host", PORT: "port", DB_USER: "username", MYSQL_PWD: "password", DB: "name" },
+      );
+      assert.ok(mariadb.ok, mariadb.out);
+      assert.equal(mariadb.out.trim(), "connected to mysql as root@%");
+
+      // Prometheus: four endpoints, each URL list and the exporter's host and port rewritten to its path.
+      const mon = secretData("orders-prometheus-credentials");
+      const prom = byPort("prometheus");
+      assert.equal(mon.prometheus_urls, `[http://${at(prom[9090])}]`);
+      assert.equal(mon.alertmanager_urls, `[http://${at(prom[9093])}]`);
+      assert.equal(mon.grafana_urls, `[http://${at(prom[3000])}]`);
+      assert.equal(mon.graphite_exporters, `[${prom[9109].status.hostForConsumer}]`);
+      assert.equal(mon.graphite_exporter_port, String(prom[9109].status.port));
+      const monitoring = await client(
+        "prometheus",
+        appImages.prometheus!,
+        [
+          "set -e",
+          'first() { v="${1#[}"; v="${v%]}"; printf \'%s\' "${v%% *}"; }',
+          'promtool query instant "$(first "$PROM")" \'up{job="prometheus"}\'',
+          'amtool --alertmanager.url="$(first "$AM")" config show >/dev/null && echo alertmanager answered',
+          'promtool query instant "$(first "$GRAFANA")" \'vector(3000)\'',
+          'amtool --alertmanager.url="http://$(first "$EXPORTERS"):$EXPORTER_PORT" config show >/dev/null && echo exporter port answered',
+        ].join("\n"),
+        {
+          PROM: "prometheus_urls",
+          AM: "alertmanager_urls",
+          GRAFANA: "grafana_urls",
+          EXPORTERS: "graphite_exporters",
+          EXPORTER_PORT: "graphite_exporter_port",
+        },
+      );
+      assert.ok(monitoring.ok, monitoring.out);
+      assert.match(monitoring.out, /up\{.*job="prometheus".*\} => 1 @/);
+      assert.match(monitoring.out, /^alertmanager answered$/m);
+      assert.match(monitoring.out, /^\{\} => 3000 @/m);
+      assert.match(monitoring.out, /^exporter port answered$/m);
+
+      for (const t of types) kubectl(cp, ["-n", ns, "delete", CLAIMS, `orders-${t}`, "--wait=false"]);
+      await eventually(
+        "every connection of the three bindings to go",
+        () =>
+          types.every(
+            (t) =>
+              connectionsOf(`orders-${t}`).length === 0 && a9sBindingsOf(cp, `orders-${t}`, ns).length === 0,
+          ),
+        180_000,
+      );
+    } finally {
+      for (const t of types)
+        kubectlTry(cp, ["-n", ns, "delete", CLAIMS, `orders-${t}`, "--ignore-not-found", "--wait=false"]);
+      await eventually(
+        "the a9s claims and what they composed to go",
+        () => kubectlTry(cp, ["get", A9S_BINDING_CRD_NAME, "-o", "name"]).stdout.trim() === "",
+        300_000,
+      );
+      removeA9sStandIn(cp, composition.metadata.name);
+      kubectlTry(cp, ["delete", "namespace", SERVERS, "--wait=false"]);
+      kubectlTry(app, [
+        "-n",
+        "data-consumer",
+        "delete",
+        "pod",
+        ...types.map((t) => `client-${t}`),
+        "--ignore-not-found",
+      ]);
     }
   });
 

@@ -114,3 +114,47 @@ export function implementA9sBinding(
   ]);
   assert.equal(patched.status, 0, patched.stderr);
 }
+
+/**
+ * Puts provider-anynines' stand-in on the control plane for a test: upstream's ServiceBinding
+ * CRD, Crossplane's right to manage it, and the network-aware a9s composition under test.
+ */
+export function installA9sStandIn(kubeconfig: string, root: string, composition: object): void {
+  for (const doc of [a9sBindingCrd(root), A9S_CROSSPLANE_ROLE]) {
+    const r = kubectlApply(kubeconfig, JSON.stringify(doc));
+    assert.equal(r.status, 0, r.stderr);
+    if (doc !== A9S_CROSSPLANE_ROLE) {
+      const established = kubectlTry(kubeconfig, [
+        "wait",
+        "--for=condition=Established",
+        `crd/${A9S_BINDING_CRD_NAME}`,
+        "--timeout=60s",
+      ]);
+      assert.equal(established.status, 0, established.stderr);
+    }
+  }
+  const r = kubectlApply(kubeconfig, JSON.stringify(composition));
+  assert.equal(r.status, 0, r.stderr);
+}
+
+/** Takes installA9sStandIn's objects away again (once the bindings that used them are gone). */
+export function removeA9sStandIn(kubeconfig: string, compositionName: string): void {
+  kubectlTry(kubeconfig, ["delete", "composition", compositionName, "--ignore-not-found"]);
+  kubectlTry(kubeconfig, ["delete", "crd", A9S_BINDING_CRD_NAME, "--ignore-not-found"]);
+  kubectlTry(kubeconfig, ["delete", "clusterrole", A9S_CROSSPLANE_ROLE.metadata.name, "--ignore-not-found"]);
+}
+
+/** An app developer's ServiceBinding claim with a network-aware a9s composition. */
+export function a9sBindingClaim(name: string, namespace: string, type: string, composition: string): object {
+  return {
+    apiVersion: "anynines.com/v1",
+    kind: "ServiceBinding",
+    metadata: { name, namespace },
+    spec: {
+      instanceRef: name,
+      serviceInstanceType: type,
+      compositionRef: { name: composition },
+      writeConnectionSecretToRef: { name: `${name}-credentials` },
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import { debianVersion, hostTree, librariesOf, userEntries } from "./host-rootfs";
+import { debianVersion, hostFiles, hostTree, librariesOf, userEntries } from "./host-rootfs";
 import type { ImageSpec, LayerEntry } from "./oci-layout";
 
 /** The uid of upstream's Prometheus and Alertmanager images' user, `nobody`. */
@@ -91,6 +91,10 @@ export function prometheusSpec(repository: string): ImageSpec {
     entries: [
       ...programs,
       ...librariesOf(programs),
+      // A shell for a client pod's script (the e2e reads each URL out of a binding's Go-printed
+      // list, `[http://h:9090]`, before handing it to promtool or amtool).
+      ...hostFiles([{ path: "/bin/dash" }]),
+      { type: "symlink", path: "/bin/sh", target: "dash" },
       // Debian's Alertmanager reads its default notification templates (default.tmpl,
       // email.tmpl) from here, where upstream's has them built in; without them every config
       // load fails ("failed to parse templates") and it never listens.
