@@ -38,8 +38,10 @@ done
 # clusters' package registry is distribution's (docker-registry): the project's Crossplane
 # packages are pushed to it and the nodes pull them (host/local-clusters/registry). The data
 # services' images (host/local-clusters/images/*-image.ts) copy Redis 7.0 with redis-cli
-# (redis-server, which brings redis-tools), MariaDB 10.11 with its client (mariadb-server), and
-# Prometheus with promtool and Alertmanager with amtool; none of them runs on the host (below).
+# (redis-server, which brings redis-tools), MariaDB 10.11 with its client (mariadb-server),
+# Prometheus with promtool and Alertmanager with amtool, and RabbitMQ 3.10 on Erlang 25
+# (rabbitmq-server, which brings erlang-base's epmd) with the AMQP command-line clients
+# (amqp-tools) and curl for its management API; none of them runs on the host (below).
 runtime_pairs=(
   openssl:openssl ps:procps flock:util-linux nsenter:util-linux taskset:util-linux
   ip:iproute2 nft:nftables haproxy:haproxy
@@ -52,12 +54,14 @@ runtime_pairs=(
   /usr/sbin/mariadbd:mariadb-server mariadb:mariadb-server
   prometheus:prometheus promtool:prometheus
   prometheus-alertmanager:prometheus-alertmanager amtool:prometheus-alertmanager
+  rabbitmq-server:rabbitmq-server epmd:erlang-base amqp-publish:amqp-tools curl:curl
 )
 # package:unit pairs of the services those packages install, which must not run on the host:
 # only their binaries are wanted (copied into images), and a host MariaDB or Redis would hold
-# 3306 or 6379 for good.
+# 3306 or 6379 for good (RabbitMQ 5672, and erlang-base's epmd 4369 through its socket unit).
 host_services=(redis-server:redis-server mariadb-server:mariadb prometheus:prometheus
-  prometheus-alertmanager:prometheus-alertmanager)
+  prometheus-alertmanager:prometheus-alertmanager rabbitmq-server:rabbitmq-server
+  erlang-base:epmd.socket erlang-base:epmd)
 # Only the tests: shellcheck lints these scripts (a backquote inside a double-quoted message once
 # ran `npm run up` from within itself).
 test_pairs=(shellcheck:shellcheck)
@@ -105,7 +109,9 @@ if ((${#need[@]} > 0)); then
   if [[ -d /run/systemd/system ]]; then
     for pair in "${host_services[@]}"; do
       [[ " ${need[*]} " == *" ${pair%%:*} "* ]] || continue
-      $SUDO systemctl disable --now "${pair#*:}.service" >/dev/null 2>&1 || true
+      unit="${pair#*:}"
+      [[ $unit == *.* ]] || unit+=.service
+      $SUDO systemctl disable --now "$unit" >/dev/null 2>&1 || true
     done
   fi
 fi
