@@ -12,6 +12,7 @@ import { crossplaneSpec } from "./crossplane-image";
 import { redisSpec } from "./redis-image";
 import { mariadbSpec } from "./mariadb-image";
 import { prometheusSpec } from "./prometheus-image";
+import { rabbitmqSpec } from "./rabbitmq-image";
 
 /**
  * The images local nodes run, built on this machine (see host-rootfs.ts for why from host
@@ -175,6 +176,7 @@ export const IMAGE_NAMES = [
   "redis",
   "mariadb",
   "prometheus",
+  "rabbitmq",
   "wireguard",
   "bridge",
   "crossplane",
@@ -207,12 +209,25 @@ async function buildEach(env: NodeJS.ProcessEnv, cacheDir: string): Promise<Buil
   const haproxy = await buildImage(haproxySpec(), cacheDir);
   const postgres = await buildImage(postgresSpec(), cacheDir);
   // The data services besides PostgreSQL that the a9s service types' tests run (redis-image.ts,
-  // mariadb-image.ts, prometheus-image.ts).
+  // mariadb-image.ts, prometheus-image.ts, rabbitmq-image.ts).
   const redis = await buildImage(redisSpec(`${IMAGE_REPOSITORY}/redis`), cacheDir);
   const mariadb = await buildImage(mariadbSpec(`${IMAGE_REPOSITORY}/mariadb`), cacheDir);
   const prometheus = await buildImage(prometheusSpec(`${IMAGE_REPOSITORY}/prometheus`), cacheDir);
+  const rabbitmq = await buildImage(rabbitmqSpec(`${IMAGE_REPOSITORY}/rabbitmq`), cacheDir);
   const wireguard = await buildImage(wireguardSpec(`${IMAGE_REPOSITORY}/wireguard`), cacheDir);
   const bridge = await buildImage(bridgeSpec(env, repoRoot, cacheDir), cacheDir);
   const crossplane = await buildImage(crossplaneSpec(`${IMAGE_REPOSITORY}/crossplane`, env), cacheDir);
-  return { pause, coredns, haproxy, postgres, redis, mariadb, prometheus, wireguard, bridge, crossplane };
+  return {
+    pause,
+    coredns,
+    haproxy,
+    postgres,
+    redis,
+    mariadb,
+    prometheus,
+    rabbitmq,
+    wireguard,
+    bridge,
+    crossplane,
+  };
 }
