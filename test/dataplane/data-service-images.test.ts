@@ -10,15 +10,21 @@ import {
   PROMETHEUS_PORT,
   prometheusSpec,
 } from "../../host/local-clusters/images/prometheus-image";
+import {
+  RABBITMQ_AMQP_PORT,
+  RABBITMQ_MANAGEMENT_PORT,
+  RABBITMQ_UID,
+  rabbitmqSpec,
+} from "../../host/local-clusters/images/rabbitmq-image";
 import { REDIS_PORT, REDIS_UID, redisSpec } from "../../host/local-clusters/images/redis-image";
 import { ImageSandbox, type SandboxResult } from "../helpers/image-sandbox";
 import { settled } from "../helpers/settled";
 
 /**
- * The data services' images (host/local-clusters/images: redis, mariadb, prometheus) built as a
+ * The data services' images (host/local-clusters/images: redis, mariadb, prometheus, rabbitmq) built as a
  * node gets them, unpacked, and their entrypoints run in namespaces of their own
  * (test/helpers/image-sandbox.ts), each answered by the client the image carries for the tests
- * in app-cluster pods: redis-cli, mariadb, promtool and amtool. Every server listens only inside
+ * in app-cluster pods: redis-cli, mariadb, promtool and amtool, amqp-tools and curl. Every server listens only inside
  * its sandbox's network namespace. Prints each archive's size and build time.
  */
 describe("the data services' images serve their clients from their own root file systems (data plane)", function () {
@@ -187,6 +193,84 @@ describe("the data services' images serve their clients from their own root file
       );
       assert.match(found.out, / => 1 @/);
       assert.equal(await prometheus.stop(), 0, prometheus.log());
+    });
+  });
+  describe("klutch.local/rabbitmq", () => {
+    const user = "admin";
+    const password = `pw "with" \\ quotes`;
+    let rabbitmq: ImageSandbox;
+    const url = (pw: string) => `amqp://${user}:${encodeURIComponent(pw)}@127.0.0.1:${RABBITMQ_AMQP_PORT}`;
+    const amqp = (tool: string, args: string[], pw = password) =>
+      rabbitmq.exec([`amqp-${tool}`, "-u", url(pw), ...args]);
+    const api = (auth: string[]) =>
+      rabbitmq.exec([
+        "curl",
+        "-sS",
+        "-w",
+        "\\n%{http_code}",
+        ...auth,
+        `http://127.0.0.1:${RABBITMQ_MANAGEMENT_PORT}/api/overview`,
+      ]);
+    let started = 0;
+
+    before(async () => {
+      rabbitmq = await sandbox("rabbitmq", rabbitmqSpec("klutch.local/rabbitmq"));
+      started = Date.now();
+      await rabbitmq.start({ RABBITMQ_DEFAULT_USER: user, RABBITMQ_DEFAULT_PASS: password });
+    });
+
+    it("accepts AMQP with RABBITMQ_DEFAULT_USER and _PASS only: a queue declared, a message published and got back", async () => {
+      const declared = await until(
+        () => amqp("declare-queue", ["-q", "smoke", "-d"]),
+        (r) => r.code === 0,
+        90,
+      );
+      assert.equal(declared.out.trim(), "smoke", `${declared.err}\n${rabbitmq.log()}`);
+      const beam = fs
+        .readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p))
+        .find((p) => {
+          try {
+            return (
+              fs.readFileSync(`/proc/${p}/comm`, "utf8").trim() === "beam.smp" &&
+              fs.readlinkSync(`/proc/${p}/root`) === rabbitmq.root
+            );
+          } catch {
+            return false;
+          }
+        });
+      const rss = beam
+        ? /^VmRSS:\s+(.*)$/m.exec(fs.readFileSync(`/proc/${beam}/status`, "utf8"))?.[1]
+        : undefined;
+      process.stdout.write(
+        `      AMQP accepted ${((Date.now() - started) / 1000).toFixed(1)} s after the start; beam.smp VmRSS ${rss}\n`,
+      );
+      const published = await amqp("publish", ["-r", "smoke", "-b", "hello rabbit"]);
+      assert.equal(published.code, 0, published.err);
+      const got = await amqp("get", ["-q", "smoke"]);
+      assert.equal(got.out, "hello rabbit", got.err);
+      const wrong = await amqp("get", ["-q", "smoke"], "wrong");
+      assert.notEqual(wrong.code, 0);
+      assert.match(wrong.err, /ACCESS_REFUSED|Login was refused|socket closed|a socket error occurred/i);
+    });
+
+    it("answers the management API with the credentials only, runs as uid 999 with a 0400 cookie, and stops on SIGTERM", async () => {
+      const overview = await api(["-u", `${user}:${password}`]);
+      const lines = overview.out.trimEnd().split("\n");
+      assert.equal(lines.pop(), "200", `${overview.err}\n${overview.out}`);
+      assert.match(lines.join("\n"), /"rabbitmq_version"/, overview.out);
+      const body = JSON.parse(lines.join("\n")) as { rabbitmq_version?: string; node?: string };
+      assert.match(body.rabbitmq_version ?? "", /^3\.10\./);
+      assert.equal(body.node, "rabbit@localhost");
+      assert.equal((await api([])).out.trimEnd().split("\n").pop(), "401");
+      assert.equal((await api(["-u", `${user}:wrong`])).out.trimEnd().split("\n").pop(), "401");
+      const status = fs.readFileSync(`/proc/${rabbitmq.pid}/status`, "utf8");
+      assert.match(status, new RegExp(`^Uid:\\s+${RABBITMQ_UID}\\s+${RABBITMQ_UID}\\s`, "m"));
+      const cookie = fs.statSync(path.join(rabbitmq.root, "var/lib/rabbitmq/.erlang.cookie"));
+      assert.equal(cookie.mode & 0o777, 0o400);
+      assert.equal(cookie.uid, RABBITMQ_UID);
+      assert.equal(await rabbitmq.stop(), 0, rabbitmq.log());
+      assert.match(rabbitmq.log(), /SIGTERM received - shutting down/);
     });
   });
 });
