@@ -27,6 +27,16 @@ const SERVICE_PORTS: ReadonlyMap<number, string> = new Map([
   [5432, "PostgreSQL in a pod or namespace, and claims' instance port"],
   [5433, "a second port of that PostgreSQL Service"],
   [7777, "a probe listener inside a data-plane namespace"],
+  // The a9s data services' servers and the Service ports their bindings name
+  // (test/helpers/a9s-servers.ts), in pods; the images' smoke test runs them in a namespace of its own.
+  [3000, "Grafana's port of an a9s Prometheus Service, inside the node's network"],
+  [3306, "MariaDB in a pod or namespace"],
+  [5672, "RabbitMQ's AMQP in a pod or namespace"],
+  [6379, "Redis in a pod or namespace"],
+  [9090, "Prometheus in a pod or namespace"],
+  [9093, "Alertmanager in a pod or namespace"],
+  [9109, "the Graphite exporter's port of an a9s Prometheus Service, inside the node's network"],
+  [15672, "RabbitMQ's management API in a pod or namespace"],
   [8080, "a web container's port inside its pod"],
   [8405, "a HAProxy health port inside its pod"],
   [51820, "WireGuard's listen port inside a namespace or pod"],

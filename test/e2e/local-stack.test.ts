@@ -1407,7 +1407,7 @@ describe("local stack on real clusters (e2e)", function () {
     }
   });
 
-  it("each a9s service type this machine has a server for (Redis for Valkey, MariaDB, Prometheus with Alertmanager) is bound through the proxy with provider-anynines' exact keys, and its own client works from an app-1 pod with the Secret alone: one connection per endpoint, four for Prometheus", async () => {
+  it("each a9s service type this machine has a server for (Redis for Valkey, MariaDB, Prometheus with Alertmanager, RabbitMQ) is bound through the proxy with provider-anynines' exact keys, and its own client works from an app-1 pod with the Secret alone: one connection per endpoint, four for Prometheus", async () => {
     const cp = kubeconfig("control-plane");
     const app = kubeconfig("app-1");
     const ns = BINDING_NS;
@@ -1439,7 +1439,7 @@ describe("local stack on real clusters (e2e)", function () {
       ],
       { encoding: "utf8" },
     );
-    const types = ["keyvalue", "mariadb", "prometheus"] as const;
+    const types = ["keyvalue", "mariadb", "prometheus", "messaging"] as const;
     const servers = Object.fromEntries(
       types.map((t) => [t, a9sServer(t, { namespace: SERVERS, images, password, cacrt })]),
     ) as Record<(typeof types)[number], ReturnType<typeof a9sServer>>;
@@ -1471,7 +1471,7 @@ describe("local stack on real clusters (e2e)", function () {
       for (const t of types)
         await eventually(`binding orders-${t} to be Ready`, () => ready(`orders-${t}`), 180_000);
       console.log(
-        `      (three a9s bindings applied → all Ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+        `      (${types.length} a9s bindings applied → all Ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
       );
 
       const at = (c: any) => `${c.status.hostForConsumer}:${c.status.port}`;
@@ -1479,6 +1479,7 @@ describe("local stack on real clusters (e2e)", function () {
         Object.fromEntries(connectionsOf(`orders-${t}`).map((c: any) => [c.spec.port, c]));
       assert.deepEqual(Object.keys(byPort("keyvalue")), ["6379"]);
       assert.deepEqual(Object.keys(byPort("mariadb")), ["3306"]);
+      assert.deepEqual(Object.keys(byPort("messaging")).sort(), ["15672", "5672"]);
       assert.deepEqual(
         Object.keys(byPort("prometheus")).sort(),
         ["3000", "9090", "9093", "9109"],
@@ -1559,9 +1560,37 @@ describe("local stack on real clusters (e2e)", function () {
       assert.match(monitoring.out, /^\{\} => 3000 @/m);
       assert.match(monitoring.out, /^exporter port answered$/m);
 
+      // RabbitMQ: AMQP and its management API, two connections from one binding.
+      const mq = secretData("orders-messaging-credentials");
+      const mqPorts = byPort("messaging");
+      assert.equal(
+        mq["protocols.amqp.uri"],
+        `amqp://klutch:${encodeURIComponent(password)}@${at(mqPorts[5672])}`,
+      );
+      assert.equal(
+        mq.http_api_uri,
+        `http://klutch:${encodeURIComponent(password)}@${at(mqPorts[15672])}/api/`,
+      );
+      assert.equal(mq["protocols.management.uri"], mq.http_api_uri);
+      const messaging = await client(
+        "messaging",
+        appImages.rabbitmq!,
+        [
+          "set -e",
+          'amqp-declare-queue --url="$AMQP" -q klutch >/dev/null',
+          'amqp-publish --url="$AMQP" -r klutch -b through-the-path',
+          'amqp-get --url="$AMQP" -q klutch; echo',
+          'curl -fsS "${API}overview"; echo',
+        ].join("\n"),
+        { AMQP: "protocols.amqp.uri", API: "http_api_uri" },
+      );
+      assert.ok(messaging.ok, messaging.out);
+      assert.match(messaging.out, /^through-the-path$/m);
+      assert.match(messaging.out, /"rabbitmq_version":"3\./);
+
       for (const t of types) kubectl(cp, ["-n", ns, "delete", CLAIMS, `orders-${t}`, "--wait=false"]);
       await eventually(
-        "every connection of the three bindings to go",
+        "every connection of the a9s bindings to go",
         () =>
           types.every(
             (t) =>

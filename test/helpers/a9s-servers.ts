@@ -1,9 +1,7 @@
 /**
  * Real servers for a9s service types, from the local nodes' images (host/local-clusters/images:
- * redis-image.ts, mariadb-image.ts, prometheus-image.ts), and the credentials provider-anynines
- * would publish for them: upstream's keys for each type (anynines/klutchio 0b4539e,
- * test/e2e/<type>/manifests/servicebinding-secret.yaml), flattened as provider-anynines flattens
- * them (pkg/utils/flattenmap.go: dotted keys, lists printed as Go prints them, `[a b]`).
+ * redis-image.ts, mariadb-image.ts, prometheus-image.ts, rabbitmq-image.ts), with the credentials
+ * provider-anynines would publish for them (a9s-credentials.ts).
  *
  * Where Debian 12 packages no server (Valkey, Grafana, Graphite exporter) the nearest real one
  * stands in: Redis 7.0 for Valkey (the same protocol and ACL `AUTH user pass`), and Prometheus's
@@ -12,8 +10,9 @@
  */
 
 import { ALERTMANAGER_COMMAND } from "../../host/local-clusters/images/prometheus-image";
+import { a9sCredentials, type A9sServerType } from "./a9s-credentials";
 
-export type A9sServerType = "keyvalue" | "mariadb" | "prometheus";
+export type { A9sServerType };
 
 interface Container {
   name: string;
@@ -69,99 +68,84 @@ function server(
   ];
 }
 
-/** The Deployment and Service of each server, and the broker's credentials naming them. */
-export function a9sServer(
+/** Each type's containers, and its Service's ports (port → the container's port). */
+function workload(
   type: A9sServerType,
-  o: { namespace: string; images: Record<string, string>; password: string; cacrt: string },
-): { manifests: object[]; host: string; credentials: Record<string, string> } {
-  const host = `${type}.${o.namespace}.svc.cluster.local`;
-  if (type === "keyvalue") {
-    return {
-      host,
-      manifests: server(
-        o.namespace,
-        type,
-        [
+  images: Record<string, string>,
+  password: string,
+): { containers: Container[]; ports: [number, number][] } {
+  switch (type) {
+    case "keyvalue":
+      return {
+        containers: [
           {
             name: "redis",
-            image: o.images.redis!,
-            env: [{ name: "REDIS_PASSWORD", value: o.password }],
+            image: images.redis!,
+            env: [{ name: "REDIS_PASSWORD", value: password }],
             port: 6379,
           },
         ],
-        [[6379, 6379]],
-      ),
-      credentials: {
-        cacrt: o.cacrt,
-        host,
-        hosts: `[${host}]`,
-        load_balanced_host: host,
-        "valkey.password": o.password,
-        "valkey.port": "6379",
-        "valkey.username": "default",
-      },
-    };
-  }
-  if (type === "mariadb") {
-    return {
-      host,
-      manifests: server(
-        o.namespace,
-        type,
-        [
+        ports: [[6379, 6379]],
+      };
+    case "mariadb":
+      return {
+        containers: [
           {
             name: "mariadb",
-            image: o.images.mariadb!,
-            env: [{ name: "MARIADB_ROOT_PASSWORD", value: o.password }],
+            image: images.mariadb!,
+            env: [{ name: "MARIADB_ROOT_PASSWORD", value: password }],
             // The node's memory: InnoDB's 128 MiB default pool is for a real workload.
             args: ["--innodb-buffer-pool-size=16M"],
             port: 3306,
           },
         ],
-        [[3306, 3306]],
-      ),
-      credentials: {
-        cacrt: o.cacrt,
-        host,
-        hosts: `[${host}]`,
-        name: "mysql",
-        password: o.password,
-        port: "3306",
-        uri: `mysql://root:${encodeURIComponent(o.password)}@${host}:3306/mysql`,
-        username: "root",
-      },
-    };
+        ports: [[3306, 3306]],
+      };
+    case "messaging":
+      return {
+        containers: [
+          {
+            name: "rabbitmq",
+            image: images.rabbitmq!,
+            env: [
+              { name: "RABBITMQ_DEFAULT_USER", value: "klutch" },
+              { name: "RABBITMQ_DEFAULT_PASS", value: password },
+            ],
+            port: 5672,
+          },
+        ],
+        ports: [
+          [5672, 5672],
+          [15672, 15672],
+        ],
+      };
+    case "prometheus":
+      return {
+        containers: [
+          { name: "prometheus", image: images.prometheus!, port: 9090 },
+          { name: "alertmanager", image: images.prometheus!, command: ALERTMANAGER_COMMAND, port: 9093 },
+        ],
+        // Grafana's and the Graphite exporter's ports, served by Prometheus and Alertmanager.
+        ports: [
+          [9090, 9090],
+          [9093, 9093],
+          [3000, 9090],
+          [9109, 9093],
+        ],
+      };
   }
+}
+
+/** The Deployment and Service of a type's server, and the broker's credentials naming it. */
+export function a9sServer(
+  type: A9sServerType,
+  o: { namespace: string; images: Record<string, string>; password: string; cacrt: string },
+): { manifests: object[]; host: string; credentials: Record<string, string> } {
+  const host = `${type}.${o.namespace}.svc.cluster.local`;
+  const { containers, ports } = workload(type, o.images, o.password);
   return {
     host,
-    manifests: server(
-      o.namespace,
-      type,
-      [
-        { name: "prometheus", image: o.images.prometheus!, port: 9090 },
-        {
-          name: "alertmanager",
-          image: o.images.prometheus!,
-          command: ALERTMANAGER_COMMAND,
-          port: 9093,
-        },
-      ],
-      // Grafana's and the Graphite exporter's ports, served by Prometheus and Alertmanager.
-      [
-        [9090, 9090],
-        [9093, 9093],
-        [3000, 9090],
-        [9109, 9093],
-      ],
-    ),
-    credentials: {
-      alertmanager_urls: `[http://${host}:9093]`,
-      grafana_urls: `[http://${host}:3000]`,
-      graphite_exporter_port: "9109",
-      graphite_exporters: `[${host}]`,
-      password: o.password,
-      prometheus_urls: `[http://${host}:9090]`,
-      username: "admin",
-    },
+    manifests: server(o.namespace, type, containers, ports),
+    credentials: a9sCredentials(type, host, o.password, o.cacrt),
   };
 }
