@@ -192,7 +192,7 @@ describe("the environment's plan (pure)", () => {
       true,
     );
     assert.equal(plan({ implementation: "proxy", serviceType: "ClusterIP" }).bridge.readInstances, true);
-    assert.equal(plan({ implementation: "wireguard" }).bridge.readInstances, false);
+    assert.equal(plan({ implementation: "wireguard" }).bridge.readInstances, true);
     assert.equal(plan({ implementation: "noop" }).bridge.readInstances, false);
   });
 

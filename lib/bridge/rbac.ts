@@ -95,13 +95,13 @@ export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]
 }
 
 /**
- * The data-plane identity's cluster-wide reads where some app cluster uses the proxy: the
- * instance Service a path names and its EndpointSlices (`list` by the
+ * The data-plane identity's cluster-wide reads where some app cluster uses the proxy or
+ * WireGuard: the instance Service a path names and its EndpointSlices (`list` by the
  * `kubernetes.io/service-name` label). The kernel hop (network/proxy/instance-backends.ts) gets
  * the Service for its port's name before each such group's run and on each poll; the haproxy
- * hop's health reader (network/proxy/instance-serving.ts) lists it by name from the watch cache
- * every health poll, to say at once that an instance has no endpoint. Instances live in their
- * own namespaces, so these cannot be namespaced; reads only.
+ * hop's and WireGuard's health readers (network/shared/instance-reads.ts) list it by name from
+ * the watch cache every health poll, to say at once that an instance has no endpoint. Instances
+ * live in their own namespaces, so these cannot be namespaced; reads only.
  */
 export function dataPlaneInstanceRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   return [

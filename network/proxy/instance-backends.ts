@@ -1,4 +1,3 @@
-import * as k8s from "@kubernetes/client-node";
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { KubernetesTarget, TargetFollower, TargetFollowerOptions } from "../contract/implementation";
 import { admitConnections } from "./model/admission";
@@ -13,54 +12,10 @@ import {
 } from "./model/kernel-path";
 import { toConnection } from "./model/target";
 
-/** What the bridge reads of an instance Service in the data-service cluster. */
-export interface InstanceReads {
-  /** The Service, or undefined when there is none. */
-  service(namespace: string, name: string): Promise<InstanceServiceLike | undefined>;
-  /** Its EndpointSlices (label `kubernetes.io/service-name`). */
-  slices(namespace: string, name: string): Promise<EndpointSliceLike[]>;
-}
-
-/**
- * The reads as the bridge's data-plane identity (its `--data-plane-kubeconfig`): a Service and
- * its EndpointSlices in any namespace, the cluster-wide rights lib/bridge/rbac.ts
- * dataPlaneInstanceRules grants wherever an app cluster uses the proxy. The kernel hop gets the
- * Service and lists the slices as they are now. `fromWatchCache` (the haproxy hop's health
- * reader, every 2 s per group) lists both with resourceVersion "0", the Service by name: served
- * from the API server's watch cache, no etcd read.
- */
-export function dataPlaneInstances(
-  kubeconfig: string,
-  opts: { fromWatchCache?: boolean } = {},
-): InstanceReads {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(kubeconfig);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
-  const cached = opts.fromWatchCache ? { resourceVersion: "0" } : {};
-  return {
-    service: async (namespace, name) => {
-      if (opts.fromWatchCache)
-        return (
-          await core.listNamespacedService({ namespace, fieldSelector: `metadata.name=${name}`, ...cached })
-        ).items[0];
-      try {
-        return await core.readNamespacedService({ namespace, name });
-      } catch (e) {
-        if ((e as { code?: number }).code === 404) return undefined;
-        throw e;
-      }
-    },
-    slices: async (namespace, name) =>
-      (
-        await discovery.listNamespacedEndpointSlice({
-          namespace,
-          labelSelector: `kubernetes.io/service-name=${name}`,
-          ...cached,
-        })
-      ).items,
-  };
-}
+// The reads of an instance Service and its EndpointSlices are shared with WireGuard's health
+// reader (network/shared/instance-reads.ts).
+export { dataPlaneInstances, type InstanceReads } from "../shared/instance-reads";
+import { dataPlaneInstances, type InstanceReads } from "../shared/instance-reads";
 
 /** A resolution, and the keys whose reads failed (the API server did not answer, or refused). */
 export interface Resolution {

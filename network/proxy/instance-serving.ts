@@ -1,6 +1,7 @@
 import type { NetworkPathObject } from "../../lib/bridge/model";
 import type { InstanceReads } from "./instance-backends";
-import { instanceServices, unservedProblem } from "./model/instance-serving";
+import { instanceServices } from "./model/instance-serving";
+import { unservedOf } from "../shared/instance-reads";
 
 /**
  * The group's paths whose instance Service has no endpoint kube-proxy would send them to, by
@@ -10,29 +11,9 @@ import { instanceServices, unservedProblem } from "./model/instance-serving";
  * does not answer says nothing: HAProxy's verdict stands. Each Service is read once however many
  * paths name it.
  */
-export async function unservedPaths(
+export function unservedPaths(
   reads: InstanceReads,
   live: readonly NetworkPathObject[],
 ): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  await Promise.all(
-    [...instanceServices(live).values()].map(async ({ ref, paths }) => {
-      let read: [Awaited<ReturnType<InstanceReads["service"]>>, Awaited<ReturnType<InstanceReads["slices"]>>];
-      try {
-        read = await Promise.all([
-          reads.service(ref.namespace, ref.name),
-          reads.slices(ref.namespace, ref.name),
-        ]);
-      } catch {
-        return;
-      }
-      const [service, slices] = read;
-      if (!service) return;
-      for (const p of paths) {
-        const problem = unservedProblem(ref, p.port, service, slices);
-        if (problem) out[p.id] = problem;
-      }
-    }),
-  );
-  return out;
+  return unservedOf(reads, instanceServices(live));
 }

@@ -569,6 +569,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     );
     // The path's own: the client's headless Service on app-w, not the instance's Service name.
     type PathObject = {
+      metadata: { name: string };
       spec: { instanceHost: string; consumerNamespace?: string };
       status?: {
         hostForConsumer?: string;
@@ -773,8 +774,54 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       `      (the gateway back → binding Ready in ${readyAgain.toFixed(1)} s, psql connects in ${((Date.now() - restarted) / 1000).toFixed(1)} s)`,
     );
 
+    // The instance goes: the gateway forwards to its Service's ClusterIP, which then has no
+    // endpoint, and then no Service. The health reader says so at once (ProbeFailed naming the
+    // Service, network/wireguard/path-health.ts); the run it starts may then find the name
+    // unresolved (HostUnresolved). Either way the path and the binding are not Ready.
+    const pathName = wgPaths()[0]!.metadata.name;
+    const instanceGone = Date.now();
+    kubectl(kc(), [
+      "-n",
+      WG_CONSUMER_NS,
+      "delete",
+      "postgresqlinstances.anynines.com",
+      "ledger",
+      "--wait=false",
+    ]);
+    const unreachable = () =>
+      kubectlJson<{ items: { message: string }[] }>(kc(), [
+        "-n",
+        "default",
+        "get",
+        "events",
+        "--field-selector",
+        `reason=ProbeFailed,involvedObject.name=${pathName}`,
+      ]).items.filter((e) =>
+        /^Service cluster-app-w\/ledger\S* (has no ready endpoint|does not exist)/.test(e.message),
+      );
+    await eventually(
+      "the path to name its instance's Service as unusable",
+      () => pathReady()?.status === "False" && unreachable().length > 0,
+      90_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n${JSON.stringify(pathReady())}\n${bridgeLogs()}`);
+    });
+    const pathAfter = (Date.now() - instanceGone) / 1000;
+    await eventually("the binding not Ready without its instance", () => ready()?.status !== "True", 90_000);
+    console.log(
+      `      (the instance deleted → path not Ready, naming its Service, in ${pathAfter.toFixed(1)} s, binding not Ready in ${((Date.now() - instanceGone) / 1000).toFixed(1)} s)`,
+    );
+
     kubectlTry(kc(), ["-n", WG_CONSUMER_NS, "delete", "servicebinding", "ledger-app", "--wait=false"]);
     await eventually("the binding's path released", () => wgPaths().length === 0, 180_000);
+    // Gone for good before the next case makes it again (a claim being deleted is not made anew).
+    await eventually(
+      "the deleted instance to be gone",
+      () =>
+        kubectlTry(kc(), ["-n", WG_CONSUMER_NS, "get", "postgresqlinstances.anynines.com", "ledger"])
+          .status !== 0,
+      180_000,
+    );
   });
 
   it("`pulumi destroy` with a live WireGuard binding and a live proxy connection releases both first, then removes the tunnel, the bridge and everything else it created", async () => {
@@ -785,6 +832,8 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       const r = kubectlApply(kc(), doc);
       assert.equal(r.status, 0, r.stderr);
     };
+    // The instance again: the WireGuard case above deleted it.
+    apply(JSON.stringify(postgresqlInstance("ledger", WG_CONSUMER_NS)));
     apply(
       JSON.stringify(
         serviceBinding("ledger-live", WG_CONSUMER_NS, "ledger", "a8s-servicebinding-network-wireguard"),

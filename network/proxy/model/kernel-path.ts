@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { isIpv4 } from "../../../lib/net/cidr";
 import { compareStrings, sniServerName, type ProxyConnection } from "./types";
 
 /**
@@ -11,75 +10,23 @@ import { compareStrings, sniServerName, type ProxyConnection } from "./types";
 export type ProxyHop = "haproxy" | "kernel";
 export const PROXY_HOPS: readonly ProxyHop[] = ["haproxy", "kernel"];
 
-/** Where an instance host points: an address, a Service of the data-service cluster, or neither. */
-export type InstanceTarget =
-  | { kind: "address"; address: string }
-  | { kind: "service"; namespace: string; name: string }
-  | { kind: "unsupported"; problem: string };
-
-const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/**
- * The instance a connection's `instanceHost` names. A kernel path cannot forward to a DNS name
- * (kube-proxy forwards to endpoint addresses), and an EndpointSlice cannot hold another
- * Service's ClusterIP ("Services without selectors" in the Kubernetes docs: kube-proxy does not
- * support virtual IPs as a destination). So a Service's name (`<svc>.<ns>.svc.<domain>`, as
- * a8s's `instance_service` and the local backend give it) is followed to its endpoints, and an
- * IPv4 address is taken as the instance's own (a pod's or a VM's), never a Service's.
- */
-export function instanceTargetOf(host: string, clusterDomain = "cluster.local"): InstanceTarget {
-  // (A plain boolean: the type guard would narrow `host` to never below.)
-  const address: boolean = isIpv4(host);
-  if (address) return { kind: "address", address: host };
-  const parts = host.toLowerCase().replace(/\.$/, "").split(".");
-  const [name, namespace, svc, ...domain] = parts;
-  const domainOk = domain.length === 0 || domain.join(".") === clusterDomain;
-  if (name && namespace && svc === "svc" && domainOk && LABEL.test(name) && LABEL.test(namespace)) {
-    return { kind: "service", namespace, name };
-  }
-  return {
-    kind: "unsupported",
-    problem: `instanceHost ${JSON.stringify(host)} is neither an IPv4 address nor a Service's name (<service>.<namespace>.svc.${clusterDomain}); the kernel hop forwards to addresses only (kube-proxy resolves no names), so give the instance's Service name or address, or use the haproxy hop`,
-  };
-}
-
-/** What the bridge reads of the instance's Service (core/v1). */
-export interface InstanceServiceLike {
-  spec?: {
-    type?: string;
-    /** "None" for a headless Service. */
-    clusterIP?: string;
-    ports?: { name?: string; port: number; protocol?: string }[];
-  };
-}
-
-/** What the bridge reads of each of its EndpointSlices (discovery.k8s.io/v1). */
-export interface EndpointSliceLike {
-  addressType?: string;
-  endpoints?:
-    | {
-        addresses?: string[];
-        conditions?: { ready?: boolean | null; serving?: boolean | null; terminating?: boolean | null };
-      }[]
-    | null;
-  ports?: { name?: string | null; port?: number | null; protocol?: string | null }[] | null;
-}
-
-/** The Service's TCP port of that number. */
-export function tcpServicePort(
-  service: InstanceServiceLike,
-  port: number,
-): NonNullable<NonNullable<InstanceServiceLike["spec"]>["ports"]>[number] | undefined {
-  return (service.spec?.ports ?? []).find((p) => p.port === port && (p.protocol ?? "TCP") === "TCP");
-}
-
-/** A slice's TCP port that carries the Service port's name: kube-proxy matches the two by name. */
-export function slicePortNamed(
-  slice: EndpointSliceLike,
-  name: string,
-): NonNullable<EndpointSliceLike["ports"]>[number] | undefined {
-  return (slice.ports ?? []).find((p) => (p.name ?? "") === name && (p.protocol ?? "TCP") === "TCP");
-}
+// What an instance host names, and what the bridge reads of a Service, are shared with WireGuard's
+// health reader (network/contract/instance-service.ts).
+export {
+  instanceTargetOf,
+  slicePortNamed,
+  tcpServicePort,
+  type EndpointSliceLike,
+  type InstanceServiceLike,
+  type InstanceTarget,
+} from "../../contract/instance-service";
+import {
+  instanceTargetOf,
+  slicePortNamed,
+  tcpServicePort,
+  type EndpointSliceLike,
+  type InstanceServiceLike,
+} from "../../contract/instance-service";
 
 /** One instance endpoint a kernel path forwards to. */
 export interface Backend {

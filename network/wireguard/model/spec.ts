@@ -31,6 +31,8 @@ export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnecto
           ? { kind: "local" }
           : { kind: "kubernetes", settings: target.settings as WireguardSettings | undefined },
       ),
+    // The health reader reads each path's instance Service and its endpoints, as the proxy's does.
+    needsInstanceReads: () => true,
     pulumi: {
       environment: () =>
         (require("../environment") as { wireguardEnvironmentPart: EnvironmentPart<WireguardConnectorConfig> })
