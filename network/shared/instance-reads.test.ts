@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
-import { servicesNamed, unservedOf, type InstanceReads } from "./instance-reads";
+import { unservedOf, type InstanceReads } from "./instance-reads";
 import {
+  servicesNamed,
   withUnservedBut,
   type EndpointSliceLike,
   type InstanceServiceLike,

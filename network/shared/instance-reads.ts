@@ -1,10 +1,9 @@
 import * as k8s from "@kubernetes/client-node";
 import {
-  instanceTargetOf,
   unservedProblem,
+  type NamedServices,
   type EndpointSliceLike,
   type InstanceServiceLike,
-  type ServiceRef,
 } from "../contract/instance-service";
 
 /** What the bridge reads of an instance Service in the data-service cluster. */
@@ -54,26 +53,6 @@ export function dataPlaneInstances(
         })
       ).items,
   };
-}
-
-/** The Services some paths name (a Service's name as their host), each with its paths' ids and ports. */
-export type NamedServices = Map<string, { ref: ServiceRef; paths: { id: string; port: number }[] }>;
-
-/** The Services of paths given by id, host and port; a host that names no Service is left out. */
-export function servicesNamed(
-  paths: readonly { id: string; host: string; port: number }[],
-  clusterDomain?: string,
-): NamedServices {
-  const out: NamedServices = new Map();
-  for (const p of paths) {
-    const target = instanceTargetOf(p.host, clusterDomain);
-    if (target.kind !== "service") continue;
-    const key = `${target.namespace}/${target.name}`;
-    const entry = out.get(key) ?? { ref: { namespace: target.namespace, name: target.name }, paths: [] };
-    entry.paths.push({ id: p.id, port: p.port });
-    out.set(key, entry);
-  }
-  return out;
 }
 
 /**

@@ -4,8 +4,8 @@ import { gatewaySelector, judgeGateway } from "./model/gateway-health";
 import { gatewayOfFlows } from "./model/render-k8s";
 import { wireguardSettings } from "./model/settings";
 import { pathId } from "../../lib/bridge/model";
-import { dataPlaneInstances, servicesNamed, unservedOf } from "../shared/instance-reads";
-import { withUnservedBut } from "../contract/instance-service";
+import { dataPlaneInstances, unservedOf } from "../shared/instance-reads";
+import { servicesNamed, withUnservedBut } from "../contract/instance-service";
 
 /**
  * WireGuard's health reader on a cluster (its spec's `pulumi.health`): the gateway's pods in the

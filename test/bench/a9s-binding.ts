@@ -15,6 +15,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Command } from "commander";
 import { repoRoot } from "../../host/automation/toolchain";
+import { quantile } from "../helpers/bench-quantile";
 import { eventually, kubectl, kubectlApply, kubectlTry } from "../helpers/kubectl";
 import { a9sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
 import { a9sServer } from "../helpers/a9s-servers";
@@ -30,9 +31,6 @@ const NS = "cluster-app-1";
 const SERVERS = "a9s-bench-servers";
 const TYPES = { keyvalue: "host", prometheus: "prometheus_urls" } as const;
 const PATHS = ["proxy", "noop"] as const;
-
-const quantile = (xs: number[], q: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
 
 async function main(): Promise<void> {
   const opts = new Command()

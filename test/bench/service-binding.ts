@@ -12,14 +12,12 @@
 import * as path from "node:path";
 import { Command } from "commander";
 import { repoRoot } from "../../host/automation/toolchain";
+import { quantile } from "../helpers/bench-quantile";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
 
 const NS = "cluster-app-1";
 const INSTANCE = "bench-pg";
-
-const quantile = (xs: number[], q: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
 
 async function main(): Promise<void> {
   const opts = new Command()

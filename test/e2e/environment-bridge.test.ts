@@ -577,6 +577,16 @@ describe("the environment stack deploys the bridge on a node-backed control plan
         conditions?: { type: string; status: string; reason?: string }[];
       };
     };
+    /** The bridge's Events in `default` (where a cluster-scoped path's go) matching a field selector. */
+    const eventsWhere = (selector: string) =>
+      kubectlJson<{ items: { message: string }[] }>(kc(), [
+        "-n",
+        "default",
+        "get",
+        "events",
+        "--field-selector",
+        selector,
+      ]).items;
     const wgPaths = () =>
       kubectlJson<{ items: PathObject[] }>(kc(), ["get", "networkpaths"]).items.filter(
         (p) => p.spec.consumerNamespace === WG_CONSUMER_NS,
@@ -669,14 +679,9 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       ])}`,
     ]);
     const corrected = () =>
-      kubectlJson<{ items: { message: string }[] }>(kc(), [
-        "-n",
-        "default",
-        "get",
-        "events",
-        "--field-selector",
-        "reason=DriftCorrected",
-      ]).items.filter((e) => e.message.startsWith(`ConfigMap ${SETTINGS_NAMESPACE}/${flows.metadata.name} `));
+      eventsWhere("reason=DriftCorrected").filter((e) =>
+        e.message.startsWith(`ConfigMap ${SETTINGS_NAMESPACE}/${flows.metadata.name} `),
+      );
     const owners = (o: FlowsMap | undefined, key: string) =>
       (o?.metadata.managedFields ?? [])
         .filter((m) => `f:${key}` in (m.fieldsV1?.["f:data"] ?? {}))
@@ -789,14 +794,7 @@ describe("the environment stack deploys the bridge on a node-backed control plan
       "--wait=false",
     ]);
     const unreachable = () =>
-      kubectlJson<{ items: { message: string }[] }>(kc(), [
-        "-n",
-        "default",
-        "get",
-        "events",
-        "--field-selector",
-        `reason=ProbeFailed,involvedObject.name=${pathName}`,
-      ]).items.filter((e) =>
+      eventsWhere(`reason=ProbeFailed,involvedObject.name=${pathName}`).filter((e) =>
         /^Service cluster-app-w\/ledger\S* (has no ready endpoint|does not exist)/.test(e.message),
       );
     await eventually(

@@ -1,27 +1,18 @@
 import type { NetworkPathObject } from "../../../lib/bridge/model";
 import type { PathHealth } from "../../contract/implementation";
 import { admitConnections } from "./admission";
-import { instanceTargetOf } from "./kernel-path";
 import { toConnection } from "./target";
-import { withUnservedBut, type ServiceRef } from "../../contract/instance-service";
+import { servicesNamed, withUnservedBut, type NamedServices } from "../../contract/instance-service";
 
 export { unservedProblem, type ServiceRef } from "../../contract/instance-service";
 
 /** The Services a group's admitted paths name, each with the ids and ports of its paths. */
-export function instanceServices(
-  live: readonly NetworkPathObject[],
-  clusterDomain?: string,
-): Map<string, { ref: ServiceRef; paths: { id: string; port: number }[] }> {
-  const out = new Map<string, { ref: ServiceRef; paths: { id: string; port: number }[] }>();
-  for (const c of admitConnections(live.map(toConnection)).admitted) {
-    const target = instanceTargetOf(c.instanceHost, clusterDomain);
-    if (target.kind !== "service") continue;
-    const key = `${target.namespace}/${target.name}`;
-    const entry = out.get(key) ?? { ref: { namespace: target.namespace, name: target.name }, paths: [] };
-    entry.paths.push({ id: c.id, port: c.port });
-    out.set(key, entry);
-  }
-  return out;
+export function instanceServices(live: readonly NetworkPathObject[], clusterDomain?: string): NamedServices {
+  const admitted = admitConnections(live.map(toConnection)).admitted;
+  return servicesNamed(
+    admitted.map((c) => ({ id: c.id, host: c.instanceHost, port: c.port })),
+    clusterDomain,
+  );
 }
 
 /**
