@@ -1,5 +1,10 @@
 import { strict as assert } from "node:assert";
-import { KUBELET_RACE_RESTARTS, lostDevicePluginSocketRace, restartKubelet } from "./kubelet-restart";
+import {
+  KUBELET_RACE_RESTARTS,
+  lostDevicePluginSocketRace,
+  lostRace,
+  restartKubelet,
+} from "./kubelet-restart";
 import { latestRun } from "../host/run-log";
 
 // The tail of app-1-node's kubelet log from the CI run that failed (stop 41), verbatim.
@@ -16,7 +21,14 @@ const BAD_FLAG = `
 E1127 11:52:39.000000   19630 run.go:72] "command failed" err="failed to load kubelet config file, path: /x/kubelet.yaml"
 `;
 
-describe("local node: restarting a kubelet that lost the device-plugin socket race", () => {
+// The kubelet's last line in the CI run where a node started again before containerd's CRI
+// service had initialized (stop 73, node.test.ts), verbatim.
+const CRI_NOT_READY = `
+--- 2026-12-05T16:15:29.600Z starting nsenter --net=/run/netns/klutch-node-e2e -- kubelet
+E1205 16:15:29.716877    8735 run.go:72] "command failed" err="failed to run Kubelet: validate service connection: validate CRI v1 runtime API for endpoint \\"unix:///tmp/klutch-node-LJVLKp/node-e2e/node/containerd/containerd.sock\\": rpc error: code = Unknown desc = server is not initialized yet"
+`;
+
+describe("local node: restarting a kubelet that lost a start-up race", () => {
   it("recognises the lost race from the kubelet's own log lines", () => {
     assert.equal(lostDevicePluginSocketRace(LOST_RACE), true);
   });
@@ -35,5 +47,13 @@ describe("local node: restarting a kubelet that lost the device-plugin socket ra
   it("judges only the latest run: a race lost before a restart does not excuse the next exit", () => {
     assert.equal(restartKubelet(latestRun(LOST_RACE + BAD_FLAG), 1), false);
     assert.equal(restartKubelet(latestRun(BAD_FLAG + LOST_RACE), 1), true);
+  });
+
+  it("restarts a kubelet that found containerd's CRI service not yet initialized, and says which race", () => {
+    assert.equal(restartKubelet(CRI_NOT_READY, 0), true);
+    assert.equal(restartKubelet(CRI_NOT_READY, KUBELET_RACE_RESTARTS), false);
+    assert.equal(lostRace(CRI_NOT_READY), "containerd's CRI service was not initialized yet");
+    assert.match(lostRace(LOST_RACE)!, /held \/var\/lib\/kubelet\/device-plugins\/kubelet\.sock/);
+    assert.equal(lostRace(BAD_FLAG), undefined);
   });
 });

@@ -12,9 +12,16 @@
  * "address already in use", its ContainerManager does not start, and it exits (CI, stop 41:
  * two test files started their clusters together).
  *
+ * The other race is with containerd's CRI service: containerd answers `ctr version` (what the
+ * node waits for) before its CRI service has finished initializing, and until then every CRI
+ * call fails with "server is not initialized yet" (containerd v1.7.29
+ * pkg/cri/instrument/instrumented_service.go checkInitialized; Debian 12 runs 1.6.20). A kubelet
+ * started then fails its runtime check and exits. Seen in CI when a node was started again with
+ * its images already imported, so nothing came between containerd and the kubelet.
+ *
  * A node's kubelet is supervised as systemd supervises it in a kubeadm install
- * (`Restart=always`): this one exit is a lost race, not a fault of the node, and the next
- * start wins it. Any other exit stays an error, reported with the log.
+ * (`Restart=always`): these exits are lost races, not faults of the node, and the next start
+ * wins them. Any other exit stays an error, reported with the log.
  */
 
 /** The one socket path every kubelet on the machine listens on. */
@@ -24,6 +31,9 @@ export const DEVICE_PLUGIN_SOCKET = "/var/lib/kubelet/device-plugins/kubelet.soc
 const DEVICE_PLUGIN_SOCKET_RACE =
   /device-plugins\/kubelet\.sock: bind: address already in use|Failed to start ContainerManager.*device-plugins/;
 
+/** The kubelet's line when containerd's CRI service was not initialized yet. */
+const CRI_NOT_INITIALIZED = /validate CRI v1 runtime API for endpoint .*server is not initialized yet/;
+
 /** How many times one node start restarts its kubelet after a lost race. */
 export const KUBELET_RACE_RESTARTS = 3;
 
@@ -32,7 +42,15 @@ export function lostDevicePluginSocketRace(latestRunLog: string): boolean {
   return DEVICE_PLUGIN_SOCKET_RACE.test(latestRunLog);
 }
 
-/** Whether to start the kubelet again: it lost the race, and the restarts are not used up. */
+/** Which start-up race the kubelet's latest run lost, in words for the node's log; undefined for any other exit. */
+export function lostRace(latestRunLog: string): string | undefined {
+  if (lostDevicePluginSocketRace(latestRunLog))
+    return `another node's kubelet held ${DEVICE_PLUGIN_SOCKET} as it started`;
+  if (CRI_NOT_INITIALIZED.test(latestRunLog)) return "containerd's CRI service was not initialized yet";
+  return undefined;
+}
+
+/** Whether to start the kubelet again: it lost a race, and the restarts are not used up. */
 export function restartKubelet(latestRunLog: string, restartsSoFar: number): boolean {
-  return restartsSoFar < KUBELET_RACE_RESTARTS && lostDevicePluginSocketRace(latestRunLog);
+  return restartsSoFar < KUBELET_RACE_RESTARTS && lostRace(latestRunLog) !== undefined;
 }

@@ -25,7 +25,7 @@ import type { ProgressLog } from "../host/types";
 import type { NodeState } from "../../../lib/local/node-state";
 import { containerdHostsToml } from "../registry/config";
 import { chooseSlot, DEFAULT_POD_CIDR, nodeLink, type NodeLink } from "./addresses";
-import { DEVICE_PLUGIN_SOCKET, KUBELET_RACE_RESTARTS, restartKubelet } from "./kubelet-restart";
+import { KUBELET_RACE_RESTARTS, lostRace, restartKubelet } from "./kubelet-restart";
 import {
   CLUSTER_DNS_DEPLOYMENT,
   CLUSTER_DNS_NAMESPACE,
@@ -655,10 +655,11 @@ export class LocalNode {
     return {
       alive: () => {
         if (isAlive(pid)) return true;
-        if (!restartKubelet(readLatestRun(this.layout.logFile("kubelet")), restarts)) return false;
+        const latestRun = readLatestRun(this.layout.logFile("kubelet"));
+        if (!restartKubelet(latestRun, restarts)) return false;
         restarts += 1;
         log(
-          `kubelet exited: another node's kubelet held ${DEVICE_PLUGIN_SOCKET} as it started; starting it again (${restarts}/${KUBELET_RACE_RESTARTS})`,
+          `kubelet exited: ${lostRace(latestRun)}; starting it again (${restarts}/${KUBELET_RACE_RESTARTS})`,
         );
         pid = this.start(env, "kubelet", args);
         return true;
