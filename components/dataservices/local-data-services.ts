@@ -1,13 +1,16 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import {
+  localBackupComposition,
   localPostgresqlComposition,
+  localRestoreComposition,
   localServiceBindingComposition,
   networkServiceBindingComposition,
 } from "../../lib/dataservices/compositions";
 import { apiObjects } from "../crossplane/api-objects";
 import type { ConfigurationPackage, PackageDelivery } from "../crossplane/configuration-package";
 import { postgresqlInstanceXrd, serviceBindingXrd } from "../../lib/dataservices/xrds";
+import { backupXrd, restoreXrd } from "../../lib/dataservices/backup-xrds";
 import { PROVIDER_KUBERNETES_SERVICE_ACCOUNT } from "../../lib/crossplane/packages";
 
 export interface LocalDataServicesArgs {
@@ -34,7 +37,7 @@ export const LOCAL_DATASERVICES_PACKAGE_NAME = "klutch-local-dataservices";
 
 /**
  * Klutch's data-service API on a control plane where anynines' backends cannot run: upstream's
- * PostgresqlInstance and ServiceBinding XRDs, the local backend under a8s's composition names,
+ * PostgresqlInstance, ServiceBinding, Backup and Restore XRDs, the local backend under a8s's composition names,
  * and the network-aware binding (lib/dataservices/compositions.ts). Type token
  * `klutch:dataservices:LocalDataServices`.
  */
@@ -49,13 +52,20 @@ export class LocalDataServices extends pulumi.ComponentResource {
     const compositions = [
       localPostgresqlComposition(backend, args.labels),
       localServiceBindingComposition(backend, args.labels),
+      localBackupComposition(backend, args.labels),
+      localRestoreComposition(backend, args.labels),
       networkServiceBindingComposition(backend, args.labels),
       ...args.connectionImplementations.map((i) => networkServiceBindingComposition(backend, args.labels, i)),
     ];
     const nameOf = (o: object) => (o as { metadata: { name: string } }).metadata.name;
     this.package = apiObjects(this, `${name}-package`, {
       provider: args.provider,
-      xrds: [serviceBindingXrd(args.labels), postgresqlInstanceXrd(args.labels)].map((x) => ({
+      xrds: [
+        serviceBindingXrd(args.labels),
+        postgresqlInstanceXrd(args.labels),
+        backupXrd(args.labels),
+        restoreXrd(args.labels),
+      ].map((x) => ({
         resourceName: `${name}-${nameOf(x).split(".")[0]}`,
         object: x,
       })),
@@ -67,7 +77,7 @@ export class LocalDataServices extends pulumi.ComponentResource {
       package: {
         name: LOCAL_DATASERVICES_PACKAGE_NAME,
         description:
-          "Klutch's data-service API where anynines' backends cannot run: upstream's PostgresqlInstance and ServiceBinding XRDs, the local PostgreSQL backend under a8s's composition names, and the network-aware bindings.",
+          "Klutch's data-service API where anynines' backends cannot run: upstream's PostgresqlInstance, ServiceBinding, Backup and Restore XRDs, the local PostgreSQL backend under a8s's composition names, and the network-aware bindings.",
       },
       labels: args.labels,
       ...(args.dependsOn ? { dependsOn: args.dependsOn } : {}),

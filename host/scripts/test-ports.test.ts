@@ -37,6 +37,7 @@ const SERVICE_PORTS: ReadonlyMap<number, string> = new Map([
   [9093, "Alertmanager in a pod or namespace"],
   [9109, "the Graphite exporter's port of an a9s Prometheus Service, inside the node's network"],
   [15672, "RabbitMQ's management API in a pod or namespace"],
+  [27017, "an a9s MongoDB member's Service port, in front of a stand-in server in a pod"],
   [8080, "a web container's port inside its pod"],
   [8405, "a HAProxy health port inside its pod"],
   [51820, "WireGuard's listen port inside a namespace or pod"],

@@ -5,12 +5,15 @@ import {
   A9S_NETWORK_SERVICE_BINDING,
   a8sNetworkServiceBindingComposition,
   a9sNetworkServiceBindingComposition,
+  localBackupComposition,
   localPostgresqlComposition,
+  localRestoreComposition,
   localServiceBindingComposition,
   networkServiceBindingComposition,
   networkServiceBindingName,
 } from "./compositions";
 import { postgresqlInstanceXrd, serviceBindingXrd } from "./xrds";
+import { backupXrd, restoreXrd } from "./backup-xrds";
 
 const backend = { image: "klutch.local/postgres:15.18-0123456789ab" };
 type Json = any;
@@ -38,6 +41,20 @@ describe("the data-service compositions (pure)", () => {
         },
       },
     ]);
+  });
+
+  it("the local Backup and Restore take a8s's names, which upstream's XRDs default to, each one step of Klutch's function", () => {
+    for (const [c, xrd, kind, input] of [
+      [localBackupComposition(backend), backupXrd(), "XBackup", "LocalPostgresqlBackup"],
+      [localRestoreComposition(backend), restoreXrd(), "XRestore", "LocalPostgresqlRestore"],
+    ] as [Json, Json, string, string][]) {
+      assert.equal(c.metadata.name, xrd.spec.defaultCompositionRef.name);
+      assert.deepEqual(c.spec.compositeTypeRef, { apiVersion: "anynines.com/v1", kind });
+      assert.deepEqual(
+        c.spec.pipeline.map((s: Json) => [s.functionRef.name, s.input.kind, s.input.image]),
+        [["function-klutch", input, backend.image]],
+      );
+    }
   });
 
   it("the network-aware binding runs the backend's binding, then the connection step, and writes connection Secrets", () => {

@@ -1,5 +1,6 @@
 import { KLUTCH_FUNCTION } from "../connector-api/compositions";
 import { A8S_POSTGRESQL, A8S_SERVICE_BINDING, DATASERVICES_GROUP } from "./xrds";
+import { A8S_BACKUP, A8S_RESTORE } from "./backup-xrds";
 
 /**
  * The data-service compositions this project renders, all Pipeline mode with Klutch's function
@@ -86,6 +87,26 @@ export function localPostgresqlComposition(b: LocalBackend, labels: Record<strin
     A8S_POSTGRESQL,
     "XPostgresqlInstance",
     [{ step: "instance", input: { kind: "LocalPostgresqlInstance", ...backendInput(b) } }],
+    labels,
+  );
+}
+
+/** The local backend's Backup, under a8s's name: a store pod that takes and keeps one dump. */
+export function localBackupComposition(b: LocalBackend, labels: Record<string, string> = {}): Json {
+  return composition(
+    A8S_BACKUP,
+    "XBackup",
+    [{ step: "backup", input: { kind: "LocalPostgresqlBackup", ...backendInput(b) } }],
+    labels,
+  );
+}
+
+/** The local backend's Restore, under a8s's name: one run of pg_restore from a Backup's store. */
+export function localRestoreComposition(b: LocalBackend, labels: Record<string, string> = {}): Json {
+  return composition(
+    A8S_RESTORE,
+    "XRestore",
+    [{ step: "restore", input: { kind: "LocalPostgresqlRestore", ...backendInput(b) } }],
     labels,
   );
 }

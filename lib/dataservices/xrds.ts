@@ -33,7 +33,8 @@ const managedStatus: Json = {
   properties: { managed: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
 };
 
-function xrd(
+/** An XRD of the anynines.com group with one served version, v1, and upstream's managed status. */
+export function xrd(
   plural: string,
   kind: string,
   claim: { kind: string; plural: string },

@@ -855,7 +855,7 @@ describe("composition function: compose, the NetworkConnection step after a back
       [
         Severity.SEVERITY_FATAL,
         'invalid function-klutch input: the input has apiVersion "fn.klutch.anynines.com/v1alpha1", kind "PostgresqlBinding"; ' +
-          "function-klutch takes apiVersion fn.klutch.anynines.com/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding, A9sServiceBinding, NetworkConnection or NetworkConnections",
+          "function-klutch takes apiVersion fn.klutch.anynines.com/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, LocalPostgresqlBackup, LocalPostgresqlRestore, A8sServiceBinding, A9sServiceBinding, NetworkConnection or NetworkConnections",
       ],
     ]);
   });

@@ -1,7 +1,7 @@
 /**
  * The composition function: the SDK's request in, the SDK's response out. The input's kind picks
  * the step, and the step composes over plain objects: patchAndTransform for `Resources`, the
- * local PostgreSQL backend, a8s's and a9s's bindings and the network connections for the others
+ * local PostgreSQL backend (instance, binding, backup, restore), a8s's and a9s's bindings and the network connections for the others
  * (local-postgresql.ts, local-binding.ts, a8s-binding.ts, a9s-binding.ts, network-connection.ts,
  * network-connections.ts). Only this file knows the SDK.
  */
@@ -27,8 +27,10 @@ import {
   A9S_SERVICE_BINDING_KIND,
   FUNCTION_NAME,
   InputError,
+  LOCAL_POSTGRESQL_BACKUP_KIND,
   LOCAL_POSTGRESQL_BINDING_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
+  LOCAL_POSTGRESQL_RESTORE_KIND,
   NETWORK_CONNECTION_KIND,
   NETWORK_CONNECTIONS_KIND,
   RESOURCES_KIND,
@@ -40,8 +42,11 @@ import { composeA8sServiceBinding } from "./a8s-binding.js";
 import { composeA9sServiceBinding } from "./a9s-binding.js";
 import { BINDINGS_REQUIREMENT } from "./binding-roles.js";
 import { generatePassword } from "./kubernetes-object.js";
-import { INSTANCE_REQUIREMENT, composeLocalPostgresqlBinding } from "./local-binding.js";
+import { composeLocalPostgresqlBinding } from "./local-binding.js";
+import { INSTANCE_REQUIREMENT } from "./local-instance.js";
+import { composeLocalPostgresqlBackup } from "./local-backup.js";
 import { composeLocalPostgresqlInstance } from "./local-postgresql.js";
+import { BACKUP_REQUIREMENT, composeLocalPostgresqlRestore } from "./local-restore.js";
 import { composeNetworkConnection } from "./network-connection.js";
 import { composeNetworkConnections } from "./network-connections.js";
 import { patchAndTransform } from "./patch-and-transform.js";
@@ -146,6 +151,22 @@ function runStep(
         extraResources(req, INSTANCE_REQUIREMENT),
         input,
         generatePassword,
+      );
+    case LOCAL_POSTGRESQL_BACKUP_KIND:
+      return composeLocalPostgresqlBackup(
+        oxr,
+        observed,
+        extraResources(req, INSTANCE_REQUIREMENT),
+        input,
+        generatePassword,
+      );
+    case LOCAL_POSTGRESQL_RESTORE_KIND:
+      return composeLocalPostgresqlRestore(
+        oxr,
+        observed,
+        extraResources(req, BACKUP_REQUIREMENT),
+        extraResources(req, INSTANCE_REQUIREMENT),
+        input,
       );
     case A8S_SERVICE_BINDING_KIND:
       return composeA8sServiceBinding(oxr, observed, input);

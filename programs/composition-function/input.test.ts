@@ -3,8 +3,10 @@ import {
   INPUT_API_VERSION,
   InputError,
   A8S_SERVICE_BINDING_KIND,
+  LOCAL_POSTGRESQL_BACKUP_KIND,
   LOCAL_POSTGRESQL_BINDING_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
+  LOCAL_POSTGRESQL_RESTORE_KIND,
   NETWORK_CONNECTION_KIND,
   RESOURCES_KIND,
   parseInput,
@@ -100,7 +102,7 @@ describe("composition function: input", () => {
     );
     refuses(
       { ...input([resource()]), kind: "Other" },
-      /kind "Other"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, A8sServiceBinding, A9sServiceBinding, NetworkConnection or NetworkConnections$/,
+      /kind "Other"; function-klutch takes apiVersion fn\.klutch\.anynines\.com\/v1alpha1, kind Resources, LocalPostgresqlInstance, LocalPostgresqlBinding, LocalPostgresqlBackup, LocalPostgresqlRestore, A8sServiceBinding, A9sServiceBinding, NetworkConnection or NetworkConnections$/,
     );
   });
 
@@ -172,6 +174,33 @@ describe("composition function: input", () => {
       input([resource({ readinessChecks: [{ type: "MatchCondition" }] })]),
       /readinessChecks\[0\]\.matchCondition is nothing; type MatchCondition needs matchCondition \{type, status\}/,
     );
+  });
+
+  describe("kinds LocalPostgresqlBackup and LocalPostgresqlRestore", () => {
+    for (const kind of [LOCAL_POSTGRESQL_BACKUP_KIND, LOCAL_POSTGRESQL_RESTORE_KIND]) {
+      const run = (extra: Record<string, unknown> = {}) => ({
+        apiVersion: INPUT_API_VERSION,
+        kind,
+        image: "klutch.local/postgres:15",
+        providerConfigName: "local",
+        ...extra,
+      });
+      it(`${kind}: image and providerConfigName, imagePullPolicy defaulting to Never; anything else refused, named`, () => {
+        assert.deepEqual(parseInput(run()), {
+          kind,
+          image: "klutch.local/postgres:15",
+          imagePullPolicy: "Never",
+          providerConfigName: "local",
+        });
+        refuses(
+          run({ image: "" }),
+          /input\.image is ""; it must be a non-empty string \(the PostgreSQL image/,
+        );
+        refuses(run({ providerConfigName: undefined }), /input\.providerConfigName is nothing/);
+        refuses(run({ imagePullPolicy: "Sometimes" }), /input\.imagePullPolicy is "Sometimes"/);
+        refuses(run({ clusterDomain: "x" }), /unsupported field "clusterDomain"/);
+      });
+    }
   });
 
   describe("kind LocalPostgresqlInstance", () => {

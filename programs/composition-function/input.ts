@@ -8,8 +8,9 @@
  * - `Resources`: the part of function-patch-and-transform's `Resources` (pt.fn.crossplane.io/v1beta1)
  *   that this project's compositions use; anything else is refused rather than ignored, so a
  *   composition never silently loses a transform or a patch type it relies on.
- * - `LocalPostgresqlInstance`, `LocalPostgresqlBinding`: a local PostgreSQL backend for Klutch's
- *   data-service claims (local-postgresql.ts, local-binding.ts).
+ * - `LocalPostgresqlInstance`, `LocalPostgresqlBinding`, `LocalPostgresqlBackup`,
+ *   `LocalPostgresqlRestore`: a local PostgreSQL backend for Klutch's data-service claims
+ *   (local-postgresql.ts, local-binding.ts, local-backup.ts, local-restore.ts).
  * - `A8sServiceBinding`: a8s's own ServiceBinding, as Klutch's `a8s-servicebinding` composes it,
  *   with a8s's credentials as the binding's connection details (a8s-binding.ts).
  * - `NetworkConnection`: the connector's XTCPConnection for a backend's credentials, which it
@@ -32,10 +33,14 @@ export const NETWORK_CONNECTION_KIND = "NetworkConnection";
 export const A8S_SERVICE_BINDING_KIND = "A8sServiceBinding";
 export const A9S_SERVICE_BINDING_KIND = "A9sServiceBinding";
 export const NETWORK_CONNECTIONS_KIND = "NetworkConnections";
+export const LOCAL_POSTGRESQL_BACKUP_KIND = "LocalPostgresqlBackup";
+export const LOCAL_POSTGRESQL_RESTORE_KIND = "LocalPostgresqlRestore";
 export const INPUT_KINDS = [
   RESOURCES_KIND,
   LOCAL_POSTGRESQL_INSTANCE_KIND,
   LOCAL_POSTGRESQL_BINDING_KIND,
+  LOCAL_POSTGRESQL_BACKUP_KIND,
+  LOCAL_POSTGRESQL_RESTORE_KIND,
   A8S_SERVICE_BINDING_KIND,
   A9S_SERVICE_BINDING_KIND,
   NETWORK_CONNECTION_KIND,
@@ -108,6 +113,17 @@ export interface LocalPostgresqlBindingInput {
   connectionSecretNamespace: string;
 }
 
+/** A Backup's store, or a Restore's run, of a local PostgreSQL instance (local-backup.ts, local-restore.ts). */
+export interface LocalPostgresqlRunInput<K extends string> {
+  kind: K;
+  /** The PostgreSQL image the node holds: its server keeps a dump, its pg_dump and pg_restore move it. */
+  image: string;
+  imagePullPolicy: ImagePullPolicy;
+  providerConfigName: string;
+}
+export type LocalPostgresqlBackupInput = LocalPostgresqlRunInput<typeof LOCAL_POSTGRESQL_BACKUP_KIND>;
+export type LocalPostgresqlRestoreInput = LocalPostgresqlRunInput<typeof LOCAL_POSTGRESQL_RESTORE_KIND>;
+
 /** a8s's ServiceBinding in a provider-kubernetes Object, its credentials read back (a8s-binding.ts). */
 export interface A8sServiceBindingInput {
   kind: typeof A8S_SERVICE_BINDING_KIND;
@@ -149,6 +165,8 @@ export type FunctionInput =
   | ResourcesInput
   | LocalPostgresqlInstanceInput
   | LocalPostgresqlBindingInput
+  | LocalPostgresqlBackupInput
+  | LocalPostgresqlRestoreInput
   | A8sServiceBindingInput
   | A9sServiceBindingInput
   | NetworkConnectionInput
@@ -214,6 +232,10 @@ export function parseInput(input: unknown): FunctionInput {
       return parseLocalPostgresqlInstance(input);
     case LOCAL_POSTGRESQL_BINDING_KIND:
       return parseLocalPostgresqlBinding(input);
+    case LOCAL_POSTGRESQL_BACKUP_KIND:
+      return parseLocalPostgresqlRun(input, LOCAL_POSTGRESQL_BACKUP_KIND);
+    case LOCAL_POSTGRESQL_RESTORE_KIND:
+      return parseLocalPostgresqlRun(input, LOCAL_POSTGRESQL_RESTORE_KIND);
     case A8S_SERVICE_BINDING_KIND:
       return parseA8sServiceBinding(input);
     case A9S_SERVICE_BINDING_KIND:
@@ -295,6 +317,24 @@ function parseLocalPostgresqlBinding(input: JsonObject): LocalPostgresqlBindingI
       "input.connectionSecretNamespace",
       input.connectionSecretNamespace,
       "the namespace the composed Objects write their connection secrets to, e.g. crossplane-system",
+    ),
+  };
+}
+
+function parseLocalPostgresqlRun<K extends string>(input: JsonObject, kind: K): LocalPostgresqlRunInput<K> {
+  onlyKeys("input", input, [...HEADER, "image", "imagePullPolicy", "providerConfigName"]);
+  return {
+    kind,
+    image: nonEmptyString(
+      "input.image",
+      input.image,
+      "the PostgreSQL image the node holds, for pg_dump and pg_restore",
+    ),
+    imagePullPolicy: imagePullPolicy(input.imagePullPolicy),
+    providerConfigName: nonEmptyString(
+      "input.providerConfigName",
+      input.providerConfigName,
+      "the name of the provider-kubernetes ProviderConfig for the local cluster",
     ),
   };
 }

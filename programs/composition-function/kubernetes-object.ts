@@ -62,6 +62,20 @@ export function kubernetesObject(o: ObjectOptions): JsonObject {
 }
 
 /**
+ * An Object for what a local backend composes: ready once applied, or, given a CEL query, once
+ * it holds on the applied object, then watched, so the readiness is seen when it changes, not at
+ * the next poll.
+ */
+export function localObject(providerConfigName: string, manifest: JsonObject, celQuery?: string): JsonObject {
+  return kubernetesObject({
+    manifest,
+    providerConfigName,
+    readiness: celQuery ? { policy: "DeriveFromCelQuery", celQuery } : { policy: "SuccessfulCreate" },
+    ...(celQuery ? { watch: true } : {}),
+  });
+}
+
+/**
  * One connection detail per key of a Secret, read from its `data`: provider-kubernetes decodes
  * a v1 Secret's data.* values (connectionDetails in internal/controller/object/object.go), so
  * they arrive as the plain values, not base64.

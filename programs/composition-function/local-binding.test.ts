@@ -1,18 +1,15 @@
 import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";
 import type { LocalPostgresqlBindingInput } from "./input.js";
-import {
-  BINDING_KEYS,
-  INSTANCE_REQUIREMENT,
-  ROLE_SCRIPT,
-  composeLocalPostgresqlBinding,
-} from "./local-binding.js";
+import { BINDING_KEYS, ROLE_SCRIPT, composeLocalPostgresqlBinding } from "./local-binding.js";
 import { roleName } from "./binding-roles.js";
+import { INSTANCE_REQUIREMENT } from "./local-instance.js";
 import { CompositeError, type ObservedResource } from "./step.js";
 import {
   bindingComposite,
   claimLabels,
   fixedPassword as password,
+  instanceComposite,
   json,
   observedObject,
   type Json,
@@ -30,12 +27,7 @@ const UID = "3f1c2b9e-8d8a-4d0e-9a43-0c6f1c9a7b55";
 const xr = (spec: Json = { instanceRef: "pg", serviceInstanceType: "postgresql" }) =>
   bindingComposite("app-db-9fk2d", "app-db", UID, spec);
 
-const instance = (managed?: Json) => ({
-  apiVersion: "anynines.com/v1",
-  kind: "XPostgresqlInstance",
-  metadata: { name: "pg-x7k2p", labels: claimLabels("pg") },
-  ...(managed ? { status: { managed } } : {}),
-});
+const instance = instanceComposite;
 const READY_INSTANCE = instance({ host: "pg-pg.team-a.svc", port: 5432, adminSecret: "pg-pg-admin" });
 
 const SELECTOR = {

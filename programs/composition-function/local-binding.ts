@@ -6,9 +6,7 @@
  * the port is always 5432); so does this, and Crossplane reads the keys back as the `credentials`
  * Object's connection details, which become the binding's.
  *
- * The instance is an extra resource: Crossplane 1.20 fetches what the response's
- * requirements.extra_resources asks for and calls the function again with it (the SDK's
- * requireResource writes `requirements.resources`, which only Crossplane 2 reads).
+ * The instance is an extra resource (local-instance.ts).
  *
  * Pure, but for the password: `newPassword` is asked only while no observed Secret has one.
  */
@@ -21,27 +19,19 @@ import {
   observedStringData,
   secretConnectionDetails,
 } from "./kubernetes-object.js";
+import { INSTANCE_REQUIREMENT, instanceSelector, localInstance } from "./local-instance.js";
 import { ADMIN_DATABASE, SCRIPT_SUCCEEDED, adminScriptPod } from "./local-postgresql.js";
 import {
-  CLAIM_NAMESPACE_LABEL,
-  CLAIM_NAME_LABEL,
   claimOf,
   instanceRefOf,
-  describe,
   isReadyTrue,
+  notReadyResult,
   stringAt,
   uidOf,
-  type Claim,
-  type ExtraResourceSelector,
   type ObservedResource,
   type StepCondition,
   type StepResult,
 } from "./step.js";
-
-/** The key the instance is asked for, and delivered under, in the request's extra resources. */
-export const INSTANCE_REQUIREMENT = "instance";
-export const INSTANCE_API_VERSION = "anynines.com/v1";
-export const INSTANCE_KIND = "XPostgresqlInstance";
 
 /** The composed resources' names in the pipeline. */
 export const BINDING_RESOURCES = { credentials: "credentials", role: "role" } as const;
@@ -54,15 +44,6 @@ export const INSTANCE_FOUND = "InstanceFound";
 export const LOCAL_SERVICE_TYPE = "postgresql";
 
 const STEP = "LocalPostgresqlBinding";
-
-/** The instance's composite: the one made for the claim spec.instanceRef names, in the binding's namespace. */
-export function instanceSelector(claim: Claim, instanceRef: string): ExtraResourceSelector {
-  return {
-    apiVersion: INSTANCE_API_VERSION,
-    kind: INSTANCE_KIND,
-    matchLabels: { [CLAIM_NAME_LABEL]: instanceRef, [CLAIM_NAMESPACE_LABEL]: claim.namespace },
-  };
-}
 
 /**
  * The script of the role pod. No password is in it or in the pod spec: both come from Secrets
@@ -95,44 +76,27 @@ export function composeLocalPostgresqlBinding(
   // A binding of another type would hand PostgreSQL credentials to a client of that type; the
   // XRD admits other types for other backends' compositions (its CEL rule names a8s only).
   const type = stringAt(composite, "spec", "serviceInstanceType");
-  if (type !== LOCAL_SERVICE_TYPE) {
-    const message = `spec.serviceInstanceType is ${JSON.stringify(type ?? "")}, but ${JSON.stringify(instanceRef)} is a PostgresqlInstance: this backend binds ${LOCAL_SERVICE_TYPE} only; set serviceInstanceType: ${LOCAL_SERVICE_TYPE}, or bind an instance of that type with its backend's composition`;
-    return {
-      composed: [],
-      compositeReady: false,
-      conditions: [{ type: INSTANCE_FOUND, status: "False", reason: "UnsupportedServiceType", message }],
-      results: [{ severity: "Warning", message }],
-    };
-  }
+  if (type !== LOCAL_SERVICE_TYPE)
+    return notReadyResult(
+      INSTANCE_FOUND,
+      "UnsupportedServiceType",
+      `spec.serviceInstanceType is ${JSON.stringify(type ?? "")}, but ${JSON.stringify(instanceRef)} is a PostgresqlInstance: this backend binds ${LOCAL_SERVICE_TYPE} only; set serviceInstanceType: ${LOCAL_SERVICE_TYPE}, or bind an instance of that type with its backend's composition`,
+    );
   const requirements = { [INSTANCE_REQUIREMENT]: instanceSelector(claim, instanceRef) };
   // Crossplane calls again with the instance (or none) right away: nothing to say or compose yet.
   if (instances === undefined) return { composed: [], requirements, conditions: [], results: [] };
 
   const where = `PostgresqlInstance ${JSON.stringify(instanceRef)}`;
   const inNamespace = `in namespace ${JSON.stringify(claim.namespace)}`;
-  const withoutInstance = (reason: string, message: string): StepResult => ({
-    composed: [],
-    compositeReady: false,
-    requirements,
-    conditions: [{ type: INSTANCE_FOUND, status: "False", reason, message }],
-    results: [{ severity: "Warning", message }],
-  });
-  if (instances.length === 0) return withoutInstance("InstanceNotFound", `${where} not found ${inNamespace}`);
-  // One claim has one composite; two would be objects labelled by hand, and either could be the wrong one.
-  if (instances.length > 1)
-    return withoutInstance(
-      "InstanceAmbiguous",
-      `${where} ${inNamespace} matches ${instances.length} ${INSTANCE_KIND}s (${instances.map(describe).join(", ")}); ` +
-        `only the one Crossplane made for the claim may carry its ${CLAIM_NAME_LABEL} and ${CLAIM_NAMESPACE_LABEL} labels`,
-    );
-  const instance = instances[0]!;
-  const host = stringAt(instance, "status", "managed", "host");
-  const adminSecret = stringAt(instance, "status", "managed", "adminSecret");
-  if (!host || !adminSecret)
-    return withoutInstance(
-      "InstanceNotReady",
-      `${where} ${inNamespace} has no status.managed.${host ? "adminSecret" : "host"} yet; the binding waits until its server is composed`,
-    );
+  const resolved = localInstance(
+    instances,
+    claim,
+    instanceRef,
+    "the binding waits until its server is composed",
+  );
+  if (!("found" in resolved))
+    return notReadyResult(INSTANCE_FOUND, resolved.reason, resolved.message, requirements);
+  const { host, adminSecret } = resolved.found;
 
   const R = BINDING_RESOURCES;
   const uid = uidOf(composite, STEP);

@@ -21,7 +21,7 @@ import { DEFAULT_CLUSTER_DOMAIN, type LocalPostgresqlInstanceInput } from "./inp
 import type { JsonObject } from "./json.js";
 import {
   fromSecret,
-  kubernetesObject,
+  localObject,
   observedStringData,
   restrictedSecurityContext,
 } from "./kubernetes-object.js";
@@ -219,13 +219,7 @@ export function composeLocalPostgresqlInstance(
   };
 
   const object = (manifest: JsonObject, celQuery?: string) =>
-    kubernetesObject({
-      manifest,
-      providerConfigName: input.providerConfigName,
-      readiness: celQuery ? { policy: "DeriveFromCelQuery", celQuery } : { policy: "SuccessfulCreate" },
-      // Readiness read from the object's status: seen when it changes, not at the next poll.
-      ...(celQuery ? { watch: true } : {}),
-    });
+    localObject(input.providerConfigName, manifest, celQuery);
   const composed: { name: string; resource: JsonObject; ready: boolean }[] = [
     { name: R.adminCredentials, resource: object(adminSecret) },
     {

@@ -51,6 +51,25 @@ export interface StepResult {
 }
 
 /**
+ * Nothing composed and not ready: the reason as a False condition of `type`, and as a warning,
+ * both on the claim too (compose.ts), with what to ask Crossplane for in the meantime.
+ */
+export function notReadyResult(
+  type: string,
+  reason: string,
+  message: string,
+  requirements?: Record<string, ExtraResourceSelector>,
+): StepResult {
+  return {
+    composed: [],
+    compositeReady: false,
+    ...(requirements ? { requirements } : {}),
+    conditions: [{ type, status: "False", reason, message }],
+    results: [{ severity: "Warning", message }],
+  };
+}
+
+/**
  * The composite resource lacks what a step needs to compose it at all (a claim's labels, a uid):
  * a fatal result, as no later call can do better until someone fixes it.
  */

@@ -21,6 +21,30 @@ export const claimLabels = (claim: string, namespace = "team-a"): Record<string,
   "crossplane.io/claim-namespace": namespace,
 });
 
+/** The composite of the PostgresqlInstance claim `pg` of team-a, with status.managed when given. */
+export const instanceComposite = (managed?: Json) => ({
+  apiVersion: "anynines.com/v1",
+  kind: "XPostgresqlInstance",
+  metadata: { name: "pg-x7k2p", labels: claimLabels("pg") },
+  ...(managed ? { status: { managed } } : {}),
+});
+
+/** That instance once composed: where it serves and its superuser's Secret. */
+export const READY_INSTANCE = instanceComposite({
+  host: "pg-pg.team-a.svc.cluster.local",
+  port: 5432,
+  adminSecret: "pg-pg-admin",
+});
+
+/** The composite of a claim of `kind` (XBackup, XRestore) named `claim`, with status.managed when given. */
+export const claimComposite = (kind: string, claim: string, uid: string, spec: Json, managed?: Json) => ({
+  apiVersion: "anynines.com/v1",
+  kind,
+  metadata: { name: `${claim}-x1`, uid, labels: claimLabels(claim) },
+  spec,
+  ...(managed ? { status: { managed } } : {}),
+});
+
 /** A ServiceBinding claim's composite, as Crossplane hands it to the function. */
 export const bindingComposite = (name: string, claim: string, uid: string, spec: Json) => ({
   apiVersion: "anynines.com/v1",

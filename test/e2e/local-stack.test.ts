@@ -21,7 +21,12 @@ import { repoRoot } from "../../host/automation/toolchain";
 import { eventually, kubectl, kubectlApply, kubectlJson, kubectlTry } from "../helpers/kubectl";
 import { mib, nodeMemory } from "../helpers/node-memory";
 import { objectCondition, podReady, type Pod } from "../helpers/kube-objects";
-import { postgresqlInstance, serviceBinding } from "../helpers/data-service-claims";
+import {
+  backupClaim,
+  postgresqlInstance,
+  restoreClaim,
+  serviceBinding,
+} from "../helpers/data-service-claims";
 import { setFileEnv } from "../helpers/file-env";
 import {
   A8S_BINDING_CRD,
@@ -43,6 +48,7 @@ import {
   removeA9sStandIn,
 } from "../helpers/a9s-stand-in";
 import { a9sServer } from "../helpers/a9s-servers";
+import { MONGODB_USER } from "../helpers/a9s-credentials";
 import { runAppClient } from "../helpers/app-client";
 
 function listFiles(dir: string): string[] {
@@ -708,7 +714,9 @@ describe("local stack on real clusters (e2e)", function () {
         .map((c: any) => [c.metadata.name, c.spec.mode, c.spec.pipeline?.[0]?.functionRef?.name])
         .sort(),
       [
+        ["a8s-backup", "Pipeline", "function-klutch"],
         ["a8s-postgresql", "Pipeline", "function-klutch"],
+        ["a8s-restore", "Pipeline", "function-klutch"],
         ["a8s-servicebinding", "Pipeline", "function-klutch"],
         ["a8s-servicebinding-network", "Pipeline", "function-klutch"],
         ["a8s-servicebinding-network-noop", "Pipeline", "function-klutch"],
@@ -792,7 +800,9 @@ describe("local stack on real clusters (e2e)", function () {
         .items.map((c: any) => c.metadata.name)
         .sort(),
       [
+        "a8s-backup",
         "a8s-postgresql",
+        "a8s-restore",
         "a8s-servicebinding",
         "a8s-servicebinding-network",
         "a8s-servicebinding-network-noop",
@@ -1407,7 +1417,7 @@ describe("local stack on real clusters (e2e)", function () {
     }
   });
 
-  it("each a9s service type this machine has a server for (Redis for Valkey, MariaDB, Prometheus with Alertmanager, RabbitMQ) is bound through the proxy with provider-anynines' exact keys, and its own client works from an app-1 pod with the Secret alone: one connection per endpoint, four for Prometheus", async () => {
+  it("each a9s service type this machine has a server for (Redis for Valkey, MariaDB, Prometheus with Alertmanager, RabbitMQ) is bound through the proxy with provider-anynines' exact keys, and its own client works from an app-1 pod with the Secret alone: one connection per endpoint, four for Prometheus; a MongoDB binding of three members gets three connections and a rewritten hosts and uri, each member's path reaching a server", async () => {
     const cp = kubeconfig("control-plane");
     const app = kubeconfig("app-1");
     const ns = BINDING_NS;
@@ -1439,7 +1449,7 @@ describe("local stack on real clusters (e2e)", function () {
       ],
       { encoding: "utf8" },
     );
-    const types = ["keyvalue", "mariadb", "prometheus", "messaging"] as const;
+    const types = ["keyvalue", "mariadb", "prometheus", "messaging", "mongodb"] as const;
     const servers = Object.fromEntries(
       types.map((t) => [t, a9sServer(t, { namespace: SERVERS, images, password, cacrt })]),
     ) as Record<(typeof types)[number], ReturnType<typeof a9sServer>>;
@@ -1486,6 +1496,31 @@ describe("local stack on real clusters (e2e)", function () {
         "one connection per endpoint",
       );
 
+      // MongoDB: a connection per replica set member, all on 27017; `hosts` and the uri's
+      // authority list each member's path in the broker's order (Redis stands in: no MongoDB here).
+      const members = [0, 1, 2].map((i) => `mongodb-${i}.${SERVERS}.svc.cluster.local`);
+      const memberPaths = members.map((h) => {
+        const c = connectionsOf("orders-mongodb").find((x: any) => x.spec.instanceHost === h);
+        assert.ok(c, `a connection to ${h}`);
+        assert.equal(c.spec.port, 27017);
+        return at(c);
+      });
+      assert.equal(connectionsOf("orders-mongodb").length, 3, "one connection per member");
+      assert.equal(new Set(memberPaths).size, 3, "three paths");
+      const mongo = secretData("orders-mongodb-credentials");
+      assert.equal(mongo.hosts, `[${memberPaths.join(" ")}]`);
+      assert.equal(
+        mongo.uri,
+        `mongodb://${MONGODB_USER}:${encodeURIComponent(password)}@${memberPaths.join(",")}/klutch?replicaSet=rs0`,
+      );
+      assert.deepEqual(Object.keys(mongo).sort(), [
+        "default_database",
+        "hosts",
+        "password",
+        "uri",
+        "username",
+      ]);
+
       // Valkey's keys (Redis stands in): host, hosts and load_balanced_host name the path, valkey.port its port.
       const kv = secretData("orders-keyvalue-credentials");
       const kvPath = byPort("keyvalue")[6379];
@@ -1512,6 +1547,16 @@ describe("local stack on real clusters (e2e)", function () {
       );
       assert.ok(redis.ok, redis.out);
       assert.equal(redis.out.trim(), "OK\nthrough-the-path");
+
+      // Each member's path reaches a server that checks the password, from the Secret's `hosts` alone.
+      const memberPings = await client(
+        "mongodb",
+        appImages.redis!,
+        'members=${HOSTS#\\[}; for m in ${members%]}; do redis-cli -h "${m%:*}" -p "${m##*:}" PING; done',
+        { HOSTS: "hosts", REDISCLI_AUTH: "password" },
+      );
+      assert.ok(memberPings.ok, memberPings.out);
+      assert.equal(memberPings.out.trim(), "PONG\nPONG\nPONG");
 
       const db = secretData("orders-mariadb-credentials");
       assert.equal(
@@ -1617,6 +1662,127 @@ describe("local stack on real clusters (e2e)", function () {
         "--ignore-not-found",
       ]);
     }
+  });
+
+  it("a Backup keeps a dump of a local PostgreSQL instance that a Restore brings back: a table dropped after the Backup has its rows again, as the binding's role made them; the Restore runs once; a store pod lost is named on the Backup's claim", async () => {
+    const cp = kubeconfig("control-plane");
+    const app = kubeconfig("app-1");
+    const ns = BINDING_NS;
+    const apply = applyOnControlPlane;
+    const condition = (kind: string, name: string, type: string) => objectCondition(cp, ns, kind, name, type);
+    const ready = (kind: string, name: string) => condition(kind, name, "Ready")?.status === "True";
+    const images = infos.find((i) => i.name === "app-1")!.node!.images;
+    // The binding's Secret alone, from an app-1 pod through its proxy path, as an app would.
+    const sql = async (name: string, statements: string) => {
+      const r = await runAppClient({
+        controlPlane: cp,
+        app,
+        namespace: ns,
+        secret: "ledger-app-credentials",
+        name,
+        image: images.postgres!,
+        script: `psql "host=$HOST port=$PORT user=$DB_USER dbname=$DB connect_timeout=10 sslmode=disable" -v ON_ERROR_STOP=1 -tA -c "${statements}"`,
+        env: { HOST: "host", PORT: "port", DB_USER: "username", DB: "database", PGPASSWORD: "password" },
+      });
+      assert.ok(r.ok, r.out);
+      return r.out.trim();
+    };
+    const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(1);
+    try {
+      apply(postgresqlInstance("ledger", ns));
+      apply(serviceBinding("ledger-app", ns, "ledger"));
+      await eventually(
+        "binding ledger-app to be Ready",
+        () => ready("servicebinding", "ledger-app"),
+        300_000,
+      );
+      const user = secretData("ledger-app-credentials").username;
+      await sql(
+        "ledger-write",
+        "CREATE TABLE entries (id int PRIMARY KEY, amount int); INSERT INTO entries VALUES (1, 10), (2, 20), (3, 30)",
+      );
+
+      let started = Date.now();
+      apply(backupClaim("ledger-nightly", ns, "ledger"));
+      await eventually("Backup ledger-nightly to be Ready", () => ready("backup", "ledger-nightly"), 300_000);
+      console.log(`      (Backup applied → Ready in ${seconds(started)} s)`);
+      const taken = condition("backup", "ledger-nightly", "BackupComplete");
+      assert.equal(taken?.status, "True", "the function's condition is on the claim");
+      assert.match(taken?.message ?? "", /held by pod cluster-app-1\/ledger-nightly-backup/);
+
+      // After the Backup: one row more, then the table dropped.
+      await sql("ledger-drop", "INSERT INTO entries VALUES (4, 40); DROP TABLE entries");
+      started = Date.now();
+      apply(restoreClaim("ledger-undo", ns, "ledger-nightly", "ledger"));
+      await eventually("Restore ledger-undo to be Ready", () => ready("restore", "ledger-undo"), 300_000);
+      console.log(`      (Restore applied → Ready in ${seconds(started)} s)`);
+      assert.equal(condition("restore", "ledger-undo", "RestoreComplete")?.status, "True");
+      // The rows as they were at the Backup, read by the binding's role, which owns the table again.
+      assert.equal(
+        await sql(
+          "ledger-read",
+          "SELECT string_agg(id || ':' || amount, ',' ORDER BY id) FROM entries; SELECT tableowner FROM pg_tables WHERE tablename = 'entries'",
+        ),
+        `1:10,2:20,3:30\n${user}`,
+      );
+      // It ran once: its pod goes once its success is recorded, and is not made again.
+      await eventually(
+        "the Restore's pod to go",
+        () => kubectlTry(cp, ["-n", ns, "get", "pod", "ledger-undo-restore"]).status !== 0,
+        120_000,
+      );
+      assert.ok(ready("restore", "ledger-undo"), "still Ready, with nothing composed");
+
+      // The store pod deleted: provider-kubernetes makes it again, and it takes a later dump; the
+      // Backup no longer holds the state it was taken at, and its claim says so.
+      started = Date.now();
+      kubectl(cp, ["-n", ns, "delete", "pod", "ledger-nightly-backup", "--wait=true"]);
+      await eventually(
+        "the Backup's claim to name its lost store",
+        () => condition("backup", "ledger-nightly", "BackupComplete")?.reason === "BackupLost",
+        180_000,
+      );
+      console.log(`      (store pod deleted → BackupLost on the claim in ${seconds(started)} s)`);
+      assert.ok(!ready("backup", "ledger-nightly"));
+      assert.match(
+        condition("backup", "ledger-nightly", "BackupComplete")?.message ?? "",
+        /is gone, and pod uid \S+ in its place holds a later dump: .*delete it and take a new Backup/,
+      );
+    } finally {
+      for (const [kind, name] of [
+        ["restore", "ledger-undo"],
+        ["backup", "ledger-nightly"],
+        ["servicebinding", "ledger-app"],
+        ["postgresqlinstance", "ledger"],
+      ] as const)
+        kubectlTry(cp, [
+          "-n",
+          ns,
+          "delete",
+          `${kind}s.anynines.com`,
+          name,
+          "--ignore-not-found",
+          "--wait=false",
+        ]);
+      kubectlTry(app, [
+        "-n",
+        "data-consumer",
+        "delete",
+        "pod",
+        "ledger-write",
+        "ledger-drop",
+        "ledger-read",
+        "--ignore-not-found",
+      ]);
+    }
+    await eventually(
+      "what the Backup, the Restore, the binding and the instance composed to go",
+      () =>
+        kubectlTry(cp, ["-n", ns, "get", "pods,services", "-o", "name"])
+          .stdout.split("\n")
+          .filter((n) => n.includes("ledger")).length === 0,
+      300_000,
+    );
   });
 
   it("the namespaces exist on the right API servers, labelled with the environment", () => {

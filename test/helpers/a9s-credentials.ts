@@ -6,16 +6,32 @@
  * prints them, `[a b]`).
  */
 
-export type A9sServerType = "keyvalue" | "mariadb" | "prometheus" | "messaging";
+export type A9sServerType = "keyvalue" | "mariadb" | "prometheus" | "messaging" | "mongodb";
+
+/** The user a9s MongoDB's credentials name (any name: the stand-in server checks the password only). */
+export const MONGODB_USER = "a9s-brk-usr";
 
 export function a9sCredentials(
   type: A9sServerType,
-  host: string,
+  /** The instance's hosts: one, or each replica set member for MongoDB. */
+  hosts: readonly string[],
   password: string,
   cacrt: string,
 ): Record<string, string> {
   const secret = encodeURIComponent(password);
+  const host = hosts[0]!;
   switch (type) {
+    case "mongodb": {
+      // No host or port key: `hosts` lists every member as host:port, as does the uri's authority.
+      const members = hosts.map((h) => `${h}:27017`);
+      return {
+        default_database: "klutch",
+        hosts: `[${members.join(" ")}]`,
+        password,
+        uri: `mongodb://${MONGODB_USER}:${secret}@${members.join(",")}/klutch?replicaSet=rs0`,
+        username: MONGODB_USER,
+      };
+    }
     case "keyvalue":
       return {
         cacrt,

@@ -3,10 +3,13 @@
  * redis-image.ts, mariadb-image.ts, prometheus-image.ts, rabbitmq-image.ts), with the credentials
  * provider-anynines would publish for them (a9s-credentials.ts).
  *
- * Where Debian 12 packages no server (Valkey, Grafana, Graphite exporter) the nearest real one
- * stands in: Redis 7.0 for Valkey (the same protocol and ACL `AUTH user pass`), and Prometheus's
- * and Alertmanager's own HTTP servers behind the Service ports a9s gives Grafana (3000) and the
- * Graphite exporter (9109), so each of the four endpoints is a real server behind its own path.
+ * Where Debian 12 packages no server (Valkey, Grafana, Graphite exporter, MongoDB) the nearest
+ * real one stands in: Redis 7.0 for Valkey (the same protocol and ACL `AUTH user pass`), and
+ * Prometheus's and Alertmanager's own HTTP servers behind the Service ports a9s gives Grafana
+ * (3000) and the Graphite exporter (9109), so each of the four endpoints is a real server behind
+ * its own path. MongoDB's three replica set members are three Services on port 27017, each a
+ * name of its own in front of one Redis server: no MongoDB client runs here, but each member's
+ * path is proven to reach a real server that checks the password.
  */
 
 import { ALERTMANAGER_COMMAND } from "../../host/local-clusters/images/prometheus-image";
@@ -28,6 +31,7 @@ function server(
   name: string,
   containers: Container[],
   ports: [number, number][],
+  serviceNames: readonly string[],
 ): object[] {
   const labels = { app: name };
   return [
@@ -56,15 +60,15 @@ function server(
         },
       },
     },
-    {
+    ...serviceNames.map((service) => ({
       apiVersion: "v1",
       kind: "Service",
-      metadata: { name, namespace },
+      metadata: { name: service, namespace },
       spec: {
         selector: labels,
         ports: ports.map(([port, targetPort]) => ({ name: `p${port}`, port, targetPort })),
       },
-    },
+    })),
   ];
 }
 
@@ -75,6 +79,18 @@ function workload(
   password: string,
 ): { containers: Container[]; ports: [number, number][] } {
   switch (type) {
+    case "mongodb":
+      return {
+        containers: [
+          {
+            name: "member",
+            image: images.redis!,
+            env: [{ name: "REDIS_PASSWORD", value: password }],
+            port: 6379,
+          },
+        ],
+        ports: [[27017, 6379]],
+      };
     case "keyvalue":
       return {
         containers: [
@@ -136,16 +152,19 @@ function workload(
   }
 }
 
-/** The Deployment and Service of a type's server, and the broker's credentials naming it. */
+/** The Deployment and Services of a type's server, and the broker's credentials naming them. */
 export function a9sServer(
   type: A9sServerType,
   o: { namespace: string; images: Record<string, string>; password: string; cacrt: string },
 ): { manifests: object[]; host: string; credentials: Record<string, string> } {
-  const host = `${type}.${o.namespace}.svc.cluster.local`;
   const { containers, ports } = workload(type, o.images, o.password);
+  // MongoDB: three members, each a Service of its own name in front of the same server.
+  const names = type === "mongodb" ? [0, 1, 2].map((i) => `${type}-${i}`) : [type];
+  const manifests = server(o.namespace, type, containers, ports, names);
+  const hosts = names.map((n) => `${n}.${o.namespace}.svc.cluster.local`);
   return {
-    host,
-    manifests: server(o.namespace, type, containers, ports),
-    credentials: a9sCredentials(type, host, o.password, o.cacrt),
+    host: hosts[0]!,
+    manifests,
+    credentials: a9sCredentials(type, hosts, o.password, o.cacrt),
   };
 }

@@ -38,3 +38,28 @@ export function serviceBinding(
     },
   };
 }
+
+/** A `Backup` of the PostgresqlInstance claim `instanceRef`, by upstream's default composition. */
+export function backupClaim(name: string, namespace: string, instanceRef: string): object {
+  return {
+    apiVersion: "anynines.com/v1",
+    kind: "Backup",
+    metadata: { name, namespace },
+    spec: { instanceRef, serviceInstanceType: "postgresql" },
+  };
+}
+
+/** A `Restore` of the Backup claim `backupRef` into the PostgresqlInstance claim `instanceRef`. */
+export function restoreClaim(
+  name: string,
+  namespace: string,
+  backupRef: string,
+  instanceRef: string,
+): object {
+  return {
+    apiVersion: "anynines.com/v1",
+    kind: "Restore",
+    metadata: { name, namespace },
+    spec: { backupRef, instanceRef, serviceInstanceType: "postgresql" },
+  };
+}

@@ -128,14 +128,17 @@ exec postgres -c listen_addresses='*' -c unix_socket_directories=/tmp "$@"
 
 /**
  * PostgreSQL from Debian's package, the release's major (debianPostgres; the one the data-plane
- * tests run): the server, initdb, psql, pg_isready and pgbench (benchmarks from a consumer pod) with the modules and share files they load,
+ * tests run): the server, initdb, psql, pg_isready, pgbench (benchmarks from a consumer pod), and
+ * pg_dump and pg_restore (the local backend's Backup and Restore) with the modules and share files they load,
  * tz data, and /bin/sh for initdb (it starts the server through the shell). Runs as uid 999 with its data in PGDATA.
  */
 export function postgresSpec(): ImageSpec {
   const { dir: PG, share, pkg } = debianPostgres();
-  const bins = ["postgres", "initdb", "pg_ctl", "pg_isready", "psql", "pgbench"].map((b) => ({
-    path: `${PG}/bin/${b}`,
-  }));
+  const bins = ["postgres", "initdb", "pg_ctl", "pg_isready", "psql", "pgbench", "pg_dump", "pg_restore"].map(
+    (b) => ({
+      path: `${PG}/bin/${b}`,
+    }),
+  );
   const modules = hostTree(`${PG}/lib`, (f) => f.includes("/bitcode") || f.includes("llvmjit"));
   const shared = [...hostTree(share, (f) => f.endsWith("/man")), ...hostTree("/usr/share/zoneinfo")];
   return {
@@ -150,7 +153,8 @@ export function postgresSpec(): ImageSpec {
       User: `${POSTGRES_UID}:${POSTGRES_UID}`,
     },
     entries: [
-      ...hostFiles([...bins, { path: "/bin/dash" }]),
+      // sleep: dash has no builtin one, and the local backend's backup store waits with it.
+      ...hostFiles([...bins, { path: "/bin/dash" }, { path: "/bin/sleep" }]),
       { type: "symlink", path: "/bin/sh", target: "dash" },
       ...modules,
       ...librariesOf(modules),
