@@ -56,3 +56,12 @@ export function crossplaneUpgradeProblem(running: string, target: string): strin
   const path = MINOR_LINE.slice(from + 1, to + 1).map((m) => `${m}.x`);
   return `is ${target}, but the control plane runs Crossplane ${running} and Crossplane upgrades one minor at a time: run up with crossplane.version set to each of ${path.join(", ")} in turn (the last being ${target})`;
 }
+
+/**
+ * The Crossplane version an image reference names, or undefined: `v1.20.11` as published,
+ * `1.20.11-<digest>` as the local nodes' image, with or without a digest.
+ */
+export function imageCrossplaneVersion(image: string): string | undefined {
+  const tag = /:([^:/@]+)(@.*)?$/.exec(image)?.[1];
+  return tag ? /^v?(\d+\.\d+\.\d+)/.exec(tag)?.[1] : undefined;
+}

@@ -88,4 +88,69 @@ describe("the stack program asks the data-service cluster's API server on up", (
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a Crossplane someone else installed on an existing control plane stops the run before anything is registered, naming it", async () => {
+    // kube-apiserver's DeploymentList for `app=crossplane`, as test/e2e/existing-control-plane.test.ts reads one.
+    const gets: string[] = [];
+    const server = http.createServer((req, res) => {
+      gets.push(req.url ?? "");
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          kind: "DeploymentList",
+          apiVersion: "apps/v1",
+          metadata: { resourceVersion: "42" },
+          items: [
+            {
+              metadata: { name: "crossplane", namespace: "crossplane-system", labels: { app: "crossplane" } },
+              spec: {
+                template: {
+                  spec: {
+                    containers: [
+                      { name: "crossplane", image: "xpkg.crossplane.io/crossplane/crossplane:v2.3.0" },
+                    ],
+                  },
+                },
+              },
+            },
+          ],
+        }),
+      );
+    });
+    const url = await new Promise<string>((resolve) =>
+      server.listen(0, "127.0.0.1", () =>
+        resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`),
+      ),
+    );
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-program-"));
+    const kubeconfig = path.join(dir, "ops.yaml");
+    fs.writeFileSync(kubeconfig, kubeconfigFor(url));
+    try {
+      const run = mockPulumi({
+        environment: "ops",
+        controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kubeconfig } },
+        appClusters: [
+          {
+            name: "app-1",
+            infrastructure: "existing",
+            kubeconfig: { path: kubeconfig },
+            networkConnector: { implementation: "noop" },
+          },
+        ],
+      });
+      await assert.rejects(runKlutchProgram(), (err: Error) => {
+        assert.match(
+          err.message,
+          /klutch:controlPlane\.kubeconfig: the control plane ops-cp already runs Crossplane 2\.3\.0 as Deployment crossplane-system\/crossplane, which environment ops did not install/,
+        );
+        assert.match(err.message, /nothing was created or changed/);
+        return true;
+      });
+      assert.equal(run.resources.length, 0);
+      assert.deepEqual(gets, ["/apis/apps/v1/deployments?labelSelector=app%3Dcrossplane"]);
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -4,6 +4,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { loadEnvironment, type LoadedEnvironment } from "./stack-config";
 import { IMPLEMENTATIONS } from "../../network/registry";
+import type { ServerCheckInput } from "../../network/contract/implementation";
+import { existingCrossplaneCheck } from "./existing-crossplane";
 import { renderIssues } from "../../lib/config/messages";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
 import { crossplaneSource, type CrossplaneSource } from "../../host/automation/crossplane-source";
@@ -38,18 +40,22 @@ export async function runKlutchProgram(): Promise<Record<string, unknown>> {
 }
 
 /**
- * Each implementation in use asks what it must (its spec's `pulumi.serverCheck`) of a control
- * plane given by kubeconfig; one made by the project is known without asking.
+ * A control plane given by kubeconfig is asked whether it runs a Crossplane this environment did
+ * not install, and each implementation in use asks what it must (its spec's
+ * `pulumi.serverCheck`); one made by the project is known without asking.
  */
-async function refuseWhatServersRefuse({ config, projectDir }: LoadedEnvironment): Promise<void> {
+async function refuseWhatServersRefuse({ config, projectDir, crossplane }: LoadedEnvironment): Promise<void> {
   const kubeconfig = config.controlPlane.kubeconfig;
   if (!kubeconfig) return;
   const used = new Set(config.appClusters.map((a) => a.networkConnector.implementation));
-  const checks = IMPLEMENTATIONS.filter((spec) => used.has(spec.name)).flatMap((spec) => {
-    const check = spec.pulumi.serverCheck?.();
-    return check ? [check] : [];
-  });
-  if (checks.length === 0) return;
+  const checks = [
+    // A Crossplane someone else installed is not taken over (lib/crossplane/foreign-crossplane.ts).
+    (input: ServerCheckInput) => existingCrossplaneCheck(input, crossplane.version),
+    ...IMPLEMENTATIONS.filter((spec) => used.has(spec.name)).flatMap((spec) => {
+      const check = spec.pulumi.serverCheck?.();
+      return check ? [check] : [];
+    }),
+  ];
   const text = fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8");
   const input = { config, kubeconfig: text, ...(kubeconfig.context ? { context: kubeconfig.context } : {}) };
   const answers = await Promise.all(checks.map((check) => check(input)));

@@ -1,6 +1,6 @@
 import type * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
-import { crossplaneUpgradeProblem } from "../../lib/config/crossplane-versions";
+import { crossplaneUpgradeProblem, imageCrossplaneVersion } from "../../lib/config/crossplane-versions";
 import type { CompleteProvider } from "./provider-type";
 import { KlutchResource, withSecretOutputs } from "./klutch-resource";
 import { statusCode } from "./kube-errors";
@@ -29,11 +29,7 @@ export interface CrossplaneUpgradeGuardInputs {
   remedy?: string;
 }
 
-/** The Crossplane version an image reference names, or undefined. */
-export function imageCrossplaneVersion(image: string): string | undefined {
-  const tag = /:([^:/@]+)(@.*)?$/.exec(image)?.[1];
-  return tag ? /^v?(\d+\.\d+\.\d+)/.exec(tag)?.[1] : undefined;
-}
+export { imageCrossplaneVersion } from "../../lib/config/crossplane-versions";
 
 async function runningVersion(inputs: CrossplaneUpgradeGuardInputs): Promise<string | undefined> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- see the file comment
