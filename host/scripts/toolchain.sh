@@ -129,14 +129,15 @@ exec node "$script" "$@"'
 # --- Policy pack analyzer host -------------------------------------------------------------
 # `pulumi preview --policy-pack <dir>` starts an analyzer for a policy pack. Facts from
 # github.com/pulumi/pulumi/sdk/v3@v3.248.0 (Go module cache), go/common/resource/plugin/
-# analyzer_plugin.go, NewPolicyAnalyzer: the engine runs a nodejs pack through the language host
-# `pulumi-language-nodejs` when there is one; a CLI built from the module has none, so it falls back
-# to the analyzer plugin named "policy-" + the pack's runtime, i.e. `pulumi-analyzer-policy-nodejs`
-# (file name from workspace.PluginDescriptor.File: pulumi-<kind>-<name>), started in the pack's
-# directory with the arguments `<engine address> .` (plus `-<option>=<value>` per runtime option of
-# PulumiPolicy.yaml) and PULUMI_CONFIG/PULUMI_STACK/... in its environment. Analyzers are not among
-# the plugins found next to the CLI (workspace.IsPluginBundled), so the runner installs this script
-# into PULUMI_HOME (host/automation/pulumi-runner.ts, ensurePolicyAnalyzer). What it runs is what upstream's
+# analyzer_plugin.go (the same file at v3.259.0 and v3.276.0), NewPolicyAnalyzer: the engine runs a
+# nodejs pack through the language host `pulumi-language-nodejs` when there is one; a CLI built from
+# the module has none, so it falls back to the analyzer plugin named "policy-" + the pack's runtime,
+# i.e. `pulumi-analyzer-policy-nodejs` (file name from workspace.PluginDescriptor.File:
+# pulumi-<kind>-<name>), started in the pack's directory with the arguments `<engine address> .`
+# (plus `-<option>=<value>` per runtime option of PulumiPolicy.yaml) and
+# PULUMI_CONFIG/PULUMI_STACK/... in its environment. Analyzers are not among the plugins found next
+# to the CLI (workspace.IsPluginBundled), so the runner installs this script into PULUMI_HOME
+# (host/automation/pulumi-runner.ts, ensurePolicyAnalyzer). What it runs is what upstream's
 # sdk/nodejs/dist/pulumi-analyzer-policy runs: `@pulumi/pulumi/cmd/run-policy-pack` of the
 # @pulumi/pulumi the pack's directory resolves, with the same arguments.
 policy_analyzer_script() {
@@ -495,7 +496,7 @@ build_coredns() {
 
 # --- The Pulumi YAML language host ----------------------------------------------------------
 # `pulumi up` on a YAML program (runtime: yaml) runs the language plugin `pulumi-language-yaml`.
-# Facts from github.com/pulumi/pulumi/sdk/v3@v3.248.0 (unchanged at v3.259.0), go/common/workspace/plugins.go
+# Facts from github.com/pulumi/pulumi/sdk/v3@v3.248.0 (unchanged at v3.259.0 and v3.276.0), go/common/workspace/plugins.go
 # (IsPluginBundled, getPluginInfoAndPath): "yaml" is a bundled language plugin, looked up next to
 # the running `pulumi` (and on PATH only without PULUMI_IGNORE_AMBIENT_PLUGINS, which the project
 # sets). So it is built into a cache entry of its own, from the module github.com/pulumi/pulumi-yaml
@@ -614,36 +615,38 @@ build_gen_sdk() {
 # The klutch provider's Python SDK (sdk/python) is run in its test through Pulumi's
 # Python Automation API, which hosts the program's language runtime itself (no
 # pulumi-language-python plugin, which the module proxy refuses). A venv in the cache holds
-# pulumi==PULUMI_VERSION from PyPI with the exact versions of host/toolchain/python-constraints.txt
+# pulumi==PULUMI_PYTHON_VERSION from PyPI with the exact versions of host/toolchain/python-constraints.txt
 # (pulumi's dependencies, the SDK's runtime dependencies and its build backend); the cache key
-# holds the Python version and a hash of that file.
+# holds the Python version and a hash of that file. PULUMI_PYTHON_VERSION is not PULUMI_VERSION:
+# PyPI lags the module proxy and npm (versions.env says by how much), and an older SDK runs on the
+# newer engine.
 python_dir() {
   local py hash
   py=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)
   hash=$(sha256sum "$ROOT/host/toolchain/python-constraints.txt" | cut -c1-12)
-  echo "$CACHE/python-pulumi-$PULUMI_VERSION-py$py-$hash"
+  echo "$CACHE/python-pulumi-$PULUMI_PYTHON_VERSION-py$py-$hash"
 }
 
 build_python() {
   local dir
   dir=$(python_dir)
   if is_built "$dir"; then
-    log "pulumi $PULUMI_VERSION for Python: cached ($dir)"
+    log "pulumi $PULUMI_PYTHON_VERSION for Python: cached ($dir)"
     return
   fi
   command -v python3 >/dev/null || die "python3 is required for the Python SDK's venv (apt-get install python3 python3-venv)"
-  log "pulumi $PULUMI_VERSION for Python: installing from PyPI into a venv (~20 s)"
+  log "pulumi $PULUMI_PYTHON_VERSION for Python: installing from PyPI into a venv (~20 s)"
   rm -rf "$dir" && mkdir -p "$dir"
   python3 -m venv "$dir/venv" || die "python3 -m venv failed (apt-get install python3-venv)"
   run_logged "pulumi for Python: pip install" "$dir/install.log" "$dir/venv/bin/pip" install \
     --disable-pip-version-check --no-input -c "$ROOT/host/toolchain/python-constraints.txt" \
-    "pulumi==$PULUMI_VERSION" parver semver setuptools
+    "pulumi==$PULUMI_PYTHON_VERSION" semver setuptools
   # Every package pinned: one pip added that the constraints do not name fails the build.
   local unpinned
   "$dir/venv/bin/pip" freeze --all --disable-pip-version-check >"$dir/freeze.txt"
   unpinned=$(grep -viE "^(pulumi|pip)==" "$dir/freeze.txt" | grep -vixFf <(grep -v '^#' "$ROOT/host/toolchain/python-constraints.txt") || true)
   [[ -z "$unpinned" ]] || die "pip installed packages host/toolchain/python-constraints.txt does not pin: ${unpinned//$'\n'/ }; add them"
-  finish "$dir" "pulumi v$PULUMI_VERSION for Python $("$dir/venv/bin/python" --version 2>&1 | cut -d' ' -f2)"
+  finish "$dir" "pulumi v$PULUMI_PYTHON_VERSION for Python $("$dir/venv/bin/python" --version 2>&1 | cut -d' ' -f2)"
 }
 
 check_versions() {
@@ -656,6 +659,10 @@ check_versions() {
   declared=$(node -p "require('$ROOT/package.json').dependencies['@pulumi/pulumi']" 2>/dev/null || echo "")
   if [[ -n "$declared" && "$declared" != "$PULUMI_VERSION" ]]; then
     die "package.json pins @pulumi/pulumi $declared but host/toolchain/versions.env builds the Pulumi CLI $PULUMI_VERSION; make them equal"
+  fi
+  # The Python SDK may lag the engine, never lead it (versions.env).
+  if [[ "$(printf '%s\n' "$PULUMI_PYTHON_VERSION" "$PULUMI_VERSION" | sort -V | tail -n1)" != "$PULUMI_VERSION" ]]; then
+    die "host/toolchain/versions.env pins Pulumi's Python SDK $PULUMI_PYTHON_VERSION, newer than the CLI $PULUMI_VERSION; an SDK must not be newer than its engine"
   fi
 }
 

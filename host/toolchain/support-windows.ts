@@ -94,10 +94,20 @@ export const SUPPORT_WINDOWS: readonly SupportWindow[] = [
   {
     part: "Pulumi CLI and @pulumi/pulumi",
     pin: { env: "PULUMI_VERSION" },
-    checkedFor: "3.259.0",
+    checkedFor: "3.276.0",
     policy: "the newest release",
-    ended: "3.276.0 is out (npm, 2026-12-01)",
+    // 3.276.0 is the newest both npm and the module proxy serve; the CLI and @pulumi/pulumi stay equal.
+    ended: "v3.277.0 is out (module proxy, 2026-11-18); npm does not serve @pulumi/pulumi 3.277.0",
     move: "`PULUMI_VERSION` and `@pulumi/pulumi`, together",
+  },
+  {
+    part: "Pulumi's Python SDK (toolchain venv)",
+    pin: { env: "PULUMI_PYTHON_VERSION" },
+    checkedFor: "3.272.0",
+    policy: "the newest release",
+    // PyPI's newest here; it lags npm and the module proxy, and may lag the CLI, never lead it.
+    ended: "3.276.0 is out (npm); PyPI serves 3.272.0 at most",
+    move: "`PULUMI_PYTHON_VERSION` and python-constraints.txt, up to `PULUMI_VERSION`",
   },
   {
     part: "@pulumi/kubernetes and its provider",

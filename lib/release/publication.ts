@@ -13,7 +13,7 @@ export const REPOSITORY = "https://github.com/anynines/klutch-pulumi";
  * GitHub releases of REPOSITORY, `v<version>/pulumi-resource-klutch-v<version>-<os>-<arch>.tar.gz`,
  * the archive names programs/release/plugin-archives.ts writes. `github://api.github.com/<org>/<repo>`
  * is the engine's GitHub source (pulumi/pulumi sdk/go/common/workspace/plugins.go, newGithubSource,
- * v3.259.0); an http(s) URL is taken as a folder the archives sit in (newHTTPSource there).
+ * v3.276.0); an http(s) URL is taken as a folder the archives sit in (newHTTPSource there).
  */
 export const PLUGIN_DOWNLOAD_URL = "github://api.github.com/anynines/klutch-pulumi";
 

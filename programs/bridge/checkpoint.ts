@@ -15,7 +15,9 @@ export function checkpointPaths(
 ): { file: string; bak: string; backupsDir: string } {
   const projectFile = path.join(root, ".pulumi", "stacks", project, `${stack}.json`);
   // A backend made before Pulumi 3.61 (no .pulumi/meta.yaml) keeps stacks without the project
-  // directory; the bridge's own state dirs are always newer, but an operator's may not be.
+  // directory; the bridge's own state dirs are always newer, but an operator's may not be. The CLI
+  // of 3.276.0 refuses to open such a backend (pkg/backend/diy/backend.go) until `pulumi state
+  // upgrade` of 3.274.1 or earlier moved it, so this path only finds its files for that upgrade.
   const legacyFile = path.join(root, ".pulumi", "stacks", `${stack}.json`);
   const file = !fs.existsSync(projectFile) && fs.existsSync(legacyFile) ? legacyFile : projectFile;
   const backupsDir =

@@ -130,12 +130,12 @@ export class StackRunner implements GroupStacks {
   }
 
   /**
-   * After `cancel`, once the runs have ended: a lock on a cancelled group's stack whose process
-   * is gone, released now so the next leader finds the stack clean. A cancelled CLI normally
-   * releases its lock itself, yet one CI run (2026-11-29) found a lock left after a SIGTERM.
-   * How is not established: pulumi v3.259.0 takes the lock (pkg/backend/diy/backend.go `Update`,
-   * `b.Lock`) before it listens for SIGINT (`apply`'s `CancellationScopes.NewScope`, whose
-   * `signal.Notify` in pkg/backend/cancellation_scope.go is the CLI's only handler), but 28
+   * After `cancel`, once the runs have ended: a lock on a cancelled group's stack whose process is
+   * gone, released now so the next leader finds the stack clean. A cancelled CLI normally releases
+   * its lock itself, yet one CI run (2026-11-29) found a lock left after a SIGTERM. How is not
+   * established: pulumi v3.259.0 (v3.276.0 alike) takes the lock (pkg/backend/diy/backend.go
+   * `Update`, `b.Lock`) before it listens for SIGINT (`apply`'s `CancellationScopes.NewScope`,
+   * whose `signal.Notify` in pkg/backend/cancellation_scope.go is the CLI's only handler), but 28
    * SIGINTs sent 0 to 2.5 s after the lock appeared on a small stack never left one. A lock whose
    * process still runs is left alone.
    */

@@ -58,7 +58,7 @@ type Props = Record<string, unknown>;
 /**
  * The CRUD of `klutch:internal:*` resources, each call handed to the kind's dynamic provider as
  * the engine's dynamic-provider host would (@pulumi/pulumi cmd/dynamic-provider/index.ts of
- * v3.259.0): secrets revealed (lib/provider/wire-props.ts), a missing check passes the inputs
+ * v3.276.0): secrets revealed (lib/provider/wire-props.ts), a missing check passes the inputs
  * through, a missing diff leaves the diff to the engine, a missing read returns the state as it is.
  */
 export const internalResources: Required<

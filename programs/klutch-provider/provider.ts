@@ -50,7 +50,7 @@ async function resolveDeep(value: unknown): Promise<unknown> {
  * What a program's dependsOn means for a component: every resource under it waits. The engine
  * hands construct the program's dependencies as options.dependsOn, which the SDK applies to the
  * component alone (children do not inherit dependsOn); a transformation, which children do
- * inherit (@pulumi/pulumi v3.259.0 resource.ts: a resource takes its parent's transformations),
+ * inherit (@pulumi/pulumi v3.276.0 resource.ts: a resource takes its parent's transformations),
  * adds them to each child, so an export template waits for the bind CRDs it was made to wait for.
  */
 function componentOptions(options: pulumi.ComponentResourceOptions): pulumi.ComponentResourceOptions {

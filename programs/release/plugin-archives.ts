@@ -2,7 +2,7 @@
  * The klutch resource plugin as the engine installs it: one archive per platform,
  * `pulumi-resource-klutch-v<version>-<os>-<arch>.tar.gz`, the name the engine asks a plugin
  * server for (pulumi/pulumi sdk/go/common/workspace/plugins.go, PluginDescriptor's archive name,
- * v3.259.0). Every archive holds the same bundle, the provider with everything it loads in one
+ * v3.276.0). Every archive holds the same bundle, the provider with everything it loads in one
  * JavaScript file (esbuild, from programs/klutch-provider/main.ts), and its platform's launcher,
  * which runs it on the Node.js on PATH as Pulumi's own Node.js language host does. Node is not
  * shipped (about 100 MB per platform); the launcher checks its version and says what is missing.

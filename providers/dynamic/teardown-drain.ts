@@ -21,7 +21,7 @@ import { KlutchResource } from "./klutch-resource";
  * the bridge and the konnectors still run (lib/lifecycle/drain-plan.ts says why).
  *
  * Pulumi deletes a resource only after everything that depends on it (the engine's delete
- * antichains, pulumi/pulumi v3.259.0 pkg/resource/deploy/step_generator.go ScheduleDeletes).
+ * antichains, pulumi/pulumi v3.276.0 pkg/resource/deploy/step_generator.go ScheduleDeletes).
  * This resource depends on Crossplane, the connector API, the data-service API, the bridge and
  * the app-cluster bindings, so it is created last (a no-op) and deleted first; if it cannot
  * finish, the destroy stops before any of them is touched and can simply be run again.

@@ -105,7 +105,7 @@ export function packageSchema(spec: PackageSpec): Json {
     keywords: ["pulumi", "klutch", "crossplane", "kubernetes", "category/infrastructure", "kind/component"],
     // supportPack: the SDKs carry the schema's version (package.json, pyproject.toml, the Go
     // SDK's version) and the Go SDK gets a go.mod of its own (module: importBasePath's parent),
-    // as codegen/go GeneratePackage of pulumi/pulumi pkg v3.259.0 writes it only then.
+    // as codegen/go GeneratePackage of pulumi/pulumi pkg v3.276.0 writes it only then.
     meta: { moduleFormat: "(.*)", supportPack: true },
     // What each SDK generator needs (sdk/<language>, `npm run provider:sdks`,
     // host/toolchain/gen-sdk/main.go). The SDKs' minimum Pulumi SDK versions are left to the

@@ -37,9 +37,10 @@ const CLUSTER = "sdk-cp";
 const LANGUAGES = ["go", "python", "nodejs"] as const satisfies readonly Language[];
 const VERSION = releaseVersion();
 const CONSUMERS = path.join(repoRoot, "test", "sdk");
-const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(
-  fs.readFileSync(path.join(repoRoot, "host", "toolchain", "versions.env"), "utf8"),
-)![1]!;
+const VERSIONS_ENV = fs.readFileSync(path.join(repoRoot, "host", "toolchain", "versions.env"), "utf8");
+const PULUMI_VERSION = /^PULUMI_VERSION=(\S+)$/m.exec(VERSIONS_ENV)![1]!;
+/** PyPI lags the CLI, so the Python SDK has a pin of its own (versions.env). */
+const PULUMI_PYTHON_VERSION = /^PULUMI_PYTHON_VERSION=(\S+)$/m.exec(VERSIONS_ENV)![1]!;
 
 /**
  * A Go or Python program's environment names nothing of this checkout besides the plugin: the
@@ -271,7 +272,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
   /**
    * Installs the release's Python wheel (`npm run release`) into a fresh venv as a user does:
    * `pip install <wheel>`, its declared dependencies (pyproject.toml) from PyPI. The versions pip
-   * may pick are the toolchain's (python-constraints.txt, pulumi at the CLI's version), so a new
+   * may pick are the toolchain's (python-constraints.txt, pulumi at PULUMI_PYTHON_VERSION), so a new
    * release on PyPI cannot change this test's result; whether the wheel's own requirements resolve
    * is what it proves.
    */
@@ -288,7 +289,7 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     const constraints = path.join(work, "python-constraints.txt");
     fs.writeFileSync(
       constraints,
-      `${fs.readFileSync(path.join(repoRoot, "host", "toolchain", "python-constraints.txt"), "utf8")}\npulumi==${PULUMI_VERSION}\n`,
+      `${fs.readFileSync(path.join(repoRoot, "host", "toolchain", "python-constraints.txt"), "utf8")}\npulumi==${PULUMI_PYTHON_VERSION}\n`,
     );
     exec(
       python,

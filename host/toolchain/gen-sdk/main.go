@@ -10,7 +10,9 @@
 // (`build gen-sdk`) builds it at the PULUMI_VERSION of host/toolchain/versions.env; its go.mod is
 // written there, so that version is pinned in one place.
 //
-// Where the calls come from (github.com/pulumi/pulumi, tag v3.259.0):
+// Where the calls come from (github.com/pulumi/pulumi, tag v3.259.0; at v3.276.0 GenSDK hands the
+// plugins the same, and the codegen packages take the same calls: the language plugins' own modules
+// are refused here, so their main.go files were not read again):
 //   - pkg/cmd/pulumi/packages/packages.go, GenSDK: the CLI hands each language plugin the schema
 //     JSON, an empty output directory per language (<out>/<language>), the overlay files (none
 //     here), the address of a schema loader and `local` (false: a publishable SDK, not one

@@ -80,9 +80,9 @@ def program(p: dict):
         pulumi.export("kubeconfig", control_plane.kubeconfig)
         pulumi.export("proxyService", proxy.service_name)
         pulumi.export("proxyAssignments", proxy.assignments)
-        # Read through the SDK's output type (outputs.ConsumerEndpoint attributes). Exported as it
-        # is, pulumi 3.259.0 would write its Python keys (host_for_consumer): typed objects in
-        # stack outputs get their wire keys only from pulumi/pulumi#24246, after that release.
+        # Read through the SDK's output type (outputs.ConsumerEndpoint attributes), which is what
+        # this checks. Exported as it is, pulumi 3.259.0 wrote its Python keys (host_for_consumer);
+        # 3.272.0, the toolchain's Python SDK, writes wire keys (runtime/stack.py massage_complex).
         pulumi.export(
             "endpoints",
             local_proxy.endpoints.apply(

@@ -380,7 +380,7 @@ class WireguardTunnel(pulumi.ComponentResource):
                  gateway_namespace: Optional[_builtins.str] = None,
                  gateway_service_type: Optional[_builtins.str] = None,
                  gateway_vm: Optional[_builtins.bool] = None,
-                 gateway_vm_flows: Optional[Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict']] = None,
+                 gateway_vm_flows: Optional[Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict', 'outputs.ConfigMapRef']] = None,
                  image: Optional[_builtins.str] = None,
                  listen_port: Optional[_builtins.int] = None,
                  persistent_keepalive: Optional[_builtins.int] = None,
@@ -407,7 +407,7 @@ class WireguardTunnel(pulumi.ComponentResource):
         :param _builtins.str gateway_namespace: Namespace of the gateway; must exist. Default klutch-wireguard.
         :param _builtins.str gateway_service_type: Type of the gateway's Service. Default LoadBalancer. One of: ClusterIP, NodePort, LoadBalancer.
         :param _builtins.bool gateway_vm: The gateway runs on a VM: output its cloud-init user data (gatewayUserData, a secret) instead of gateway objects.
-        :param Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict'] gateway_vm_flows: With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
+        :param Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict', 'outputs.ConfigMapRef'] gateway_vm_flows: With gatewayVm and bridgeConnections: the flows ConfigMap on the control plane that the VM reads.
         :param _builtins.str image: WireGuard image.
         :param _builtins.int listen_port: UDP port the gateway listens on. Default 51820.
         :param _builtins.int persistent_keepalive: Seconds between client keepalives, 0 for none. Default 25.
@@ -453,7 +453,7 @@ class WireguardTunnel(pulumi.ComponentResource):
                  gateway_namespace: Optional[_builtins.str] = None,
                  gateway_service_type: Optional[_builtins.str] = None,
                  gateway_vm: Optional[_builtins.bool] = None,
-                 gateway_vm_flows: Optional[Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict']] = None,
+                 gateway_vm_flows: Optional[Union['ConfigMapRefArgs', 'ConfigMapRefArgsDict', 'outputs.ConfigMapRef']] = None,
                  image: Optional[_builtins.str] = None,
                  listen_port: Optional[_builtins.int] = None,
                  persistent_keepalive: Optional[_builtins.int] = None,
