@@ -24,8 +24,6 @@ export interface RunnerOptions {
   stack: string;
   /** Overrides for tests: state and plugin directories, passphrase. */
   env?: NodeJS.ProcessEnv;
-  /** Install the policy pack host too, for `--policy-pack`. */
-  policyPacks?: boolean;
 }
 
 /**
@@ -130,35 +128,5 @@ export function ensureKubernetesPlugin(env: NodeJS.ProcessEnv): void {
       env,
       stdio: ["ignore", "inherit", "inherit"],
     },
-  );
-}
-
-/**
- * Installs the toolchain's policy pack host (`pulumi-analyzer-policy-nodejs`, written next to the
- * CLI by host/scripts/toolchain.sh, which says where the facts come from) into PULUMI_HOME: the engine
- * looks for analyzers only there once ambient plugins are ignored. Versioned like @pulumi/pulumi,
- * whose run-policy-pack it runs; re-installed when the toolchain's script changes.
- */
-export function ensurePolicyAnalyzer(env: NodeJS.ProcessEnv): void {
-  const source = which("pulumi-analyzer-policy-nodejs", env);
-  if (!source)
-    throw new Error("pulumi-analyzer-policy-nodejs not found: run `bash host/scripts/toolchain.sh build`");
-  const version = (
-    JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
-      dependencies: Record<string, string>;
-    }
-  ).dependencies["@pulumi/pulumi"] as string;
-  const installed = path.join(
-    env.PULUMI_HOME as string,
-    "plugins",
-    `analyzer-policy-nodejs-v${version}`,
-    "pulumi-analyzer-policy-nodejs",
-  );
-  const wanted = fs.readFileSync(source, "utf8");
-  if (fs.existsSync(installed) && fs.readFileSync(installed, "utf8") === wanted) return;
-  execFileSync(
-    "pulumi",
-    ["plugin", "install", "analyzer", "policy-nodejs", version, "--file", source, "--reinstall"],
-    { env, stdio: ["ignore", "inherit", "inherit"] },
   );
 }

@@ -126,39 +126,11 @@ exec node "$script" "$@"'
   fi
 }
 
-# --- Policy pack analyzer host -------------------------------------------------------------
-# `pulumi preview --policy-pack <dir>` starts an analyzer for a policy pack. Facts from
-# github.com/pulumi/pulumi/sdk/v3@v3.248.0 (Go module cache), go/common/resource/plugin/
-# analyzer_plugin.go (the same file at v3.259.0 and v3.276.0), NewPolicyAnalyzer: the engine runs a
-# nodejs pack through the language host `pulumi-language-nodejs` when there is one; a CLI built from
-# the module has none, so it falls back to the analyzer plugin named "policy-" + the pack's runtime,
-# i.e. `pulumi-analyzer-policy-nodejs` (file name from workspace.PluginDescriptor.File:
-# pulumi-<kind>-<name>), started in the pack's directory with the arguments `<engine address> .`
-# (plus `-<option>=<value>` per runtime option of PulumiPolicy.yaml) and
-# PULUMI_CONFIG/PULUMI_STACK/... in its environment. Analyzers are not among the plugins found next
-# to the CLI (workspace.IsPluginBundled), so the runner installs this script into PULUMI_HOME
-# (host/automation/pulumi-runner.ts, ensurePolicyAnalyzer). What it runs is what upstream's
-# sdk/nodejs/dist/pulumi-analyzer-policy runs: `@pulumi/pulumi/cmd/run-policy-pack` of the
-# @pulumi/pulumi the pack's directory resolves, with the same arguments.
-policy_analyzer_script() {
-  cat <<'SCRIPT'
-#!/bin/sh
-# Host of Pulumi policy packs (nodejs): @pulumi/pulumi's run-policy-pack, resolved from the pack.
-script=$(node -e "process.stdout.write(require.resolve(\"@pulumi/pulumi/cmd/run-policy-pack\"))") || exit 1
-exec node "$script" "$@"
-SCRIPT
-}
-
-install_policy_analyzer() {
-  local plugin content
-  plugin="$(pulumi_dir)/bin/pulumi-analyzer-policy-nodejs"
-  content=$(policy_analyzer_script)
-  if [[ ! -f "$plugin" || "$(cat "$plugin")" != "$content" ]]; then
-    mkdir -p "$(dirname "$plugin")"
-    printf '%s\n' "$content" >"$plugin.tmp" && chmod 0755 "$plugin.tmp" && mv "$plugin.tmp" "$plugin"
-    log "  installed the policy pack analyzer host next to the CLI ($plugin)"
-  fi
-}
+# --- Policy packs ----------------------------------------------------------------------------
+# No analyzer host is written here since pulumi 3.276.0: that CLI starts a policy pack directory
+# only through `pulumi-language-nodejs`, which the module proxy refuses, and no longer falls back
+# to `pulumi-analyzer-policy-nodejs`; the runner hands it each pack as a launcher instead
+# (host/automation/policy-host.ts says why and how).
 
 build_pulumi() {
   local dir
@@ -792,8 +764,6 @@ main() {
         want "$part" || continue
         next_part "$part"
         "${build_of[$part]}"
-        # The Node.js policy analyzer goes next to the CLI, built or not.
-        [[ $part != pulumi ]] || install_policy_analyzer
       done
       log "toolchain ready in $((SECONDS - start))s:"
       status >&2

@@ -11,6 +11,7 @@ import * as readline from "node:readline/promises";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { Command, Option } from "commander";
 import { StackCli } from "../../host/automation/stack-cli";
+import { policyPackHost } from "../../host/automation/policy-host";
 import { failureText } from "../../host/automation/command-failure";
 import { renderIssues } from "../../lib/config/messages";
 
@@ -54,8 +55,9 @@ function changeOptions(cmd: Command, what: string): Command {
 }
 
 /**
- * The policy packs as absolute directories. The engine would report a wrong path only after
- * running the program, as "failed to load Pulumi policy project"; this says so at once.
+ * The policy packs as the engine is given them: each directory's launcher, since the toolchain's
+ * CLI cannot start a pack directory (host/automation/policy-host.ts). A wrong path is refused
+ * here at once; the engine would report it only after running the program.
  */
 function policyPacks(dirs: string[] | undefined): string[] | undefined {
   if (!dirs) return undefined;
@@ -66,7 +68,7 @@ function policyPacks(dirs: string[] | undefined): string[] | undefined {
         `--policy-pack ${dir}: ${abs} has no PulumiPolicy.yaml; give a policy pack directory, e.g. --policy-pack programs/policy`,
       );
     }
-    return abs;
+    return policyPackHost(abs);
   });
 }
 
@@ -92,10 +94,10 @@ async function confirmed(question: string, flags: ChangeFlags): Promise<boolean>
  * The stack for the commands that run the program, through the Automation API. It is loaded
  * here, not at the top: `config`, `outputs` and `--help` do without its 1.3 s of imports.
  */
-async function stackFor(program: Command, flags: ChangeFlags = {}): Promise<Stack> {
+async function stackFor(program: Command): Promise<Stack> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { selectStack } = require("../stack/program-stack") as typeof import("../stack/program-stack");
-  return selectStack({ stack: program.opts<{ stack: string }>().stack, policyPacks: !!flags.policyPack });
+  return selectStack({ stack: program.opts<{ stack: string }>().stack });
 }
 
 /** The stack for the commands that run no program: straight to the CLI (host/automation/stack-cli.ts). */
@@ -129,7 +131,7 @@ async function main(): Promise<void> {
     "update",
   ).action(async (flags: ChangeFlags) => {
     const packs = policyPacks(flags.policyPack);
-    const stack = await stackFor(program, flags);
+    const stack = await stackFor(program);
     await checkConfig(stack);
     // Objects left being deleted (a destroy cut short, a hand-made delete) are waited for and
     // then re-read, so the update creates them again instead of calling them "same".
@@ -167,7 +169,7 @@ async function main(): Promise<void> {
     "preview",
   ).action(async (flags: ChangeFlags & { expectNoChanges?: boolean }) => {
     const packs = policyPacks(flags.policyPack);
-    const stack = await stackFor(program, flags);
+    const stack = await stackFor(program);
     await checkConfig(stack);
     const reread = await awaitTerminating(stack, out);
     const res = await stack.preview({

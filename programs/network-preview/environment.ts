@@ -350,8 +350,12 @@ export async function previewEnvironment(
   const { repoRoot } =
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require("../../host/automation/toolchain") as typeof import("../../host/automation/toolchain");
-  const packs = opts.policyPacks ?? [`${repoRoot}/${POLICY_PACK_DIR}`];
-  const s = opts.stack ?? (await runner.selectStack({ stack, policyPacks: packs.length > 0 }));
+  const { policyPackHost } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require("../../host/automation/policy-host") as typeof import("../../host/automation/policy-host");
+  // Each pack as its launcher: the toolchain's CLI cannot start a pack directory (policy-host.ts).
+  const packs = (opts.policyPacks ?? [`${repoRoot}/${POLICY_PACK_DIR}`]).map((dir) => policyPackHost(dir));
+  const s = opts.stack ?? (await runner.selectStack({ stack }));
   const collector = new StepCollector(progress);
   progress(`previewing the environment stack ${stack}${packs.length > 0 ? " with the policy pack" : ""}`);
   try {

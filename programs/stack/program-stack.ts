@@ -2,7 +2,6 @@ import * as fs from "node:fs";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import {
   ensureKubernetesPlugin,
-  ensurePolicyAnalyzer,
   pulumiEnv,
   type RunnerOptions,
   preparePulumiHome,
@@ -21,7 +20,6 @@ export async function selectStack(options: RunnerOptions): Promise<Stack> {
   fs.mkdirSync((env.PULUMI_BACKEND_URL as string).replace(/^file:\/\//, ""), { recursive: true });
   preparePulumiHome(env);
   ensureKubernetesPlugin(env);
-  if (options.policyPacks) ensurePolicyAnalyzer(env);
   // The Automation API spawns `pulumi` with process.env plus envVars; PATH must be ours.
   process.env.PATH = env.PATH;
   const envVars = Object.fromEntries(

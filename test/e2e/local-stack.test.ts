@@ -11,9 +11,9 @@ import { mountsUnder } from "../../host/local-clusters/node/host";
 import {
   LOCAL_STACK_PASSPHRASE,
   ensureKubernetesPlugin,
-  ensurePolicyAnalyzer,
   pulumiEnv,
 } from "../../host/automation/pulumi-runner";
+import { policyPackHost } from "../../host/automation/policy-host";
 import { selectStack } from "../../programs/stack/program-stack";
 import { XRD_NAME } from "../../lib/connector-api/names";
 import { CONNECTION_STATUS_ANNOTATION } from "../../lib/bridge/readiness-relay";
@@ -1983,7 +1983,6 @@ describe("local stack on real clusters (e2e)", function () {
   it("`--policy-pack programs/policy` fails the preview of a program that breaks a rule, naming the rule", async () => {
     const env = pulumiEnv("local", process.env);
     ensureKubernetesPlugin(env);
-    ensurePolicyAnalyzer(env);
     const kubeconfigText = fs.readFileSync(kubeconfig("control-plane"), "utf8");
     const probeDir = path.join(work, "policy-probe");
     fs.mkdirSync(probeDir, { recursive: true });
@@ -2019,7 +2018,7 @@ describe("local stack on real clusters (e2e)", function () {
       const output: string[] = [];
       const ok = await s
         .preview({
-          policyPacks: [path.join(repoRoot, "programs", "policy")],
+          policyPacks: [policyPackHost(path.join(repoRoot, "programs", "policy"))],
           onOutput: (t) => output.push(t),
         })
         .then(

@@ -126,7 +126,7 @@ describe("network change preview of the environment stack (e2e)", function () {
     clusters = new LocalClusters(stateDir);
     await clusters.up([CP, "app-1", "app-2"]);
     setAppClusters([local("app-1")]);
-    stack = await selectStack({ stack: STACK, policyPacks: true });
+    stack = await selectStack({ stack: STACK });
     const res = await stack.up({ color: "never" });
     assert.equal(res.summary.result, "succeeded");
     crossplane = new LocalCrossplane(stateDir, CP, env);
