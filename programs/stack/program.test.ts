@@ -27,9 +27,14 @@ function refusingApiServer(): Promise<{ server: http.Server; url: string; posts:
       }),
     );
   });
+  return listening(server).then((url) => ({ server, url, posts }));
+}
+
+/** The server listening on a loopback port of its own; its URL. */
+function listening(server: http.Server): Promise<string> {
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, posts }),
+      resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`),
     ),
   );
 }
@@ -44,12 +49,18 @@ const kubeconfigFor = (url: string) =>
     "current-context: ops",
   ].join("\n");
 
+/** A kubeconfig for `url` in a directory of its own (removed by the test). */
+function kubeconfigFile(url: string): { dir: string; kubeconfig: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-program-"));
+  const kubeconfig = path.join(dir, "ops.yaml");
+  fs.writeFileSync(kubeconfig, kubeconfigFor(url));
+  return { dir, kubeconfig };
+}
+
 describe("the stack program asks the data-service cluster's API server on up", () => {
   it("a NodePort range an existing control plane refuses stops the run before anything is registered, naming the field, the value and the cluster's range", async () => {
     const api = await refusingApiServer();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-program-"));
-    const kubeconfig = path.join(dir, "ops.yaml");
-    fs.writeFileSync(kubeconfig, kubeconfigFor(api.url));
+    const { dir, kubeconfig } = kubeconfigFile(api.url);
     try {
       const run = mockPulumi({
         environment: "ops",
@@ -117,14 +128,8 @@ describe("the stack program asks the data-service cluster's API server on up", (
         }),
       );
     });
-    const url = await new Promise<string>((resolve) =>
-      server.listen(0, "127.0.0.1", () =>
-        resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`),
-      ),
-    );
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-program-"));
-    const kubeconfig = path.join(dir, "ops.yaml");
-    fs.writeFileSync(kubeconfig, kubeconfigFor(url));
+    const url = await listening(server);
+    const { dir, kubeconfig } = kubeconfigFile(url);
     try {
       const run = mockPulumi({
         environment: "ops",
