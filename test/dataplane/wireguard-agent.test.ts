@@ -5,6 +5,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import {
+  UNREACHED_FILE,
   clientAgentScript,
   clientConfigKey,
   configServerArgs,
@@ -205,6 +206,22 @@ describe("WireGuard client agent and forwarder-list server (data plane, loopback
       await new Promise((r) => setTimeout(r, 200));
       listServer = startListServer();
     }
+  });
+
+  it("fetches that fail are counted in a row for the tunnel container, and a fetch that works sets the count back to 0", async () => {
+    const unreached = path.join(shared, UNREACHED_FILE);
+    const count = () => Number(fs.readFileSync(unreached, "utf8").trim());
+    assert.equal(count(), 0);
+    listServer?.kill("SIGKILL");
+    await new Promise((r) => setTimeout(r, 200));
+    try {
+      await eventually("two fetches in a row to fail", () => count() >= 2, 30_000);
+      // A fetch that failed is not one that was cut short: the forwarders keep serving.
+      assert.equal(await readFrom(fwdB), "service-b");
+    } finally {
+      listServer = startListServer();
+    }
+    await eventually("a fetch to work again", () => count() === 0, 30_000);
   });
 
   it("a dead forwarder is restarted on the next round", async () => {

@@ -10,6 +10,7 @@ import {
   WireguardPlanInput,
   planWireguard,
 } from "../../network/wireguard/model/planner";
+import { sessionResetScript } from "../../network/wireguard/model/cluster-config";
 import { renderGatewayNftables } from "../../network/wireguard/model/render-nftables";
 import { renderClientSetconf, renderGatewaySetconf } from "../../network/wireguard/model/render-wg-quick";
 import { wireguardKeyProvider } from "../../network/wireguard/key-provider";
@@ -280,6 +281,17 @@ export class WireguardLab {
     await this.run(end, ["ip", "addr", "replace", client.interface.address, "dev", ifname]);
     await this.run(end, ["ip", "link", "set", ifname, "up"]);
     for (const route of client.routes) await this.run(end, ["ip", "route", "replace", route, "dev", ifname]);
+  }
+
+  /**
+   * Drops a client's session with the gateway and adds the gateway peer again from the
+   * client's rendered config, with the very commands the client pod's tunnel container runs
+   * (sessionResetScript).
+   */
+  async resetClientSession(plan: WireguardPlan, cluster: AppCluster): Promise<void> {
+    const file = this.writeSecretFile(`${cluster}.conf`, this.clientConfig(plan, cluster));
+    const reset = sessionResetScript(this.ifname[END_OF[cluster]], `cat ${file}`);
+    await this.run(END_OF[cluster], ["sh", "-c", `peer='${this.requireKeys().gateway.publicKey}'\n${reset}`]);
   }
 
   /** Loads the rendered gateway filter into ds (atomic replace). */

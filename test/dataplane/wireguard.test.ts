@@ -129,6 +129,26 @@ describe("WireGuard data plane (wireguard-go in network namespaces, PostgreSQL 1
     assert.fail(`A did not reconnect within 45 s: ${last}`);
   });
 
+  it("a client that drops its session once the gateway is back reaches it at once, not after WireGuard's 15 s", async function () {
+    this.timeout(60000);
+    await lab.stopWireguard("ds");
+    await lab.startWireguard("ds");
+    await lab.configureGateway(plan);
+    // The new gateway drops what A sends in its old session: without the reset, a try now fails
+    // (the test before this one waits out WireGuard's own re-handshake).
+    const stale = await lab.psql("appA", "select 1", 2);
+    assert.notEqual(stale.code, 0, "A's old session is dead at the new gateway");
+    // What the client pod's tunnel container does when its agent's fetches fail.
+    const reset = Date.now();
+    await lab.resetClientSession(plan, "app-a");
+    const r = await lab.psql("appA", "select inet_client_addr()", 3);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "100.96.0.2");
+    console.log(
+      `      (A reconnected ${((Date.now() - reset) / 1000).toFixed(1)} s after dropping its session)`,
+    );
+  });
+
   it("adding a connection for B makes B work without disturbing A's open session", async function () {
     this.timeout(60000);
     const session = new PsqlSession(

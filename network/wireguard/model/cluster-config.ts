@@ -31,6 +31,16 @@ export const FLOWS_DIR = "/etc/klutch/flows";
 export const FLOWS_INCLUDE = `${FLOWS_DIR}/flows-*.nft`;
 /** Where the client's two containers share the hosts the forwarders dial (an emptyDir). */
 export const CLIENT_SHARED_DIR = "/run/klutch";
+/**
+ * The agent's count of list fetches in a row that failed (0 after one that worked), in the
+ * shared directory: the tunnel container's sign that the gateway stopped answering.
+ */
+export const UNREACHED_FILE = "unreached";
+/**
+ * How long a fetch waits for the gateway's answer. Through a working tunnel the list server
+ * answers in one round trip; a longer wait only delays noticing a dead session.
+ */
+const FETCH_TIMEOUT_SECONDS = 2;
 
 export interface PublishedForwarder {
   listenPort: number;
@@ -99,7 +109,8 @@ export function parseClientConfig(text: string): PublishedForwarder[] {
  * ignored whole, and so is an answer without the server's closing `end`: a connection cut short
  * must not stop every forwarder), stops the forwarders no longer listed, shares the listed hosts with the
  * tunnel container, and starts the missing forwarders whose hosts that container has routed
- * into the tunnel (its `routed` file). Only shell built-ins, cat, socat and sleep, so
+ * into the tunnel (its `routed` file). It also writes how many fetches in a row failed
+ * (UNREACHED_FILE), which the tunnel container acts on. Only shell built-ins, cat, socat and sleep, so
  * the same script runs on the local image (dash) and on alpine/socat (busybox sh).
  */
 export function clientAgentScript(
@@ -118,8 +129,11 @@ export function clientAgentScript(
     `conf=${dirs.tmp}/forwarders.conf`,
     `state=${dirs.tmp}/forwarders.state`,
     `fetcherr=${dirs.tmp}/fetch.err`,
+    `unreached=${dirs.shared}/${UNREACHED_FILE}`,
     ': > "$state"',
     'lasterr=""',
+    "failed=0",
+    'echo 0 > "$unreached"',
     // 0: a complete, well-formed list; 1: malformed; 2: cut short (no `end`, which the list
     // server sends last), so the connection ended early and the last good list stays.
     "valid() {",
@@ -135,8 +149,9 @@ export function clientAgentScript(
     '  [ -n "$ended" ] || return 2',
     "}",
     "while true; do",
-    '  if socat -u "TCP:$gw:$cfgport,connect-timeout=3" - > "$conf.new" 2> "$fetcherr"; then',
+    `  if socat -u "TCP:$gw:$cfgport,connect-timeout=${FETCH_TIMEOUT_SECONDS}" - > "$conf.new" 2> "$fetcherr"; then`,
     '    lasterr=""',
+    '    [ "$failed" = 0 ] || { failed=0; echo 0 > "$unreached"; }',
     '    valid "$conf.new"',
     "    case $? in",
     '      0) cat "$conf.new" > "$conf" ;;',
@@ -147,6 +162,9 @@ export function clientAgentScript(
     '    err="$(cat "$fetcherr")"',
     '    [ "$err" = "$lasterr" ] || echo "cannot fetch the forwarder list from $gw:$cfgport (the tunnel is not up yet?): $err" >&2',
     '    lasterr="$err"',
+    // Counted for the tunnel container, which drops a session the gateway no longer answers.
+    "    failed=$((failed + 1))",
+    '    echo "$failed" > "$unreached"',
     "  fi",
     '  if [ -f "$conf" ]; then',
     // Stop what is no longer listed (or whose process died) before starting anything, so a
@@ -191,10 +209,32 @@ export function clientAgentScript(
 }
 
 /**
- * The client's tunnel container (root, CAP_NET_ADMIN): wg-quick up, then every 3 s the hosts
- * the agent shares become the gateway peer's AllowedIPs (the planned ones plus those) and
- * routes into wg0; hosts no longer listed lose their route. The file is the agent's, a less
- * privileged container's, so each host is checked again before it reaches `wg` or `ip`.
+ * Drops the client's session with the gateway and adds the gateway peer again from the
+ * interface's own configuration, `$peer` being the gateway's public key. WireGuard has no
+ * message for "I lost your session": a gateway pod started anew silently drops the packets of
+ * the old one, and the client begins a new handshake only after 15 s of unanswered data
+ * (KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, wireguard-go device/constants.go; the kernel's
+ * timers.c alike). A peer added afresh has no session, and with a persistent keepalive it
+ * sends one at once (wireguard-go device/uapi.go, `persistent_keepalive_interval` on a
+ * running device; the kernel's netlink.c alike), which starts the handshake. Open TCP
+ * connections through the tunnel survive: their state is at their ends, not in WireGuard.
+ */
+export function sessionResetScript(iface: string, strippedConfig: string): string {
+  // The configuration is read before the peer goes: an empty one would make syncconf remove
+  // every peer.
+  return `cfg="$(${strippedConfig})" && [ -n "$cfg" ] && wg set ${iface} peer "$peer" remove && printf '%s\\n' "$cfg" | wg syncconf ${iface} /dev/stdin`;
+}
+
+/**
+ * The client's tunnel container (root, CAP_NET_ADMIN): wg-quick up, then every second
+ * - when the agent's fetches through the tunnel have failed once more (UNREACHED_FILE), the
+ *   gateway session is dropped and the peer added again (sessionResetScript), so a gateway pod
+ *   started anew is reached within a fetch's timeout instead of WireGuard's 15 s; a reset on a
+ *   session that was fine costs one handshake;
+ * - the hosts the agent shares become the gateway peer's AllowedIPs (the planned ones plus
+ *   those) and routes into wg0; hosts no longer listed lose their route. The file is the
+ *   agent's, a less privileged container's, so each host is checked again before it reaches
+ *   `wg` or `ip`.
  */
 export const CLIENT_TUNNEL_SCRIPT = [
   "set -eu",
@@ -204,8 +244,23 @@ export const CLIENT_TUNNEL_SCRIPT = [
   'peer="$(wg show wg0 peers)"',
   'planned="$(wg show wg0 allowed-ips | { read -r p ips; echo "$ips"; })"',
   'last=""',
+  'allowed=""',
+  "seen=0",
   "while true; do",
-  "  sleep 3 & wait $!",
+  "  sleep 1 & wait $!",
+  `  failed="$(cat ${CLIENT_SHARED_DIR}/${UNREACHED_FILE} 2> /dev/null || echo 0)"`,
+  '  case "$failed" in "" | *[!0-9]*) failed="$seen" ;; esac',
+  '  if [ "$failed" != "$seen" ]; then',
+  '    seen="$failed"',
+  '    if [ "$failed" != 0 ]; then',
+  `      if ${sessionResetScript("wg0", "wg-quick strip wg0")} && { [ -z "$allowed" ] || wg set wg0 peer "$peer" allowed-ips "$allowed"; }; then`,
+  // Said on the first and every tenth: a gateway down for long resets every few seconds.
+  '        case "$failed" in 1 | *0) echo "the gateway did not answer the agent ($failed fetches in a row): the session is dropped, the next packet shakes hands anew" ;; esac',
+  "      else",
+  '        echo "could not drop the session with the gateway" >&2',
+  "      fi",
+  "    fi",
+  "  fi",
   `  [ -f ${CLIENT_SHARED_DIR}/hosts ] || continue`,
   `  text="$(cat ${CLIENT_SHARED_DIR}/hosts)"`,
   '  case "$text" in *end) ;; *) continue ;; esac',
