@@ -128,9 +128,10 @@ export const SUPPORT_WINDOWS: readonly SupportWindow[] = [
   {
     part: "@kubernetes/client-node",
     pin: { npm: "@kubernetes/client-node" },
-    checkedFor: "1.4.0",
+    checkedFor: "2.0.1",
     policy: "the newest major",
-    ended: "2.0.1 is out (npm)",
+    // npm's newest on 2026-12-05 (its versions end at 2.0.1); 1.x got no release after 1.4.0.
+    endsWhen: "client-node 3.0.0 ships",
     move: "package.json",
   },
 ];

@@ -2,6 +2,7 @@ import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers, ServerCheckInput } from "../contract/implementation";
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
 import type { ConfigIssue } from "../../lib/config/messages";
+import { clientErrorMessage } from "../../lib/kube/client-errors";
 import { type NodePortProbe, nodePortProbes, probeIssue, probeService } from "./model/node-port-probe";
 import { type AdmissionProbe, admissionIssue, admissionProbes } from "./model/service-admission";
 
@@ -28,7 +29,10 @@ function coreClient(kubeconfig: string, context: string | undefined): k8s.CoreV1
   return kc.makeApiClient(k8s.CoreV1Api);
 }
 
-/** The message of a client-node ApiException (its body is the API server's Status), or the error's own. */
+/**
+ * The message of a client-node ApiException (its body is the API server's Status), or the error's
+ * own, with why when the server gave no answer (lib/kube/client-errors.ts).
+ */
 function refusalOf(e: unknown): string {
   const body = (e as { body?: unknown }).body;
   if (typeof body === "string") {
@@ -39,7 +43,7 @@ function refusalOf(e: unknown): string {
       return body;
     }
   }
-  return e instanceof Error ? e.message : String(e);
+  return clientErrorMessage(e);
 }
 
 /**

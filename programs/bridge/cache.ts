@@ -2,6 +2,7 @@ import * as k8s from "@kubernetes/client-node";
 import { NETWORK_PATH_GROUP, NETWORK_PATH_PLURAL, NETWORK_PATH_VERSION } from "../../lib/bridge/api";
 import { backoffDelay } from "../../lib/bridge/backoff";
 import { groupKey, needsReconcile, pathId } from "../../lib/bridge/grouping";
+import { clientErrorMessage } from "../../lib/kube/client-errors";
 import { isManaged } from "../../network/registry";
 import type { NetworkPathObject } from "../../lib/bridge/api";
 import type { Logger } from "./log";
@@ -136,7 +137,7 @@ export class PathCache {
     this.errors++;
     const delay = backoffDelay(this.failures, 500, 10_000);
     this.opts.log("warn", "list or watch of network paths failed; restarting", {
-      error: err instanceof Error ? err.message : String(err),
+      error: clientErrorMessage(err),
       retryInMs: delay,
     });
     const clock = this.opts.clock ?? realClock;

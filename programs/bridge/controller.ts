@@ -14,6 +14,7 @@ import { StackRunner } from "./stack-runner";
 import { WorkQueue } from "./workqueue";
 import type { DriftInformer } from "./drift-watch";
 import type { DriftKind } from "../../lib/bridge/drift";
+import { clientErrorMessage } from "../../lib/kube/client-errors";
 import { DriftHealing } from "./drift-healing";
 import { reportUnusable } from "./health-report";
 import type { NetworkPathObject } from "../../lib/bridge/api";
@@ -146,7 +147,7 @@ export class Bridge {
       onError: (key, error, attempt, retryInMs) =>
         opts.log("error", retryInMs === undefined ? "reconcile failed; not retried" : "reconcile failed", {
           group: key,
-          error: error.message,
+          error: clientErrorMessage(error),
           ...(retryInMs === undefined ? {} : { attempt, retryInMs }),
         }),
     });
@@ -205,8 +206,11 @@ export class Bridge {
             health,
             writer,
             events,
-          }).catch((err: Error) => {
-            opts.log("warn", "could not report the paths' health", { group: key, error: err.message });
+          }).catch((err: unknown) => {
+            opts.log("warn", "could not report the paths' health", {
+              group: key,
+              error: clientErrorMessage(err),
+            });
             return [];
           });
           if (unusable.length > 0)

@@ -1,5 +1,6 @@
 import * as k8s from "@kubernetes/client-node";
 import { backoffDelay } from "../../lib/bridge/backoff";
+import { clientErrorMessage } from "../../lib/kube/client-errors";
 import {
   DRIFT_KINDS,
   DRIFT_SELECTOR,
@@ -146,7 +147,7 @@ export class DriftWatch {
     const code =
       (err as { code?: number; statusCode?: number } | undefined)?.code ??
       (err as { statusCode?: number })?.statusCode;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = clientErrorMessage(err);
     if (code === 403 || /forbidden/i.test(message)) {
       this.opts.log("info", "the data-plane identity may not watch this kind; its drift is not watched", {
         kind,

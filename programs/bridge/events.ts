@@ -7,6 +7,7 @@ import {
   eventKey,
   type NetworkPathObject,
 } from "../../lib/bridge/model";
+import { clientErrorMessage } from "../../lib/kube/client-errors";
 import type { Logger } from "./log";
 
 /** What a NetworkPath's Events say, one reason per reconcile outcome. */
@@ -102,7 +103,7 @@ export class EventRecorder {
       this.log("warn", "could not record an event", {
         path: p.metadata.name,
         reason,
-        error: (e as Error).message,
+        error: clientErrorMessage(e),
       });
     }
   }

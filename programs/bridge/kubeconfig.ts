@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
  * (outside a cluster, like kubectl), else the in-cluster config a pod has: the API server at
  * KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every container, and the pod's
  * ServiceAccount token and CA under /var/run/secrets/kubernetes.io/serviceaccount
- * (@kubernetes/client-node 1.4.0, KubeConfig.loadFromCluster). Returns the kubeconfig file, or
+ * (@kubernetes/client-node 2.0.1, KubeConfig.loadFromCluster). Returns the kubeconfig file, or
  * undefined for in-cluster config.
  */
 export function controlPlaneKubeconfig(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {

@@ -9,6 +9,7 @@ import {
   type LeaseSpec,
   type LeaseTiming,
 } from "../../lib/bridge/lease";
+import { clientErrorMessage } from "../../lib/kube/client-errors";
 import { loadKubeConfig } from "./kubeconfig";
 import type { Logger } from "./log";
 
@@ -58,8 +59,8 @@ export class LeaderElector {
   async run(onLost: () => void): Promise<void> {
     let waitingLogged = false;
     while (!this.stopped) {
-      const outcome = await this.tryAcquireOrRenew().catch((e: Error) => {
-        this.opts.log("warn", "leader election: lease request failed", { error: e.message });
+      const outcome = await this.tryAcquireOrRenew().catch((e: unknown) => {
+        this.opts.log("warn", "leader election: lease request failed", { error: clientErrorMessage(e) });
         return "failed" as const;
       });
       if (outcome === "held") break;
@@ -85,8 +86,8 @@ export class LeaderElector {
     const overdue = () => Date.now() - this.lastRenew > this.timing.renewDeadlineSeconds * 1000;
     const renew = async () => {
       if (this.stopped) return;
-      const outcome = await this.tryAcquireOrRenew().catch((e: Error) => {
-        this.opts.log("warn", "leader election: renewal failed", { error: e.message });
+      const outcome = await this.tryAcquireOrRenew().catch((e: unknown) => {
+        this.opts.log("warn", "leader election: renewal failed", { error: clientErrorMessage(e) });
         return "failed" as const;
       });
       if (this.stopped) return;

@@ -1,6 +1,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers, ServerCheckInput } from "../../network/contract/implementation";
 import { CROSSPLANE_CORE_SELECTOR, foreignCrossplaneIssues } from "../../lib/crossplane/foreign-crossplane";
+import { clientErrorMessage } from "../../lib/kube/client-errors";
 
 /**
  * Asks a control plane handed over by kubeconfig for the Crossplane cores it runs, in every
@@ -26,7 +27,7 @@ export async function existingCrossplaneCheck(
     });
     return { issues, notes: [] };
   } catch (e) {
-    const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
+    const why = clientErrorMessage(e).split("\n")[0];
     return {
       issues: [],
       notes: [
