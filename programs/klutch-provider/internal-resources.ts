@@ -8,6 +8,7 @@ import { packagePauseProvider } from "../../providers/dynamic/package-pause";
 import { packagePushProvider } from "../../providers/dynamic/package-push";
 import { randomKeyProvider } from "../../providers/dynamic/random-key";
 import { teardownDrainProvider } from "../../providers/dynamic/teardown-drain";
+import { withClientReasons } from "../../providers/dynamic/client-reasons";
 import { connectivityProbeProvider } from "../../network/shared/connectivity-probe";
 import { IMPLEMENTATIONS } from "../../network/registry";
 import { rewrap, union, unwrap } from "../../lib/provider/wire-props";
@@ -50,7 +51,7 @@ function providerOf(urn: string): AnyProvider {
         .map(internalType)
         .join(", ")}`,
     );
-  return found;
+  return withClientReasons(found);
 }
 
 type Props = Record<string, unknown>;

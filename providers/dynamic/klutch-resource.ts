@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { withClientReasons } from "./client-reasons";
 
 /**
  * Who runs the CRUD of Klutch's resources that have no cloud provider of their own (random keys,
@@ -35,7 +36,8 @@ const serialized = new WeakMap<object, pulumi.Output<string>>();
 function serializeProvider(provider: pulumi.dynamic.ResourceProvider): pulumi.Output<string> {
   const cached = serialized.get(provider);
   if (cached) return cached;
-  const fn = pulumi.runtime.serializeFunction(() => provider, { allowSecrets: true });
+  const served = withClientReasons(provider);
+  const fn = pulumi.runtime.serializeFunction(() => served, { allowSecrets: true });
   // A provider that captured a secret is stored as a secret, as dynamic.Resource does.
   const text = pulumi
     .output(fn)
