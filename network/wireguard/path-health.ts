@@ -6,6 +6,7 @@ import { wireguardSettings } from "./model/settings";
 import { pathId } from "../../lib/bridge/model";
 import { dataPlaneInstances, unservedOf } from "../shared/instance-reads";
 import { servicesNamed, withUnservedBut } from "../contract/instance-service";
+import { localWireguardHealth } from "./local/path-health";
 
 /**
  * WireGuard's health reader on a cluster (its spec's `pulumi.health`): the gateway's pods in the
@@ -16,8 +17,8 @@ import { servicesNamed, withUnservedBut } from "../contract/instance-service";
  * lib/bridge/rbac.ts dataPlaneInstanceRules grants): the gateway forwards to the Service's
  * ClusterIP, which kube-proxy refuses while the Service has no ready endpoint, so such a path is
  * `InstanceUnreachable`, naming the Service, as is one whose Service is gone. A gateway with no
- * pod serving outranks it. Not on this machine (the local target's processes are refreshed by
- * every run), nor on a cluster without kubelets.
+ * pod serving outranks it. On this machine (the local target): the processes,
+ * local/path-health.ts. Not on a cluster without kubelets.
  */
 export function wireguardHealthReader(opts: HealthReaderOptions): HealthReader {
   let core: k8s.CoreV1Api | undefined;
@@ -42,11 +43,13 @@ export function wireguardHealthReader(opts: HealthReaderOptions): HealthReader {
   };
   return {
     reads: (_key, target) =>
-      core !== undefined &&
-      target.kind === "kubernetes" &&
-      !target.skipAwait &&
-      gatewayOf(target.settings) !== undefined,
-    read: async (_key, target, live) => {
+      target.kind === "local" ||
+      (core !== undefined &&
+        target.kind === "kubernetes" &&
+        !target.skipAwait &&
+        gatewayOf(target.settings) !== undefined),
+    read: async (key, target, live) => {
+      if (target.kind === "local") return localWireguardHealth(key, target.stateDir, live);
       const gateway = target.kind === "kubernetes" ? gatewayOf(target.settings) : undefined;
       if (!core || !gateway) return {};
       const services = servicesNamed(

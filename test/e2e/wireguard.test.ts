@@ -344,6 +344,52 @@ describe("WireGuard end to end through the bridge (e2e)", function () {
     await session.close();
   });
 
+  it("a killed forwarder is seen between runs: its path says so (ForwarderFailed, naming the process) and the bridge starts it again by itself, on the same port", async () => {
+    const g = gateway();
+    const forwarders = fs.readdirSync(path.join(g.dir, "forwarders")).filter((f) => f.endsWith(".pid"));
+    assert.equal(forwarders.length, 1, forwarders.join(", "));
+    const pidFile = path.join(g.dir, "forwarders", forwarders[0]!);
+    const killedPid = fs.readFileSync(pidFile, "utf8").trim();
+    const pathName = kubectlJson<{ items: { metadata: { name: string }; spec: { connection: string } }[] }>(
+      kc(),
+      ["get", "networkpaths"],
+    ).items.find((p) => p.spec.connection.startsWith("orders"))!.metadata.name;
+    const killed = Date.now();
+    process.kill(-Number(killedPid), "SIGKILL");
+    // The health poll (every 2 s) writes Ready=False with an Event; the run it starts puts the
+    // forwarder back within seconds, so the Event is what stays to be read.
+    const said = () =>
+      kubectlJson<{ items: { message: string }[] }>(kc(), [
+        "get",
+        "events",
+        "-A",
+        "--field-selector",
+        `involvedObject.name=${pathName}`,
+      ]).items.filter((e) => /the forwarder of .* \(socat in .*\) is not running/.test(e.message));
+    await eventually(
+      "an Event saying the path's forwarder is not running",
+      () => said().length > 0,
+      60_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nbridge log:\n${bridge.tail(30)}`);
+    });
+    const seenAfter = (Date.now() - killed) / 1000;
+    await eventually(
+      "psql through the path the bridge healed by itself",
+      async () => (await psqlIn(names.netns, "127.0.0.1", PG_PORT, "select 49")).stdout.trim() === "49",
+      120_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\nbridge log:\n${bridge.tail(30)}`);
+    });
+    const usableAfter = (Date.now() - killed) / 1000;
+    const healed = await waitReady("orders");
+    assert.deepEqual([healed.status?.hostForConsumer, healed.status?.port], ["127.0.0.1", PG_PORT]);
+    assert.notEqual(fs.readFileSync(pidFile, "utf8").trim(), killedPid, "a new forwarder");
+    console.log(
+      `      (a forwarder killed → said on its path within ${seenAfter.toFixed(1)} s, psql through it again in ${usableAfter.toFixed(1)} s, no restart of the bridge)`,
+    );
+  });
+
   it("a killed wireguard-go and forwarder are healed by the next reconcile (a restarted bridge) with the same key and address", async () => {
     const g = gateway();
     const pidOf = (file: string) => Number(fs.readFileSync(path.join(g.dir, file), "utf8").trim());

@@ -40,7 +40,8 @@ export const wireguard: ImplementationSpec<"wireguard", typeof wireguardConnecto
       bridge: () => (require("../bridge-program") as { wireguardProgram: GroupProgram }).wireguardProgram,
       provider: () =>
         (require("../provider/surface") as { providerSurface: ProviderSurface }).providerSurface,
-      // On a cluster, the gateway's pods: every path is unusable while none serves.
+      // On a cluster, the gateway's pods: every path is unusable while none serves; on this
+      // machine, the tunnel's and each forwarder's process.
       health: () =>
         (require("../path-health") as { wireguardHealthReader: (o: HealthReaderOptions) => HealthReader })
           .wireguardHealthReader,
