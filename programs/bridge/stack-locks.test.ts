@@ -158,6 +158,31 @@ describe("StackLocks: what an interrupted update leaves on a file-backend stack"
       ]);
     });
 
+    it("on a remote backend, a leader cancels once per stack whatever an earlier leader left; without leader election it cancels nothing", async () => {
+      const engine: StaleLockStack = {
+        cancel: () => Promise.resolve(void calls.push("cancel")),
+        exportStack: () => {
+          calls.push("export");
+          return Promise.resolve({ version: 3, deployment: {} });
+        },
+        importStack: () => Promise.resolve(void calls.push("import")),
+      };
+      const remote = new StackLocks({ backendDir: undefined, project: PROJECT, leaderElected: true });
+      await remote.releaseStale(STACK, engine, log, "an interrupted update");
+      await remote.releaseStale(STACK, engine, log, "an interrupted update");
+      await remote.releaseStale("np-b", engine, log, "an interrupted update");
+      // The pending operations are asked for through the engine on every run, as before.
+      assert.deepEqual(calls, ["cancel", "export", "export", "cancel", "export"]);
+      assert.deepEqual(
+        warnings.map((w) => w.fields),
+        [{ stack: STACK }, { stack: "np-b" }],
+      );
+      calls = [];
+      const single = new StackLocks({ backendDir: undefined, project: PROJECT });
+      await single.releaseStale(STACK, engine, log, "an interrupted update");
+      assert.deepEqual(calls, ["export"]);
+    });
+
     it("leaves a lock whose process runs, and a stack with no lock, alone", async () => {
       await locks().releaseStale(STACK, engine, log, "an interrupted update");
       writeLock("running.json", JSON.stringify({ pid: 100, hostname: "bridge-host" }));

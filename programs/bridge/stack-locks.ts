@@ -57,6 +57,9 @@ export function processAlive(pid: number): boolean {
  * bridge killed mid-update does not block its stacks, and two updates never run on one stack.
  */
 export class StackLocks {
+  /** The stacks of a remote backend this leader has cleared (see releaseStale). */
+  private readonly clearedThisTerm = new Set<string>();
+
   constructor(private readonly opts: StackLocksOptions) {}
 
   /**
@@ -103,9 +106,33 @@ export class StackLocks {
     which: string,
     state: StackLockState = this.inspect(stack),
   ): Promise<void> {
+    if (!this.opts.backendDir) return this.releaseRemote(stack, engine, log);
     if (state.stale.length > 0) {
       log("warn", `clearing the lock of ${which}`, { locks: state.stale.map((l) => l.pid) });
       await engine.cancel();
+    }
+    await this.clearPendingOperations(stack, engine, log);
+  }
+
+  /**
+   * A remote backend's locks (s3://, gs://, azblob://) are not read here. Under leader election
+   * none can be live when this replica first runs a stack: only the lease holder runs updates,
+   * and a holder whose lease lapses stops by its own clock before another can take the lease
+   * (programs/bridge/leader.ts). So on its first run of each stack the leader clears whatever a
+   * predecessor killed mid-update left with `pulumi cancel` (which removes the backend's locks
+   * and is a no-op on an unlocked stack, checked on an S3 backend with Pulumi 3.276.0). Without
+   * leader election a second bridge may be running an update on the same stack (a Deployment's
+   * rolling update), so no lock is cleared and one left behind makes the run fail with the
+   * engine's own words, which name `pulumi cancel`. Pending operations are cleared either way,
+   * through the engine, as before.
+   */
+  private async releaseRemote(stack: string, engine: StaleLockStack, log: RunOptions["log"]): Promise<void> {
+    if (this.opts.leaderElected && !this.clearedThisTerm.has(stack)) {
+      await engine.cancel();
+      this.clearedThisTerm.add(stack);
+      log("warn", "first run of this stack as the leader: cleared any lock an earlier leader left", {
+        stack,
+      });
     }
     await this.clearPendingOperations(stack, engine, log);
   }

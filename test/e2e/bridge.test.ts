@@ -21,7 +21,8 @@ import { renderBridgeSettings } from "../../lib/bridge/settings";
 import { bridgeSettings } from "../../network/plugins/bridge-settings";
 import { environmentSchema } from "../../components/config/schema";
 import { toolchainEnv } from "../../host/automation/toolchain";
-import { Postgres } from "../helpers/pg-haproxy";
+import { Postgres, descendants } from "../helpers/pg-haproxy";
+import { startS3Server } from "../helpers/s3-server";
 import { startBridgeProcess, stopBridgeProcess } from "../helpers/bridge-process";
 import { claimYaml, claimsIn, isClaimReady, waitForClaim, type Claim } from "../helpers/kube-objects";
 import { nodePortsFor, portsFor } from "../helpers/ports";
@@ -65,6 +66,8 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
   const opsPort = hostPorts.one();
   /** The ops ports of the two replicas of the leader-election test. */
   const haOpsPorts = [hostPorts.one(), hostPorts.one()];
+  /** The S3 server (moto) the leader-election test's replicas keep their stacks in. */
+  const s3Port = hostPorts.one();
   /** The proxies' port range, from this file's own band (test/helpers/ports.ts says why). */
   const proxyRange = hostPorts.block(500);
   const portBase = proxyRange.from;
@@ -88,6 +91,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     port: number,
     lines: string[],
     logName: string,
+    processEnv?: Record<string, string>,
   ): ChildProcess {
     return startBridgeProcess({
       work,
@@ -99,6 +103,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       log: lines,
       logName,
       extra,
+      ...(processEnv ? { env: processEnv } : {}),
     });
   }
 
@@ -1101,13 +1106,26 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
     assert.equal(kubectlTry(kc(), ["-n", "proxies", "get", "service", name]).status, 1);
   });
 
-  it("with --leader-elect only the lease holder reconciles; the standby takes over when it dies, and a stopping leader hands over", async () => {
+  it("with --leader-elect and the stacks in S3 only the lease holder reconciles; the standby takes over when it dies mid-update, clearing the lock it left, and a stopping leader hands over", async () => {
     await killBridge("SIGTERM");
     kubectlTry(kc(), ["create", "namespace", "klutch-network"]);
+    // The groups' Pulumi state in an S3 bucket, as a bridge Deployment keeps it (bridge.state
+    // {kind: backend, url: s3://…}); the replicas share the rest of haDir (passphrase, slots).
+    const s3 = await startS3Server(s3Port);
+    await s3.bucket("klutch-bridge-state");
+    const backend = ["--backend", s3.backendUrl("klutch-bridge-state", "ha")];
+    const locks = () => s3.keys("klutch-bridge-state", "ha/.pulumi/locks/");
     const ports = haOpsPorts;
     const logs: string[][] = [[], []];
     const replicas = ports.map((port, i) =>
-      spawnBridge(["--leader-elect", "--settings", ""], haDir, port, logs[i]!, `bridge-ha-${i}.log`),
+      spawnBridge(
+        ["--leader-elect", "--settings", "", ...backend],
+        haDir,
+        port,
+        logs[i]!,
+        `bridge-ha-${i}.log`,
+        s3.env,
+      ),
     );
     const leaderGauge = async (port: number) =>
       /^klutch_bridge_leader (\d)$/m.exec(await metricsText(port))?.[1];
@@ -1139,10 +1157,33 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       assert.equal(psql("127.0.0.1", one.status!.port!).stdout.trim(), "42");
       assert.ok(!logs[standby]!.join("").includes("network paths up"), "the standby ran no engine");
 
-      // The leader dies without a word: the standby waits out the lease (15 s), then leads.
-      replicas[leader]!.kill("SIGKILL");
+      assert.ok(
+        (await s3.keys("klutch-bridge-state", "ha/.pulumi/stacks/")).some((k) => k.endsWith(".json")),
+        "the group's stack is in the bucket",
+      );
+
+      // The leader dies in the middle of an update, with its engine, as a pod does: the lock the
+      // engine took stays in the bucket. The standby waits out the lease (15 s), then leads, and
+      // its first run of the stack clears the lock (programs/bridge/stack-locks.ts).
       assert.equal(kubectlApply(kc(), claim("ha-two")).status, 0);
+      // Polled tightly: the update holds its lock for a few seconds only.
+      const lockDeadline = Date.now() + 60_000;
+      while ((await locks()).length === 0) {
+        if (Date.now() > lockDeadline) throw new Error("the leader's update never held the stack's lock");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const leaderPid = replicas[leader]!.pid!;
+      for (const pid of [leaderPid, ...descendants(leaderPid)]) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // ended meanwhile
+        }
+      }
+      assert.ok((await locks()).length > 0, "the killed update's lock is left in the bucket");
       const two = await waitReady("ha-two", 120_000);
+      await eventually("no lock left in the bucket", async () => (await locks()).length === 0, 30_000);
+      assert.match(logs[standby]!.join(""), /cleared any lock an earlier leader left/);
       assert.equal(psql("127.0.0.1", two.status!.port!).stdout.trim(), "42");
       assert.equal(await leaderGauge(ports[standby]!), "1");
       assert.notEqual(holder(), firstHolder);
@@ -1207,6 +1248,7 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       throw e;
     } finally {
       for (const r of replicas) if (r.exitCode === null && r.signalCode === null) r.kill("SIGKILL");
+      await s3.stop();
     }
   });
 });
