@@ -11,6 +11,11 @@
 #                                  ... and for plain pulumi/kubectl on the local stack
 #   host/scripts/toolchain.sh status    show what is cached and where
 #
+# Instead of building: a Pulumi CLI already on PATH of an accepted version (toolchain-prebuilt.sh;
+# KLUTCH_PULUMI_FROM_PATH=false turns that off), and, where KLUTCH_RELEASE_MIRROR names a mirror of
+# the official release archives, those, checked against their published checksums
+# (toolchain-mirror.sh). Unset, nothing but the Go module proxy (and PyPI) is contacted.
+#
 # The cache survives between sessions and CI runs on the same machine, so a
 # warm run only checks markers and takes seconds.
 set -euo pipefail
@@ -32,6 +37,10 @@ die() {
   printf '\033[31m[toolchain] error:\033[0m %s\n' "$*" >&2
   exit 1
 }
+# shellcheck source=toolchain-prebuilt.sh
+source "$ROOT/host/scripts/toolchain-prebuilt.sh"
+# shellcheck source=toolchain-mirror.sh
+source "$ROOT/host/scripts/toolchain-mirror.sh"
 
 pulumi_dir() { echo "$CACHE/pulumi-$PULUMI_VERSION"; }
 k8s_provider_dir() { echo "$CACHE/pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION"; }
@@ -259,16 +268,29 @@ build_node() {
     return
   fi
   log "kubernetes node $KUBERNETES_VERSION: building kubelet, kube-proxy, kube-scheduler, pause (cold: ~10 min, ~3 min each after the API server)"
-  command -v gcc >/dev/null || die "gcc is required to build the pause binary (apt-get install gcc libc6-dev)"
-  local work="$dir/src" kdir
+  need_gcc
+  local work="$dir/src"
   rm -rf "$dir" && mkdir -p "$work" "$dir/bin"
-  kdir=$(module_dir "k8s.io/kubernetes@v$KUBERNETES_VERSION")
   kubernetes_module "$work"
   (
     cd "$work"
     run_logged "kubernetes node: compiling" "$dir/build.log" go build -v -trimpath -ldflags "$(kubernetes_ldflags)" -o "$dir/bin/" \
       k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler
   )
+  build_pause "$dir"
+  rm -rf "$work"
+  local pause_version
+  pause_version=$(cat "$dir/pause.version")
+  finish "$dir" "kubelet, kube-proxy, kube-scheduler v$KUBERNETES_VERSION, pause $pause_version"
+}
+
+# The CRI sandbox process into <node cache folder>/bin/pause, compiled from k8s.io/kubernetes's
+# build/pause/linux/pause.c (a release mirror has no such file: upstream ships it only as an image).
+need_gcc() { command -v gcc >/dev/null || die "gcc is required to build the pause binary (apt-get install gcc libc6-dev)"; }
+build_pause() {
+  local dir="$1" kdir
+  need_gcc
+  kdir=$(module_dir "k8s.io/kubernetes@v$KUBERNETES_VERSION")
   # Static, so the pause image is this one file; VERSION is the tag upstream's Makefile gives it.
   local pause_version
   pause_version=$(awk -F' *[:?]?= *' '$1 == "TAG" { print $2; exit }' "$kdir/build/pause/Makefile")
@@ -277,8 +299,6 @@ build_node() {
     die "compiling pause.c failed"
   strip "$dir/bin/pause"
   echo "$pause_version" >"$dir/pause.version"
-  rm -rf "$work"
-  finish "$dir" "kubelet, kube-proxy, kube-scheduler v$KUBERNETES_VERSION, pause $pause_version"
 }
 
 build_etcd() {
@@ -708,6 +728,7 @@ status() {
       printf '  %-64s %s\n' "$d" "missing"
     fi
   done
+  if ! is_built "$(pulumi_dir)" && pulumi_on_path; then printf '  %-64s %s\n' "$PULUMI_ON_PATH" "pulumi on PATH, used as it is"; fi
 }
 
 main() {
@@ -741,13 +762,16 @@ main() {
       local -a todo=()
       local part left=0 done_parts=0
       for part in "${order[@]}"; do
-        if want "$part" && ! is_built "$(${dir_of[$part]})"; then
+        if want "$part" && ! is_built "$(${dir_of[$part]})" && ! { [[ $part == pulumi ]] && pulumi_on_path; }; then
           todo+=("$part")
           left=$((left + ${minutes_of[$part]}))
         fi
       done
-      ((${#todo[@]} == 0)) ||
+      if ((${#todo[@]} > 0)) && mirror_on; then
+        log "to set up: ${todo[*]} (from the release mirror; what it has not is built, about $left min cold in all on 2 cores)"
+      elif ((${#todo[@]} > 0)); then
         log "to build: ${todo[*]} (cold: about $left min on 2 cores; cached afterwards)"
+      fi
       # Says which part of how many starts, and roughly how long the rest takes.
       next_part() {
         [[ " ${todo[*]} " == *" $1 "* ]] || return 0
@@ -763,6 +787,12 @@ main() {
       for part in "${order[@]}"; do
         want "$part" || continue
         next_part "$part"
+        if ! is_built "$(${dir_of[$part]})"; then
+          # A CLI on PATH is used where it is; a part from the mirror lands in its cache folder,
+          # whose build function then does what it does for a cached one.
+          [[ $part != pulumi ]] || ! pulumi_on_path || continue
+          ! mirror_on || release_from_mirror "$part" "$(${dir_of[$part]})" || true
+        fi
         "${build_of[$part]}"
       done
       log "toolchain ready in $((SECONDS - start))s:"
