@@ -16,6 +16,7 @@ mirror_url() { echo "${KLUTCH_RELEASE_MIRROR%/}/${1#https://}"; }
 mirror_get() {
   local url code
   url=$(mirror_url "$1")
+  command -v curl >/dev/null || die "KLUTCH_RELEASE_MIRROR needs curl (apt-get install curl)"
   code=$(curl -sS -L --proto '=http,https' --retry 2 -o "$2" -w '%{http_code}' "$url") ||
     die "the release mirror did not answer for $url (KLUTCH_RELEASE_MIRROR=$KLUTCH_RELEASE_MIRROR): fix the address, or unset KLUTCH_RELEASE_MIRROR to build from the Go module proxy"
   case "$code" in
@@ -94,7 +95,10 @@ mirror_version_of() {
 # folder and marks it complete; status 1 (nothing left in the folder) when the mirror cannot.
 release_from_mirror() {
   local part="$1" dir="$2" v gh=https://github.com xp=https://releases.crossplane.io/stable
-  v=$(mirror_version_of "$part") || return 1
+  if ! v=$(mirror_version_of "$part"); then
+    log "$part: not taken from a release mirror (docs/toolchain.md says which parts are); building it as without one"
+    return 1
+  fi
   local k8s="https://dl.k8s.io/release/v$v/bin/linux/amd64"
   log "$part $v: fetching the official release from the mirror ($KLUTCH_RELEASE_MIRROR)"
   rm -rf "$dir" && mkdir -p "$dir/bin"

@@ -39,6 +39,9 @@ function build(
     ...process.env,
     KLUTCH_TOOLCHAIN_CACHE: cache,
     KLUTCH_RELEASE_MIRROR: mirror,
+    // Loopback only, whatever proxy the environment names.
+    no_proxy: "127.0.0.1",
+    NO_PROXY: "127.0.0.1",
   };
   env.PATH = `${fake}${path.delimiter}${process.env.PATH ?? ""}`;
   const child = spawn("bash", [path.join(repoRoot, "host", "scripts", "toolchain.sh"), "build", ...parts], {

@@ -42,7 +42,7 @@ pulumi_on_path() {
 }
 
 pulumi_cli_on_path() {
-  local cli real version reason
+  local cli real version reason home
   case "${KLUTCH_PULUMI_FROM_PATH:-true}" in
     false | 0 | no) return 1 ;;
     true | 1 | yes) ;;
@@ -50,10 +50,11 @@ pulumi_cli_on_path() {
   esac
   cli=$(command -v pulumi) || return 1
   real=$(readlink -f "$cli")
-  # A CLI in a HOME of its own: `pulumi version` writes nothing where the user keeps their state.
-  version=$(PULUMI_SKIP_UPDATE_CHECK=true PULUMI_HOME="$CACHE/.pulumi-version-check" "$cli" version 2>/dev/null) ||
+  # In a PULUMI_HOME of its own: `pulumi version` writes nothing where the user keeps their state.
+  home=$(mktemp -d)
+  version=$(PULUMI_SKIP_UPDATE_CHECK=true PULUMI_HOME="$home" "$cli" version 2>/dev/null) ||
     version="(no version reported)"
-  rm -rf "$CACHE/.pulumi-version-check"
+  rm -rf "$home"
   if ! reason=$(pulumi_version_accepted "$version" "$PULUMI_VERSION"); then
     log "pulumi on PATH ($cli) is $version, $reason: not used, the CLI $PULUMI_VERSION is set up instead"
     return 1
