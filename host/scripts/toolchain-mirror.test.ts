@@ -1,33 +1,21 @@
 import { strict as assert } from "node:assert";
-import { execFileSync, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import {
+  addArchive,
+  addBinary,
+  failingGo,
+  type Mirror,
+  serveMirror,
+  sha256,
+} from "../../test/helpers/release-mirror";
 import { repoRoot, toolchainEnv } from "../automation/toolchain";
 
 const versions = fs.readFileSync(path.join(repoRoot, "host", "toolchain", "versions.env"), "utf8");
 const pin = (name: string) => new RegExp(`^${name}=(\\S+)$`, "m").exec(versions)![1]!;
 const [PULUMI, ETCD, XP] = [pin("PULUMI_VERSION"), pin("ETCD_VERSION"), pin("CROSSPLANE_LEGACY_VERSION")];
-const sha256 = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-
-/** A release mirror on loopback: <root>/<upstream host>/<path>, and the paths asked for. */
-async function serve(root: string): Promise<{ url: string; asked: string[]; close: () => void }> {
-  const asked: string[] = [];
-  const server = http.createServer((req, res) => {
-    const file = path.join(root, decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname));
-    asked.push(path.relative(root, file));
-    if (!file.startsWith(root) || !fs.existsSync(file)) return void res.writeHead(404).end("Not Found");
-    res.writeHead(200);
-    fs.createReadStream(file).pipe(res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, asked, close: () => server.close() };
-}
-
 /** toolchain.sh build <parts> on an empty cache, the mirror named, a `go` that fails at once. */
 function build(
   cache: string,
@@ -59,41 +47,33 @@ describe("official release archives from a mirror (KLUTCH_RELEASE_MIRROR, host/s
   let root = "";
   let cache = "";
   let fake = "";
-  let mirror: Awaited<ReturnType<typeof serve>>;
+  let mirror: Mirror;
 
   // Archives made from the toolchain's own builds, under their official names and layouts, with
   // checksums files in the shapes upstream publishes (a list, and a bare sum).
   before(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-mirror-"));
-    const pulumi = path.join(root, `github.com/pulumi/pulumi/releases/download/v${PULUMI}`);
-    const etcd = path.join(root, `github.com/etcd-io/etcd/releases/download/v${ETCD}`);
-    const crank = path.join(root, `releases.crossplane.io/stable/v${XP}/bin/linux_amd64`);
-    for (const [dir, member, from] of [
-      [pulumi, "pulumi/pulumi", builtBy(`pulumi-${PULUMI}`, "pulumi")],
-      [etcd, `etcd-v${ETCD}-linux-amd64/etcd`, builtBy(`etcd-${ETCD}`, "etcd")],
-    ] as const) {
-      assert.ok(fs.existsSync(from), `${from}: run \`bash host/scripts/toolchain.sh build\``);
-      fs.mkdirSync(path.join(dir, path.dirname(member)), { recursive: true });
-      fs.symlinkSync(from, path.join(dir, member));
+    const [pulumi, etcd, crank] = [
+      builtBy(`pulumi-${PULUMI}`, "pulumi"),
+      builtBy(`etcd-${ETCD}`, "etcd"),
+      builtBy(`crossplane-cli-${XP}`, "crank"),
+    ];
+    for (const file of [pulumi, etcd, crank]) {
+      assert.ok(fs.existsSync(file), `${file}: run \`bash host/scripts/toolchain.sh build\``);
     }
-    const tgz = (dir: string, name: string, top: string) =>
-      execFileSync("bash", [
-        "-c",
-        `cd "${dir}" && tar -chf - "${top}" | gzip -1 > "${name}" && rm -rf "${top}"`,
-      ]);
-    tgz(pulumi, `pulumi-v${PULUMI}-linux-x64.tar.gz`, "pulumi");
-    tgz(etcd, `etcd-v${ETCD}-linux-amd64.tar.gz`, `etcd-v${ETCD}-linux-amd64`);
-    const listed = (dir: string, name: string) =>
-      `${"0".repeat(64)}  other.zip\n${sha256(path.join(dir, name))}  ${name}\n`;
-    fs.writeFileSync(
-      path.join(pulumi, `pulumi-${PULUMI}-checksums.txt`),
-      listed(pulumi, `pulumi-v${PULUMI}-linux-x64.tar.gz`),
+    const gh = path.join(root, "github.com");
+    const p = path.join(gh, `pulumi/pulumi/releases/download/v${PULUMI}`);
+    addArchive(
+      p,
+      `pulumi-v${PULUMI}-linux-x64.tar.gz`,
+      "pulumi/pulumi",
+      pulumi,
+      `pulumi-${PULUMI}-checksums.txt`,
     );
-    fs.writeFileSync(path.join(etcd, "SHA256SUMS"), listed(etcd, `etcd-v${ETCD}-linux-amd64.tar.gz`));
-    fs.mkdirSync(crank, { recursive: true });
-    fs.symlinkSync(builtBy(`crossplane-cli-${XP}`, "crank"), path.join(crank, "crank"));
-    fs.writeFileSync(path.join(crank, "crank.sha256"), sha256(path.join(crank, "crank")));
-    mirror = await serve(root);
+    const e = path.join(gh, `etcd-io/etcd/releases/download/v${ETCD}`);
+    addArchive(e, `etcd-v${ETCD}-linux-amd64.tar.gz`, `etcd-v${ETCD}-linux-amd64/etcd`, etcd, "SHA256SUMS");
+    addBinary(path.join(root, `releases.crossplane.io/stable/v${XP}/bin/linux_amd64`), "crank", crank);
+    mirror = await serveMirror(root);
   });
   after(() => {
     mirror.close();
@@ -101,10 +81,7 @@ describe("official release archives from a mirror (KLUTCH_RELEASE_MIRROR, host/s
   });
   beforeEach(() => {
     cache = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-cache-"));
-    fake = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-fake-"));
-    fs.writeFileSync(path.join(fake, "go"), '#!/bin/sh\necho "no go here: go $*" >&2\nexit 1\n', {
-      mode: 0o755,
-    });
+    fake = failingGo();
     mirror.asked.length = 0;
   });
   afterEach(() => [cache, fake].forEach((d) => fs.rmSync(d, { recursive: true, force: true })));

@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { failingGo } from "../../test/helpers/release-mirror";
 import { repoRoot, toolchainEnv } from "../automation/toolchain";
 
 const SCRIPTS = path.join(repoRoot, "host", "scripts");
@@ -86,11 +87,7 @@ describe("what setup takes instead of building (host/scripts/toolchain-prebuilt.
     let fake = "";
     beforeEach(() => {
       cache = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-cache-"));
-      // A `go` that fails at once: a build started by mistake ends in a second, not in ten minutes.
-      fake = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-fake-"));
-      fs.writeFileSync(path.join(fake, "go"), '#!/bin/sh\necho "no go here: go $*" >&2\nexit 1\n', {
-        mode: 0o755,
-      });
+      fake = failingGo();
     });
     afterEach(() => [cache, fake].forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
     const build = (pathDirs: string[], extra: NodeJS.ProcessEnv = {}) => {
@@ -117,6 +114,14 @@ describe("what setup takes instead of building (host/scripts/toolchain-prebuilt.
       assert.ok(r.err.includes(used), r.err);
       assert.doesNotMatch(r.err, /building|no go here/);
       assert.ok(!fs.existsSync(path.join(cache, `pulumi-${pinned}`)));
+      // And the environment the project runs pulumi in finds that CLI.
+      const env = toolchainEnv({
+        ...process.env,
+        KLUTCH_TOOLCHAIN_CACHE: cache,
+        PATH: `${own}:/usr/bin:/bin`,
+      });
+      const found = spawnSync("sh", ["-c", "command -v pulumi"], { encoding: "utf8", env }).stdout.trim();
+      assert.equal(found, path.join(own, "pulumi"));
     });
 
     it("an older CLI, or any with KLUTCH_PULUMI_FROM_PATH=false, is not used: the pinned CLI is built", () => {
