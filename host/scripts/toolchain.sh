@@ -764,11 +764,15 @@ main() {
       for part in "${order[@]}"; do
         if want "$part" && ! is_built "$(${dir_of[$part]})" && ! { [[ $part == pulumi ]] && pulumi_on_path; }; then
           todo+=("$part")
+          # A part a mirror serves takes seconds, if the mirror has it.
+          ! mirror_on || ! mirror_version_of "$part" >/dev/null || minutes_of[$part]=0
           left=$((left + ${minutes_of[$part]}))
         fi
       done
-      if ((${#todo[@]} > 0)) && mirror_on; then
-        log "to set up: ${todo[*]} (from the release mirror; what it has not is built, about $left min cold in all on 2 cores)"
+      if ((${#todo[@]} > 0 && left == 0)) && mirror_on; then
+        log "to fetch from the release mirror: ${todo[*]} (seconds each, if it has them)"
+      elif ((${#todo[@]} > 0)) && mirror_on; then
+        log "to set up: ${todo[*]} (from the release mirror where it serves them; building the rest cold: about $left min on 2 cores)"
       elif ((${#todo[@]} > 0)); then
         log "to build: ${todo[*]} (cold: about $left min on 2 cores; cached afterwards)"
       fi
