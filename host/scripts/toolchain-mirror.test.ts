@@ -27,6 +27,8 @@ function build(
     ...process.env,
     KLUTCH_TOOLCHAIN_CACHE: cache,
     KLUTCH_RELEASE_MIRROR: mirror,
+    // The CLI comes from the mirror even where the machine has one on PATH.
+    KLUTCH_PULUMI_FROM_PATH: "false",
     // Loopback only, whatever proxy the environment names.
     no_proxy: "127.0.0.1",
     NO_PROXY: "127.0.0.1",

@@ -91,9 +91,11 @@ describe("what setup takes instead of building (host/scripts/toolchain-prebuilt.
     });
     afterEach(() => [cache, fake].forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
     const build = (pathDirs: string[], extra: NodeJS.ProcessEnv = {}) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, KLUTCH_TOOLCHAIN_CACHE: cache, ...extra };
-      env.PATH = [fake, ...pathDirs, process.env.PATH].join(path.delimiter);
+      // Whatever the machine's environment sets: no mirror, the CLI on PATH taken unless `extra` says.
+      const env: NodeJS.ProcessEnv = { ...process.env, KLUTCH_TOOLCHAIN_CACHE: cache };
       delete env.KLUTCH_RELEASE_MIRROR;
+      delete env.KLUTCH_PULUMI_FROM_PATH;
+      Object.assign(env, extra, { PATH: [fake, ...pathDirs, process.env.PATH].join(path.delimiter) });
       const r = spawnSync("bash", [path.join(SCRIPTS, "toolchain.sh"), "build", "pulumi"], {
         encoding: "utf8",
         env,
