@@ -42,6 +42,8 @@ export function nsExec(
         resolve({ code, stdout: stdout.toString(), stderr: stderr.toString() });
       },
     );
+    // A child that exits before reading its input reports by its exit code, not an uncaught EPIPE.
+    child.stdin?.on("error", () => undefined);
     if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }

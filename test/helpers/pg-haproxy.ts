@@ -84,6 +84,8 @@ export function run(
       clearTimeout(timer);
       resolve({ code, stdout, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6 });
     });
+    // A child that exits before reading its input reports by its exit code, not an uncaught EPIPE.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(opts.input ?? "");
   });
 }

@@ -21,6 +21,9 @@ async function cmd(file: string, args: string[], input?: string): Promise<string
         const child = execFile(file, args, { env: { ...process.env, ...SBIN } }, (err, stdout, stderr) =>
           err ? reject(Object.assign(err as Error, { stderr })) : resolve(stdout),
         );
+        // A command that exits before reading its input (a refusal) must fail with its own
+        // words, not an uncaught EPIPE from the write.
+        child.stdin?.on("error", () => undefined);
         child.stdin?.end(input);
       });
     }
