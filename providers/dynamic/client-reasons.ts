@@ -9,21 +9,13 @@ import { clientErrorMessage } from "../../lib/kube/client-errors";
  * in `cause`. So the reason is written into the message, on the same error object: what else
  * it carries (an `id` of a resource made but not initialised) stays.
  *
- * A plain function over the provider's own methods, so Pulumi's closure serializer copies it
- * and each wrapped method by value, as it does the provider.
+ * A plain function over the provider's own methods (every provider here is an object literal),
+ * so Pulumi's closure serializer copies it and each wrapped method by value, as it does the
+ * provider.
  */
 export function withClientReasons<P extends pulumi.dynamic.ResourceProvider>(provider: P): P {
   const wrapped: Record<string, unknown> = {};
-  // Its own members and, were it a class's object, its prototype's.
-  const names = new Set<string>();
-  for (
-    let o: object | null = provider;
-    o && o !== Object.prototype;
-    o = Object.getPrototypeOf(o) as object | null
-  )
-    for (const name of Object.getOwnPropertyNames(o)) if (name !== "constructor") names.add(name);
-  for (const name of names) {
-    const member: unknown = (provider as Record<string, unknown>)[name];
+  for (const [name, member] of Object.entries(provider)) {
     if (typeof member !== "function") {
       wrapped[name] = member;
       continue;

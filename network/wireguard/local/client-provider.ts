@@ -17,7 +17,7 @@ import { ensureWireguardGo, stopWireguardGo, wireguardGoRunning, wireguardSocket
 /** The client end of every veth link, inside the client's namespace. */
 const CLIENT_LINK = "kw0";
 
-function clientPidFile(c: Pick<LocalWireguardClientInputs, "gatewayDir" | "netns">): string {
+export function clientPidFile(c: Pick<LocalWireguardClientInputs, "gatewayDir" | "netns">): string {
   return `${c.gatewayDir}/${c.netns}.pid`;
 }
 

@@ -11,10 +11,11 @@ import { sleepSync } from "./wait";
 /** How long a forwarder's socat may take to listen before the start counts as failed. */
 const FORWARDER_START_TIMEOUT_MS = 20_000;
 
-const SOCAT = /socat/;
+/** What a forwarder's pid file may name. */
+export const SOCAT = /socat/;
 
 /** Also the resource's id: one pid file per connection and namespace. */
-function forwarderPidFile(i: LocalTcpForwarderInputs): string {
+export function forwarderPidFile(i: Pick<LocalTcpForwarderInputs, "dir" | "netns" | "name">): string {
   return `${i.dir}/${i.netns}-${i.name}.pid`;
 }
 

@@ -3,12 +3,11 @@ import * as path from "node:path";
 import type { PathHealth } from "../../contract/implementation";
 import { pathId, type NetworkPathObject } from "../../../lib/bridge/model";
 import { LOCAL_DATA_NETNS_ENV, localGatewayNames, localNames } from "../model/local-plan";
+import { clientPidFile } from "./client-provider";
+import { SOCAT, forwarderPidFile } from "./forwarder-provider";
 import { gatewayPidFile } from "./gateway";
 import { runningPid } from "./process-supervision";
 import { wireguardGoRunning } from "./wireguard-go";
-
-/** What a forwarder's pid file may name (forwarder-provider.ts starts socat). */
-const SOCAT = /socat/;
 
 /**
  * The local target's WireGuard paths (no pods, this machine's processes), read by the bridge's
@@ -31,7 +30,7 @@ export function localWireguardHealth(
   const gateway = localGatewayNames(stateDir, dataNetns);
   const netns = localNames(group).netns;
   const gatewayFile = gatewayPidFile({ gatewayDir: gateway.dir });
-  const clientFile = path.join(gateway.dir, `${netns}.pid`);
+  const clientFile = clientPidFile({ gatewayDir: gateway.dir, netns });
   const tunnel = !wireguardGoRunning(gatewayFile)
     ? {
         reason: "GatewayUnavailable",
@@ -46,7 +45,8 @@ export function localWireguardHealth(
   const out: Record<string, PathHealth> = {};
   for (const p of live) {
     const id = pathId(p);
-    const forwarderFile = path.join(gateway.dir, "forwarders", `${netns}-${id}.pid`);
+    // The forwarders' directory as the bridge program gives it (bridge-program.ts).
+    const forwarderFile = forwarderPidFile({ dir: path.join(gateway.dir, "forwarders"), netns, name: id });
     if (!fs.existsSync(forwarderFile)) continue;
     const forwarder =
       runningPid(forwarderFile, SOCAT) === undefined
