@@ -1182,7 +1182,21 @@ describe("Crossplane bridge on real Crossplane (e2e)", function () {
       }
       assert.ok((await locks()).length > 0, "the killed update's lock is left in the bucket");
       const two = await waitReady("ha-two", 120_000);
-      await eventually("no lock left in the bucket", async () => (await locks()).length === 0, 30_000);
+      await eventually("no lock left in the bucket", async () => (await locks()).length === 0, 30_000).catch(
+        async (e: Error) => {
+          // Which lock stays, who wrote it (pid, time) and which engine runs are alive, to be read.
+          const held = await Promise.all(
+            (await locks()).map(async (k) => `${k}: ${await s3.read("klutch-bridge-state", k)}`),
+          );
+          const engines = pgrep("exec-kind auto.inline.* --stack np-").map((pid) => {
+            const stat = fs.existsSync(`/proc/${pid}/stat`)
+              ? fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+              : "";
+            return `${pid} (parent ${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1] ?? "gone"})`;
+          });
+          throw new Error(`${e.message}\nlocks:\n${held.join("\n")}\nengine runs: ${engines.join(", ")}`);
+        },
+      );
       assert.match(logs[standby]!.join(""), /cleared any lock an earlier leader left/);
       assert.equal(psql("127.0.0.1", two.status!.port!).stdout.trim(), "42");
       assert.equal(await leaderGauge(ports[standby]!), "1");

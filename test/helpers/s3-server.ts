@@ -50,6 +50,8 @@ export interface S3Server {
   bucket(name: string): Promise<void>;
   /** The keys under `prefix` in `bucket`. */
   keys(bucket: string, prefix: string): Promise<string[]>;
+  /** The object at `key` in `bucket`, as text. */
+  read(bucket: string, key: string): Promise<string>;
   /** What the engine's S3 client needs in its environment. */
   env: Record<string, string>;
   stop(): Promise<void>;
@@ -76,6 +78,7 @@ export async function startS3Server(port: number): Promise<S3Server> {
       const r = await fetch(`${endpoint}/${bucket}?list-type=2&prefix=${encodeURIComponent(prefix)}`);
       return [...(await r.text()).matchAll(/<Key>([^<]+)<\/Key>/g)].map((m) => m[1]!);
     },
+    read: async (bucket, key) => (await fetch(`${endpoint}/${bucket}/${key}`)).text(),
     env: { AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test", AWS_REGION: "us-east-1" },
     stop: async () => {
       if (child.exitCode !== null) return;
