@@ -34,6 +34,23 @@ export function urnParts(urn: string): { type: string; name: string } | undefine
 // eslint-disable-next-line no-control-regex -- ESC starts every ANSI colour sequence.
 const COLOUR = /\x1b\[[0-9;]*m|<\{%[a-z]*%\}>/g;
 
+/**
+ * The AWS SDK inside the engine (aws-sdk-go-v2, reached through the s3:// backend) logs through
+ * smithy-go's standard logger, "SDK <date> <time> WARN <text>", into the CLI's output and so into
+ * every error the engine reports. Against an S3-compatible server that sends no checksum (MinIO,
+ * moto) each read adds "WARN Response has no supported checksum. Not validating response
+ * payload."; a path's condition would then show client chatter instead of its cause.
+ */
+const SDK_LOG_LINE = /^\s*SDK \d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2} (?:WARN|DEBUG|INFO) .*$/;
+
+/** `text` without the AWS SDK's own log lines, every other line as it was. */
+export function withoutSdkLogLines(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !SDK_LOG_LINE.test(line))
+    .join("\n");
+}
+
 /** Collects failures from engine events, in the order the engine reported them. */
 export class EngineDiagnostics {
   private readonly failures: EngineFailure[] = [];
@@ -47,7 +64,7 @@ export class EngineDiagnostics {
     }
     const d = event.diagnosticEvent;
     if (!d || d.severity !== "error") return;
-    const message = d.message.replace(COLOUR, "").trim();
+    const message = withoutSdkLogLines(d.message.replace(COLOUR, "")).trim();
     if (message === "") return;
     this.failures.push({ ...(d.urn ? { urn: d.urn } : {}), message });
   };

@@ -12,7 +12,7 @@ import {
   planCheckpointRecovery,
   sidecarReadable,
 } from "../../lib/bridge/checkpoint";
-import { EngineDiagnostics, urnParts } from "../../lib/bridge/diagnostics";
+import { EngineDiagnostics, urnParts, withoutSdkLogLines } from "../../lib/bridge/diagnostics";
 import {
   portRangeExhausted,
   problemStatus,
@@ -360,6 +360,19 @@ describe("Crossplane bridge: engine diagnostics", () => {
     assert.equal(engineError(new Error("x\n\nstack is locked"), d), "x\nstack is locked");
     d.onEvent({ diagnosticEvent: { severity: "error", message: "program failed: boom" } });
     assert.equal(d.summary(), "program failed: boom");
+  });
+
+  it("leaves the AWS SDK's own log lines out of the message (an s3:// backend on a server that sends no checksum)", () => {
+    const warn =
+      "SDK 2026/12/05 22:51:12 WARN Response has no supported checksum. Not validating response payload.";
+    const locked =
+      "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.";
+    const d = new EngineDiagnostics();
+    assert.equal(engineError(new Error(`${warn}\n${warn}\n${locked}\n${warn}`), d), locked);
+    d.onEvent({ diagnosticEvent: { severity: "error", message: `${warn}\nprogram failed: boom\n` } });
+    assert.equal(d.summary(), "program failed: boom");
+    // A line that only mentions the SDK is the engine's, and stays.
+    assert.equal(withoutSdkLogLines("SDK says WARN here"), "SDK says WARN here");
   });
 
   it("reads type and name from URNs, nested parents included", () => {

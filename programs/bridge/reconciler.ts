@@ -3,7 +3,7 @@ import type { EngineEvent } from "@pulumi/pulumi/automation";
 import type { NetworkPathObject, PathEndpoint, PathProblem } from "../../lib/bridge/api";
 import type { CheckpointRecovery } from "../../lib/bridge/checkpoint";
 import { StepTimings } from "../../lib/bridge/step-timings";
-import { EngineDiagnostics } from "../../lib/bridge/diagnostics";
+import { EngineDiagnostics, withoutSdkLogLines } from "../../lib/bridge/diagnostics";
 import { hasFinalizer, pathId, planGroup } from "../../lib/bridge/grouping";
 import type { BridgeMetrics } from "./metrics";
 import { realisationOf, unsupportedImplementation } from "../../network/registry";
@@ -372,5 +372,5 @@ export class GroupReconciler {
 export function engineError(e: Error, diagnostics: EngineDiagnostics): string {
   const summary = diagnostics.summary();
   if (summary) return summary;
-  return e.message.split("\n").filter(Boolean).slice(-8).join("\n");
+  return withoutSdkLogLines(e.message).split("\n").filter(Boolean).slice(-8).join("\n");
 }
