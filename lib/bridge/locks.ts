@@ -33,3 +33,17 @@ export function staleLocks(
       (leading && l.hostname !== undefined && l.hostname !== hostname),
   );
 }
+
+/**
+ * The lock an engine run took and could not delete when it ended, from the CLI's own output:
+ * the DIY backend deletes its lock in a deferred `Unlock` and, when that fails, only prints
+ * "there was a problem deleting the lock at <url>, manual clean up may be required: <cause>"
+ * (pulumi pkg/backend/diy/lock.go, v3.276.0) and still ends the run as it went. The lock stays,
+ * and every later run of the stack fails as "currently locked" until someone clears it.
+ */
+export function undeletedLock(cliOutput: string): { url: string; cause: string } | undefined {
+  const m = /there was a problem deleting the lock at (\S+), manual clean up may be required: ([^\n]*)/.exec(
+    cliOutput,
+  );
+  return m ? { url: m[1]!, cause: m[2]!.trim() } : undefined;
+}

@@ -5,6 +5,8 @@ import { RunFactsCollector } from "../../lib/bridge/run-facts";
 export interface EngineRunResult {
   outputs: OutputMap;
   resourceChanges: Record<string, number>;
+  /** The CLI's stderr (programs/bridge/stack-locks.ts afterRun reads it). */
+  stderr: string;
 }
 
 /**
@@ -37,6 +39,7 @@ export async function upFromEvents(stack: Stack, opts: UpOptions): Promise<Engin
     return {
       outputs: result.outputs,
       resourceChanges: collector.facts().resourceChanges ?? result.summary?.resourceChanges ?? {},
+      stderr: result.stderr,
     };
   } finally {
     // Back to the prototype's methods.

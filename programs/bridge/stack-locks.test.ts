@@ -183,6 +183,38 @@ describe("StackLocks: what an interrupted update leaves on a file-backend stack"
       assert.deepEqual(calls, ["export"]);
     });
 
+    it("after a run whose engine could not delete its lock: a leader on a remote backend clears it, others name it", async () => {
+      // What the CLI prints then (pulumi pkg/backend/diy/lock.go Unlock), among the SDK's lines.
+      const url = `s3://state/ha/.pulumi/locks/organization/${PROJECT}/${STACK}/3f1c.json`;
+      const stderr = [
+        "SDK 2026/12/05 22:51:15 WARN Response has no supported checksum. Not validating response payload.",
+        `error: there was a problem deleting the lock at ${url}, manual clean up may be required: context deadline exceeded`,
+      ].join("\n");
+      const leader = new StackLocks({ backendDir: undefined, project: PROJECT, leaderElected: true });
+      await leader.afterRun(STACK, engine, "", log);
+      await leader.afterRun(STACK, engine, "warning: something else\n", log);
+      assert.deepEqual(calls, [], "nothing to clear after a run that deleted its lock");
+      await leader.afterRun(STACK, engine, stderr, log);
+      assert.deepEqual(calls, ["cancel"]);
+      assert.deepEqual(warnings, [
+        {
+          msg: "the engine could not delete its lock when the run ended; cleared it",
+          fields: { stack: STACK, lock: url, cause: "context deadline exceeded" },
+        },
+      ]);
+      calls = [];
+      warnings = [];
+      // Without leader election another bridge may hold a lock of its own: named, not cleared.
+      await new StackLocks({ backendDir: undefined, project: PROJECT }).afterRun(STACK, engine, stderr, log);
+      // On the file backend the next run finds it stale by its pid (inspect).
+      await locks().afterRun(STACK, engine, stderr, log);
+      assert.deepEqual(calls, []);
+      assert.deepEqual(
+        warnings.map((w) => w.fields?.fix),
+        [`pulumi cancel --stack ${STACK}, once no update runs`, undefined],
+      );
+    });
+
     it("leaves a lock whose process runs, and a stack with no lock, alone", async () => {
       await locks().releaseStale(STACK, engine, log, "an interrupted update");
       writeLock("running.json", JSON.stringify({ pid: 100, hostname: "bridge-host" }));

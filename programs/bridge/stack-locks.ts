@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { pendingOperationCount } from "../../lib/bridge/checkpoint";
-import { staleLocks, type StackLock } from "../../lib/bridge/locks";
+import { staleLocks, undeletedLock, type StackLock } from "../../lib/bridge/locks";
 import { checkpointPaths } from "./checkpoint";
 import type { RunOptions } from "./group-stacks";
 
@@ -135,6 +135,39 @@ export class StackLocks {
       });
     }
     await this.clearPendingOperations(stack, engine, log);
+  }
+
+  /**
+   * After a run whose engine could not delete its own lock (`cliOutput` is the CLI's stderr,
+   * lib/bridge/locks.ts undeletedLock): under leader election nobody else runs an update on a
+   * stack while this replica leads, and this run has ended, so the lock is nobody's and is
+   * cleared now rather than failing the group's next run. On the file backend the next run
+   * finds it stale by its pid. Otherwise (a remote backend without leader election, where a
+   * second bridge may hold a lock of its own) it is named in the log for an operator.
+   */
+  async afterRun(
+    stack: string,
+    engine: StaleLockStack,
+    cliOutput: string,
+    log: RunOptions["log"],
+  ): Promise<void> {
+    const left = undeletedLock(cliOutput);
+    if (!left) return;
+    if (!this.opts.backendDir && this.opts.leaderElected) {
+      await engine.cancel();
+      log("warn", "the engine could not delete its lock when the run ended; cleared it", {
+        stack,
+        lock: left.url,
+        cause: left.cause,
+      });
+      return;
+    }
+    log("warn", "the engine could not delete its lock when the run ended", {
+      stack,
+      lock: left.url,
+      cause: left.cause,
+      ...(this.opts.backendDir ? {} : { fix: `pulumi cancel --stack ${stack}, once no update runs` }),
+    });
   }
 
   /**

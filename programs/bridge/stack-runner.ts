@@ -223,7 +223,7 @@ export class StackRunner implements GroupStacks {
     this.pathHealth.forget(key);
     const { stack, recovered } = await this.prepare(key, run);
     const target = await this.targetFor(key, live, run);
-    const result = await this.runs.run((signal) =>
+    const result = await this.engineRun(key, stack, run, (signal) =>
       upFromEvents(stack, {
         onEvent: run.onEvent,
         color: "never",
@@ -241,13 +241,36 @@ export class StackRunner implements GroupStacks {
 
   async destroy(key: string, run: RunOptions): Promise<void> {
     const { stack } = await this.prepare(key, run);
-    await this.runs.run((signal) => stack.destroy({ onEvent: run.onEvent, color: "never", signal }));
+    await this.engineRun(key, stack, run, (signal) =>
+      stack.destroy({ onEvent: run.onEvent, color: "never", signal }),
+    );
     await this.workspaces.remove(key, stack);
     this.nodeHosts.forget(key);
     this.following.forget(key);
     this.pathHealth.forget(key);
     this.targets.forget(key);
     this.slots.release(key);
+  }
+
+  /**
+   * One cancellable engine run; whether it worked or failed, a lock its engine could not delete
+   * is seen to (StackLocks.afterRun reads the CLI's stderr, which a failed run's error carries).
+   */
+  private async engineRun<T extends { stderr: string }>(
+    key: string,
+    stack: Stack,
+    run: RunOptions,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    let result: T;
+    try {
+      result = await this.runs.run(fn);
+    } catch (e) {
+      await this.locks.afterRun(stackName(key), stack, (e as Error).message ?? "", run.log);
+      throw e;
+    }
+    await this.locks.afterRun(stackName(key), stack, result.stderr, run.log);
+    return result;
   }
 
   /**

@@ -44,6 +44,8 @@ export function motoServer(): string {
 }
 
 export interface S3Server {
+  /** The loopback port it listens on. */
+  port: number;
   /** A Pulumi backend URL for `prefix` in `bucket` (made by `bucket()`). */
   backendUrl(bucket: string, prefix: string): string;
   /** Makes a bucket. */
@@ -68,6 +70,7 @@ export async function startS3Server(port: number): Promise<S3Server> {
     30_000,
   );
   return {
+    port,
     backendUrl: (bucket, prefix) =>
       `s3://${bucket}/${prefix}?endpoint=${encodeURIComponent(endpoint)}&s3ForcePathStyle=true&region=us-east-1`,
     bucket: async (name) => {
