@@ -629,6 +629,8 @@ describe("composition function: compose, the NetworkConnection step after a back
       apiVersion: "klutch.anynines.com/v1",
       kind: "XTCPConnection",
       spec: {
+        // The seed's InstanceType: the bound instance's software, from spec.serviceInstanceType.
+        enhancements: [{ InstanceType: "PostgreSQL" }],
         instanceHost: "pg-pg.team-a.svc",
         port: 5432,
         compositionRef: { name: "xtcpconnections-proxy" },

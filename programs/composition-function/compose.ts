@@ -50,7 +50,14 @@ import { BACKUP_REQUIREMENT, composeLocalPostgresqlRestore } from "./local-resto
 import { composeNetworkConnection } from "./network-connection.js";
 import { composeNetworkConnections } from "./network-connections.js";
 import { patchAndTransform } from "./patch-and-transform.js";
-import { CompositeError, type ObservedResource, type StepCondition, type StepResult } from "./step.js";
+import { dataServiceOf } from "./services/registry.js";
+import {
+  CompositeError,
+  stringAt,
+  type ObservedResource,
+  type StepCondition,
+  type StepResult,
+} from "./step.js";
 
 /**
  * Composes what the input asks for. Never throws: any failure is a fatal result, on which
@@ -173,7 +180,11 @@ function runStep(
     case A9S_SERVICE_BINDING_KIND:
       return composeA9sServiceBinding(oxr, observed);
     case NETWORK_CONNECTION_KIND:
-      return composeNetworkConnection(observed, input);
+      return composeNetworkConnection(
+        observed,
+        input,
+        dataServiceOf(stringAt(oxr, "spec", "serviceInstanceType"))?.instanceType,
+      );
     case NETWORK_CONNECTIONS_KIND:
       return composeNetworkConnections(oxr, observed, input);
   }

@@ -90,21 +90,39 @@ function backendEndpoint(details: ConnectionDetails, input: NetworkConnectionInp
   return { kind: "found", endpoint: { host, port } };
 }
 
-function connection(endpoint: Endpoint, input: NetworkConnectionInput): JsonObject {
-  return tcpConnection(endpoint, input.implementation);
+function connection(endpoint: Endpoint, input: NetworkConnectionInput, instanceType?: string): JsonObject {
+  return tcpConnection(endpoint, input.implementation, instanceType);
 }
 
-/** The connector's XTCPConnection to one endpoint, through `implementation` or the XRD's default. */
-export function tcpConnection(endpoint: Endpoint, implementation: string | undefined): JsonObject {
+/**
+ * The connector's XTCPConnection to one endpoint, through `implementation` or the XRD's default,
+ * with the instance's software as its InstanceType enhancement where the service is known
+ * (services/contract/shape.ts instanceType).
+ */
+export function tcpConnection(
+  endpoint: Endpoint,
+  implementation: string | undefined,
+  instanceType?: string,
+): JsonObject {
   return {
     apiVersion: CONNECTION_API_VERSION,
     kind: CONNECTION_KIND,
     spec: {
       instanceHost: endpoint.host,
       port: endpoint.port,
+      ...(instanceType ? { enhancements: [{ InstanceType: instanceType }] } : {}),
       ...(implementation ? { compositionRef: { name: compositionName(implementation) } } : {}),
     },
   };
+}
+
+/** The InstanceType an observed connection was composed with, to compose it again as it was. */
+export function instanceTypeOf(connection: JsonObject | undefined): string | undefined {
+  const spec = isJsonObject(connection?.spec) ? connection.spec : {};
+  const enhancements: unknown[] = Array.isArray(spec.enhancements) ? spec.enhancements : [];
+  for (const e of enhancements)
+    if (isJsonObject(e) && typeof e.InstanceType === "string") return e.InstanceType;
+  return undefined;
 }
 
 /** host:port as a URI's authority writes it: an IPv6 address in brackets. */
@@ -135,6 +153,8 @@ export function rewriteUri(uri: string, host: string, port: number): string | un
 export function composeNetworkConnection(
   observed: Readonly<Record<string, ObservedResource>>,
   input: NetworkConnectionInput,
+  /** The bound instance's software (services/registry.ts), for the connection's InstanceType. */
+  instanceType?: string,
 ): StepResult {
   const backend = observed[input.credentialsFrom]?.connectionDetails ?? {};
   const observedConnection = observed[CONNECTION_RESOURCE]?.resource;
@@ -164,7 +184,9 @@ export function composeNetworkConnection(
 
   const { endpoint } = found;
   const ready = isReadyTrue(observedConnection);
-  const composed = [{ name: CONNECTION_RESOURCE, resource: connection(endpoint, input), ready }];
+  const composed = [
+    { name: CONNECTION_RESOURCE, resource: connection(endpoint, input, instanceType), ready },
+  ];
   const consumer = ready ? consumerEndpoint(observedConnection!, endpoint) : undefined;
   if (!consumer) {
     const message = notReadyMessage(observedConnection, ready);
@@ -241,5 +263,5 @@ function keptConnection(
   const host = stringAt(observed, "spec", "instanceHost");
   const spec = isJsonObject(observed?.spec) ? observed.spec : {};
   const port = parsePort(spec.port);
-  return host && port !== undefined ? connection({ host, port }, input) : undefined;
+  return host && port !== undefined ? connection({ host, port }, input, instanceTypeOf(observed)) : undefined;
 }

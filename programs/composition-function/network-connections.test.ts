@@ -43,19 +43,19 @@ const UNREACHABLE = {
 };
 
 describe("composition function: network connections (one per endpoint)", () => {
-  it("composes one XTCPConnection per endpoint, through the input's implementation, and publishes nothing yet", () => {
+  it("composes one XTCPConnection per endpoint, through the input's implementation, naming the instance's software, and publishes nothing yet", () => {
     const out = composeNetworkConnections(composite(), binding(), INPUT);
+    const spec = (port: number) => ({
+      instanceHost: "hxxx.service",
+      port,
+      enhancements: [{ InstanceType: "RabbitMQ" }],
+      compositionRef: { name: "xtcpconnections-proxy" },
+    });
     assert.deepEqual(
       out.composed.map((c) => [c.name, c.resource.spec]),
       [
-        [
-          "connection-http-api",
-          { instanceHost: "hxxx.service", port: 15672, compositionRef: { name: "xtcpconnections-proxy" } },
-        ],
-        [
-          "connection-amqp-ssl",
-          { instanceHost: "hxxx.service", port: 5671, compositionRef: { name: "xtcpconnections-proxy" } },
-        ],
+        ["connection-http-api", spec(15672)],
+        ["connection-amqp-ssl", spec(5671)],
       ],
     );
     assert.deepEqual(out.connectionDetails, {});
@@ -141,6 +141,16 @@ describe("composition function: network connections (one per endpoint)", () => {
       ["connection-http-api"],
     );
     assert.equal(missing.conditions[0]!.reason, "WaitingForCredentials");
+    // Kept as it was composed: the InstanceType it carried stays (an old one without stays without).
+    const composedWith = connection("hxxx.service", 15672, READY);
+    (composedWith.resource.spec as Json).enhancements = [{ InstanceType: "RabbitMQ" }];
+    const kept = composeNetworkConnections(
+      composite("objectstore"),
+      { "connection-http-api": composedWith },
+      INPUT,
+    );
+    assert.deepEqual((kept.composed[0]!.resource.spec as Json).enhancements, [{ InstanceType: "RabbitMQ" }]);
+    assert.equal((missing.composed[0]!.resource.spec as Json).enhancements, undefined);
     const invalid = composeNetworkConnections(
       composite(),
       { ...observed, ...binding({ http_api_uri: "https://u:pw@hxxx.service:99999/api/" }) },

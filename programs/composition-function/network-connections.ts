@@ -18,6 +18,7 @@ import type { JsonObject } from "./json.js";
 import {
   CONNECTION_READY,
   consumerEndpoint,
+  instanceTypeOf,
   notReadyMessage,
   parsePort as portOf,
   tcpConnection,
@@ -55,7 +56,11 @@ function keptConnections(
     const port = portOf((o.resource.spec as JsonObject | undefined)?.port);
     if (!name.startsWith(CONNECTIONS_PREFIX) || !host || port === undefined) return [];
     return [
-      { name, resource: tcpConnection({ host, port }, implementation), ready: isReadyTrue(o.resource) },
+      {
+        name,
+        resource: tcpConnection({ host, port }, implementation, instanceTypeOf(o.resource)),
+        ready: isReadyTrue(o.resource),
+      },
     ];
   });
 }
@@ -119,7 +124,11 @@ export function composeNetworkConnections(
     return {
       endpoint,
       current,
-      composed: { name: names[i]!, resource: tcpConnection(endpoint, input.implementation), ready },
+      composed: {
+        name: names[i]!,
+        resource: tcpConnection(endpoint, input.implementation, service.instanceType),
+        ready,
+      },
       consumer: ready ? consumerEndpoint(current!, endpoint) : undefined,
     };
   });

@@ -982,6 +982,18 @@ describe("local stack on real clusters (e2e)", function () {
     assert.equal(a.instance_service, a.host);
     const [connection] = connections("inventory-a");
     assert.equal(a.host, connection.status.hostForConsumer);
+    // The seed's InstanceType hint, from the binding's serviceInstanceType: the proxy checks this
+    // path in PostgreSQL's protocol (pgsql-check), and psql below works through it.
+    assert.deepEqual(connection.spec.enhancements, [{ InstanceType: "PostgreSQL" }]);
+    const configMaps = kubectlJson(cp, ["-n", "klutch-network", "get", "configmaps"]).items as {
+      data?: Record<string, string>;
+    }[];
+    assert.ok(
+      configMaps
+        .flatMap((c) => Object.values(c.data ?? {}))
+        .some((text) => /^ {4}option pgsql-check user /m.test(text)),
+      "a proxy's HAProxy configuration checks PostgreSQL's protocol",
+    );
     // The bridge relayed the connection's readiness to the binding's composite, which Crossplane
     // would otherwise look at again only after its back-off (lib/bridge/readiness-relay.ts).
     const xr: string = kubectlJson(cp, ["-n", ns, "get", "servicebinding", "inventory-a"]).spec.resourceRef
@@ -1495,6 +1507,22 @@ describe("local stack on real clusters (e2e)", function () {
         ["3000", "9090", "9093", "9109"],
         "one connection per endpoint",
       );
+      // Each connection names its instance's software, the seed's InstanceType hint
+      // (docs/data-services.md: only PostgreSQL's is checked in its own protocol by the proxy).
+      const software: Record<(typeof types)[number], string> = {
+        keyvalue: "Valkey",
+        mariadb: "MariaDB",
+        prometheus: "Prometheus",
+        messaging: "RabbitMQ",
+        mongodb: "MongoDB",
+      };
+      for (const t of types)
+        for (const c of connectionsOf(`orders-${t}`))
+          assert.deepEqual(
+            c.spec.enhancements,
+            [{ InstanceType: software[t] }],
+            `orders-${t} ${c.spec.port}`,
+          );
 
       // MongoDB: a connection per replica set member, all on 27017; `hosts` and the uri's
       // authority list each member's path in the broker's order (Redis stands in: no MongoDB here).

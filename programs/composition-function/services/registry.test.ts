@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { A9S_BINDING_RESOURCE as COMPOSED_AS } from "../../../lib/dataservices/compositions";
 import { SERVICE_INSTANCE_TYPES } from "../../../lib/dataservices/xrds";
+import { connectorXrd } from "../../../lib/connector-api/xrd";
 import { A9S_BINDING_RESOURCE } from "../a9s-binding.js";
 import { DATA_SERVICES } from "./registry.js";
 
@@ -17,13 +18,28 @@ describe("the function's data services", () => {
     assert.equal(A9S_BINDING_RESOURCE, COMPOSED_AS);
   });
 
-  it("each has its row in docs/data-services.md's table of keys and endpoints", () => {
+  it("each has its row in docs/data-services.md's table of keys and endpoints, with its InstanceType", () => {
     const docs = fs.readFileSync(path.join(__dirname, "..", "..", "..", "docs", "data-services.md"), "utf8");
-    const rows = [...docs.matchAll(/^\| `([a-z0-9]+)` +\|/gm)].map((m) => m[1]);
+    const rows = [...docs.matchAll(/^\| `([a-z0-9]+)` +\| ([^|]*?) +\|/gm)].map((m) => [m[1], m[2]]);
     assert.deepEqual(
       rows,
-      DATA_SERVICES.map((s) => s.type),
+      DATA_SERVICES.map((s) => [s.type, s.instanceType]),
     );
+  });
+
+  it("each names its software as the connector's XRD admits an InstanceType (1 to 63 characters)", () => {
+    const at = (o: unknown, ...keys: string[]): unknown =>
+      keys.reduce((v, k) => (v as Record<string, unknown> | undefined)?.[k], o);
+    const schema = at(
+      connectorXrd("xtcpconnections-proxy").spec.versions[0],
+      ...["schema", "openAPIV3Schema", "properties", "spec", "properties", "enhancements", "items"],
+      ...["properties", "InstanceType"],
+    ) as { minLength: number; maxLength: number };
+    assert.ok(schema.maxLength > 0, "the XRD bounds an InstanceType");
+    for (const s of DATA_SERVICES) {
+      assert.ok(s.instanceType.length >= schema.minLength, s.type);
+      assert.ok(s.instanceType.length <= schema.maxLength, s.type);
+    }
   });
 
   it("each name at least one key an endpoint is read from, with a default port for bare hosts", () => {

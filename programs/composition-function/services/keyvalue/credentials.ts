@@ -10,6 +10,7 @@ const port = { portKey: "valkey.port", defaultPort: 6379, label: "KeyValue" } as
 
 export const keyvalue: DataServiceCredentials = {
   type: "keyvalue",
+  instanceType: "Valkey",
   references: () => [
     { kind: "host", key: "host", ...port, required: true },
     { kind: "hosts", key: "hosts", ...port },

@@ -7,6 +7,7 @@ import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const logme2: DataServiceCredentials = {
   type: "logme2",
+  instanceType: "LogMe2",
   references: () => [
     { kind: "url", key: "host", label: "Logme2", required: true },
     { kind: "url", key: "syslog_drain_url", defaultPort: 6514, label: "Syslog" },

@@ -8,5 +8,6 @@ import { sqlReferences } from "../contract/sql.js";
 
 export const mariadb: DataServiceCredentials = {
   type: "mariadb",
+  instanceType: "MariaDB",
   references: () => sqlReferences(3306),
 };

@@ -34,6 +34,7 @@ function group(prefix: string, label: string, defaultPort: number | undefined): 
 
 export const messaging: DataServiceCredentials = {
   type: "messaging",
+  instanceType: "RabbitMQ",
   references(keys) {
     const protocols = [
       ...new Set(keys.map((k) => /^protocols\.([^.]+)\./.exec(k)?.[1]).filter((p) => p !== undefined)),

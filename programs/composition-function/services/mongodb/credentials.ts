@@ -9,6 +9,7 @@ import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const mongodb: DataServiceCredentials = {
   type: "mongodb",
+  instanceType: "MongoDB",
   references: () => [
     { kind: "hosts", key: "hosts", defaultPort: 27017, label: "MongoDB", required: true },
     { kind: "url", key: "uri", defaultPort: 27017, label: "MongoDB" },

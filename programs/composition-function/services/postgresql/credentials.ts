@@ -10,5 +10,6 @@ import { sqlReferences } from "../contract/sql.js";
 
 export const postgresql: DataServiceCredentials = {
   type: "postgresql",
+  instanceType: "PostgreSQL",
   references: () => sqlReferences(5432),
 };

@@ -10,6 +10,7 @@ import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const prometheus: DataServiceCredentials = {
   type: "prometheus",
+  instanceType: "Prometheus",
   references: () => [
     { kind: "urls", key: "prometheus_urls", defaultPort: 9090, label: "Prometheus", required: true },
     { kind: "urls", key: "alertmanager_urls", defaultPort: 9093, label: "Alertmanager" },

@@ -8,6 +8,7 @@ import type { DataServiceCredentials } from "../contract/shape.js";
 
 export const search: DataServiceCredentials = {
   type: "search",
+  instanceType: "OpenSearch",
   references: () => [
     { kind: "urls", key: "host", defaultPort: 9200, label: "Search", required: true },
     { kind: "hosts", key: "hosts", portKey: "port", defaultPort: 9200, label: "Search" },
