@@ -134,6 +134,16 @@ export const SUPPORT_WINDOWS: readonly SupportWindow[] = [
     endsWhen: "client-node 3.0.0 ships",
     move: "package.json",
   },
+  {
+    part: "TypeScript (type check, lint)",
+    pin: { npm: "typescript" },
+    checkedFor: "6.0.3",
+    policy: "the newest release; 6.0 is the JavaScript compiler's last",
+    // npm's newest 6 on 2026-12-05; 7.0.2, the native compiler, has no compiler API that the
+    // project's tools (typescript-eslint, dependency-cruiser, @pulumi/pulumi) could load.
+    ended: "7.0.2 is out (npm, 2026-07-08); typescript-eslint takes TypeScript below 6.1 only",
+    move: "package.json, within typescript-eslint's peer range",
+  },
 ];
 
 /** The pinned version of a part, from versions.env or package.json. */

@@ -346,8 +346,8 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
         compilerOptions: {
           strict: true,
           target: "ES2022",
-          module: "commonjs",
-          moduleResolution: "node10",
+          // CommonJS (the project has no package.json to say otherwise), resolved as Node.js does.
+          module: "nodenext",
           types: ["node"],
           outDir: "out",
         },

@@ -1,9 +1,9 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { A9S_BINDING_RESOURCE as COMPOSED_AS } from "../../../lib/dataservices/compositions";
-import { SERVICE_INSTANCE_TYPES } from "../../../lib/dataservices/xrds";
-import { connectorXrd } from "../../../lib/connector-api/xrd";
+import { A9S_BINDING_RESOURCE as COMPOSED_AS } from "../../../lib/dataservices/compositions.js";
+import { SERVICE_INSTANCE_TYPES } from "../../../lib/dataservices/xrds.js";
+import { connectorXrd } from "../../../lib/connector-api/xrd.js";
 import { A9S_BINDING_RESOURCE } from "../a9s-binding.js";
 import { DATA_SERVICES } from "./registry.js";
 

@@ -144,8 +144,13 @@ export function exampleCases(ctx: ExamplesContext): void {
   });
 }
 
-/** How the TypeScript example compiles: strict, CommonJS, as examples/network-path/typescript expects. */
+/**
+ * How the TypeScript example compiles: strict, CommonJS (no package.json in the project says
+ * otherwise), resolved as Node.js resolves it, as examples/network-path/typescript expects. The
+ * file named is the whole program: the consumer's tsconfig.json beside it is not read, which
+ * TypeScript 6 wants said (`--ignoreConfig`, else error TS5112).
+ */
 const TSC_FLAGS = [
-  ...["--strict", "--target", "ES2022", "--module", "commonjs"],
-  ...["--moduleResolution", "node10", "--types", "node", "--esModuleInterop"],
+  ...["--strict", "--target", "ES2022", "--module", "nodenext", "--types", "node"],
+  "--ignoreConfig",
 ];
