@@ -7,6 +7,7 @@ import { Bridge } from "./controller";
 import { controlPlaneKubeconfig } from "./kubeconfig";
 import { LeaderElector } from "./leader";
 import { jsonLogger } from "./log";
+import { logNodeWarnings } from "./node-warnings";
 import { INSTANCE_ENV, instanceMarker } from "./orphans";
 import { startOpsServer } from "./server";
 import { addTargetOptions, targetFromOptions } from "./target-options";
@@ -97,6 +98,8 @@ async function main(): Promise<void> {
   });
   const o = program.opts<Record<string, string | boolean | undefined>>();
   const log = jsonLogger(o.debug ? "debug" : "info");
+  // Node.js's own warnings would be plain text amid the JSON lines (programs/bridge/node-warnings.ts).
+  logNodeWarnings(log);
   const stateDir = path.resolve(String(o.stateDir));
   fs.mkdirSync(stateDir, { recursive: true });
   const concurrency = Number(o.concurrency);
