@@ -20,10 +20,17 @@ describe("the local WireGuard paths' health (their processes, by pid file)", () 
   const unrealised = networkPath("new", { spec: { implementation: "wireguard" } });
   const children: ChildProcess[] = [];
 
-  /** A real process whose command line is `program`'s, as the providers' pid files name them. */
-  const daemon = (program: string, pidFile: string): ChildProcess => {
+  /**
+   * A real process whose command line is `program`'s, as the providers' pid files name them.
+   * Its pid file is written once bash has exec'd: before, the command line is still bash's, and
+   * a health read in that window found the process not running (seen once in CI).
+   */
+  const daemon = async (program: string, pidFile: string): Promise<ChildProcess> => {
     const child = spawn("bash", ["-c", `exec -a ${program} sleep 300`], { stdio: "ignore" });
     children.push(child);
+    const argv0 = () => fs.readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")[0];
+    for (let i = 0; i < 200 && argv0() !== program; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(argv0(), program, `pid ${child.pid} never exec'd ${program}`);
     fs.writeFileSync(pidFile, `${child.pid}\n`);
     return child;
   };
@@ -39,12 +46,12 @@ describe("the local WireGuard paths' health (their processes, by pid file)", () 
   let gatewayGo: ChildProcess;
   let clientGo: ChildProcess;
   let ordersForwarder: ChildProcess;
-  before(() => {
+  before(async () => {
     fs.mkdirSync(path.join(gateway.dir, "forwarders"), { recursive: true });
-    gatewayGo = daemon("wireguard-go", path.join(gateway.dir, "gateway.pid"));
-    clientGo = daemon("wireguard-go", path.join(gateway.dir, `${netns}.pid`));
-    ordersForwarder = daemon("socat", forwarderFile(orders));
-    daemon("socat", forwarderFile(billing));
+    gatewayGo = await daemon("wireguard-go", path.join(gateway.dir, "gateway.pid"));
+    clientGo = await daemon("wireguard-go", path.join(gateway.dir, `${netns}.pid`));
+    ordersForwarder = await daemon("socat", forwarderFile(orders));
+    await daemon("socat", forwarderFile(billing));
   });
   after(() => {
     for (const c of children) c.kill("SIGKILL");
