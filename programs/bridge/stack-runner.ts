@@ -7,6 +7,7 @@ import type { BridgeSettings } from "../../lib/bridge/settings";
 import { CancellableRuns } from "./cancellable-runs";
 import { recoverCheckpoint } from "./checkpoint";
 import { upFromEvents } from "./engine-run";
+import { withEngineTmp } from "../../host/automation/engine-tmp";
 import type { GroupOutputs, GroupStacks, RunOptions } from "./group-stacks";
 import { GroupTargets } from "./group-targets";
 import { HeldOutPorts } from "../../lib/bridge/node-port-refusals";
@@ -255,6 +256,8 @@ export class StackRunner implements GroupStacks {
   /**
    * One cancellable engine run; whether it worked or failed, a lock its engine could not delete
    * is seen to (StackLocks.afterRun reads the CLI's stderr, which a failed run's error carries).
+   * The engine gets a temporary directory of its own, removed after the run: the Kubernetes
+   * provider leaves a kubeconfig file there on every run (host/automation/engine-tmp.ts).
    */
   private async engineRun<T extends { stderr: string }>(
     key: string,
@@ -264,7 +267,7 @@ export class StackRunner implements GroupStacks {
   ): Promise<T> {
     let result: T;
     try {
-      result = await this.runs.run(fn);
+      result = await withEngineTmp(stack.workspace, () => this.runs.run(fn));
     } catch (e) {
       await this.locks.afterRun(stackName(key), stack, (e as Error).message ?? "", run.log);
       throw e;

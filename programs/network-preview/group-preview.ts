@@ -67,6 +67,10 @@ export async function previewGroup(
   const envVars = { ...bridge.pulumiEnv };
   if (!exists) envVars.PULUMI_BACKEND_URL = `file://${path.join(work, "state")}`;
   fs.mkdirSync(path.join(work, "state"), { recursive: true });
+  // The engine's temporary files (a kubeconfig per Kubernetes provider, which the provider never
+  // removes: host/automation/engine-tmp.ts) go with the work directory.
+  envVars.TMPDIR = path.join(work, "tmp");
+  fs.mkdirSync(envVars.TMPDIR);
   // The passphrase provider's salt lives in the stack's settings file of the bridge's workspace.
   const settings = path.join(bridgeStatePaths(bridge.stateDir).workspace, `Pulumi.${stack}.yaml`);
   if (exists && fs.existsSync(settings)) fs.copyFileSync(settings, path.join(work, `Pulumi.${stack}.yaml`));

@@ -8,6 +8,7 @@ import {
 } from "../../host/automation/pulumi-runner";
 import { which } from "../../host/local-clusters/host/binaries";
 import { repoRoot } from "../../host/automation/toolchain";
+import { engineTmp } from "../../host/automation/engine-tmp";
 
 /**
  * Selects (or creates) a stack of this project for the real Pulumi CLI. The program runs
@@ -25,6 +26,11 @@ export async function selectStack(options: RunnerOptions): Promise<Stack> {
   const envVars = Object.fromEntries(
     Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"),
   );
+  // The engine's temporary files, removed when this command ends: the Kubernetes provider
+  // leaves each cluster's kubeconfig there (host/automation/engine-tmp.ts).
+  const tmp = engineTmp();
+  process.once("exit", () => tmp.remove());
+  envVars.TMPDIR = tmp.dir;
   // The program (every component and cloud SDK, about 1.5 s of imports) is loaded when the
   // engine runs it, so `--help`, config errors and the commands that run no program (`config`,
   // `outputs`) do not pay for it.
