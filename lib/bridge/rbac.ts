@@ -100,12 +100,14 @@ export function dataPlaneNodeRules(): { apiGroups: string[]; resources: string[]
  * `kubernetes.io/service-name` label). The kernel hop (network/proxy/instance-backends.ts) gets
  * the Service for its port's name before each such group's run and on each poll; the haproxy
  * hop's and WireGuard's health readers (network/shared/instance-reads.ts) list it by name from
- * the watch cache every health poll, to say at once that an instance has no endpoint. Instances
- * live in their own namespaces, so these cannot be namespaced; reads only.
+ * the watch cache every health poll, to say at once that an instance has no endpoint; the
+ * bridge watches the controller's EndpointSlices (programs/bridge/instance-watch.ts) to read
+ * that health as soon as one changes. Instances live in their own namespaces, so these cannot
+ * be namespaced; reads only.
  */
 export function dataPlaneInstanceRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
   return [
     { apiGroups: [""], resources: ["services"], verbs: ["get", "list"] },
-    { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] },
+    { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
   ];
 }

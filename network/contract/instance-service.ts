@@ -79,14 +79,20 @@ export function slicePortNamed(
 }
 
 /**
- * Whether kube-proxy sends a Service port's traffic anywhere, from the Service and its
- * EndpointSlices. Pure. The rule is kube-proxy's own (k8s.io/kubernetes v1.37.2
- * pkg/proxy/topology.go CategorizeEndpoints; endpointslicecache.go reads the conditions): it uses
- * the Ready endpoints, or, when none is Ready, those both Serving and Terminating; Ready and
- * Serving unset mean true, Terminating unset false. With none of either it rejects connections
- * to the ClusterIP. HAProxy's health checks find that too, but only after up to `inter` and
- * `fall` checks, some of which hang on the deleted pod's address; the endpoints say it within
- * a second of the pod's deletion, so the proxy's reader asks both (network/proxy/path-health.ts).
+ * Whether a Service port's traffic reaches an instance that takes new connections, from the
+ * Service and its EndpointSlices. Pure. kube-proxy (k8s.io/kubernetes v1.37.2
+ * pkg/proxy/topology.go CategorizeEndpoints; endpointslicecache.go reads the conditions) uses the
+ * Ready endpoints, or, when none is Ready, those both Serving and Terminating; Ready unset means
+ * true, Terminating unset false. With neither it rejects connections to the ClusterIP.
+ *
+ * Its fallback does not make a path usable: a Terminating endpoint is a pod being deleted, and
+ * a data service refuses new connections from the moment it is told to stop (PostgreSQL's docs,
+ * "Shutting Down the Server": after SIGTERM "the server disallows new connections"; MariaDB,
+ * MongoDB, Valkey and RabbitMQ shut down on SIGTERM too). So only Ready endpoints count here; the
+ * deletion marks them Terminating within a second, before the container has even stopped, and
+ * the bridge reads that on the EndpointSlice watch's event (programs/bridge/instance-watch.ts).
+ * HAProxy's health checks find the loss too, but only after up to `inter` and `fall` checks,
+ * so the proxy's reader asks both (network/proxy/path-health.ts).
  */
 
 /** A Service's name and namespace, as a path's instanceHost names it. */
@@ -111,12 +117,14 @@ export function unservedProblem(
   if (!servicePort) return undefined;
   const name = servicePort.name ?? "";
   const endpoints = slices.filter((s) => slicePortNamed(s, name)).flatMap((s) => s.endpoints ?? []);
-  const ready = endpoints.some((e) => e.conditions?.ready !== false);
-  const servingTerminating = endpoints.some(
+  if (endpoints.some((e) => e.conditions?.ready !== false)) return undefined;
+  const draining = endpoints.some(
     (e) => e.conditions?.serving !== false && e.conditions?.terminating === true,
   );
-  if (ready || servingTerminating) return undefined;
-  return `Service ${ref.namespace}/${ref.name} has no ready endpoint for port ${port}, so connections to it are refused: the instance's pods are not Ready (deleted, restarting, or failing their readiness probe)`;
+  const start = `Service ${ref.namespace}/${ref.name} has no ready endpoint for port ${port}`;
+  return draining
+    ? `${start}, only terminating ones: the instance's pods are being deleted, and a data service refuses new connections while it shuts down`
+    : `${start}, so connections to it are refused: the instance's pods are not Ready (deleted, restarting, or failing their readiness probe)`;
 }
 
 /**

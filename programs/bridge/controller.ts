@@ -18,6 +18,12 @@ import { clientErrorMessage } from "../../lib/kube/client-errors";
 import { DriftHealing } from "./drift-healing";
 import { reportUnusable } from "./health-report";
 import type { NetworkPathObject } from "../../lib/bridge/api";
+import {
+  InstanceWatch,
+  dataPlaneSliceInformer,
+  instanceServiceKey,
+  type SliceInformer,
+} from "./instance-watch";
 
 export { engineError } from "./reconciler";
 
@@ -46,6 +52,8 @@ export interface BridgeOptions {
   informer?: PathInformer;
   /** The data plane's drift informers (kubernetes target); client-node's by default. */
   driftInformers?: Record<DriftKind, DriftInformer>;
+  /** The data-service cluster's EndpointSlice informer (kubernetes target); client-node's by default. */
+  sliceInformer?: SliceInformer;
   /** How often the paths' health is read while some group's is (ms). */
   healthPollMs?: number;
   /** How often the data plane's nodes are listed while a NodePort proxy reports one (ms). */
@@ -85,6 +93,8 @@ export class Bridge {
   private readonly followerWatches: PollingWatch<string[]>[];
   /** Re-runs groups whose paths' health changed (the proxy's HAProxy checks, on a cluster or this machine). */
   private readonly healthWatch: PollingWatch<string[]>;
+  /** Reads the paths' health at once when an instance's endpoints change (kubernetes target). */
+  private readonly instanceWatch: InstanceWatch | undefined;
   /** Re-runs groups whose settings the environment changed (kubernetes target). */
   private readonly settingsWatch: PollingWatch<BridgeSettings | undefined> | undefined;
   /** Puts back what someone else changed of a group's objects (kubernetes target). */
@@ -230,6 +240,28 @@ export class Bridge {
         recovered: "reading the paths' health works again",
       },
     });
+    this.instanceWatch =
+      target.kind === "kubernetes"
+        ? new InstanceWatch({
+            informer: opts.sliceInformer ?? dataPlaneSliceInformer(target.kubeconfig),
+            services: () =>
+              new Set(
+                healthy()
+                  .flatMap((key) => this.cache.group(key))
+                  .map(instanceServiceKey)
+                  .filter((k) => k !== undefined),
+              ),
+            onChange: (service, verb) => {
+              // The first list adds every slice: read, but say only what changed.
+              if (verb !== "add")
+                opts.log("info", "an instance's endpoints changed; reading the paths' health now", {
+                  service,
+                });
+              this.healthWatch.kick();
+            },
+            log: opts.log,
+          })
+        : undefined;
     this.settingsWatch =
       opts.target.kind === "kubernetes" && opts.settings
         ? new PollingWatch<BridgeSettings | undefined>({
@@ -276,6 +308,7 @@ export class Bridge {
     this.nodeWatch?.start();
     await this.drift?.start();
     this.healthWatch.start();
+    await this.instanceWatch?.start();
     for (const w of this.followerWatches) w.start();
     this.settingsWatch?.start();
     // Groups that have a stack but no paths any more (deleted while the bridge was down); a
@@ -297,6 +330,7 @@ export class Bridge {
     this.nodeWatch?.stop();
     await this.drift?.stop();
     this.healthWatch.stop();
+    await this.instanceWatch?.stop();
     for (const w of this.followerWatches) w.stop();
     this.settingsWatch?.stop();
     const running = this.queue.active();

@@ -28,6 +28,9 @@ export class PollingWatch<T> {
   private timer: unknown;
   private failing = false;
   private stopped = false;
+  private polling = false;
+  /** A kick came while a round ran: the next round starts as soon as this one ends. */
+  private kicked = false;
 
   constructor(private readonly opts: PollingWatchOptions<T>) {}
 
@@ -40,8 +43,25 @@ export class PollingWatch<T> {
     if (this.timer !== undefined) (this.opts.clock ?? realClock).clearTimeout(this.timer);
   }
 
+  /**
+   * A round now instead of at the next tick (an event says what is watched changed); kicks
+   * while a round runs make one more round right after it, never two at once.
+   */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.polling) {
+      this.kicked = true;
+      return;
+    }
+    void this.poll();
+  }
+
   /** One round: read, hand over, schedule the next. Never throws. */
   async poll(): Promise<void> {
+    const clock = this.opts.clock ?? realClock;
+    if (this.timer !== undefined) clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.polling = true;
     try {
       if (!this.opts.wanted()) return;
       const value = await this.opts.read();
@@ -53,8 +73,10 @@ export class PollingWatch<T> {
       if (!this.failing) this.opts.log("warn", this.opts.messages.failing, { error: (e as Error).message });
       this.failing = true;
     } finally {
-      if (!this.stopped)
-        this.timer = (this.opts.clock ?? realClock).setTimeout(() => void this.poll(), this.opts.intervalMs);
+      this.polling = false;
+      const delay = this.kicked ? 0 : this.opts.intervalMs;
+      this.kicked = false;
+      if (!this.stopped) this.timer = clock.setTimeout(() => void this.poll(), delay);
     }
   }
 }

@@ -604,6 +604,21 @@ const retry = async (call) => {
       // whether or not HAProxy's checks have failed by then.
       assert.match(down.message, new RegExp(`^Service ${NS}/pg has no ready endpoint for port 5432`));
       unready = Date.now();
+      // Read on the EndpointSlice watch's event (programs/bridge/instance-watch.ts), not only at
+      // the next health poll: the identity may watch the slices (dataPlaneInstanceRules).
+      const logs = kubectl(kc(), [
+        "-n",
+        PROXY_NS,
+        "logs",
+        "-l",
+        "app.kubernetes.io/name=klutch-bridge,app.kubernetes.io/instance=bridge",
+        "--tail=-1",
+      ]);
+      assert.match(
+        logs,
+        new RegExp(`an instance's endpoints changed; reading the paths' health now.*"${NS}/pg"`),
+      );
+      assert.doesNotMatch(logs, /may not watch EndpointSlices/);
       await eventually(
         "the claim not Ready",
         () =>
@@ -1283,6 +1298,8 @@ const retry = async (call) => {
       // Listed by name from the watch cache by the haproxy hop's health reader (instance-serving.ts).
       assert.equal(can("list", "services", "-n", NS), "yes");
       assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", NS), "yes");
+      // programs/bridge/instance-watch.ts: one watch of the controller's slices in every namespace.
+      assert.equal(can("watch", "endpointslices.discovery.k8s.io", "-A"), "yes");
       assert.equal(can("watch", "services", "-n", NS), "no");
       assert.equal(can("get", "secrets", "-n", NS), "no");
       assert.equal(can("create", "services", "-n", NS), "no");

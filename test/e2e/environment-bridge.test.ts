@@ -426,6 +426,8 @@ describe("the environment stack deploys the bridge on a node-backed control plan
     assert.equal(can("get", "services", "-n", "default"), "yes");
     assert.equal(can("list", "services", "-A"), "yes");
     assert.equal(can("list", "endpointslices.discovery.k8s.io", "-n", "default"), "yes");
+    // programs/bridge/instance-watch.ts: one watch of the controller's slices in every namespace.
+    assert.equal(can("watch", "endpointslices.discovery.k8s.io", "-A"), "yes");
     for (const denied of [
       ["get", "nodes"],
       ["patch", "nodes"],

@@ -10,15 +10,23 @@ const slice = (...conditions: EndpointSliceLike["endpoints"] & object): Endpoint
   endpoints: conditions,
 });
 
-describe("proxy: whether kube-proxy serves an instance Service's port (kube-proxy's own rule)", () => {
+describe("proxy: whether an instance Service's port reaches a pod that takes new connections", () => {
   it("a Ready endpoint serves; so does one whose Ready is unset (the EndpointSlice API's default)", () => {
     assert.equal(unservedProblem(ref, 5432, service, [slice({ conditions: { ready: true } })]), undefined);
     assert.equal(unservedProblem(ref, 5432, service, [slice({})]), undefined);
   });
 
-  it("with no Ready endpoint, a Serving and Terminating one still takes the traffic (topology.go's fallback)", () => {
+  it("with no Ready endpoint, a Serving and Terminating one (kube-proxy's fallback) is a pod being deleted: not usable, said so", () => {
     const draining = { conditions: { ready: false, serving: true, terminating: true } };
-    assert.equal(unservedProblem(ref, 5432, service, [slice(draining)]), undefined);
+    assert.match(
+      unservedProblem(ref, 5432, service, [slice(draining)]) ?? "",
+      /^Service team-a\/pg has no ready endpoint for port 5432, only terminating ones: the instance's pods are being deleted/,
+    );
+    // Beside a Ready one (a rolling update's new pod), the path is usable.
+    assert.equal(
+      unservedProblem(ref, 5432, service, [slice(draining, { conditions: { ready: true } })]),
+      undefined,
+    );
   });
 
   it("a deleted pod (not Ready, not Serving, Terminating) or no endpoint at all: refused, naming the Service and port", () => {
