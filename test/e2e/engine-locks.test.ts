@@ -4,13 +4,13 @@ import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
-import { which } from "../../host/local-clusters/host/binaries";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { undeletedLock } from "../../lib/bridge/locks";
 import { StackLocks } from "../../programs/bridge/stack-locks";
 import { toolchainEnv } from "../../host/automation/toolchain";
 import { startS3Server, type S3Server } from "../helpers/s3-server";
 import { portsFor } from "../helpers/ports";
+import { toolchainPulumiCommand } from "../helpers/toolchain-cli";
 
 const provider: pulumi.dynamic.ResourceProvider = {
   create: (inputs: { v: number }) => Promise.resolve({ id: "r", outs: inputs }),
@@ -75,8 +75,6 @@ describe("a lock the engine could not delete, on an S3 backend (e2e)", function 
     const frontPort = ports.one();
     front = refusingLockDeletes(s3.port);
     await new Promise<void>((r) => front.server.listen(frontPort, "127.0.0.1", r));
-    const pulumiBin = which("pulumi", env);
-    assert.ok(pulumiBin, "the toolchain's pulumi on PATH");
     stack = await LocalWorkspace.createOrSelectStack(
       {
         stackName: "np-locks",
@@ -88,7 +86,7 @@ describe("a lock the engine could not delete, on an S3 backend (e2e)", function 
       },
       {
         workDir: work,
-        pulumiCommand: await PulumiCommand.get({ root: path.dirname(path.dirname(pulumiBin)) }),
+        pulumiCommand: await toolchainPulumiCommand(env),
         envVars: {
           ...s3.env,
           PATH: env.PATH ?? "",

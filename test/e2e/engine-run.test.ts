@@ -7,6 +7,7 @@ import { LocalWorkspace, PulumiCommand, type EngineEvent, type Stack } from "@pu
 import { upFromEvents } from "../../programs/bridge/engine-run";
 import { objectDeletedByStep } from "../../lib/bridge/drift";
 import { toolchainEnv } from "../../host/automation/toolchain";
+import { toolchainPulumi } from "../helpers/toolchain-cli";
 
 /** One dynamic resource whose input decides whether an update changes it. */
 const provider: pulumi.dynamic.ResourceProvider = {
@@ -59,7 +60,7 @@ describe("engine runs read their result from engine events (e2e)", function () {
     fs.mkdirSync(bin, { recursive: true });
     fs.writeFileSync(
       path.join(bin, "pulumi"),
-      `#!/bin/sh\necho "$1 $2" >> ${callLog}\nexec ${whichPulumi(env)} "$@"\n`,
+      `#!/bin/sh\necho "$1 $2" >> ${callLog}\nexec ${toolchainPulumi(env)} "$@"\n`,
       { mode: 0o755 },
     );
     const command = await PulumiCommand.get({ root: path.dirname(bin) });
@@ -167,11 +168,3 @@ describe("engine runs read their result from engine events (e2e)", function () {
     assert.equal(objectDeletedByStep(asKubernetes), "Deployment/np-team-a-proxy");
   });
 });
-
-function whichPulumi(env: NodeJS.ProcessEnv): string {
-  for (const dir of (env.PATH ?? "").split(":")) {
-    const candidate = path.join(dir, "pulumi");
-    if (fs.existsSync(candidate)) return candidate;
-  }
-  throw new Error("pulumi not found on the toolchain's PATH: run `bash host/scripts/toolchain.sh build`");
-}

@@ -2,12 +2,12 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
 import { repoRoot, toolchainEnv } from "../../host/automation/toolchain";
-import { which } from "../../host/local-clusters/host/binaries";
 import { type ResourceServing, setResourceServing } from "../../providers/dynamic/klutch-resource";
 import { RandomKey } from "../../providers/dynamic/random-key";
+import { toolchainPulumiCommand } from "../helpers/toolchain-cli";
 
 /**
  * A stack whose components' resources were dynamic resources (what the klutch plugin made before
@@ -37,8 +37,6 @@ describe("the klutch plugin takes over its components' dynamic resources (e2e)",
         },
       }),
     );
-    const pulumiBin = which("pulumi", env);
-    assert.ok(pulumiBin, "the toolchain's pulumi on PATH");
     stack = await LocalWorkspace.createOrSelectStack(
       {
         stackName: "plugin-resources",
@@ -55,7 +53,7 @@ describe("the klutch plugin takes over its components' dynamic resources (e2e)",
       },
       {
         workDir: work,
-        pulumiCommand: await PulumiCommand.get({ root: path.dirname(path.dirname(pulumiBin)) }),
+        pulumiCommand: await toolchainPulumiCommand(env),
         envVars: {
           PATH: env.PATH ?? "",
           PULUMI_BACKEND_URL: `file://${path.join(work, "state")}`,
