@@ -4,7 +4,13 @@ import { validateEnvironment } from "./validate";
 import { fakeKubeconfig, fakeValidationContext } from "../../test/helpers/kubeconfig";
 import { stackSettings } from "../../test/helpers/stacks";
 
-const files: Record<string, string> = { "/project/kube/magnum.yaml": fakeKubeconfig("magnum") };
+const files: Record<string, string> = {
+  "/project/kube/magnum.yaml": fakeKubeconfig("magnum"),
+  // stacks/Pulumi.existing-example.yaml's clusters, as their operators hand them over.
+  "/project/kube/ops-cp.yaml": fakeKubeconfig("ops-cp"),
+  "/project/kube/shop.yaml": fakeKubeconfig("shop"),
+  "/project/kube/billing.yaml": fakeKubeconfig("billing"),
+};
 const ctx = fakeValidationContext(files);
 
 function expectIssue(raw: Record<string, unknown>, at: string, includes: string): void {
@@ -29,6 +35,33 @@ describe("cloud stack configs", () => {
       expectValid(stackSettings(stack), stack);
     });
   }
+
+  it("stacks/Pulumi.existing-example.yaml is valid once its operator sets the bridge's passphrase, as its header says, and every image and package it names is the mirror's", () => {
+    const raw = stackSettings("existing-example");
+    const config = expectValid(
+      { ...raw, bridgePassphrase: "set with config set --secret" },
+      "existing-example",
+    );
+    const named = [
+      config.oidc.provider === "dex" ? config.oidc.image : "",
+      config.bind.image,
+      config.bind.konnectorImage,
+      config.bridge.image,
+      config.bridge.proxyImage,
+      config.crossplane.providerKubernetes,
+      config.crossplane.providerAnynines,
+      config.crossplane.functionPatchAndTransform,
+      config.crossplane.dataservicesConfiguration,
+      config.crossplane.functionKlutch,
+    ];
+    for (const ref of named) assert.match(ref ?? "", /^mirror\.example\.com\//);
+    assert.deepEqual(
+      [config.controlPlane, ...config.appClusters].map((c) => c.infrastructure),
+      ["existing", "existing", "existing"],
+    );
+    assert.equal(config.bridge.state?.kind, "backend");
+    expectIssue(raw, "klutch:bridgePassphrase", "is required when the bridge is deployed");
+  });
 
   it("refuses a Kubernetes minor past its upstream end of life, for EKS and for Magnum's kube_tag", () => {
     const eks = stackSettings("aws-example");
