@@ -35,6 +35,8 @@ export interface EnvironmentSecrets {
   bindTlsKey?: pulumi.Output<string>;
   anyninesCredentials?: pulumi.Output<Record<string, AnyninesCredentials>>;
   bridgePassphrase?: pulumi.Output<string>;
+  /** The text of an AWS shared credentials file for the deployed bridge's S3 state. */
+  bridgeStateCredentials?: pulumi.Output<string>;
 }
 
 export interface KlutchEnvironmentArgs {
@@ -218,6 +220,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       networkNamespace: namespaces[`${cp}/${SETTINGS_NAMESPACE}`],
       connectorApi: this.connectorApi,
       passphrase: args.secrets?.bridgePassphrase,
+      stateCredentials: args.secrets?.bridgeStateCredentials,
     });
 
     // klutch-bind: OIDC, the backend, the exported APIs, a binding per app cluster.

@@ -1,7 +1,14 @@
 import { strict as assert } from "node:assert";
 import * as k8s from "@pulumi/kubernetes";
+import { specialSigKey } from "@pulumi/pulumi/runtime/rpc";
 import { BridgeDeployment } from "./bridge-deployment";
-import { bridgeArgs, bridgeDeploymentProblem, describeProblem } from "../../lib/bridge/deployment";
+import * as path from "node:path";
+import {
+  BRIDGE_PATHS,
+  bridgeArgs,
+  bridgeDeploymentProblem,
+  describeProblem,
+} from "../../lib/bridge/deployment";
 import { mockPulumi, settle } from "../../test/helpers/mocks";
 
 describe("bridge Deployment: command line and checks", () => {
@@ -97,5 +104,56 @@ describe("bridge Deployment: command line and checks", () => {
         .sort(),
       ["klutch:bridge:BridgeDeployment", "kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Secret"],
     );
+  });
+
+  it("S3 credentials, when given, are a file of the Secret named by AWS_SHARED_CREDENTIALS_FILE; never a value in the environment", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp2", { kubeconfig: "k" });
+    const args = {
+      provider,
+      namespace: "klutch-network",
+      serviceAccountName: "klutch-bridge",
+      image: "mirror.example.com/klutch/bridge:0.1.0",
+      state: { kind: "backend" as const, url: "s3://state?region=eu-central-1" },
+      passphrase: "p".repeat(20),
+      dataPlaneKubeconfig: "k",
+    };
+    const credentials =
+      "[default]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = s3cr3t-example\n";
+    new BridgeDeployment("with", { ...args, stateCredentials: credentials });
+    new BridgeDeployment("without", args);
+    await settle();
+    const of = (type: string, name: string) => run.resources.find((r) => r.type === type && r.name === name)!;
+    // A secret input reaches the mocks wrapped in Pulumi's secret signature: its value.
+    const unwrapped = (v: any): any => (v && typeof v === "object" && specialSigKey in v ? v.value : v);
+    const secretData = (name: string): Record<string, unknown> =>
+      Object.fromEntries(
+        Object.entries(unwrapped(of("kubernetes:core/v1:Secret", name).inputs.stringData) as object).map(
+          ([k, v]) => [k, unwrapped(v)],
+        ),
+      );
+    const container = (name: string) =>
+      of("kubernetes:apps/v1:Deployment", name).inputs.spec.template.spec.containers[0] as {
+        env: { name: string; value: string }[];
+        volumeMounts: { mountPath: string }[];
+      };
+    assert.deepEqual(container("with").env, [
+      { name: "PULUMI_CONFIG_PASSPHRASE_FILE", value: BRIDGE_PATHS.passphrase },
+      { name: "AWS_SHARED_CREDENTIALS_FILE", value: BRIDGE_PATHS.awsCredentials },
+    ]);
+    // The file is in the mounted Secret's directory.
+    assert.equal(path.dirname(BRIDGE_PATHS.awsCredentials), BRIDGE_PATHS.secretDir);
+    assert.ok(container("with").volumeMounts.some((m) => m.mountPath === BRIDGE_PATHS.secretDir));
+    assert.deepEqual(Object.keys(secretData("with-secret")).sort(), [
+      "aws-credentials",
+      "data-plane-kubeconfig",
+      "passphrase",
+    ]);
+    assert.equal(secretData("with-secret")["aws-credentials"], credentials);
+    assert.deepEqual(
+      container("without").env.map((e) => e.name),
+      ["PULUMI_CONFIG_PASSPHRASE_FILE"],
+    );
+    assert.ok(!("aws-credentials" in secretData("without-secret")));
   });
 });

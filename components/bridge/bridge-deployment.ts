@@ -28,6 +28,12 @@ export interface BridgeDeploymentArgs {
   state: BridgeState;
   /** Encrypts the secrets in the groups' stacks; kept in a Secret mounted as a file, never in env. */
   passphrase: pulumi.Input<string>;
+  /**
+   * The text of an AWS shared credentials file for state in S3, mounted from the same Secret;
+   * the engine finds it by AWS_SHARED_CREDENTIALS_FILE (a path in the environment, not a key).
+   * Without it, the AWS SDK's default chain in the pod (a node or workload role).
+   */
+  stateCredentials?: pulumi.Input<string>;
   /** The data-service cluster the proxies run in (target kubernetes), mounted from the same Secret. */
   dataPlaneKubeconfig: pulumi.Input<string>;
   /** Further bridge flags: --service-type, --allowed-sources, --proxy-image, --data-plane-namespace… */
@@ -76,6 +82,7 @@ export class BridgeDeployment extends pulumi.ComponentResource {
         stringData: {
           passphrase: pulumi.secret(args.passphrase),
           "data-plane-kubeconfig": pulumi.secret(args.dataPlaneKubeconfig),
+          ...(args.stateCredentials ? { "aws-credentials": pulumi.secret(args.stateCredentials) } : {}),
         },
       },
       child,
@@ -129,8 +136,13 @@ export class BridgeDeployment extends pulumi.ComponentResource {
                   image: args.image,
                   imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
                   args: bridgeArgs({ opsPort, state, flags: args.bridgeFlags ?? [] }),
-                  // The path of the passphrase, not the passphrase (main.ts reads the file).
-                  env: [{ name: "PULUMI_CONFIG_PASSPHRASE_FILE", value: BRIDGE_PATHS.passphrase }],
+                  // Paths of the secrets, not the secrets (main.ts and the AWS SDK read the files).
+                  env: [
+                    { name: "PULUMI_CONFIG_PASSPHRASE_FILE", value: BRIDGE_PATHS.passphrase },
+                    ...(args.stateCredentials
+                      ? [{ name: "AWS_SHARED_CREDENTIALS_FILE", value: BRIDGE_PATHS.awsCredentials }]
+                      : []),
+                  ],
                   ports: [{ name: "ops", containerPort: opsPort, protocol: "TCP" }],
                   readinessProbe: { ...probe("/readyz"), periodSeconds: 5, failureThreshold: 3 },
                   livenessProbe: {

@@ -63,6 +63,48 @@ describe("cloud stack configs", () => {
     expectIssue(raw, "klutch:bridgePassphrase", "is required when the bridge is deployed");
   });
 
+  it("the bridge's S3 credentials: a shared credentials file with a [default] profile, for state in S3 only; a problem is named without repeating the text", () => {
+    const raw: Record<string, any> = {
+      ...stackSettings("existing-example"),
+      bridgePassphrase: "set with config set --secret",
+    };
+    const good = "[default]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = wJalrXUtnFEMI\n";
+    expectValid({ ...raw, bridgeStateCredentials: good }, "with credentials");
+    for (const [text, says] of [
+      [
+        "[ops]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = wJalrXUtnFEMI\n",
+        "has no [default] profile",
+      ],
+      [
+        "[default]\naws_access_key_id = AKIDEXAMPLE\n",
+        "has no aws_secret_access_key in its [default] profile",
+      ],
+      ["AKIDEXAMPLE:wJalrXUtnFEMI", "has no [default] profile"],
+    ] as const) {
+      const result = validateEnvironment({ ...raw, bridgeStateCredentials: text }, ctx);
+      assert.equal(result.ok, false);
+      if (result.ok) return;
+      const issue = result.issues.find((i) => i.path === "klutch:bridgeStateCredentials");
+      assert.ok(issue?.message.startsWith(says), issue?.message);
+      assert.match(issue!.message, /config set --secret klutch:bridgeStateCredentials < credentials/);
+      assert.doesNotMatch(renderIssues(result.issues, "t"), /AKIDEXAMPLE|wJalrXUtnFEMI/);
+    }
+    const gcs = structuredClone(raw);
+    gcs.bridge.state = { kind: "backend", url: "gs://klutch-bridge-state" };
+    expectIssue(
+      { ...gcs, bridgeStateCredentials: good },
+      "klutch:bridgeStateCredentials",
+      "is for a deployed bridge whose state is in S3 (bridge.state {kind: backend, url: s3://…}), but this environment's bridge keeps its state at gs://klutch-bridge-state: remove it with `npm run pulumi -- config rm klutch:bridgeStateCredentials`",
+    );
+    const undeployed = structuredClone(raw);
+    undeployed.bridge.deploy = false;
+    expectIssue(
+      { ...undeployed, bridgeStateCredentials: good },
+      "klutch:bridgeStateCredentials",
+      "but this environment deploys no bridge",
+    );
+  });
+
   it("refuses a Kubernetes minor past its upstream end of life, for EKS and for Magnum's kube_tag", () => {
     const eks = stackSettings("aws-example");
     eks.appClusters[0].aws.kubernetesVersion = "1.33";

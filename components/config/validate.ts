@@ -28,6 +28,7 @@ import {
   environmentSchema,
 } from "./schema";
 import { planBridge } from "../../lib/bridge/bridge-plan";
+import { awsCredentialsProblem, type BridgeState } from "../../lib/bridge/deployment";
 import { clusterWideGrants } from "../../lib/bind/contract";
 import { planCrossplane } from "../../lib/crossplane/crossplane-plan";
 
@@ -154,7 +155,7 @@ function crossChecks(
   checkApis(raw.exportedApis, apps, add);
   checkConsumerNamespaces(raw.bind, apps, add);
   checkBindBackend(raw.bind, add, exportedApisOrDefault(raw.exportedApis));
-  checkBridge(raw.bridge, withSecrets.bridgePassphrase, controlPlane, apps, stateDir, ctx, add);
+  checkBridge(raw.bridge, withSecrets, controlPlane, apps, stateDir, ctx, add);
   checkCrossplane(raw.crossplane, controlPlane, stateDir, ctx, add);
   return issues;
 }
@@ -166,7 +167,7 @@ function crossChecks(
  */
 function checkBridge(
   rawBridge: unknown,
-  passphrase: unknown,
+  secrets: Record<string, unknown>,
   controlPlane: Located<ControlPlaneConfig> | undefined,
   apps: Located<AppClusterConfig>[],
   stateDir: string,
@@ -184,8 +185,10 @@ function checkBridge(
   // Asked for and possible (a local control plane without a node is refused above).
   const deployed =
     plan !== undefined || ((parsed.data.deploy ?? hasNode) && (cp.infrastructure !== "local" || hasNode));
+  checkStateCredentials(secrets.bridgeStateCredentials, deployed, parsed.data.state, add);
   if (!deployed) return;
   // Never repeat the value: a message can end up in a CI log.
+  const passphrase = secrets.bridgePassphrase;
   const text = typeof passphrase === "string" ? passphrase : "";
   const set = 'set it with `pulumi config set --secret klutch:bridgePassphrase "$(openssl rand -base64 24)"`';
   if (!text)
@@ -195,6 +198,37 @@ function checkBridge(
     );
   else if (text.length < 16)
     add(["bridgePassphrase"], `must be at least 16 characters (the value given has ${text.length}): ${set}`);
+}
+
+/**
+ * The deployed bridge's S3 credentials: only where its state is in S3, and the text of an AWS
+ * shared credentials file (lib/bridge/deployment.ts awsCredentialsProblem). Never repeats it.
+ */
+function checkStateCredentials(
+  credentials: unknown,
+  deployed: boolean,
+  state: BridgeState | undefined,
+  add: Add,
+): void {
+  const text = typeof credentials === "string" ? credentials : "";
+  if (!text) return;
+  const field = ["bridgeStateCredentials"];
+  const set =
+    "`npm run pulumi -- config set --secret klutch:bridgeStateCredentials < credentials` (a file with a [default] profile naming aws_access_key_id and aws_secret_access_key)";
+  if (!deployed || state?.kind !== "backend" || !state.url.startsWith("s3://")) {
+    const where = !deployed
+      ? "this environment deploys no bridge"
+      : state?.kind === "backend"
+        ? `this environment's bridge keeps its state at ${state.url.split("?")[0]}`
+        : "this environment's bridge keeps its state in a hostPath on its node";
+    add(
+      field,
+      `is for a deployed bridge whose state is in S3 (bridge.state {kind: backend, url: s3://…}), but ${where}: remove it with \`npm run pulumi -- config rm klutch:bridgeStateCredentials\``,
+    );
+    return;
+  }
+  const problem = awsCredentialsProblem(text);
+  if (problem) add(field, `${problem}: set it with ${set}`);
 }
 
 /** How Crossplane core can run on this control plane (lib/crossplane/crossplane-plan.ts). */

@@ -26,6 +26,8 @@ export interface BridgePartArgs {
   /** What the bridge's pods wait for: the connector API (its NetworkPath CRD). */
   connectorApi: pulumi.Resource;
   passphrase?: pulumi.Output<string>;
+  /** The bridge's S3 state credentials (klutch:bridgeStateCredentials), when given. */
+  stateCredentials?: pulumi.Output<string> | undefined;
 }
 
 /**
@@ -99,6 +101,7 @@ export function bridgePart(
       replicas: deployment.replicas,
       state: deployment.state,
       passphrase: args.passphrase,
+      ...(args.stateCredentials ? { stateCredentials: args.stateCredentials } : {}),
       dataPlaneKubeconfig: dataPlane.kubeconfig,
       bridgeFlags: deployment.flags,
       labels,

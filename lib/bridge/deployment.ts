@@ -1,3 +1,5 @@
+import { parse as parseIni } from "ini";
+
 /**
  * The bridge as a Deployment (components/bridge/bridge-deployment.ts): its command line,
  * mounts and the checks on its arguments. Pure, so the unit tests pin them.
@@ -19,6 +21,8 @@ export const BRIDGE_PATHS = {
   secretDir: "/etc/klutch-bridge",
   passphrase: "/etc/klutch-bridge/passphrase",
   dataPlaneKubeconfig: "/etc/klutch-bridge/data-plane-kubeconfig",
+  /** The S3 state's credentials (`klutch:bridgeStateCredentials`), when given. */
+  awsCredentials: "/etc/klutch-bridge/aws-credentials",
   state: "/var/lib/klutch-bridge",
 } as const;
 
@@ -31,7 +35,8 @@ export const BRIDGE_PATHS = {
  *   Pending. On a multi-node cluster each node would have its own directory: use `backend`.
  * - `backend`: a Pulumi backend URL every pod reaches (s3://, gs://, azblob://, or the Pulumi
  *   Cloud https://…), the engine's own locking; the pods' state dir (workspaces) is scratch.
- *   Its credentials come the cloud's usual way (workload identity), not from this component.
+ *   Its credentials come the cloud's usual way (workload identity), or, for S3, from an AWS
+ *   shared credentials file the Deployment mounts from its Secret (`stateCredentials`).
  */
 export type BridgeState = { kind: "hostPath"; path: string } | { kind: "backend"; url: string };
 
@@ -100,4 +105,25 @@ export function bridgeArgs(a: { opsPort: number; state: BridgeState; flags: stri
     String(a.opsPort),
     ...a.flags,
   ];
+}
+
+/**
+ * What is wrong with the text given as the S3 state's credentials, without repeating any of it
+ * (a message can end up in a CI log), or undefined. The bridge's engine reads it as an AWS shared
+ * credentials file (AWS_SHARED_CREDENTIALS_FILE, the AWS SDK's default profile): the
+ * `[default]` profile must name both keys.
+ */
+export function awsCredentialsProblem(text: string): string | undefined {
+  let profiles: Record<string, unknown>;
+  try {
+    profiles = parseIni(text);
+  } catch {
+    return "is not the text of an AWS shared credentials file";
+  }
+  const profile = profiles.default as Record<string, unknown> | undefined;
+  if (!profile || typeof profile !== "object") return "has no [default] profile";
+  const missing = ["aws_access_key_id", "aws_secret_access_key"].filter(
+    (k) => typeof profile[k] !== "string" || profile[k] === "",
+  );
+  return missing.length > 0 ? `has no ${missing.join(" and ")} in its [default] profile` : undefined;
 }

@@ -481,6 +481,8 @@ export const SECRET_SETTINGS = [
   "anyninesCredentials",
   /** Encrypts the secrets in the deployed bridge's own stacks (its engine's state); see klutch:bridge. */
   "bridgePassphrase",
+  /** The text of an AWS shared credentials file for the deployed bridge's S3 state (bridge.state s3://). */
+  "bridgeStateCredentials",
 ] as const;
 
 export const SETTING_KEYS = [...Object.keys(anyImplementation.environmentSchema.shape), ...SECRET_SETTINGS];

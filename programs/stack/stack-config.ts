@@ -78,6 +78,7 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
       ...text("bindTlsCertificate"),
       ...text("bindTlsKey"),
       ...text("bridgePassphrase"),
+      ...text("bridgeStateCredentials"),
       ...(creds && typeof creds === "object"
         ? { anyninesCredentials: pulumi.secret(creds as Record<string, AnyninesCredentials>) }
         : {}),

@@ -206,6 +206,22 @@ namespace Anynines.Klutch
             }
         }
 
+        [Input("bridgeStateCredentials")]
+        private Input<string>? _bridgeStateCredentials;
+
+        /// <summary>
+        /// The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
+        /// </summary>
+        public Input<string>? BridgeStateCredentials
+        {
+            get => _bridgeStateCredentials;
+            set
+            {
+                var emptySecret = Output.CreateSecret(0);
+                _bridgeStateCredentials = Output.Tuple<Input<string>?, int>(value, emptySecret).Apply(t => t.Item1);
+            }
+        }
+
         /// <summary>
         /// The control plane cluster.
         /// </summary>

@@ -75,6 +75,7 @@ export class Environment extends pulumi.ComponentResource {
             resourceInputs["bindTlsKey"] = args?.bindTlsKey ? pulumi.secret(args.bindTlsKey) : undefined;
             resourceInputs["bridge"] = args?.bridge;
             resourceInputs["bridgePassphrase"] = args?.bridgePassphrase ? pulumi.secret(args.bridgePassphrase) : undefined;
+            resourceInputs["bridgeStateCredentials"] = args?.bridgeStateCredentials ? pulumi.secret(args.bridgeStateCredentials) : undefined;
             resourceInputs["controlPlane"] = args?.controlPlane;
             resourceInputs["crossplane"] = args?.crossplane;
             resourceInputs["environment"] = args?.environment;
@@ -143,6 +144,10 @@ export interface EnvironmentArgs {
      * Passphrase of the deployed bridge's own stacks (at least 16 characters; required when it is deployed). Kept a secret.
      */
     bridgePassphrase?: pulumi.Input<string | undefined>;
+    /**
+     * The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
+     */
+    bridgeStateCredentials?: pulumi.Input<string | undefined>;
     /**
      * The control plane cluster.
      */

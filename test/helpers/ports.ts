@@ -56,7 +56,8 @@ export const LOCAL_CLUSTER_PORTS: readonly number[] = [
  * negotiation: H").
  */
 export const HOST_PORT_BANDS: Readonly<Record<string, FileBand>> = {
-  "test/e2e/engine-locks.test.ts": { from: 10260, to: 10299, slots: 1 },
+  "test/e2e/engine-locks.test.ts": { from: 10260, to: 10279, slots: 1 },
+  "test/e2e/s3-state-credentials.test.ts": { from: 10280, to: 10299, slots: 1 },
   "test/dataplane/proxy.test.ts": { from: 10300, to: 10999, slots: 1 },
   "test/dataplane/wireguard-agent.test.ts": { from: 11000, to: 11499, slots: 1 },
   "test/e2e/provider-sdks.test.ts": { from: 11500, to: 12499, slots: 1 },

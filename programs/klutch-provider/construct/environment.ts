@@ -111,6 +111,7 @@ export const environmentConstructors: Record<string, Constructor> = {
           bindTlsKey: args.bindTlsKey,
           anyninesCredentials: args.anyninesCredentials,
           bridgePassphrase: args.bridgePassphrase,
+          bridgeStateCredentials: args.bridgeStateCredentials,
         }),
       },
       opts,

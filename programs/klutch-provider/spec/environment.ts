@@ -321,6 +321,10 @@ export const environmentComponents: ComponentSpec[] = [
         "Passphrase of the deployed bridge's own stacks (at least 16 characters; required when it is deployed). Kept a secret.",
         { secret: true },
       ),
+      bridgeStateCredentials: str(
+        "The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.",
+        { secret: true },
+      ),
       anyninesCredentials: secret(
         map(ref("klutch:crossplane:AnyninesCredentials", "credentials"), "Credentials per anynines service."),
       ),

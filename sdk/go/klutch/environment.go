@@ -57,6 +57,9 @@ func NewEnvironment(ctx *pulumi.Context,
 	if args.BridgePassphrase != nil {
 		args.BridgePassphrase = pulumi.ToSecret(args.BridgePassphrase).(pulumi.StringPtrInput)
 	}
+	if args.BridgeStateCredentials != nil {
+		args.BridgeStateCredentials = pulumi.ToSecret(args.BridgeStateCredentials).(pulumi.StringPtrInput)
+	}
 	if args.OidcClientSecret != nil {
 		args.OidcClientSecret = pulumi.ToSecret(args.OidcClientSecret).(pulumi.StringPtrInput)
 	}
@@ -93,6 +96,8 @@ type environmentArgs struct {
 	Bridge *BridgeSettings `pulumi:"bridge"`
 	// Passphrase of the deployed bridge's own stacks (at least 16 characters; required when it is deployed). Kept a secret.
 	BridgePassphrase *string `pulumi:"bridgePassphrase"`
+	// The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
+	BridgeStateCredentials *string `pulumi:"bridgeStateCredentials"`
 	// The control plane cluster.
 	ControlPlane ControlPlane `pulumi:"controlPlane"`
 	// Crossplane.
@@ -131,6 +136,8 @@ type EnvironmentArgs struct {
 	Bridge *BridgeSettingsArgs
 	// Passphrase of the deployed bridge's own stacks (at least 16 characters; required when it is deployed). Kept a secret.
 	BridgePassphrase pulumi.StringPtrInput
+	// The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
+	BridgeStateCredentials pulumi.StringPtrInput
 	// The control plane cluster.
 	ControlPlane ControlPlaneArgs
 	// Crossplane.

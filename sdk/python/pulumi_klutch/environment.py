@@ -35,6 +35,7 @@ class EnvironmentArgs:
                  bind_tls_key: pulumi.Input[Optional[_builtins.str]] = None,
                  bridge: Optional['BridgeSettingsArgs'] = None,
                  bridge_passphrase: pulumi.Input[Optional[_builtins.str]] = None,
+                 bridge_state_credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  crossplane: Optional['CrossplaneSettingsArgs'] = None,
                  exported_apis: Optional[Sequence[pulumi.Input['_bind.ApiArgs']]] = None,
                  local_clusters: Optional['LocalClustersArgs'] = None,
@@ -55,6 +56,7 @@ class EnvironmentArgs:
         :param pulumi.Input[_builtins.str] bind_tls_key: PEM key (bind.tls.source provided). Kept a secret.
         :param 'BridgeSettingsArgs' bridge: The Crossplane bridge as a Deployment.
         :param pulumi.Input[_builtins.str] bridge_passphrase: Passphrase of the deployed bridge's own stacks (at least 16 characters; required when it is deployed). Kept a secret.
+        :param pulumi.Input[_builtins.str] bridge_state_credentials: The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
         :param 'CrossplaneSettingsArgs' crossplane: Crossplane.
         :param Sequence[pulumi.Input['_bind.ApiArgs']] exported_apis: The APIs offered for binding. Default the anynines PostgreSQL APIs.
         :param 'LocalClustersArgs' local_clusters: The local clusters' state.
@@ -82,6 +84,8 @@ class EnvironmentArgs:
             pulumi.set(__self__, "bridge", bridge)
         if bridge_passphrase is not None:
             pulumi.set(__self__, "bridge_passphrase", bridge_passphrase)
+        if bridge_state_credentials is not None:
+            pulumi.set(__self__, "bridge_state_credentials", bridge_state_credentials)
         if crossplane is not None:
             pulumi.set(__self__, "crossplane", crossplane)
         if exported_apis is not None:
@@ -228,6 +232,18 @@ class EnvironmentArgs:
         pulumi.set(self, "bridge_passphrase", value)
 
     @_builtins.property
+    @pulumi.getter(name="bridgeStateCredentials")
+    def bridge_state_credentials(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
+        """
+        return pulumi.get(self, "bridge_state_credentials")
+
+    @bridge_state_credentials.setter
+    def bridge_state_credentials(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "bridge_state_credentials", value)
+
+    @_builtins.property
     @pulumi.getter
     def crossplane(self) -> Optional['CrossplaneSettingsArgs']:
         """
@@ -315,6 +331,7 @@ class Environment(pulumi.ComponentResource):
                  bind_tls_key: pulumi.Input[Optional[_builtins.str]] = None,
                  bridge: Optional[Union['BridgeSettingsArgs', 'BridgeSettingsArgsDict']] = None,
                  bridge_passphrase: pulumi.Input[Optional[_builtins.str]] = None,
+                 bridge_state_credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  control_plane: Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']] = None,
                  crossplane: Optional[Union['CrossplaneSettingsArgs', 'CrossplaneSettingsArgsDict']] = None,
                  environment: Optional[_builtins.str] = None,
@@ -338,6 +355,7 @@ class Environment(pulumi.ComponentResource):
         :param pulumi.Input[_builtins.str] bind_tls_key: PEM key (bind.tls.source provided). Kept a secret.
         :param Union['BridgeSettingsArgs', 'BridgeSettingsArgsDict'] bridge: The Crossplane bridge as a Deployment.
         :param pulumi.Input[_builtins.str] bridge_passphrase: Passphrase of the deployed bridge's own stacks (at least 16 characters; required when it is deployed). Kept a secret.
+        :param pulumi.Input[_builtins.str] bridge_state_credentials: The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
         :param Union['ControlPlaneArgs', 'ControlPlaneArgsDict'] control_plane: The control plane cluster.
         :param Union['CrossplaneSettingsArgs', 'CrossplaneSettingsArgsDict'] crossplane: Crossplane.
         :param _builtins.str environment: The environment's name (a DNS-1123 label); labels every object.
@@ -380,6 +398,7 @@ class Environment(pulumi.ComponentResource):
                  bind_tls_key: pulumi.Input[Optional[_builtins.str]] = None,
                  bridge: Optional[Union['BridgeSettingsArgs', 'BridgeSettingsArgsDict']] = None,
                  bridge_passphrase: pulumi.Input[Optional[_builtins.str]] = None,
+                 bridge_state_credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  control_plane: Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']] = None,
                  crossplane: Optional[Union['CrossplaneSettingsArgs', 'CrossplaneSettingsArgsDict']] = None,
                  environment: Optional[_builtins.str] = None,
@@ -408,6 +427,7 @@ class Environment(pulumi.ComponentResource):
             __props__.__dict__["bind_tls_key"] = None if bind_tls_key is None else pulumi.Output.secret(bind_tls_key)
             __props__.__dict__["bridge"] = bridge
             __props__.__dict__["bridge_passphrase"] = None if bridge_passphrase is None else pulumi.Output.secret(bridge_passphrase)
+            __props__.__dict__["bridge_state_credentials"] = None if bridge_state_credentials is None else pulumi.Output.secret(bridge_state_credentials)
             if control_plane is None and not opts.urn:
                 raise TypeError("Missing required property 'control_plane'")
             __props__.__dict__["control_plane"] = control_plane
