@@ -31,6 +31,10 @@ export async function inlineStack(opts: {
   const envVars = Object.fromEntries(
     Object.entries(stackEnv).filter((e): e is [string, string] => typeof e[1] === "string"),
   );
+  // The engine's temporary files (a kubeconfig per Kubernetes provider, which the provider
+  // never removes: host/automation/engine-tmp.ts) go with the test's work directory.
+  envVars.TMPDIR = path.join(opts.workDir, "engine-tmp");
+  fs.mkdirSync(envVars.TMPDIR, { recursive: true });
   return LocalWorkspace.createOrSelectStack(
     { projectName: opts.projectName, stackName: opts.stackName, program: opts.program },
     { envVars, workDir: opts.workDir },
