@@ -23,6 +23,7 @@ import { NetworkConnectorApi } from "./connector-api/connector-api";
 import { Crossplane } from "./crossplane/crossplane";
 import { bindPart } from "./environment-parts/bind";
 import { bridgePart } from "./environment-parts/bridge";
+import { crossplaneImages } from "./environment-parts/crossplane-images";
 import { clusterAccess, plannedNamespaceResources } from "./environment-parts/clusters";
 import { planEnvironment, type EnvironmentPlan } from "./plan/environment-plan";
 
@@ -138,6 +139,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
             ? { functionKlutch: xp.functionKlutch }
             : {}),
         },
+        ...crossplaneImages(config, args.crossplanePlan.version, xpDeploy.node !== undefined),
         anyninesServices: xp.anyninesServices,
         anyninesCredentials: args.secrets?.anyninesCredentials,
         installProviderConfigs: xpDeploy.installProviderConfigs,

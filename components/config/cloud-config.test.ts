@@ -3,6 +3,7 @@ import { renderIssues } from "../../lib/config/messages";
 import { validateEnvironment } from "./validate";
 import { fakeKubeconfig, fakeValidationContext } from "../../test/helpers/kubeconfig";
 import { stackSettings } from "../../test/helpers/stacks";
+import { crossplaneImages } from "../environment-parts/crossplane-images";
 
 const files: Record<string, string> = {
   "/project/kube/magnum.yaml": fakeKubeconfig("magnum"),
@@ -36,31 +37,72 @@ describe("cloud stack configs", () => {
     });
   }
 
-  it("stacks/Pulumi.existing-example.yaml is valid once its operator sets the bridge's passphrase, as its header says, and every image and package it names is the mirror's", () => {
+  it("stacks/Pulumi.existing-example.yaml is valid once its operator sets the bridge's passphrase, as its header says, and every image and package comes from its mirror", () => {
     const raw = stackSettings("existing-example");
     const config = expectValid(
       { ...raw, bridgePassphrase: "set with config set --secret" },
       "existing-example",
     );
-    const named = [
-      config.oidc.provider === "dex" ? config.oidc.image : "",
-      config.bind.image,
-      config.bind.konnectorImage,
-      config.bridge.image,
-      config.bridge.proxyImage,
-      config.crossplane.providerKubernetes,
-      config.crossplane.providerAnynines,
-      config.crossplane.functionPatchAndTransform,
-      config.crossplane.dataservicesConfiguration,
-      config.crossplane.functionKlutch,
-    ];
-    for (const ref of named) assert.match(ref ?? "", /^mirror\.example\.com\//);
+    // What the components deploy, as the config resolves it (components/config/images.ts), and
+    // Crossplane core's image and ImageConfig as the environment derives them.
+    const xp = crossplaneImages(config, "2.4.0", false);
+    const deployed = {
+      dex: config.oidc.provider === "dex" ? config.oidc.image : "",
+      backend: config.bind.image,
+      konnector: config.bind.konnectorImage,
+      bridge: config.bridge.image,
+      haproxy: config.bridge.proxyImage,
+      providerKubernetes: config.crossplane.providerKubernetes,
+      providerAnynines: config.crossplane.providerAnynines,
+      functionPatchAndTransform: config.crossplane.functionPatchAndTransform,
+      dataservicesConfiguration: config.crossplane.dataservicesConfiguration,
+      functionKlutch: config.crossplane.functionKlutch,
+      crossplane: xp.image ? `${xp.image.repository}:${xp.image.tag}` : "",
+    };
+    assert.deepEqual(deployed, {
+      dex: "mirror.example.com/dexidp/dex:v2.41.1",
+      backend: "mirror.example.com/w5n9a2g2/klutch/example-backend:v1.4.0",
+      konnector: "mirror.example.com/w5n9a2g2/klutch/konnector:v1.4.0",
+      bridge: "mirror.example.com/klutch-pulumi/bridge:0.1.0",
+      haproxy: "mirror.example.com/library/haproxy:2.6.12",
+      providerKubernetes: "mirror.example.com/crossplane-contrib/provider-kubernetes:v1.3.1",
+      providerAnynines: "mirror.example.com/w5n9a2g2/klutch/provider-anynines:v1.5.0",
+      functionPatchAndTransform: "mirror.example.com/crossplane-contrib/function-patch-and-transform:v0.9.2",
+      dataservicesConfiguration: "mirror.example.com/w5n9a2g2/klutch/dataservices:v1.5.0",
+      functionKlutch: "mirror.example.com/klutch/function-klutch:v0.1.0",
+      crossplane: "mirror.example.com/crossplane/crossplane:v2.4.0",
+    });
+    assert.deepEqual(xp.registryMirror, {
+      registry: "mirror.example.com",
+      upstreams: ["public.ecr.aws", "xpkg.crossplane.io", "xpkg.upbound.io"],
+    });
     assert.deepEqual(
       [config.controlPlane, ...config.appClusters].map((c) => c.infrastructure),
       ["existing", "existing", "existing"],
     );
     assert.equal(config.bridge.state?.kind, "backend");
     expectIssue(raw, "klutch:bridgePassphrase", "is required when the bridge is deployed");
+  });
+
+  it("an image a setting names stays as named under a mirror; a mirror with a local cluster is refused, naming it", () => {
+    const raw: Record<string, any> = {
+      ...stackSettings("existing-example"),
+      bridgePassphrase: "set with config set --secret",
+    };
+    raw.bridge = { ...raw.bridge, proxyImage: "registry.example.com/haproxy:3.2.4" };
+    raw.crossplane = { ...raw.crossplane, image: "registry.example.com/crossplane:v2.4.0" };
+    const config = expectValid(raw, "named");
+    assert.equal(config.bridge.proxyImage, "registry.example.com/haproxy:3.2.4");
+    assert.deepEqual(crossplaneImages(config, "2.4.0", false).image, {
+      repository: "registry.example.com/crossplane",
+      tag: "v2.4.0",
+    });
+    const local = stackSettings("local");
+    expectIssue(
+      { ...local, imageRegistry: "mirror.example.com" },
+      "klutch:imageRegistry",
+      '"mirror.example.com" is for clusters that pull their images, but klutch:controlPlane (control-plane) is a local cluster, which runs the images built on this machine and pulls nothing: remove klutch:imageRegistry',
+    );
   });
 
   it("the bridge's S3 credentials: a shared credentials file with a [default] profile, for state in S3 only; a problem is named without repeating the text", () => {

@@ -1,3 +1,4 @@
+import { withImageRegistry } from "./images";
 import * as path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { cidrsOverlap } from "../../lib/net/cidr";
@@ -67,7 +68,7 @@ export function validateEnvironment(raw: Record<string, unknown>, ctx: Validatio
   issues.push(...crossChecks(plain, ctx, raw));
   issues.push(...secretChecks(raw, plain));
   if (issues.length > 0 || !parsed.success) return { ok: false, issues: dedupe(issues) };
-  return { ok: true, config: parsed.data };
+  return { ok: true, config: withImageRegistry(parsed.data) };
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
@@ -137,6 +138,13 @@ function crossChecks(
 
   const stateDir = localStateDir(raw.localClusters);
   for (const c of clusters) checkInfrastructure(c, stateDir, ctx, add);
+  // A local node pulls nothing: it runs the images this machine built and imported.
+  const local = clusters.find((c) => c.value.infrastructure === "local");
+  if (typeof raw.imageRegistry === "string" && local)
+    add(
+      ["imageRegistry"],
+      `"${raw.imageRegistry}" is for clusters that pull their images, but ${formatPath(local.at)} (${local.value.name}) is a local cluster, which runs the images built on this machine and pulls nothing: remove klutch:imageRegistry`,
+    );
 
   // Each network implementation's own rules, over the app clusters that use it.
   for (const impl of IMPLEMENTATIONS) {

@@ -240,4 +240,50 @@ describe("Crossplane component (mocks)", () => {
       undefined,
     );
   });
+
+  it("with an operator's mirror: core's image from it and one ImageConfig that sends each upstream registry's packages (and their dependencies) there", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", {});
+    new Crossplane("xp", {
+      ...base,
+      provider,
+      chart: { repository: "https://charts.crossplane.io/stable" },
+      anyninesServices: [],
+      installProviderConfigs: true,
+      skipAwait: false,
+      image: { repository: "mirror.example.com/crossplane/crossplane", tag: "v1.20.11" },
+      registryMirror: { registry: "mirror.example.com/", upstreams: ["public.ecr.aws", "xpkg.upbound.io"] },
+    });
+    await settle();
+    assert.deepEqual(run.ofType("kubernetes:helm.sh/v4:Chart")[0]?.inputs.values.image, {
+      repository: "mirror.example.com/crossplane/crossplane",
+      tag: "v1.20.11",
+    });
+    const configs = run.ofType("kubernetes:pkg.crossplane.io/v1beta1:ImageConfig");
+    assert.equal(configs.length, 1);
+    assert.deepEqual(configs[0]?.inputs.spec, {
+      // With the slash, so that xpkg.upbound.io.example.net is not matched.
+      matchImages: [
+        { type: "Prefix", prefix: "public.ecr.aws/" },
+        { type: "Prefix", prefix: "xpkg.upbound.io/" },
+      ],
+      rewriteImage: { prefix: "mirror.example.com/" },
+    });
+  });
+
+  it("without a mirror: the chart's own image at the version, no ImageConfig", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", {});
+    new Crossplane("xp", {
+      ...base,
+      provider,
+      chart: { repository: "https://charts.crossplane.io/stable" },
+      anyninesServices: [],
+      installProviderConfigs: true,
+      skipAwait: false,
+    });
+    await settle();
+    assert.deepEqual(run.ofType("kubernetes:helm.sh/v4:Chart")[0]?.inputs.values.image, { tag: "v1.20.11" });
+    assert.equal(run.ofType("kubernetes:pkg.crossplane.io/v1beta1:ImageConfig").length, 0);
+  });
 });

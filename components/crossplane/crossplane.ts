@@ -60,6 +60,13 @@ export interface CrossplaneArgs {
    * node's imported `klutch.local/crossplane` (pull policy `Never`, as nothing can be pulled there).
    */
   image?: { repository: string; tag: string; pullPolicy?: "Never" | "IfNotPresent" | "Always" };
+  /**
+   * An operator's registry mirror (`klutch:imageRegistry`): an ImageConfig makes Crossplane's
+   * package manager pull every package whose reference starts with one of `upstreams` (each a
+   * registry host) from the mirror instead, under the same path, the dependencies the packages
+   * declare included (ImageConfig `rewriteImage.prefix`, in the CRDs of 1.20.11 and 2.4.0 alike).
+   */
+  registryMirror?: { registry: string; upstreams: string[] };
   /** Flags added to `crossplane core start` after `--enable-ssa-claims`. */
   coreArgs?: string[];
   /**
@@ -192,6 +199,25 @@ export class Crossplane extends pulumi.ComponentResource {
     // Packages need Crossplane's CRDs: wait for the chart (its Deployment's init container
     // installs them on a real cluster) or for the CRDs applied above.
     const afterCore = { ...child, dependsOn: [chart, ...crds] };
+    // Before any package: a dependency resolved before it would be pulled from upstream.
+    const mirror = args.registryMirror
+      ? this.customResource(
+          name,
+          {
+            apiVersion: "pkg.crossplane.io/v1beta1",
+            kind: "ImageConfig",
+            metadata: { name: "klutch-registry-mirror", labels: args.labels },
+            spec: {
+              // With the slash: a prefix alone would match another host that starts alike.
+              matchImages: args.registryMirror.upstreams.map((u) => ({ type: "Prefix", prefix: `${u}/` })),
+              rewriteImage: { prefix: `${args.registryMirror.registry.replace(/\/+$/, "")}/` },
+            },
+          },
+          skipAwait,
+          afterCore,
+        )
+      : undefined;
+    const afterMirror = mirror ? { ...child, dependsOn: [chart, ...crds, mirror] } : afterCore;
     // Installed when its revision is Healthy: the package was pulled and its pod runs.
     const awaitHealthy: Record<string, string> = args.skipAwait
       ? { "pulumi.com/skipAwait": "true" }
@@ -213,7 +239,7 @@ export class Crossplane extends pulumi.ComponentResource {
         m,
         // The local registry's build of provider-kubernetes can be pulled: awaited like on any cluster.
         localProviderKubernetes && isProviderKubernetes(m) ? awaitHealthy : packagesSkipAwait,
-        afterCore,
+        afterMirror,
       ),
     );
 
@@ -229,7 +255,7 @@ export class Crossplane extends pulumi.ComponentResource {
             spec: { package: reference },
           },
           awaitHealthy,
-          afterCore,
+          afterMirror,
         ),
       );
 

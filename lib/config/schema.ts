@@ -1,3 +1,4 @@
+import { MIRROR_PATTERN } from "../images/mirror";
 import { BIND_RELEASES, DEFAULT_BIND_RELEASE } from "../bind/upstream/release";
 import { z } from "zod";
 import { cidr, port } from "./fields";
@@ -202,6 +203,9 @@ export const exportedApi = z
   })
   .strict();
 
+/** Dex's image when `oidc.image` is left out (pinned). */
+export const DEFAULT_DEX_IMAGE = "ghcr.io/dexidp/dex:v2.41.1";
+
 export const oidc = z.discriminatedUnion("provider", [
   z
     .object({
@@ -209,7 +213,7 @@ export const oidc = z.discriminatedUnion("provider", [
       /** Issuer URL; `<bind.externalAddress>/dex` (served by the backend's exposure) when omitted. */
       issuerUrl: httpsUrl.optional(),
       clientId: z.string().min(1).prefault("klutch-bind"),
-      image: z.string().min(1).prefault("ghcr.io/dexidp/dex:v2.41.1"),
+      image: z.string().min(1).prefault(DEFAULT_DEX_IMAGE),
       /** Size of the volume holding Dex's SQLite database (signing keys, sessions). */
       storageSize: z
         .string()
@@ -246,6 +250,28 @@ export const localClusters = z
   })
   .strict();
 
+/**
+ * A pinned container image: `[registry/]repository` with a tag or a digest (the grammar of
+ * distribution/reference's `reference.go`, reduced to lower-case names).
+ */
+const imageReference = z
+  .string()
+  .regex(
+    /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/,
+    "must be an image reference such as registry.example.com/klutch/bridge:0.1.0",
+  )
+  .refine((r) => /:[A-Za-z0-9_][A-Za-z0-9_.-]*$|@sha256:[a-f0-9]{64}$/.test(r) && !/:latest$/.test(r), {
+    message: "must be pinned: give a tag other than latest, or @sha256:<digest>",
+  });
+
+/** The Crossplane packages Klutch installs when their settings are left out (pinned). */
+export const DEFAULT_PACKAGES = {
+  providerKubernetes: "xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1",
+  providerAnynines: "public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0",
+  functionPatchAndTransform: "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
+  dataservicesConfiguration: "public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0",
+} as const;
+
 /** A Crossplane package reference: registry/repository:tag, pinned (no `latest`). */
 const xpkg = z
   .string()
@@ -267,16 +293,22 @@ export const crossplane = z
         "must be a Crossplane 2.0.x to 2.4.x version, or 1.17.x to 1.20.x (Klutch's upstream line)",
       )
       .optional(),
+    /**
+     * Crossplane core's image (with a tag: the chart takes a repository and a tag); the chart's
+     * own (`xpkg.crossplane.io/crossplane/crossplane:v<version>`) when omitted, or from
+     * `klutch:imageRegistry` when that is set. Not on local clusters, which run their own build.
+     */
+    image: imageReference
+      .refine((r) => !r.includes("@"), { message: "must name a tag: the chart takes a repository and a tag" })
+      .optional(),
     /** Helm chart repository; ignored when chartPath is set. */
     chartRepository: z.string().url().prefault("https://charts.crossplane.io/stable"),
     /** A local chart folder (the local stack uses the one in the toolchain's Crossplane module). */
     chartPath: z.string().min(1).optional(),
-    providerKubernetes: xpkg.prefault("xpkg.upbound.io/crossplane-contrib/provider-kubernetes:v1.3.1"),
-    providerAnynines: xpkg.prefault("public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0"),
-    functionPatchAndTransform: xpkg.prefault(
-      "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.9.2",
-    ),
-    dataservicesConfiguration: xpkg.prefault("public.ecr.aws/w5n9a2g2/klutch/dataservices:v1.5.0"),
+    providerKubernetes: xpkg.prefault(DEFAULT_PACKAGES.providerKubernetes),
+    providerAnynines: xpkg.prefault(DEFAULT_PACKAGES.providerAnynines),
+    functionPatchAndTransform: xpkg.prefault(DEFAULT_PACKAGES.functionPatchAndTransform),
+    dataservicesConfiguration: xpkg.prefault(DEFAULT_PACKAGES.dataservicesConfiguration),
     /**
      * Klutch's composition function as a package this control plane can pull: the release's
      * `function-klutch-v<version>.xpkg` pushed to your registry (docs/provider.md). With it, the
@@ -366,20 +398,6 @@ export const bind = z
   .strict();
 
 /**
- * A pinned container image: `[registry/]repository` with a tag or a digest (the grammar of
- * distribution/reference's `reference.go`, reduced to lower-case names).
- */
-const imageReference = z
-  .string()
-  .regex(
-    /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/,
-    "must be an image reference such as registry.example.com/klutch/bridge:0.1.0",
-  )
-  .refine((r) => /:[A-Za-z0-9_][A-Za-z0-9_.-]*$|@sha256:[a-f0-9]{64}$/.test(r) && !/:latest$/.test(r), {
-    message: "must be pinned: give a tag other than latest, or @sha256:<digest>",
-  });
-
-/**
  * The Crossplane bridge as a Deployment on the control plane (components/bridge/bridge-deployment.ts).
  * Which rules relate it to the clusters (a node to run on, the node's images, a shared state)
  * is lib/bridge/bridge-plan.ts.
@@ -437,6 +455,18 @@ export function environmentSchemaWith<C extends z.ZodTypeAny>(networkConnector: 
   const environmentSchema = z
     .object({
       environment: dnsLabel,
+      /**
+       * An operator's registry mirror (`host[:port][/path]`): every image and package the
+       * environment deploys that no setting names comes from it, each under its repository's own
+       * path (lib/images/mirror.ts). Not with local clusters, which run the images built here.
+       */
+      imageRegistry: z
+        .string()
+        .regex(
+          MIRROR_PATTERN,
+          "must be a registry such as mirror.example.com or mirror.example.com:5000/klutch",
+        )
+        .optional(),
       controlPlane: controlPlaneCluster,
       appClusters: z.array(appCluster).prefault([]),
       oidc: oidc.prefault({ provider: "dex" }),

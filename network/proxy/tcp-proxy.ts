@@ -1,3 +1,4 @@
+import { DEFAULT_HAPROXY_IMAGE } from "./model/images";
 import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -104,7 +105,7 @@ export interface TcpProxyArgs {
   haproxy?: Omit<HaproxyOptions, "bindAddress" | "statsPort" | "healthPort">;
 }
 
-export const DEFAULT_HAPROXY_IMAGE = "docker.io/library/haproxy:2.6.12";
+export { DEFAULT_HAPROXY_IMAGE };
 export const DEFAULT_PORT_RANGE: PortRange = { from: 30000, to: 30999 };
 const CONFIG_DIR = "/usr/local/etc/haproxy";
 /** The official image's `haproxy` user; numeric so the kubelet can check runAsNonRoot. */

@@ -175,6 +175,60 @@ describe("the environment deploys the WireGuard tunnel (mocks)", function () {
       );
     });
 
+    it("with klutch:imageRegistry, every image the program deploys comes from the mirror: every workload's containers, Crossplane's chart and packages", async () => {
+      const settings = stackSettings("aws-example");
+      settings.imageRegistry = "mirror.example.com";
+      const apps = settings.appClusters as Record<string, any>[];
+      // An endpoint given: the pods do not wait for the load balancer's address, which mocks never give.
+      apps[1]!.networkConnector = {
+        implementation: "wireguard",
+        endpoint: "192.0.2.1:51820",
+        dataServicePorts: [5432],
+      };
+      const own = mockPulumi(settings, "aws-example", {
+        dynamicProviders: { [KEY_TYPE]: wireguardKeyProvider },
+      });
+      klutchProgram();
+      // The tunnel's Deployments wait for its keys (a dynamic provider's outputs).
+      const deployed = (suffix: string) => own.resources.some((r) => r.name.endsWith(suffix));
+      for (let i = 0; i < 50 && !(deployed("-gateway-deployment") && deployed("-client-deployment")); i++)
+        await drain();
+      const workloads = own.resources.filter((r) =>
+        /^kubernetes:apps\/v1:(Deployment|DaemonSet|StatefulSet)$|^kubernetes:core\/v1:Pod$/.test(r.type),
+      );
+      const images = workloads.flatMap((w) => {
+        const spec = w.type === "kubernetes:core/v1:Pod" ? w.inputs.spec : w.inputs.spec?.template?.spec;
+        return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map(
+          (c: { image: string }) => `${w.name}: ${c.image}`,
+        );
+      });
+      assert.ok(
+        images.some((i) => i.includes("-wireguard-gateway")),
+        images.join("\n"),
+      );
+      assert.ok(
+        images.some((i) => /mirror\.example\.com\/dexidp\/dex:/.test(i)),
+        images.join("\n"),
+      );
+      assert.deepEqual(
+        images.filter((i) => !/: mirror\.example\.com\//.test(i)),
+        [],
+        "no workload image from anywhere but the mirror",
+      );
+      const chart = own.ofType("kubernetes:helm.sh/v4:Chart")[0];
+      assert.equal(chart?.inputs.values.image.repository, "mirror.example.com/crossplane/crossplane");
+      const packages = own.resources.filter((r) => /^kubernetes:pkg\.crossplane\.io\/v1:/.test(r.type));
+      assert.ok(packages.length >= 4);
+      // Each from the mirror but the one the stack names itself (its functionKlutch, in its own ECR).
+      for (const p of packages)
+        assert.match(
+          p.inputs.spec.package,
+          p.inputs.metadata.name === "function-klutch" ? /\.dkr\.ecr\./ : /^mirror\.example\.com\//,
+          p.name,
+        );
+      assert.equal(own.ofType("kubernetes:pkg.crossplane.io/v1beta1:ImageConfig").length, 1);
+    });
+
     it("an internal load balancer when every client is on a private network", async () => {
       const settings = stackSettings("aws-example");
       const apps = settings.appClusters as Record<string, any>[];

@@ -1,3 +1,5 @@
+import { mirroredImage } from "../../lib/images/mirror";
+import { DEFAULT_FORWARDER_IMAGE, DEFAULT_WIREGUARD_IMAGE } from "./model/render-k8s";
 import * as k8s from "@pulumi/kubernetes";
 import * as openstack from "@pulumi/openstack";
 import * as pulumi from "@pulumi/pulumi";
@@ -90,7 +92,13 @@ export const wireguardEnvironment: EnvironmentBuilder<WireguardConnectorConfig> 
           image: ctx.controlPlaneNode.images.wireguard,
           forwarderImage: ctx.controlPlaneNode.images.wireguard,
         }
-      : {}),
+      : ctx.config.imageRegistry
+        ? // An operator's mirror (klutch:imageRegistry) serves the pods' images too.
+          {
+            image: mirroredImage(DEFAULT_WIREGUARD_IMAGE, ctx.config.imageRegistry),
+            forwarderImage: mirroredImage(DEFAULT_FORWARDER_IMAGE, ctx.config.imageRegistry),
+          }
+        : {}),
   };
 
   // Who may reach the gateway: every app cluster's clients (checks.ts made sure each is known).

@@ -253,6 +253,12 @@ namespace Anynines.Klutch
         }
 
         /// <summary>
+        /// An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
+        /// </summary>
+        [Input("imageRegistry")]
+        public string? ImageRegistry { get; set; }
+
+        /// <summary>
         /// The local clusters' state.
         /// </summary>
         [Input("localClusters")]

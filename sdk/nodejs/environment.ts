@@ -80,6 +80,7 @@ export class Environment extends pulumi.ComponentResource {
             resourceInputs["crossplane"] = args?.crossplane;
             resourceInputs["environment"] = args?.environment;
             resourceInputs["exportedApis"] = args?.exportedApis;
+            resourceInputs["imageRegistry"] = args?.imageRegistry;
             resourceInputs["localClusters"] = args?.localClusters;
             resourceInputs["oidc"] = args?.oidc;
             resourceInputs["oidcClientSecret"] = args?.oidcClientSecret ? pulumi.secret(args.oidcClientSecret) : undefined;
@@ -164,6 +165,10 @@ export interface EnvironmentArgs {
      * The APIs offered for binding. Default the anynines PostgreSQL APIs.
      */
     exportedApis?: pulumi.Input<inputs.bind.ApiArgs>[];
+    /**
+     * An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
+     */
+    imageRegistry?: string;
     /**
      * The local clusters' state.
      */

@@ -37,6 +37,7 @@ export function environmentConfig(
 } {
   const raw: Args = given({
     environment: values.environment,
+    imageRegistry: values.imageRegistry,
     controlPlane: values.controlPlane,
     appClusters: values.appClusters,
     oidc: values.oidc,

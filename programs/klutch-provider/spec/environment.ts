@@ -196,6 +196,9 @@ export const environmentTypes: Record<string, ObjectType> = {
       version: s(
         "2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).",
       ),
+      image: s(
+        "Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.",
+      ),
       chartRepository: s("Helm repository. Default https://charts.crossplane.io/stable."),
       chartPath: s("A local chart folder."),
       providerKubernetes: s("Pinned package."),
@@ -287,6 +290,10 @@ export const environmentComponents: ComponentSpec[] = [
       "A whole Klutch environment from one args object (the stack config of this repository's program): the control plane and app clusters, namespaces, Crossplane, the network connector API, the bridge's settings and identity, OIDC, the bind backend, the exported APIs, each app cluster's binding and the network paths. Everything is checked by the config model's rules before anything is registered.",
     inputs: {
       environment: str("The environment's name (a DNS-1123 label); labels every object.", { plain: true }),
+      imageRegistry: str(
+        "An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.",
+        { plain: true },
+      ),
       controlPlane: plainRef("klutch:index:ControlPlane", "The control plane cluster."),
       appClusters: list(ref("klutch:index:AppCluster", "app cluster"), "The app clusters.", true),
       oidc: plainRef("klutch:index:Oidc", "The OIDC provider. Default dex."),

@@ -59,6 +59,12 @@ namespace Anynines.Klutch.Inputs
         public Input<string>? FunctionPatchAndTransform { get; set; }
 
         /// <summary>
+        /// Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v&lt;version&gt;), or imageRegistry's copy of it.
+        /// </summary>
+        [Input("image")]
+        public Input<string>? Image { get; set; }
+
+        /// <summary>
         /// Pinned package.
         /// </summary>
         [Input("providerAnynines")]

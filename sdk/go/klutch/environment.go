@@ -106,6 +106,8 @@ type environmentArgs struct {
 	Environment string `pulumi:"environment"`
 	// The APIs offered for binding. Default the anynines PostgreSQL APIs.
 	ExportedApis []bind.Api `pulumi:"exportedApis"`
+	// An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
+	ImageRegistry *string `pulumi:"imageRegistry"`
 	// The local clusters' state.
 	LocalClusters *LocalClusters `pulumi:"localClusters"`
 	// The OIDC provider. Default dex.
@@ -146,6 +148,8 @@ type EnvironmentArgs struct {
 	Environment string
 	// The APIs offered for binding. Default the anynines PostgreSQL APIs.
 	ExportedApis []bind.ApiInput
+	// An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
+	ImageRegistry *string
 	// The local clusters' state.
 	LocalClusters *LocalClustersArgs
 	// The OIDC provider. Default dex.

@@ -2039,6 +2039,8 @@ type CrossplaneSettings struct {
 	FunctionKlutch *string `pulumi:"functionKlutch"`
 	// Pinned package.
 	FunctionPatchAndTransform *string `pulumi:"functionPatchAndTransform"`
+	// Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
+	Image *string `pulumi:"image"`
 	// Pinned package.
 	ProviderAnynines *string `pulumi:"providerAnynines"`
 	// Pinned package.
@@ -2074,6 +2076,8 @@ type CrossplaneSettingsArgs struct {
 	FunctionKlutch pulumi.StringPtrInput `pulumi:"functionKlutch"`
 	// Pinned package.
 	FunctionPatchAndTransform pulumi.StringPtrInput `pulumi:"functionPatchAndTransform"`
+	// Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
+	Image pulumi.StringPtrInput `pulumi:"image"`
 	// Pinned package.
 	ProviderAnynines pulumi.StringPtrInput `pulumi:"providerAnynines"`
 	// Pinned package.
@@ -2192,6 +2196,11 @@ func (o CrossplaneSettingsOutput) FunctionPatchAndTransform() pulumi.StringPtrOu
 	return o.ApplyT(func(v CrossplaneSettings) *string { return v.FunctionPatchAndTransform }).(pulumi.StringPtrOutput)
 }
 
+// Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
+func (o CrossplaneSettingsOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CrossplaneSettings) *string { return v.Image }).(pulumi.StringPtrOutput)
+}
+
 // Pinned package.
 func (o CrossplaneSettingsOutput) ProviderAnynines() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *string { return v.ProviderAnynines }).(pulumi.StringPtrOutput)
@@ -2293,6 +2302,16 @@ func (o CrossplaneSettingsPtrOutput) FunctionPatchAndTransform() pulumi.StringPt
 			return nil
 		}
 		return v.FunctionPatchAndTransform
+	}).(pulumi.StringPtrOutput)
+}
+
+// Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
+func (o CrossplaneSettingsPtrOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CrossplaneSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Image
 	}).(pulumi.StringPtrOutput)
 }
 

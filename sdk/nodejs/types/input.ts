@@ -340,6 +340,10 @@ export interface CrossplaneSettingsArgs {
      */
     functionPatchAndTransform?: pulumi.Input<string | undefined>;
     /**
+     * Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
+     */
+    image?: pulumi.Input<string | undefined>;
+    /**
      * Pinned package.
      */
     providerAnynines?: pulumi.Input<string | undefined>;

@@ -1460,6 +1460,10 @@ class CrossplaneSettingsArgsDict(TypedDict):
     """
     Pinned package.
     """
+    image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
+    """
     provider_anynines: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     Pinned package.
@@ -1486,6 +1490,7 @@ class CrossplaneSettingsArgs:
                  dataservices_configuration: pulumi.Input[Optional[_builtins.str]] = None,
                  function_klutch: pulumi.Input[Optional[_builtins.str]] = None,
                  function_patch_and_transform: pulumi.Input[Optional[_builtins.str]] = None,
+                 image: pulumi.Input[Optional[_builtins.str]] = None,
                  provider_anynines: pulumi.Input[Optional[_builtins.str]] = None,
                  provider_kubernetes: pulumi.Input[Optional[_builtins.str]] = None,
                  run_locally: pulumi.Input[Optional[_builtins.bool]] = None,
@@ -1499,6 +1504,7 @@ class CrossplaneSettingsArgs:
         :param pulumi.Input[_builtins.str] dataservices_configuration: Pinned package.
         :param pulumi.Input[_builtins.str] function_klutch: Klutch's composition function, pinned (the release's function-klutch-v<version>.xpkg in your registry); with it, the network-aware ServiceBinding compositions for a8s. Not on local clusters.
         :param pulumi.Input[_builtins.str] function_patch_and_transform: Pinned package.
+        :param pulumi.Input[_builtins.str] image: Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
         :param pulumi.Input[_builtins.str] provider_anynines: Pinned package.
         :param pulumi.Input[_builtins.str] provider_kubernetes: Pinned package.
         :param pulumi.Input[_builtins.bool] run_locally: Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
@@ -1516,6 +1522,8 @@ class CrossplaneSettingsArgs:
             pulumi.set(__self__, "function_klutch", function_klutch)
         if function_patch_and_transform is not None:
             pulumi.set(__self__, "function_patch_and_transform", function_patch_and_transform)
+        if image is not None:
+            pulumi.set(__self__, "image", image)
         if provider_anynines is not None:
             pulumi.set(__self__, "provider_anynines", provider_anynines)
         if provider_kubernetes is not None:
@@ -1596,6 +1604,18 @@ class CrossplaneSettingsArgs:
     @function_patch_and_transform.setter
     def function_patch_and_transform(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "function_patch_and_transform", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Crossplane core's image, with a tag. Default the chart's (xpkg.crossplane.io/crossplane/crossplane:v<version>), or imageRegistry's copy of it.
+        """
+        return pulumi.get(self, "image")
+
+    @image.setter
+    def image(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "image", value)
 
     @_builtins.property
     @pulumi.getter(name="providerAnynines")

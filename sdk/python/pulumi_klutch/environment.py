@@ -38,6 +38,7 @@ class EnvironmentArgs:
                  bridge_state_credentials: pulumi.Input[Optional[_builtins.str]] = None,
                  crossplane: Optional['CrossplaneSettingsArgs'] = None,
                  exported_apis: Optional[Sequence[pulumi.Input['_bind.ApiArgs']]] = None,
+                 image_registry: Optional[_builtins.str] = None,
                  local_clusters: Optional['LocalClustersArgs'] = None,
                  oidc: Optional['OidcArgs'] = None,
                  oidc_client_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -59,6 +60,7 @@ class EnvironmentArgs:
         :param pulumi.Input[_builtins.str] bridge_state_credentials: The text of an AWS shared credentials file ([default] profile) for the deployed bridge's state in S3 (bridge.state s3://); without it, the AWS SDK's default chain in the pods. Kept a secret.
         :param 'CrossplaneSettingsArgs' crossplane: Crossplane.
         :param Sequence[pulumi.Input['_bind.ApiArgs']] exported_apis: The APIs offered for binding. Default the anynines PostgreSQL APIs.
+        :param _builtins.str image_registry: An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
         :param 'LocalClustersArgs' local_clusters: The local clusters' state.
         :param 'OidcArgs' oidc: The OIDC provider. Default dex.
         :param pulumi.Input[_builtins.str] oidc_client_secret: The OIDC client secret (required for keycloak). Kept a secret.
@@ -90,6 +92,8 @@ class EnvironmentArgs:
             pulumi.set(__self__, "crossplane", crossplane)
         if exported_apis is not None:
             pulumi.set(__self__, "exported_apis", exported_apis)
+        if image_registry is not None:
+            pulumi.set(__self__, "image_registry", image_registry)
         if local_clusters is not None:
             pulumi.set(__self__, "local_clusters", local_clusters)
         if oidc is not None:
@@ -268,6 +272,18 @@ class EnvironmentArgs:
         pulumi.set(self, "exported_apis", value)
 
     @_builtins.property
+    @pulumi.getter(name="imageRegistry")
+    def image_registry(self) -> Optional[_builtins.str]:
+        """
+        An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
+        """
+        return pulumi.get(self, "image_registry")
+
+    @image_registry.setter
+    def image_registry(self, value: Optional[_builtins.str]):
+        pulumi.set(self, "image_registry", value)
+
+    @_builtins.property
     @pulumi.getter(name="localClusters")
     def local_clusters(self) -> Optional['LocalClustersArgs']:
         """
@@ -336,6 +352,7 @@ class Environment(pulumi.ComponentResource):
                  crossplane: Optional[Union['CrossplaneSettingsArgs', 'CrossplaneSettingsArgsDict']] = None,
                  environment: Optional[_builtins.str] = None,
                  exported_apis: Optional[Sequence[pulumi.Input[Union['_bind.ApiArgs', '_bind.ApiArgsDict']]]] = None,
+                 image_registry: Optional[_builtins.str] = None,
                  local_clusters: Optional[Union['LocalClustersArgs', 'LocalClustersArgsDict']] = None,
                  oidc: Optional[Union['OidcArgs', 'OidcArgsDict']] = None,
                  oidc_client_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -360,6 +377,7 @@ class Environment(pulumi.ComponentResource):
         :param Union['CrossplaneSettingsArgs', 'CrossplaneSettingsArgsDict'] crossplane: Crossplane.
         :param _builtins.str environment: The environment's name (a DNS-1123 label); labels every object.
         :param Sequence[pulumi.Input[Union['_bind.ApiArgs', '_bind.ApiArgsDict']]] exported_apis: The APIs offered for binding. Default the anynines PostgreSQL APIs.
+        :param _builtins.str image_registry: An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
         :param Union['LocalClustersArgs', 'LocalClustersArgsDict'] local_clusters: The local clusters' state.
         :param Union['OidcArgs', 'OidcArgsDict'] oidc: The OIDC provider. Default dex.
         :param pulumi.Input[_builtins.str] oidc_client_secret: The OIDC client secret (required for keycloak). Kept a secret.
@@ -403,6 +421,7 @@ class Environment(pulumi.ComponentResource):
                  crossplane: Optional[Union['CrossplaneSettingsArgs', 'CrossplaneSettingsArgsDict']] = None,
                  environment: Optional[_builtins.str] = None,
                  exported_apis: Optional[Sequence[pulumi.Input[Union['_bind.ApiArgs', '_bind.ApiArgsDict']]]] = None,
+                 image_registry: Optional[_builtins.str] = None,
                  local_clusters: Optional[Union['LocalClustersArgs', 'LocalClustersArgsDict']] = None,
                  oidc: Optional[Union['OidcArgs', 'OidcArgsDict']] = None,
                  oidc_client_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -436,6 +455,7 @@ class Environment(pulumi.ComponentResource):
                 raise TypeError("Missing required property 'environment'")
             __props__.__dict__["environment"] = environment
             __props__.__dict__["exported_apis"] = exported_apis
+            __props__.__dict__["image_registry"] = image_registry
             __props__.__dict__["local_clusters"] = local_clusters
             __props__.__dict__["oidc"] = oidc
             __props__.__dict__["oidc_client_secret"] = None if oidc_client_secret is None else pulumi.Output.secret(oidc_client_secret)
