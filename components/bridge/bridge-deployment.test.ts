@@ -8,8 +8,20 @@ import {
   bridgeArgs,
   bridgeDeploymentProblem,
   describeProblem,
+  type BridgeState,
 } from "../../lib/bridge/deployment";
 import { mockPulumi, settle } from "../../test/helpers/mocks";
+
+/** Good arguments of a BridgeDeployment on the control plane `provider` names. */
+const deploymentArgs = (provider: k8s.Provider) => ({
+  provider,
+  namespace: "klutch-network",
+  serviceAccountName: "klutch-bridge",
+  image: "klutch.local/bridge:1-abc",
+  state: { kind: "hostPath" as const, path: "/srv/b" } as BridgeState,
+  passphrase: "p".repeat(20),
+  dataPlaneKubeconfig: "k",
+});
 
 describe("bridge Deployment: command line and checks", () => {
   it("runs with leader election, the kubernetes target, the mounted data-plane kubeconfig and probes on every address", () => {
@@ -71,15 +83,7 @@ describe("bridge Deployment: command line and checks", () => {
     const provider = new k8s.Provider("cp", { kubeconfig: "k" });
     await settle();
     const before = run.resources.length;
-    const args = {
-      provider,
-      namespace: "klutch-network",
-      serviceAccountName: "klutch-bridge",
-      image: "klutch.local/bridge:1-abc",
-      state: { kind: "hostPath" as const, path: "/srv/b" },
-      passphrase: "p".repeat(20),
-      dataPlaneKubeconfig: "k",
-    };
+    const args = deploymentArgs(provider);
     for (const [bad, message] of [
       [{ replicas: 0 }, /BridgeDeployment b: replicas 0 must be a whole number >= 1/],
       [{ state: { kind: "backend", url: "file:///x" } }, /BridgeDeployment b: state.url "file:\/\/\/x"/],
@@ -108,15 +112,10 @@ describe("bridge Deployment: command line and checks", () => {
 
   it("S3 credentials, when given, are a file of the Secret named by AWS_SHARED_CREDENTIALS_FILE; never a value in the environment", async () => {
     const run = mockPulumi({});
-    const provider = new k8s.Provider("cp2", { kubeconfig: "k" });
     const args = {
-      provider,
-      namespace: "klutch-network",
-      serviceAccountName: "klutch-bridge",
+      ...deploymentArgs(new k8s.Provider("cp2", { kubeconfig: "k" })),
       image: "mirror.example.com/klutch/bridge:0.1.0",
       state: { kind: "backend" as const, url: "s3://state?region=eu-central-1" },
-      passphrase: "p".repeat(20),
-      dataPlaneKubeconfig: "k",
     };
     const credentials =
       "[default]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = s3cr3t-example\n";

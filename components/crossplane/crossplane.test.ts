@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import * as k8s from "@pulumi/kubernetes";
-import { Crossplane } from "./crossplane";
+import { Crossplane, type CrossplaneArgs } from "./crossplane";
 import { packageManifests, providerConfigManifests } from "../../lib/crossplane/packages";
 import { mockPulumi, settle, SECRET_SIG } from "../../test/helpers/mocks";
 
@@ -222,35 +222,35 @@ describe("Crossplane component (mocks)", () => {
     assert.equal(pt?.inputs.metadata.annotations["pulumi.com/skipAwait"], "true");
   });
 
-  it("elsewhere: no registry CA, no local Functions", async () => {
+  /** Crossplane on a cluster that pulls (the chart's repository, ProviderConfigs installed), with `extra`. */
+  const onACluster = (extra: Partial<CrossplaneArgs> = {}) => {
     const run = mockPulumi({});
-    const provider = new k8s.Provider("cp", {});
     new Crossplane("xp", {
       ...base,
-      provider,
+      provider: new k8s.Provider("cp", {}),
       chart: { repository: "https://charts.crossplane.io/stable" },
       anyninesServices: [],
       installProviderConfigs: true,
       skipAwait: false,
+      ...extra,
     });
+    return run;
+  };
+
+  it("elsewhere: no registry CA, no local Functions; without a mirror, the chart's own image at the version and no ImageConfig", async () => {
+    const run = onACluster();
     await settle();
     assert.equal(run.ofType("kubernetes:core/v1:ConfigMap").length, 0);
     assert.equal(
       run.ofType("kubernetes:helm.sh/v4:Chart")[0]?.inputs.values.registryCaBundleConfig,
       undefined,
     );
+    assert.deepEqual(run.ofType("kubernetes:helm.sh/v4:Chart")[0]?.inputs.values.image, { tag: "v1.20.11" });
+    assert.equal(run.ofType("kubernetes:pkg.crossplane.io/v1beta1:ImageConfig").length, 0);
   });
 
   it("with an operator's mirror: core's image from it and one ImageConfig that sends each upstream registry's packages (and their dependencies) there", async () => {
-    const run = mockPulumi({});
-    const provider = new k8s.Provider("cp", {});
-    new Crossplane("xp", {
-      ...base,
-      provider,
-      chart: { repository: "https://charts.crossplane.io/stable" },
-      anyninesServices: [],
-      installProviderConfigs: true,
-      skipAwait: false,
+    const run = onACluster({
       image: { repository: "mirror.example.com/crossplane/crossplane", tag: "v1.20.11" },
       registryMirror: { registry: "mirror.example.com/", upstreams: ["public.ecr.aws", "xpkg.upbound.io"] },
     });
@@ -269,21 +269,5 @@ describe("Crossplane component (mocks)", () => {
       ],
       rewriteImage: { prefix: "mirror.example.com/" },
     });
-  });
-
-  it("without a mirror: the chart's own image at the version, no ImageConfig", async () => {
-    const run = mockPulumi({});
-    const provider = new k8s.Provider("cp", {});
-    new Crossplane("xp", {
-      ...base,
-      provider,
-      chart: { repository: "https://charts.crossplane.io/stable" },
-      anyninesServices: [],
-      installProviderConfigs: true,
-      skipAwait: false,
-    });
-    await settle();
-    assert.deepEqual(run.ofType("kubernetes:helm.sh/v4:Chart")[0]?.inputs.values.image, { tag: "v1.20.11" });
-    assert.equal(run.ofType("kubernetes:pkg.crossplane.io/v1beta1:ImageConfig").length, 0);
   });
 });
