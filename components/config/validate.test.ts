@@ -5,6 +5,7 @@ import { parse } from "yaml";
 import { renderIssues } from "../../lib/config/messages";
 import { SETTING_KEYS } from "../../lib/config/schema";
 import { validateEnvironment } from "./validate";
+import { environmentSchema } from "./schema";
 import {
   FAKE_REGISTRY,
   fakeKubeconfig,
@@ -210,6 +211,20 @@ describe("environment config", () => {
         assert.ok(decl.type, `${key} has no type`);
         assert.ok(decl.description && decl.description.length > 20, `${key} has no description`);
       }
+      // Pulumi requires every declared key without a default of every stack ("Stack 'local' is
+      // missing configuration value"): only what the schema requires may go without one.
+      const required = Object.entries(project.config)
+        .filter(([, decl]) => !("default" in decl))
+        .map(([k]) => k.replace(/^klutch:/, ""))
+        .sort();
+      const schemaRequired = Object.entries(environmentSchema.shape)
+        .filter(
+          ([, field]) =>
+            !(field as { safeParse: (v: unknown) => { success: boolean } }).safeParse(undefined).success,
+        )
+        .map(([k]) => k)
+        .sort();
+      assert.deepEqual(required, schemaRequired);
     });
   });
 

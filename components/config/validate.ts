@@ -140,7 +140,7 @@ function crossChecks(
   for (const c of clusters) checkInfrastructure(c, stateDir, ctx, add);
   // A local node pulls nothing: it runs the images this machine built and imported.
   const local = clusters.find((c) => c.value.infrastructure === "local");
-  if (typeof raw.imageRegistry === "string" && local)
+  if (typeof raw.imageRegistry === "string" && raw.imageRegistry && local)
     add(
       ["imageRegistry"],
       `"${raw.imageRegistry}" is for clusters that pull their images, but ${formatPath(local.at)} (${local.value.name}) is a local cluster, which runs the images built on this machine and pulls nothing: remove klutch:imageRegistry`,

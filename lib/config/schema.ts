@@ -460,12 +460,17 @@ export function environmentSchemaWith<C extends z.ZodTypeAny>(networkConnector: 
        * environment deploys that no setting names comes from it, each under its repository's own
        * path (lib/images/mirror.ts). Not with local clusters, which run the images built here.
        */
+      // "" is Pulumi.yaml's default: no mirror.
       imageRegistry: z
-        .string()
-        .regex(
-          MIRROR_PATTERN,
-          "must be a registry such as mirror.example.com or mirror.example.com:5000/klutch",
-        )
+        .union([
+          z.literal(""),
+          z
+            .string()
+            .regex(
+              MIRROR_PATTERN,
+              "must be a registry such as mirror.example.com or mirror.example.com:5000/klutch",
+            ),
+        ])
         .optional(),
       controlPlane: controlPlaneCluster,
       appClusters: z.array(appCluster).prefault([]),
