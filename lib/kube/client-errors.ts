@@ -17,3 +17,14 @@ export function clientErrorMessage(err: unknown): string {
   const why = cause.message || (cause as { code?: unknown }).code;
   return typeof why === "string" && why ? `${message}: ${why}` : message;
 }
+
+/**
+ * Whether the API server refused the call to this identity (403): the status code client-node
+ * gives (`code`, or `statusCode` on a watch's error), or the Status's words ("… is forbidden").
+ * A watch refused so is left off and said once, not retried (programs/bridge/drift-watch.ts,
+ * instance-watch.ts).
+ */
+export function isForbidden(err: unknown): boolean {
+  const e = err as { code?: number; statusCode?: number } | undefined;
+  return (e?.code ?? e?.statusCode) === 403 || /forbidden/i.test(clientErrorMessage(err));
+}

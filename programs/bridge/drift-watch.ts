@@ -1,6 +1,6 @@
 import * as k8s from "@kubernetes/client-node";
 import { backoffDelay } from "../../lib/bridge/backoff";
-import { clientErrorMessage } from "../../lib/kube/client-errors";
+import { clientErrorMessage, isForbidden } from "../../lib/kube/client-errors";
 import {
   DRIFT_KINDS,
   DRIFT_SELECTOR,
@@ -144,11 +144,8 @@ export class DriftWatch {
 
   private failed(kind: DriftKind, err: unknown): void {
     if (this.stopped) return;
-    const code =
-      (err as { code?: number; statusCode?: number } | undefined)?.code ??
-      (err as { statusCode?: number })?.statusCode;
     const message = clientErrorMessage(err);
-    if (code === 403 || /forbidden/i.test(message)) {
+    if (isForbidden(err)) {
       this.opts.log("info", "the data-plane identity may not watch this kind; its drift is not watched", {
         kind,
       });

@@ -1,7 +1,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { backoffDelay } from "../../lib/bridge/backoff";
 import type { NetworkPathObject } from "../../lib/bridge/api";
-import { clientErrorMessage } from "../../lib/kube/client-errors";
+import { clientErrorMessage, isForbidden } from "../../lib/kube/client-errors";
 import type { Logger } from "./log";
 import { realClock, type Clock } from "./workqueue";
 
@@ -93,9 +93,8 @@ export class InstanceWatch {
 
   private failed(err: unknown): void {
     if (this.stopped) return;
-    const code = (err as { code?: number } | undefined)?.code;
     const message = clientErrorMessage(err);
-    if (code === 403 || /forbidden/i.test(message)) {
+    if (isForbidden(err)) {
       this.opts.log(
         "info",
         "the data-plane identity may not watch EndpointSlices; the paths' health is polled only",
