@@ -145,6 +145,7 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
         installProviderConfigs: xpDeploy.installProviderConfigs,
         skipAwait: xpDeploy.skipAwait,
         runLocally: xpDeploy.runLocally,
+        useInstalled: xpDeploy.useInstalled,
         ...(xpDeploy.node ?? {}),
         ...(xpDeploy.localPackages ? { localPackages: xpDeploy.localPackages } : {}),
         kubeconfig: this.controlPlane.kubeconfig,

@@ -10,9 +10,16 @@ export interface NamespacePlan {
   namespace: string;
 }
 
+/**
+ * Each cluster's namespaces the environment makes (and destroy deletes). Crossplane's is the
+ * operator's where the environment runs on their core (`crossplane.useInstalled`): used, not made.
+ */
 export function plannedNamespaces(config: EnvironmentConfig): NamespacePlan[] {
+  const controlPlane = CONTROL_PLANE_NAMESPACES.filter(
+    (ns) => !(ns === "crossplane-system" && config.crossplane.useInstalled),
+  );
   return [
-    ...CONTROL_PLANE_NAMESPACES.map((namespace) => ({ cluster: config.controlPlane.name, namespace })),
+    ...controlPlane.map((namespace) => ({ cluster: config.controlPlane.name, namespace })),
     ...config.appClusters.flatMap((app) =>
       APP_CLUSTER_NAMESPACES.map((namespace) => ({ cluster: app.name, namespace })),
     ),

@@ -151,6 +151,46 @@ describe("Crossplane component (mocks)", () => {
     }
   });
 
+  it("on the operator's core (useInstalled): no chart, CRDs, upgrade guard or webhook clean-up; the packages, their RBAC and ProviderConfigs as anywhere", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", {});
+    new Crossplane("xp", {
+      ...base,
+      provider,
+      chart: { repository: "https://charts.crossplane.io/stable" },
+      crdsPath: "/cache/crossplane/cluster/crds",
+      kubeconfig: "apiVersion: v1",
+      anyninesServices: [{ name: "postgresql", serviceBrokerUrl: "https://sb" }],
+      anyninesCredentials: { postgresql: { serviceBroker: { username: "u", password: "p" } } },
+      installProviderConfigs: true,
+      skipAwait: false,
+      useInstalled: true,
+    });
+    await settle();
+    assert.deepEqual(run.ofType("kubernetes:helm.sh/v4:Chart"), []);
+    assert.deepEqual(run.ofType("kubernetes:yaml/v2:ConfigGroup"), []);
+    assert.deepEqual(
+      run.ofType("pulumi-nodejs:dynamic:Resource"),
+      [],
+      "guard and webhook clean-up are the core owner's",
+    );
+    const names = (type: string) =>
+      run
+        .ofType(type)
+        .map((r) => r.inputs.metadata.name as string)
+        .sort();
+    assert.deepEqual(names("kubernetes:pkg.crossplane.io/v1:Provider"), [
+      "provider-anynines",
+      "provider-kubernetes",
+    ]);
+    assert.deepEqual(names("kubernetes:dataservices.anynines.com/v1:ProviderConfig"), [
+      "postgresql-service-broker",
+    ]);
+    assert.deepEqual(names("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"), [
+      "klutch:provider-kubernetes",
+    ]);
+  });
+
   it("on local clusters uses the local chart, applies the CRDs itself, skips ProviderConfigs and runs no core pod", async () => {
     const run = mockPulumi({});
     const provider = new k8s.Provider("cp", {});

@@ -83,6 +83,13 @@ export interface CrossplaneArgs {
    */
   runLocally?: boolean;
   /**
+   * Run on the core the operator installed (`crossplane.useInstalled`, checked before anything is
+   * registered: lib/crossplane/installed-crossplane.ts): no chart, upgrade guard, CRDs or webhook
+   * clean-up, all of which belong to that core's owner; only the packages, their runtime configs,
+   * RBAC and ProviderConfigs, which destroy removes while the core stays.
+   */
+  useInstalled?: boolean;
+  /**
    * The project's own packages (by Function name) on the local registry, and the CA its
    * certificate is from: the package manager trusts that CA and installs them, and Pulumi waits
    * until each is Healthy (its pod runs).
@@ -124,6 +131,98 @@ export class Crossplane extends pulumi.ComponentResource {
           child,
         )
       : undefined;
+    const core = args.useInstalled ? [] : this.installCore(name, args, child, registryCa);
+
+    // Packages need Crossplane's CRDs: wait for the chart (its Deployment's init container
+    // installs them on a real cluster) or for the CRDs applied above.
+    const afterCore = { ...child, dependsOn: core };
+    // Before any package: a dependency resolved before it would be pulled from upstream.
+    const mirror = args.registryMirror
+      ? this.customResource(
+          name,
+          {
+            apiVersion: "pkg.crossplane.io/v1beta1",
+            kind: "ImageConfig",
+            metadata: { name: "klutch-registry-mirror", labels: args.labels },
+            spec: {
+              // With the slash: a prefix alone would match another host that starts alike.
+              matchImages: args.registryMirror.upstreams.map((u) => ({ type: "Prefix", prefix: `${u}/` })),
+              rewriteImage: { prefix: `${args.registryMirror.registry.replace(/\/+$/, "")}/` },
+            },
+          },
+          skipAwait,
+          afterCore,
+        )
+      : undefined;
+    const afterMirror = mirror ? { ...child, dependsOn: [...core, mirror] } : afterCore;
+    // Installed when its revision is Healthy: the package was pulled and its pod runs.
+    const awaitHealthy: Record<string, string> = args.skipAwait
+      ? { "pulumi.com/skipAwait": "true" }
+      : { "pulumi.com/waitFor": "condition=Healthy" };
+    const local = args.localPackages?.references ?? {};
+    const localProviderKubernetes = local[PROVIDER_KUBERNETES_PACKAGE.name];
+    const refs = localProviderKubernetes
+      ? { ...args.packages, providerKubernetes: localProviderKubernetes }
+      : args.packages;
+    const isProviderKubernetes = (m: Manifest) =>
+      m.kind === "Provider" && m.metadata.name === "provider-kubernetes";
+    // The local build runs Klutch's local data services, whose Objects ask to be watched.
+    const manifests = packageManifests(refs, args.labels, {
+      providerKubernetesWatches: localProviderKubernetes !== undefined,
+    });
+    this.packages = manifests.map((m) =>
+      this.customResource(
+        name,
+        m,
+        // The local registry's build of provider-kubernetes can be pulled: awaited like on any cluster.
+        localProviderKubernetes && isProviderKubernetes(m) ? awaitHealthy : packagesSkipAwait,
+        afterMirror,
+      ),
+    );
+
+    this.localFunctions = Object.entries(local)
+      .filter(([fn]) => fn === FUNCTION_PACKAGE.name)
+      .map(([fn, reference]) =>
+        this.customResource(
+          name,
+          {
+            apiVersion: "pkg.crossplane.io/v1",
+            kind: "Function",
+            metadata: { name: fn, labels: args.labels },
+            spec: { package: reference },
+          },
+          awaitHealthy,
+          afterMirror,
+        ),
+      );
+
+    this.providerKubernetesRbac(name, args, child);
+
+    if (args.installProviderConfigs) {
+      const secrets = this.credentialSecrets(name, args, child);
+      for (const m of providerConfigManifests(args.anyninesServices, args.namespace, args.labels)) {
+        this.customResource(name, m, skipAwait, { ...child, dependsOn: [...this.packages, ...secrets] });
+      }
+    } else if (localProviderKubernetes) {
+      // provider-kubernetes from the local registry brings its CRDs: its ProviderConfig can be made
+      // once it is Healthy (the anynines ones need provider-anynines, which cannot be pulled here).
+      const provider = this.packages.filter((_, i) => isProviderKubernetes(manifests[i]!));
+      for (const m of providerConfigManifests([], args.namespace, args.labels))
+        this.customResource(name, m, skipAwait, { ...child, dependsOn: provider });
+    }
+    this.registerOutputs({});
+  }
+
+  /**
+   * Core from the chart, after the upgrade guard, with the webhook configurations it writes removed
+   * after it on destroy; and the CRDs where no core pod's init container applies them.
+   */
+  private installCore(
+    name: string,
+    args: CrossplaneArgs,
+    child: pulumi.CustomResourceOptions,
+    registryCa: k8s.core.v1.ConfigMap | undefined,
+  ): pulumi.Resource[] {
     const chartSource =
       "path" in args.chart
         ? { chart: args.chart.path }
@@ -195,85 +294,7 @@ export class Crossplane extends pulumi.ComponentResource {
           ),
         ]
       : [];
-
-    // Packages need Crossplane's CRDs: wait for the chart (its Deployment's init container
-    // installs them on a real cluster) or for the CRDs applied above.
-    const afterCore = { ...child, dependsOn: [chart, ...crds] };
-    // Before any package: a dependency resolved before it would be pulled from upstream.
-    const mirror = args.registryMirror
-      ? this.customResource(
-          name,
-          {
-            apiVersion: "pkg.crossplane.io/v1beta1",
-            kind: "ImageConfig",
-            metadata: { name: "klutch-registry-mirror", labels: args.labels },
-            spec: {
-              // With the slash: a prefix alone would match another host that starts alike.
-              matchImages: args.registryMirror.upstreams.map((u) => ({ type: "Prefix", prefix: `${u}/` })),
-              rewriteImage: { prefix: `${args.registryMirror.registry.replace(/\/+$/, "")}/` },
-            },
-          },
-          skipAwait,
-          afterCore,
-        )
-      : undefined;
-    const afterMirror = mirror ? { ...child, dependsOn: [chart, ...crds, mirror] } : afterCore;
-    // Installed when its revision is Healthy: the package was pulled and its pod runs.
-    const awaitHealthy: Record<string, string> = args.skipAwait
-      ? { "pulumi.com/skipAwait": "true" }
-      : { "pulumi.com/waitFor": "condition=Healthy" };
-    const local = args.localPackages?.references ?? {};
-    const localProviderKubernetes = local[PROVIDER_KUBERNETES_PACKAGE.name];
-    const refs = localProviderKubernetes
-      ? { ...args.packages, providerKubernetes: localProviderKubernetes }
-      : args.packages;
-    const isProviderKubernetes = (m: Manifest) =>
-      m.kind === "Provider" && m.metadata.name === "provider-kubernetes";
-    // The local build runs Klutch's local data services, whose Objects ask to be watched.
-    const manifests = packageManifests(refs, args.labels, {
-      providerKubernetesWatches: localProviderKubernetes !== undefined,
-    });
-    this.packages = manifests.map((m) =>
-      this.customResource(
-        name,
-        m,
-        // The local registry's build of provider-kubernetes can be pulled: awaited like on any cluster.
-        localProviderKubernetes && isProviderKubernetes(m) ? awaitHealthy : packagesSkipAwait,
-        afterMirror,
-      ),
-    );
-
-    this.localFunctions = Object.entries(local)
-      .filter(([fn]) => fn === FUNCTION_PACKAGE.name)
-      .map(([fn, reference]) =>
-        this.customResource(
-          name,
-          {
-            apiVersion: "pkg.crossplane.io/v1",
-            kind: "Function",
-            metadata: { name: fn, labels: args.labels },
-            spec: { package: reference },
-          },
-          awaitHealthy,
-          afterMirror,
-        ),
-      );
-
-    this.providerKubernetesRbac(name, args, child);
-
-    if (args.installProviderConfigs) {
-      const secrets = this.credentialSecrets(name, args, child);
-      for (const m of providerConfigManifests(args.anyninesServices, args.namespace, args.labels)) {
-        this.customResource(name, m, skipAwait, { ...child, dependsOn: [...this.packages, ...secrets] });
-      }
-    } else if (localProviderKubernetes) {
-      // provider-kubernetes from the local registry brings its CRDs: its ProviderConfig can be made
-      // once it is Healthy (the anynines ones need provider-anynines, which cannot be pulled here).
-      const provider = this.packages.filter((_, i) => isProviderKubernetes(manifests[i]!));
-      for (const m of providerConfigManifests([], args.namespace, args.labels))
-        this.customResource(name, m, skipAwait, { ...child, dependsOn: provider });
-    }
-    this.registerOutputs({});
+    return [chart, ...crds];
   }
 
   private customResource(

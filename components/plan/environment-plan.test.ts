@@ -47,7 +47,12 @@ describe("the environment's plan (pure)", () => {
     const plan = planEnvironment(config([{ name: "app", infrastructure: "local" }]), PROCESS);
     assert.equal(plan.skipAwaitUpstream, true);
     assert.equal(plan.connectorApi.compositionMode, "Resources");
-    assert.deepEqual(plan.crossplane, { installProviderConfigs: false, skipAwait: true, runLocally: true });
+    assert.deepEqual(plan.crossplane, {
+      installProviderConfigs: false,
+      skipAwait: true,
+      runLocally: true,
+      useInstalled: false,
+    });
     assert.deepEqual(
       plan.bind.appClusters.map((a) => [a.name, a.awaitExports]),
       [["app", false]],
@@ -67,6 +72,7 @@ describe("the environment's plan (pure)", () => {
       installProviderConfigs: false,
       skipAwait: false,
       runLocally: false,
+      useInstalled: false,
       node: {
         image: { repository: "xpkg.upbound.io/crossplane/crossplane", tag: "v2.4.0", pullPolicy: "Never" },
         coreArgs: ["--enable-realtime-compositions=false", "--poll-interval=30s"],
@@ -111,13 +117,37 @@ describe("the environment's plan (pure)", () => {
     assert.equal(plan.skipAwaitUpstream, false);
     assert.equal(plan.connectorApi.compositionMode, "Pipeline");
     assert.equal(plan.connectorApi.pipelineFunction, undefined, "function-patch-and-transform, Klutch's pin");
-    assert.deepEqual(plan.crossplane, { installProviderConfigs: true, skipAwait: false, runLocally: false });
+    assert.deepEqual(plan.crossplane, {
+      installProviderConfigs: true,
+      skipAwait: false,
+      runLocally: false,
+      useInstalled: false,
+    });
     assert.equal(
       plan.connectorApi.packaging,
       undefined,
       "no registry of the environment's own: loose objects",
     );
     assert.equal(plan.bind.appClusters[0]?.awaitExports, true);
+  });
+
+  it("on the operator's Crossplane (useInstalled): its namespace is used, not made (nor deleted by destroy); the packages installed as anywhere", () => {
+    const cp = { infrastructure: "existing", kubeconfig: { path: "k" } };
+    const env = config([{ name: "app", infrastructure: "existing", kubeconfig: { path: "k" } }], cp);
+    const namespaces = (p: ReturnType<typeof planEnvironment>) =>
+      p.namespaces.map((n) => `${n.cluster}/${n.namespace}`);
+    assert.ok(namespaces(planEnvironment(env, CLUSTER)).includes("cp/crossplane-system"));
+    const installed = planEnvironment(
+      { ...env, crossplane: { ...env.crossplane, useInstalled: true } },
+      { ...CLUSTER, run: { kind: "installed" } },
+    );
+    assert.deepEqual(namespaces(installed), ["cp/bind", "cp/klutch-network", "app/klutch-bind"]);
+    assert.deepEqual(installed.crossplane, {
+      installProviderConfigs: true,
+      skipAwait: false,
+      runLocally: false,
+      useInstalled: true,
+    });
   });
 
   it("the network-aware bindings for a8s where packages are pulled and Klutch's function is given", () => {

@@ -82,6 +82,8 @@ export interface CrossplaneDeployment {
   /** Core as a local process: the chart's pods stay at zero replicas, so nothing of theirs is awaited. */
   skipAwait: boolean;
   runLocally: boolean;
+  /** The operator's core (`crossplane.useInstalled`): no chart; only the packages and their RBAC. */
+  useInstalled: boolean;
   /** Core as a pod of a local node, from the node's image. */
   node?: { image: ImageRef & { pullPolicy: "Never" }; coreArgs: string[]; hostNetwork: true };
   /** The project's own packages from the local registry, which a node's Crossplane installs. */
@@ -202,6 +204,7 @@ function crossplaneDeployment(plan: CrossplanePlan): CrossplaneDeployment {
     skipAwait: runLocally,
     // The local process is the core: the chart's pods would be a second one on a node.
     runLocally,
+    useInstalled: plan.run.kind === "installed",
     ...(plan.run.kind === "node"
       ? {
           node: {

@@ -337,6 +337,13 @@ export const crossplane = z
      * there), else false (lib/crossplane/crossplane-plan.ts).
      */
     runLocally: z.boolean().optional(),
+    /**
+     * Use the Crossplane core an operator already runs on an existing control plane (in
+     * `crossplane-system`, of `version`'s minor, with SSA claims on) and install only Klutch's
+     * packages on it: no chart, and destroy leaves that core installed. Checked against the
+     * control plane before anything is registered (lib/crossplane/installed-crossplane.ts).
+     */
+    useInstalled: z.boolean().optional(),
   })
   .strict();
 

@@ -110,6 +110,19 @@ describe("how Crossplane core runs (pure)", () => {
     });
   });
 
+  it("an existing control plane with useInstalled: the operator's core, at the version set, packages pulled; refused where no such core can be", () => {
+    assert.deepEqual(plan({ infrastructure: "existing" }, { useInstalled: true, version: "2.3.1" }), {
+      result: { run: { kind: "installed" }, version: "2.3.1", toolchainChart: false, packagesPullable: true },
+      problems: [],
+    });
+    const refused = plan({ infrastructure: "local", nodes: 1 }, { useInstalled: true, runLocally: true });
+    assert.equal(refused.result, undefined);
+    assert.deepEqual(
+      refused.problems.map((p) => p.split(": ")[0]),
+      ["klutch:crossplane.useInstalled", "klutch:crossplane.runLocally"],
+    );
+  });
+
   it("takes Klutch's function package only where packages are pulled; a local control plane has its own", () => {
     const ref = "registry.example.com/klutch/function-klutch:v0.1.0";
     assert.deepEqual(plan({ infrastructure: "existing" }, { functionKlutch: ref }).problems, []);

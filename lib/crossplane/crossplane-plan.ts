@@ -5,6 +5,7 @@ import { formatPath } from "../config/messages";
 import type { ControlPlaneConfig, CrossplaneConfig } from "../config/schema";
 import { readNodeImages } from "../local/node-state";
 import { readLocalPackages, type LocalPackages } from "../local/packages";
+import { useInstalledConfigProblems } from "./installed-crossplane";
 
 /**
  * How the environment stack runs Crossplane core, from `klutch:crossplane` and the control
@@ -17,6 +18,7 @@ import { readLocalPackages, type LocalPackages } from "../local/packages";
  *   from the `klutch.local/crossplane` image that node imported (nothing can be pulled here),
  *   and Pulumi waits for them like on any cluster.
  * - `cluster`: any other control plane; the published image from the chart's repository.
+ * - `installed`: `crossplane.useInstalled`; the core an operator runs already (installed-crossplane.ts).
  *
  * On local clusters the chart and CRDs come from the toolchain (no chart repository is
  * reachable). Of the packages, only the project's own can be had: `npm run clusters -- up`
@@ -37,7 +39,9 @@ export type CrossplaneRun =
        */
       node: { address?: string; images: Record<string, string> };
     }
-  | { kind: "cluster" };
+  | { kind: "cluster" }
+  /** `crossplane.useInstalled`: the operator's core on an existing control plane; no chart. */
+  | { kind: "installed" };
 
 /**
  * Flags Crossplane core runs with on local clusters, as a process or as the node's pod.
@@ -101,6 +105,14 @@ export function splitImageReference(reference: string): ImageRef | undefined {
 /** The plan, or undefined when the config cannot run Crossplane (each problem goes to `add`). */
 export function planCrossplane(input: CrossplanePlanInput, add: AddIssue): CrossplanePlan | undefined {
   const cp = input.controlPlane.value;
+  if (input.crossplane.useInstalled) {
+    const problems = useInstalledConfigProblems(cp, input.crossplane);
+    for (const p of problems) add(p.at, p.message);
+    const version = input.crossplane.version ?? defaultCrossplaneVersion(false);
+    return problems.length
+      ? undefined
+      : { run: { kind: "installed" }, version, toolchainChart: false, packagesPullable: true };
+  }
   const local = cp.infrastructure === "local";
   const hasNode = local && (cp.nodes ?? 0) > 0;
   const runLocally = input.crossplane.runLocally ?? (local && !hasNode);

@@ -31,7 +31,8 @@ describe("a Crossplane the environment did not install (pure)", () => {
       issue!.message,
       "the control plane ops-cp already runs Crossplane 1.20.3 as Deployment upbound-system/crossplane, which environment ops did not install " +
         "(it has no label klutch.anynines.com/environment=ops); this environment installs Crossplane 2.4.0 itself and does not take over one it did not make: " +
-        "remove that Crossplane (`helm uninstall <release> -n upbound-system` where Helm installed it) or hand over a control plane without one",
+        "remove that Crossplane (`helm uninstall <release> -n upbound-system` where Helm installed it), hand over a control plane without one, " +
+        "or run Klutch on it with crossplane.useInstalled set to true (docs/existing-clusters.md)",
     );
   });
 

@@ -22,7 +22,7 @@ const ENVIRONMENT_LABEL = Object.keys(environmentLabels("x"))[0]!;
 
 export interface DeploymentLike {
   metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
-  spec?: { template?: { spec?: { containers?: { name?: string; image?: string }[] } } };
+  spec?: { template?: { spec?: { containers?: { name?: string; image?: string; args?: string[] }[] } } };
 }
 
 export interface ForeignCrossplaneInput {
@@ -54,7 +54,8 @@ export function foreignCrossplaneIssues(
           `the control plane ${o.controlPlane} already runs ${runs} as Deployment ${where}, which environment ${o.environment} did not install ` +
           `(${owner ? `it belongs to environment ${owner}` : `it has no label ${ENVIRONMENT_LABEL}=${o.environment}`}); ` +
           `this environment installs Crossplane ${o.version} itself and does not take over one it did not make: ` +
-          `remove that Crossplane (\`helm uninstall <release> -n ${d.metadata?.namespace ?? "<namespace>"}\` where Helm installed it) or hand over a control plane without one`,
+          `remove that Crossplane (\`helm uninstall <release> -n ${d.metadata?.namespace ?? "<namespace>"}\` where Helm installed it), hand over a control plane without one, ` +
+          `or run Klutch on it with crossplane.useInstalled set to true (docs/existing-clusters.md)`,
       };
     });
 }

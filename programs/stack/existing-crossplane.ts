@@ -1,13 +1,29 @@
 import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers, ServerCheckInput } from "../../network/contract/implementation";
 import { CROSSPLANE_CORE_SELECTOR, foreignCrossplaneIssues } from "../../lib/crossplane/foreign-crossplane";
+import {
+  foreignPackageIssues,
+  installedCrossplaneIssues,
+  type FoundPackage,
+} from "../../lib/crossplane/installed-crossplane";
+import { packageManifests } from "../../lib/crossplane/packages";
 import { clientErrorMessage } from "../../lib/kube/client-errors";
+
+/** The package kinds the environment makes, by their plural in pkg.crossplane.io/v1. */
+const PACKAGE_PLURALS: Record<string, string> = {
+  Provider: "providers",
+  Function: "functions",
+  Configuration: "configurations",
+};
 
 /**
  * Asks a control plane handed over by kubeconfig for the Crossplane cores it runs, in every
- * namespace, and refuses the ones this environment did not install (lib/crossplane/
- * foreign-crossplane.ts says why). A list the server refuses (no right to list Deployments
- * everywhere, unreachable) refuses nothing: it is said, and the run goes on to meet what it meets.
+ * namespace. Without `crossplane.useInstalled` it refuses the ones this environment did not
+ * install (lib/crossplane/foreign-crossplane.ts says why); with it, it refuses unless exactly one
+ * usable core runs, and any package of the names the environment installs that is not its own
+ * (lib/crossplane/installed-crossplane.ts). A list the server refuses (no right to list
+ * Deployments everywhere, unreachable) refuses nothing: it is said, and the run goes on to meet
+ * what it meets.
  */
 export async function existingCrossplaneCheck(
   input: ServerCheckInput,
@@ -16,23 +32,62 @@ export async function existingCrossplaneCheck(
   const kc = new k8s.KubeConfig();
   kc.loadFromString(input.kubeconfig);
   if (input.context) kc.setCurrentContext(input.context);
+  const { config } = input;
+  const who = { environment: config.environment, controlPlane: config.controlPlane.name };
   try {
     const list = await kc
       .makeApiClient(k8s.AppsV1Api)
       .listDeploymentForAllNamespaces({ labelSelector: CROSSPLANE_CORE_SELECTOR });
-    const issues = foreignCrossplaneIssues(list.items, {
-      environment: input.config.environment,
-      controlPlane: input.config.controlPlane.name,
+    if (!config.crossplane?.useInstalled)
+      return { issues: foreignCrossplaneIssues(list.items, { ...who, version }), notes: [] };
+    const coreIssues = installedCrossplaneIssues(list.items, {
+      ...who,
       version,
+      versionIsDefault: config.crossplane.version === undefined,
     });
-    return { issues, notes: [] };
+    const planned = packageManifests(config.crossplane, {}).filter((m) => m.kind in PACKAGE_PLURALS);
+    const found = await packagesOnControlPlane(kc, new Set(planned.map((m) => m.kind)));
+    return {
+      issues: [...coreIssues, ...foreignPackageIssues(found, planned.map(kindAndName), who)],
+      notes: [],
+    };
   } catch (e) {
     const why = clientErrorMessage(e).split("\n")[0];
     return {
       issues: [],
       notes: [
-        `could not ask the control plane ${input.config.controlPlane.name} whether it runs a Crossplane already (${why}); going on`,
+        `could not ask the control plane ${config.controlPlane.name} whether it runs a Crossplane already (${why}); going on`,
       ],
     };
   }
+}
+
+const kindAndName = (m: { kind: string; metadata: { name: string } }) => ({
+  kind: m.kind,
+  name: m.metadata.name,
+});
+
+/** The package objects of the given kinds; none of a kind whose CRD is not installed (404). */
+async function packagesOnControlPlane(kc: k8s.KubeConfig, kinds: Set<string>): Promise<FoundPackage[]> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const lists = await Promise.all(
+    [...kinds].map(async (kind) => {
+      try {
+        const list = (await api.listClusterCustomObject({
+          group: "pkg.crossplane.io",
+          version: "v1",
+          plural: PACKAGE_PLURALS[kind]!,
+        })) as { items?: { metadata?: { name?: string; labels?: Record<string, string> } }[] };
+        return (list.items ?? []).map((o) => ({
+          kind,
+          name: o.metadata?.name ?? "",
+          ...(o.metadata?.labels ? { labels: o.metadata.labels } : {}),
+        }));
+      } catch (e) {
+        if ((e as { code?: number }).code === 404) return [];
+        throw e;
+      }
+    }),
+  );
+  return lists.flat();
 }

@@ -2,23 +2,36 @@ import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as k8s from "@pulumi/kubernetes";
 import { LocalClusters } from "../../host/local-clusters";
-import type { EnvironmentConfig } from "../../lib/config/schema";
+import { localCrossplaneSource } from "../../host/automation/local-crossplane-source";
+import { toolchainCrossplaneClusterDirs } from "../../host/automation/toolchain";
+import { Crossplane } from "../../components/crossplane/crossplane";
+import { crossplane as crossplaneSchema, type EnvironmentConfig } from "../../lib/config/schema";
+import { environmentLabels } from "../../lib/environment-plan";
 import { existingCrossplaneCheck } from "../../programs/stack/existing-crossplane";
+import { clusterSnapshot, snapshotDiff } from "../helpers/cluster-snapshot";
+import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
 
 const CLUSTER = "existing-cp";
 
 /** What the check reads of a config: an existing control plane of environment `ops`. */
-const config = (kubeconfig: string) =>
+const config = (kubeconfig: string, crossplane?: Record<string, unknown>) =>
   ({
     environment: "ops",
     controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kubeconfig } },
     appClusters: [],
+    ...(crossplane ? { crossplane: crossplaneSchema.parse(crossplane) } : {}),
   }) as unknown as EnvironmentConfig;
 
 /** Crossplane core's Deployment as its chart (2.4.0) labels it, installed by someone else. */
-const crossplaneDeployment = (namespace: string, tag: string, labels: Record<string, string> = {}) =>
+const crossplaneDeployment = (
+  namespace: string,
+  tag: string,
+  labels: Record<string, string> = {},
+  args: string[] = [],
+) =>
   JSON.stringify({
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -32,7 +45,9 @@ const crossplaneDeployment = (namespace: string, tag: string, labels: Record<str
       template: {
         metadata: { labels: { app: "crossplane", release: "crossplane" } },
         spec: {
-          containers: [{ name: "crossplane", image: `xpkg.crossplane.io/crossplane/crossplane:${tag}` }],
+          containers: [
+            { name: "crossplane", image: `xpkg.crossplane.io/crossplane/crossplane:${tag}`, args },
+          ],
         },
       },
     },
@@ -127,5 +142,120 @@ describe("a Crossplane already on an existing control plane, asked of a real API
       answers.notes[0] ?? "",
       /^could not ask the control plane ops-cp whether it runs a Crossplane already/,
     );
+  });
+  describe("crossplane.useInstalled: Klutch on the operator's own core", () => {
+    const useInstalled = (crossplane: Record<string, unknown> = {}) =>
+      existingCrossplaneCheck(
+        {
+          config: config(kc(), { useInstalled: true, ...crossplane }),
+          kubeconfig: fs.readFileSync(kc(), "utf8"),
+        },
+        (crossplane.version as string | undefined) ?? "2.4.0",
+      ).then((a) => a.issues.map((i) => `${i.path}: ${i.message}`));
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-installed-xp-"));
+    after(() => fs.rmSync(work, { recursive: true, force: true }));
+
+    before(() => {
+      kubectl(kc(), ["delete", "namespace", "crossplane-system", "--ignore-not-found", "--wait=true"]);
+    });
+
+    it("no core: refused, naming the install; the operator's core as upstream installs it (2.4, crossplane-system, SSA claims on by default): used", async () => {
+      assert.match(
+        (await useInstalled())[0] ?? "",
+        /^klutch:crossplane\.useInstalled: is true, but the control plane ops-cp runs no Crossplane core/,
+      );
+      // The operator's install: Crossplane's own CRDs (the toolchain's 2.4.0) and its core's Deployment.
+      const crds = localCrossplaneSource(toolchainCrossplaneClusterDirs(), "2.4.0").crdsPath;
+      kubectl(kc(), ["apply", "--server-side", "-f", crds]);
+      kubectl(kc(), ["create", "namespace", "crossplane-system"]);
+      apply(crossplaneDeployment("crossplane-system", "v2.4.0", {}, ["core", "start"]));
+      assert.deepEqual(await useInstalled(), []);
+    });
+
+    it("another minor, SSA claims off, or a package of Klutch's names the operator made: refused before anything is made, each naming its fix", async () => {
+      assert.deepEqual(await useInstalled({ version: "2.3.0" }), [
+        "klutch:crossplane.version: is 2.3.0, but the control plane ops-cp runs Crossplane 2.4.0 (Deployment crossplane-system/crossplane), and the version decides the API shapes Klutch writes: set crossplane.version to 2.4.0",
+      ]);
+      apply(
+        crossplaneDeployment("crossplane-system", "v2.4.0", {}, [
+          "core",
+          "start",
+          "--enable-ssa-claims=false",
+        ]),
+      );
+      assert.match(
+        (await useInstalled())[0] ?? "",
+        /with SSA claims off \(Deployment crossplane-system\/crossplane, --enable-ssa-claims=false\)/,
+      );
+      apply(crossplaneDeployment("crossplane-system", "v2.4.0", {}, ["core", "start"]));
+      const provider = {
+        apiVersion: "pkg.crossplane.io/v1",
+        kind: "Provider",
+        metadata: { name: "provider-kubernetes" },
+      };
+      apply(
+        JSON.stringify({
+          ...provider,
+          spec: { package: "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.2.0" },
+        }),
+      );
+      assert.match(
+        (await useInstalled())[0] ?? "",
+        /already has Provider provider-kubernetes, which environment ops did not make/,
+      );
+      kubectl(kc(), ["delete", "provider", "provider-kubernetes", "--wait=true"]);
+      assert.deepEqual(await useInstalled(), []);
+    });
+
+    it("up installs Klutch's packages on it and no core; destroy leaves every object the cluster had, at its resourceVersion", async () => {
+      const kubeconfig = fs.readFileSync(kc(), "utf8");
+      const labels = environmentLabels("ops");
+      const stack = await inlineStack({
+        projectName: "installed-crossplane",
+        stackName: "e2e",
+        workDir: work,
+        passphrase: "installed-crossplane-e2e",
+        program: () => {
+          const provider = new k8s.Provider("ops-cp", { kubeconfig, suppressHelmHookWarnings: true });
+          new Crossplane("ops-crossplane", {
+            provider,
+            namespace: "crossplane-system",
+            version: "2.4.0",
+            // Never read on the operator's core (no chart is installed): a folder that is not there.
+            chart: { path: path.join(work, "no-chart") },
+            packages: crossplaneSchema.parse({}),
+            anyninesServices: [],
+            installProviderConfigs: false,
+            // No core runs on this API-only cluster, so no package turns Healthy.
+            skipAwait: true,
+            useInstalled: true,
+            kubeconfig,
+            labels,
+          });
+          return Promise.resolve({});
+        },
+      });
+      const before = clusterSnapshot(kc());
+      await upOrExplain(stack);
+      const made = snapshotDiff(before, clusterSnapshot(kc()));
+      assert.deepEqual(
+        made.filter((l) => !l.startsWith("made: ")),
+        [],
+        "up changed or deleted nothing of the operator's: not its core, its CRDs or its namespace",
+      );
+      const kinds = made.map((l) => l.replace(/^made: \S+ (\S+) \/?(.*)$/, "$1 $2")).sort();
+      assert.deepEqual(kinds, [
+        "ClusterRole klutch:provider-kubernetes",
+        "ClusterRoleBinding klutch:provider-kubernetes",
+        "Configuration anynines-dataservices",
+        "DeploymentRuntimeConfig provider-anynines",
+        "DeploymentRuntimeConfig provider-kubernetes",
+        "Function function-patch-and-transform",
+        "Provider provider-anynines",
+        "Provider provider-kubernetes",
+      ]);
+      await stack.destroy();
+      assert.deepEqual(snapshotDiff(before, clusterSnapshot(kc())), [], "the cluster as it was before up");
+    });
   });
 });

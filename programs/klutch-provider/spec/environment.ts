@@ -215,6 +215,9 @@ export const environmentTypes: Record<string, ObjectType> = {
       runLocally: bool(
         "Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).",
       ),
+      useInstalled: bool(
+        "On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.",
+      ),
     },
     required: [],
   },

@@ -2047,6 +2047,8 @@ type CrossplaneSettings struct {
 	ProviderKubernetes *string `pulumi:"providerKubernetes"`
 	// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 	RunLocally *bool `pulumi:"runLocally"`
+	// On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
+	UseInstalled *bool `pulumi:"useInstalled"`
 	// 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
 	Version *string `pulumi:"version"`
 }
@@ -2084,6 +2086,8 @@ type CrossplaneSettingsArgs struct {
 	ProviderKubernetes pulumi.StringPtrInput `pulumi:"providerKubernetes"`
 	// Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
 	RunLocally pulumi.BoolPtrInput `pulumi:"runLocally"`
+	// On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
+	UseInstalled pulumi.BoolPtrInput `pulumi:"useInstalled"`
 	// 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
 	Version pulumi.StringPtrInput `pulumi:"version"`
 }
@@ -2216,6 +2220,11 @@ func (o CrossplaneSettingsOutput) RunLocally() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *bool { return v.RunLocally }).(pulumi.BoolPtrOutput)
 }
 
+// On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
+func (o CrossplaneSettingsOutput) UseInstalled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v CrossplaneSettings) *bool { return v.UseInstalled }).(pulumi.BoolPtrOutput)
+}
+
 // 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
 func (o CrossplaneSettingsOutput) Version() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v CrossplaneSettings) *string { return v.Version }).(pulumi.StringPtrOutput)
@@ -2342,6 +2351,16 @@ func (o CrossplaneSettingsPtrOutput) RunLocally() pulumi.BoolPtrOutput {
 			return nil
 		}
 		return v.RunLocally
+	}).(pulumi.BoolPtrOutput)
+}
+
+// On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
+func (o CrossplaneSettingsPtrOutput) UseInstalled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *CrossplaneSettings) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.UseInstalled
 	}).(pulumi.BoolPtrOutput)
 }
 

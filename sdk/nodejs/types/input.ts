@@ -356,6 +356,10 @@ export interface CrossplaneSettingsArgs {
      */
     runLocally?: pulumi.Input<boolean | undefined>;
     /**
+     * On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
+     */
+    useInstalled?: pulumi.Input<boolean | undefined>;
+    /**
      * 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
      */
     version?: pulumi.Input<string | undefined>;

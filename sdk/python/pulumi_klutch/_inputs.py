@@ -1476,6 +1476,10 @@ class CrossplaneSettingsArgsDict(TypedDict):
     """
     Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
     """
+    use_installed: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
+    """
     version: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
@@ -1494,6 +1498,7 @@ class CrossplaneSettingsArgs:
                  provider_anynines: pulumi.Input[Optional[_builtins.str]] = None,
                  provider_kubernetes: pulumi.Input[Optional[_builtins.str]] = None,
                  run_locally: pulumi.Input[Optional[_builtins.bool]] = None,
+                 use_installed: pulumi.Input[Optional[_builtins.bool]] = None,
                  version: pulumi.Input[Optional[_builtins.str]] = None):
         """
         Crossplane core and Klutch's packages.
@@ -1508,6 +1513,7 @@ class CrossplaneSettingsArgs:
         :param pulumi.Input[_builtins.str] provider_anynines: Pinned package.
         :param pulumi.Input[_builtins.str] provider_kubernetes: Pinned package.
         :param pulumi.Input[_builtins.bool] run_locally: Run Crossplane core as a process on this machine; default true on a local control plane without a node, else false (on a local node the chart's pods run from its klutch.local/crossplane image).
+        :param pulumi.Input[_builtins.bool] use_installed: On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
         :param pulumi.Input[_builtins.str] version: 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 where core runs as a process (runLocally).
         """
         if anynines_services is not None:
@@ -1530,6 +1536,8 @@ class CrossplaneSettingsArgs:
             pulumi.set(__self__, "provider_kubernetes", provider_kubernetes)
         if run_locally is not None:
             pulumi.set(__self__, "run_locally", run_locally)
+        if use_installed is not None:
+            pulumi.set(__self__, "use_installed", use_installed)
         if version is not None:
             pulumi.set(__self__, "version", version)
 
@@ -1652,6 +1660,18 @@ class CrossplaneSettingsArgs:
     @run_locally.setter
     def run_locally(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "run_locally", value)
+
+    @_builtins.property
+    @pulumi.getter(name="useInstalled")
+    def use_installed(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        On an existing control plane: use the Crossplane core already installed there (of version's minor, in crossplane-system, with SSA claims on) and install only Klutch's packages; destroy leaves the core. Default false.
+        """
+        return pulumi.get(self, "use_installed")
+
+    @use_installed.setter
+    def use_installed(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "use_installed", value)
 
     @_builtins.property
     @pulumi.getter
