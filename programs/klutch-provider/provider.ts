@@ -124,7 +124,7 @@ export class KlutchProvider implements provider.Provider {
     problems.push(...inputProblems(this.spec, component.inputs, component.requiredInputs, values));
     if (problems.length > 0)
       throw new Error(`${shortName(type)} ${name}: invalid arguments:\n  - ${problems.join("\n  - ")}`);
-    const made = make(name, args, componentOptions(options), values);
+    const made = await make(name, args, componentOptions(options), values);
     return { urn: made.resource.urn, state: made.outputs };
   }
 }

@@ -1,11 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { KlutchEnvironment, type ApiDelivery } from "../../components/environment";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { loadEnvironment, type LoadedEnvironment } from "./stack-config";
-import { IMPLEMENTATIONS } from "../../network/registry";
-import type { ServerCheckInput } from "../../network/contract/implementation";
-import { existingCrossplaneCheck } from "./existing-crossplane";
+import { serverCheckAnswers } from "./server-checks";
 import { renderIssues } from "../../lib/config/messages";
 import { unsupportedInfrastructure } from "../../lib/environment-plan";
 import { crossplaneSource, type CrossplaneSource } from "../../host/automation/crossplane-source";
@@ -39,29 +35,11 @@ export async function runKlutchProgram(): Promise<Record<string, unknown>> {
   return registerEnvironment(loaded, source);
 }
 
-/**
- * A control plane given by kubeconfig is asked whether it runs a Crossplane this environment did
- * not install, and each implementation in use asks what it must (its spec's
- * `pulumi.serverCheck`); one made by the project is known without asking.
- */
+/** What the control plane's API server refuses stops the run; what could not be asked is said. */
 async function refuseWhatServersRefuse({ config, projectDir, crossplane }: LoadedEnvironment): Promise<void> {
-  const kubeconfig = config.controlPlane.kubeconfig;
-  if (!kubeconfig) return;
-  const used = new Set(config.appClusters.map((a) => a.networkConnector.implementation));
-  const checks = [
-    // A Crossplane someone else installed is not taken over (lib/crossplane/foreign-crossplane.ts).
-    (input: ServerCheckInput) => existingCrossplaneCheck(input, crossplane.version),
-    ...IMPLEMENTATIONS.filter((spec) => used.has(spec.name)).flatMap((spec) => {
-      const check = spec.pulumi.serverCheck?.();
-      return check ? [check] : [];
-    }),
-  ];
-  const text = fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8");
-  const input = { config, kubeconfig: text, ...(kubeconfig.context ? { context: kubeconfig.context } : {}) };
-  const answers = await Promise.all(checks.map((check) => check(input)));
-  for (const note of answers.flatMap((a) => a.notes)) void pulumi.log.warn(note);
-  const issues = answers.flatMap((a) => a.issues);
-  if (issues.length > 0) throw new pulumi.RunError(renderIssues(issues, pulumi.getStack()));
+  const answers = await serverCheckAnswers(config, projectDir, crossplane.version);
+  for (const note of answers.notes) void pulumi.log.warn(note);
+  if (answers.issues.length > 0) throw new pulumi.RunError(renderIssues(answers.issues, pulumi.getStack()));
 }
 
 function checkedSource({ config, projectDir, crossplane }: LoadedEnvironment): CrossplaneSource {

@@ -20,14 +20,15 @@ export interface Constructed {
  * Makes one component from schema-shaped inputs: `args` as the component takes them (plain
  * inputs as values, the others as they came, secrets as secret Outputs), `values` the same
  * resolved (UNKNOWN where not known yet) for checks that must happen before anything is
- * registered.
+ * registered. A constructor that must ask a server first (the Environment: its control plane's
+ * API server) returns a promise.
  */
 export type Constructor = (
   name: string,
   args: Args,
   opts: pulumi.ComponentResourceOptions,
   values: Args,
-) => Constructed;
+) => Constructed | Promise<Constructed>;
 
 /** Throws the one-message error for problems the project's own checks found. */
 export function refuse(component: string, name: string, problems: string[]): void {

@@ -13,6 +13,7 @@ import { existingCrossplaneCheck } from "../../programs/stack/existing-crossplan
 import { clusterSnapshot, snapshotDiff } from "../helpers/cluster-snapshot";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
+import { YamlProgram } from "../helpers/yaml-program";
 
 const CLUSTER = "existing-cp";
 
@@ -256,6 +257,34 @@ describe("a Crossplane already on an existing control plane, asked of a real API
       ]);
       await stack.destroy();
       assert.deepEqual(snapshotDiff(before, clusterSnapshot(kc())), [], "the cluster as it was before up");
+    });
+  });
+  describe("the provider's Environment asks the same, through the real engine (examples/environment/yaml)", () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-environment-yaml-"));
+    const program = new YamlProgram(path.join("environment", "yaml"), work);
+    before(() => {
+      program.prepare();
+      program.config("controlPlaneKubeconfig", kc());
+      program.config("appClusterKubeconfig", kc());
+    });
+    after(() => {
+      program.cleanUp();
+      fs.rmSync(work, { recursive: true, force: true });
+    });
+
+    it("`up` onto a control plane with a Crossplane someone else installed: refused before anything is registered, naming it", () => {
+      apply(crossplaneDeployment("crossplane-system", "v2.3.0"));
+      const r = program.run(["up", "--yes", "--skip-preview"]);
+      assert.notEqual(r.status, 0, r.out);
+      assert.match(
+        r.out,
+        /Environment klutch: invalid arguments:\s+- controlPlane\.kubeconfig: the control plane ops-cp already runs Crossplane 2\.3\.0 as Deployment crossplane-system\/crossplane, which environment ops did not install/,
+      );
+      assert.deepEqual(
+        program.resources().filter((urn) => !/::pulumi:(pulumi:Stack|providers:)/.test(urn)),
+        [],
+        "nothing registered",
+      );
     });
   });
 });

@@ -1,4 +1,5 @@
 import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
 import { KlutchEnvironment } from "../../../components/environment";
 import { SECRET_SETTINGS } from "../../../lib/config/schema";
 import type { EnvironmentConfig } from "../../../components/config/schema";
@@ -8,6 +9,7 @@ import { crossplaneSource, type CrossplaneSource } from "../../../host/automatio
 import { unsupportedInfrastructure } from "../../../lib/environment-plan";
 import type { BridgePlan } from "../../../lib/bridge/bridge-plan";
 import { bridgePlanOf, crossplanePlanOf, readOnce } from "../../stack/stack-config";
+import { serverCheckAnswers } from "../../stack/server-checks";
 import { toolchainCrossplaneClusterDirs } from "../../../host/automation/toolchain";
 import { UNKNOWN } from "../../../providers/kit/schema-model";
 import { type Args, type Constructor, given, refuse } from "../../../providers/kit/construct";
@@ -90,12 +92,22 @@ export function environmentConfig(
 }
 
 export const environmentConstructors: Record<string, Constructor> = {
-  "klutch:index:Environment": (name, args, opts, values) => {
+  "klutch:index:Environment": async (name, args, opts, values) => {
     // The engine starts the plugin in the program's directory (programs/klutch-provider/plugin keeps it).
     const projectDir = path.resolve((values.projectDir as string | undefined) ?? process.cwd());
     const checked = environmentConfig(values, projectDir);
     refuse("Environment", name, checked.problems);
     const config = checked.config!;
+    // On `up`, what the control plane's API server refuses, as this repository's program asks it.
+    if (!pulumi.runtime.isDryRun()) {
+      const answers = await serverCheckAnswers(config, projectDir, checked.crossplane!.plan.version);
+      for (const note of answers.notes) void pulumi.log.warn(note);
+      refuse(
+        "Environment",
+        name,
+        answers.issues.map((i) => `${i.path.replace(/^klutch:/, "")}: ${i.message}`),
+      );
+    }
     const env = new KlutchEnvironment(
       name,
       {
