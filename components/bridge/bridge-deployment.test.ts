@@ -110,6 +110,23 @@ describe("bridge Deployment: command line and checks", () => {
     );
   });
 
+  it("an IAM role marks the pod template, so a changed role rolls the pods (EKS's webhook acts on new pods only)", async () => {
+    const run = mockPulumi({});
+    const args = {
+      ...deploymentArgs(new k8s.Provider("cp3", { kubeconfig: "k" })),
+      state: { kind: "backend" as const, url: "s3://state?region=eu-central-1" },
+    };
+    new BridgeDeployment("role", { ...args, awsRoleArn: "arn:aws:iam::123456789012:role/klutch-bridge" });
+    new BridgeDeployment("no-role", args);
+    await settle();
+    const template = (name: string) =>
+      run.ofType("kubernetes:apps/v1:Deployment").find((r) => r.name === name)!.inputs.spec.template.metadata;
+    assert.deepEqual(template("role").annotations, {
+      "klutch.anynines.com/aws-role-arn": "arn:aws:iam::123456789012:role/klutch-bridge",
+    });
+    assert.equal(template("no-role").annotations, undefined);
+  });
+
   it("S3 credentials, when given, are a file of the Secret named by AWS_SHARED_CREDENTIALS_FILE; never a value in the environment", async () => {
     const run = mockPulumi({});
     const args = {

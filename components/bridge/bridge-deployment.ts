@@ -1,5 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { POD_ROLE_ANNOTATION } from "../../lib/bridge/aws-role";
 import {
   BRIDGE_PATHS,
   BRIDGE_POD_LABELS,
@@ -34,6 +35,8 @@ export interface BridgeDeploymentArgs {
    * Without it, the AWS SDK's default chain in the pod (a node or workload role).
    */
   stateCredentials?: pulumi.Input<string>;
+  /** The IAM role its ServiceAccount names for EKS (bridge.awsRoleArn), marked on the pods. */
+  awsRoleArn?: string;
   /** The data-service cluster the proxies run in (target kubernetes), mounted from the same Secret. */
   dataPlaneKubeconfig: pulumi.Input<string>;
   /** Further bridge flags: --service-type, --allowed-sources, --proxy-image, --data-plane-namespace… */
@@ -97,7 +100,11 @@ export class BridgeDeployment extends pulumi.ComponentResource {
           replicas,
           selector: { matchLabels: selector },
           template: {
-            metadata: { labels: { ...labels, ...selector } },
+            metadata: {
+              labels: { ...labels, ...selector },
+              // A new role reaches only new pods (EKS's webhook acts on pod creation): a change rolls them.
+              ...(args.awsRoleArn ? { annotations: { [POD_ROLE_ANNOTATION]: args.awsRoleArn } } : {}),
+            },
             spec: {
               serviceAccountName: args.serviceAccountName,
               // main.ts: 20 s for the engine runs in flight, 1 s to release the Lease.

@@ -240,6 +240,19 @@ describe("Crossplane bridge: pure decisions", () => {
     ]);
   });
 
+  it("with an IAM role (bridge.awsRoleArn), the ServiceAccount carries the annotation EKS's pod identity webhook reads; without, none", async () => {
+    const run = mockPulumi({});
+    const provider = new k8s.Provider("cp", { kubeconfig: "fake" });
+    const role = "arn:aws:iam::123456789012:role/klutch-bridge";
+    new BridgeIdentity("with", { provider, namespace: "klutch-network", awsRoleArn: role });
+    new BridgeIdentity("without", { provider, namespace: "klutch-network" });
+    await settle();
+    const account = (name: string) =>
+      run.ofType("kubernetes:core/v1:ServiceAccount").find((r) => r.name === `${name}-account`)!;
+    assert.deepEqual(account("with").inputs.metadata.annotations, { "eks.amazonaws.com/role-arn": role });
+    assert.equal(account("without").inputs.metadata.annotations, undefined);
+  });
+
   it("LocalHaproxy: a changed config updates in place, a moved directory replaces, a dead proxy restarts", async () => {
     // A live process (this one) in the pid file stands for a running HAProxy.
     const dir = fs.mkdtempSync(nodePath.join(os.tmpdir(), "local-haproxy-"));

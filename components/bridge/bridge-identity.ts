@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { bridgeNamespaceRules, bridgeRules } from "../../lib/bridge/model";
+import { EKS_ROLE_ANNOTATION } from "../../lib/bridge/aws-role";
 
 export interface BridgeIdentityArgs {
   /** The control plane's Kubernetes provider. */
@@ -12,6 +13,8 @@ export interface BridgeIdentityArgs {
    */
   coordination?: { namespace: pulumi.Input<string>; settings: string; lease: string };
   labels?: Record<string, string>;
+  /** The IAM role EKS hands its pods (bridge.awsRoleArn): the ServiceAccount's annotation. */
+  awsRoleArn?: string;
 }
 
 /**
@@ -29,7 +32,14 @@ export class BridgeIdentity extends pulumi.ComponentResource {
     const labels = { ...args.labels, "app.kubernetes.io/name": "klutch-bridge" };
     const account = new k8s.core.v1.ServiceAccount(
       `${name}-account`,
-      { metadata: { name: "klutch-bridge", namespace: args.namespace, labels } },
+      {
+        metadata: {
+          name: "klutch-bridge",
+          namespace: args.namespace,
+          labels,
+          ...(args.awsRoleArn ? { annotations: { [EKS_ROLE_ANNOTATION]: args.awsRoleArn } } : {}),
+        },
+      },
       child,
     );
     const role = new k8s.rbac.v1.ClusterRole(

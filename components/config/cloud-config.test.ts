@@ -147,6 +147,55 @@ describe("cloud stack configs", () => {
     );
   });
 
+  it("the bridge's IAM role (EKS's roles for service accounts): an IAM role's ARN, for a deployed bridge with state in S3, never beside a credentials file", () => {
+    const raw: Record<string, any> = {
+      ...stackSettings("existing-example"),
+      bridgePassphrase: "set with config set --secret",
+    };
+    const withRole = (arn: string, change: (r: Record<string, any>) => void = () => {}) => {
+      const r = structuredClone(raw);
+      r.bridge.awsRoleArn = arn;
+      change(r);
+      return r;
+    };
+    const role = "arn:aws:iam::123456789012:role/klutch/bridge-state";
+    const config = expectValid(withRole(role), "with a role");
+    assert.equal(config?.bridge.awsRoleArn, role);
+    expectIssue(
+      withRole("bridge-state"),
+      "klutch:bridge.awsRoleArn",
+      'is "bridge-state", which is no IAM role\'s ARN',
+    );
+    expectIssue(
+      withRole(role, (r) => (r.bridge.state = { kind: "backend", url: "gs://klutch-bridge-state" })),
+      "klutch:bridge.awsRoleArn",
+      "but the bridge's state is not in S3 (bridge.state gs://klutch-bridge-state)",
+    );
+    expectIssue(
+      withRole(role, (r) => (r.bridge.deploy = false)),
+      "klutch:bridge.awsRoleArn",
+      "but this environment deploys no bridge",
+    );
+    expectIssue(
+      {
+        ...withRole(role),
+        bridgeStateCredentials: "[default]\naws_access_key_id = a\naws_secret_access_key = b\n",
+      },
+      "klutch:bridgeStateCredentials",
+      `is set, and so is bridge.awsRoleArn (${role})`,
+    );
+    expectIssue(
+      {
+        environment: "t",
+        controlPlane: { name: "cp", infrastructure: "local", nodes: 1 },
+        appClusters: [],
+        bridge: { awsRoleArn: role },
+      },
+      "klutch:bridge.awsRoleArn",
+      "a local cluster runs no EKS pod identity webhook",
+    );
+  });
+
   it("refuses a Kubernetes minor past its upstream end of life, for EKS and for Magnum's kube_tag", () => {
     const eks = stackSettings("aws-example");
     eks.appClusters[0].aws.kubernetesVersion = "1.33";

@@ -193,7 +193,7 @@ function checkBridge(
   // Asked for and possible (a local control plane without a node is refused above).
   const deployed =
     plan !== undefined || ((parsed.data.deploy ?? hasNode) && (cp.infrastructure !== "local" || hasNode));
-  checkStateCredentials(secrets.bridgeStateCredentials, deployed, parsed.data.state, add);
+  checkStateCredentials(secrets.bridgeStateCredentials, deployed, parsed.data, add);
   if (!deployed) return;
   // Never repeat the value: a message can end up in a CI log.
   const passphrase = secrets.bridgePassphrase;
@@ -215,12 +215,20 @@ function checkBridge(
 function checkStateCredentials(
   credentials: unknown,
   deployed: boolean,
-  state: BridgeState | undefined,
+  bridge: { state?: BridgeState | undefined; awsRoleArn?: string | undefined },
   add: Add,
 ): void {
   const text = typeof credentials === "string" ? credentials : "";
   if (!text) return;
   const field = ["bridgeStateCredentials"];
+  const state = bridge.state;
+  if (bridge.awsRoleArn) {
+    add(
+      field,
+      `is set, and so is bridge.awsRoleArn (${bridge.awsRoleArn}): the AWS SDK in the bridge's pods would use only one of them, so keep one (\`npm run pulumi -- config rm klutch:bridgeStateCredentials\` to use the role)`,
+    );
+    return;
+  }
   const set =
     "`npm run pulumi -- config set --secret klutch:bridgeStateCredentials < credentials` (a file with a [default] profile naming aws_access_key_id and aws_secret_access_key)";
   if (!deployed || state?.kind !== "backend" || !state.url.startsWith("s3://")) {

@@ -67,6 +67,7 @@ export function bridgePart(
       namespace: SETTINGS_NAMESPACE,
       coordination: { namespace: SETTINGS_NAMESPACE, settings: SETTINGS_CONFIGMAP, lease: LEADER_LEASE },
       labels,
+      ...(plan.bridge.deployment?.awsRoleArn ? { awsRoleArn: plan.bridge.deployment.awsRoleArn } : {}),
     },
     inNamespace,
   );
@@ -102,6 +103,7 @@ export function bridgePart(
       state: deployment.state,
       passphrase: args.passphrase,
       ...(args.stateCredentials ? { stateCredentials: args.stateCredentials } : {}),
+      ...(deployment.awsRoleArn ? { awsRoleArn: deployment.awsRoleArn } : {}),
       dataPlaneKubeconfig: dataPlane.kubeconfig,
       bridgeFlags: deployment.flags,
       labels,

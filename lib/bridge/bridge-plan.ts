@@ -3,6 +3,7 @@ import type { AddIssue, Located } from "../config/located";
 import { formatPath } from "../config/messages";
 import type { AppClusterConfig, BridgeConfig, ControlPlaneConfig } from "../config/schema";
 import { readNodeImages } from "../local/node-state";
+import { awsRoleProblem } from "./aws-role";
 import { bridgeDeploymentProblem, type BridgeState } from "./deployment";
 
 /**
@@ -37,6 +38,8 @@ export interface BridgePlan {
   state: BridgeState;
   /** Further bridge flags: the proxies' image on a local node. */
   flags: string[];
+  /** The IAM role its pods assume for S3 state (bridge.awsRoleArn, lib/bridge/aws-role.ts). */
+  awsRoleArn?: string;
 }
 
 export interface BridgePlanInput {
@@ -59,7 +62,12 @@ export function planBridge(input: BridgePlanInput, add: AddIssue): BridgePlan | 
   const local = cp.infrastructure === "local";
   const hasNode = local && (cp.nodes ?? 0) > 0;
   const deploy = bridge.deploy ?? hasNode;
-  if (!deploy) return undefined;
+  const role = bridge.awsRoleArn;
+  const roleProblem = role
+    ? awsRoleProblem(role, { deployed: deploy, local, state: bridge.state })
+    : undefined;
+  if (roleProblem) add(["bridge", "awsRoleArn"], roleProblem);
+  if (!deploy || roleProblem) return undefined;
   let problems = 0;
   const problem = (at: (string | number)[], message: string) => {
     problems++;
@@ -94,6 +102,7 @@ export function planBridge(input: BridgePlanInput, add: AddIssue): BridgePlan | 
         replicas: bridge.replicas,
         state: bridge.state,
         flags: bridge.proxyImage ? ["--proxy-image", bridge.proxyImage] : [],
+        ...(role ? { awsRoleArn: role } : {}),
       };
     }
   }

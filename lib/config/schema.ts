@@ -433,6 +433,11 @@ export const bridge = z
       .optional(),
     /** HAProxy image of the proxy pods; a local node's imported `klutch.local/haproxy`, else TcpProxy's. */
     proxyImage: imageReference.optional(),
+    /**
+     * The IAM role the deployed bridge's pods assume for its S3 state, through EKS's IAM roles for
+     * service accounts: its ServiceAccount carries `eks.amazonaws.com/role-arn` (lib/bridge/aws-role.ts).
+     */
+    awsRoleArn: z.string().min(1).optional(),
   })
   .strict();
 

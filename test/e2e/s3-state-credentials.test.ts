@@ -13,7 +13,7 @@ import { toolchainPulumi } from "../helpers/toolchain-cli";
  * What the bridge Deployment relies on for `klutch:bridgeStateCredentials`
  * (components/bridge/bridge-deployment.ts): the engine it runs reads the S3 backend's credentials
  * from the shared credentials file AWS_SHARED_CREDENTIALS_FILE names, with no key in its
- * environment. The real CLI on a real S3 API (moto on loopback), in an environment with no other
+ * environment; and for `bridge.awsRoleArn`, from the web identity EKS hands the pod. The real CLI on a real S3 API (moto on loopback), in an environment with no other
  * source of credentials: no AWS_* keys, no ~/.aws, the instance metadata service off (it would
  * be a request to 169.254.169.254).
  */
@@ -75,5 +75,19 @@ describe("the bridge's S3 state credentials as a file (real pulumi CLI, moto's S
     const r = init("with-file", { AWS_SHARED_CREDENTIALS_FILE: file });
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(await stacksInBucket(), ["bridge-state/with-file.json"]);
+  });
+  it("with what EKS's webhook hands a pod of an annotated ServiceAccount (bridge.awsRoleArn) and no key, it assumes the role through STS and makes the stack", async () => {
+    // The projected token's file, and the two variables the webhook sets (lib/bridge/aws-role.ts);
+    // STS is moto's too (AWS_ENDPOINT_URL_STS, the SDK's per-service endpoint), which takes any token.
+    const token = path.join(work, "token");
+    fs.writeFileSync(token, "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6a2x1dGNoIn0.c2ln");
+    const r = init("with-role", {
+      AWS_ROLE_ARN: "arn:aws:iam::123456789012:role/klutch-bridge",
+      AWS_WEB_IDENTITY_TOKEN_FILE: token,
+      AWS_ENDPOINT_URL_STS: s3.endpoint,
+      AWS_REGION: "us-east-1",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok((await stacksInBucket()).includes("bridge-state/with-role.json"));
   });
 });

@@ -46,6 +46,8 @@ export function motoServer(): string {
 export interface S3Server {
   /** The loopback port it listens on. */
   port: number;
+  /** Its URL: every AWS API moto serves (S3, STS, …) answers there. */
+  endpoint: string;
   /** A Pulumi backend URL for `prefix` in `bucket` (made by `bucket()`). */
   backendUrl(bucket: string, prefix: string): string;
   /** Makes a bucket. */
@@ -71,6 +73,7 @@ export async function startS3Server(port: number): Promise<S3Server> {
   );
   return {
     port,
+    endpoint,
     backendUrl: (bucket, prefix) =>
       `s3://${bucket}/${prefix}?endpoint=${encodeURIComponent(endpoint)}&s3ForcePathStyle=true&region=us-east-1`,
     bucket: async (name) => {

@@ -271,6 +271,9 @@ export const environmentTypes: Record<string, ObjectType> = {
       replicas: int("Default 2: one leads, the others stand by."),
       state: ref("klutch:index:BridgeState", "Where its stacks' state lives (required off local clusters)."),
       proxyImage: s("HAProxy image of the proxy pods, pinned."),
+      awsRoleArn: s(
+        "The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).",
+      ),
     },
     required: [],
   },

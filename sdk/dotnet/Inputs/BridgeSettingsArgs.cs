@@ -17,6 +17,12 @@ namespace Anynines.Klutch.Inputs
     public sealed class BridgeSettingsArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
+        /// The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+        /// </summary>
+        [Input("awsRoleArn")]
+        public Input<string>? AwsRoleArn { get; set; }
+
+        /// <summary>
         /// Deploy it. Default: when the control plane is local with a node.
         /// </summary>
         [Input("deploy")]

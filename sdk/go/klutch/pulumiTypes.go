@@ -1318,6 +1318,8 @@ func (o BindingInfoMapOutput) MapIndex(k pulumi.StringInput) BindingInfoOutput {
 
 // The Crossplane bridge as a Deployment on the control plane.
 type BridgeSettings struct {
+	// The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+	AwsRoleArn *string `pulumi:"awsRoleArn"`
 	// Deploy it. Default: when the control plane is local with a node.
 	Deploy *bool `pulumi:"deploy"`
 	// The bridge image, pinned (a local node's klutch.local/bridge, else the published one).
@@ -1343,6 +1345,8 @@ type BridgeSettingsInput interface {
 
 // The Crossplane bridge as a Deployment on the control plane.
 type BridgeSettingsArgs struct {
+	// The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+	AwsRoleArn pulumi.StringPtrInput `pulumi:"awsRoleArn"`
 	// Deploy it. Default: when the control plane is local with a node.
 	Deploy pulumi.BoolPtrInput `pulumi:"deploy"`
 	// The bridge image, pinned (a local node's klutch.local/bridge, else the published one).
@@ -1433,6 +1437,11 @@ func (o BridgeSettingsOutput) ToBridgeSettingsPtrOutputWithContext(ctx context.C
 	}).(BridgeSettingsPtrOutput)
 }
 
+// The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+func (o BridgeSettingsOutput) AwsRoleArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v BridgeSettings) *string { return v.AwsRoleArn }).(pulumi.StringPtrOutput)
+}
+
 // Deploy it. Default: when the control plane is local with a node.
 func (o BridgeSettingsOutput) Deploy() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v BridgeSettings) *bool { return v.Deploy }).(pulumi.BoolPtrOutput)
@@ -1480,6 +1489,16 @@ func (o BridgeSettingsPtrOutput) Elem() BridgeSettingsOutput {
 		var ret BridgeSettings
 		return ret
 	}).(BridgeSettingsOutput)
+}
+
+// The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+func (o BridgeSettingsPtrOutput) AwsRoleArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *BridgeSettings) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AwsRoleArn
+	}).(pulumi.StringPtrOutput)
 }
 
 // Deploy it. Default: when the control plane is local with a node.

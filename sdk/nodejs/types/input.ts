@@ -212,6 +212,10 @@ export interface BindTlsArgs {
  */
 export interface BridgeSettingsArgs {
     /**
+     * The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+     */
+    awsRoleArn?: pulumi.Input<string | undefined>;
+    /**
      * Deploy it. Default: when the control plane is local with a node.
      */
     deploy?: pulumi.Input<boolean | undefined>;

@@ -984,6 +984,10 @@ class BridgeSettingsArgsDict(TypedDict):
     """
     The Crossplane bridge as a Deployment on the control plane.
     """
+    aws_role_arn: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+    """
     deploy: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
     Deploy it. Default: when the control plane is local with a node.
@@ -1008,6 +1012,7 @@ class BridgeSettingsArgsDict(TypedDict):
 @pulumi.input_type
 class BridgeSettingsArgs:
     def __init__(__self__, *,
+                 aws_role_arn: pulumi.Input[Optional[_builtins.str]] = None,
                  deploy: pulumi.Input[Optional[_builtins.bool]] = None,
                  image: pulumi.Input[Optional[_builtins.str]] = None,
                  proxy_image: pulumi.Input[Optional[_builtins.str]] = None,
@@ -1016,12 +1021,15 @@ class BridgeSettingsArgs:
         """
         The Crossplane bridge as a Deployment on the control plane.
 
+        :param pulumi.Input[_builtins.str] aws_role_arn: The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
         :param pulumi.Input[_builtins.bool] deploy: Deploy it. Default: when the control plane is local with a node.
         :param pulumi.Input[_builtins.str] image: The bridge image, pinned (a local node's klutch.local/bridge, else the published one).
         :param pulumi.Input[_builtins.str] proxy_image: HAProxy image of the proxy pods, pinned.
         :param pulumi.Input[_builtins.int] replicas: Default 2: one leads, the others stand by.
         :param pulumi.Input['BridgeStateArgs'] state: Where its stacks' state lives (required off local clusters).
         """
+        if aws_role_arn is not None:
+            pulumi.set(__self__, "aws_role_arn", aws_role_arn)
         if deploy is not None:
             pulumi.set(__self__, "deploy", deploy)
         if image is not None:
@@ -1032,6 +1040,18 @@ class BridgeSettingsArgs:
             pulumi.set(__self__, "replicas", replicas)
         if state is not None:
             pulumi.set(__self__, "state", state)
+
+    @_builtins.property
+    @pulumi.getter(name="awsRoleArn")
+    def aws_role_arn(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The IAM role its pods assume for state in S3, through EKS's IAM roles for service accounts (its ServiceAccount's eks.amazonaws.com/role-arn).
+        """
+        return pulumi.get(self, "aws_role_arn")
+
+    @aws_role_arn.setter
+    def aws_role_arn(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "aws_role_arn", value)
 
     @_builtins.property
     @pulumi.getter
