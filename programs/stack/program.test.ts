@@ -105,6 +105,20 @@ describe("the stack program asks the data-service cluster's API server on up", (
     const gets: string[] = [];
     const server = http.createServer((req, res) => {
       gets.push(req.url ?? "");
+      // No namespace of the environment's is there yet (existing-namespaces.ts reads each).
+      if (req.url?.startsWith("/api/v1/namespaces/")) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            reason: "NotFound",
+            code: 404,
+          }),
+        );
+        return;
+      }
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
         JSON.stringify({
@@ -152,7 +166,14 @@ describe("the stack program asks the data-service cluster's API server on up", (
         return true;
       });
       assert.equal(run.resources.length, 0);
-      assert.deepEqual(gets, ["/apis/apps/v1/deployments?labelSelector=app%3Dcrossplane"]);
+      assert.deepEqual(gets.sort(), [
+        "/api/v1/namespaces/bind",
+        "/api/v1/namespaces/cluster-app-1",
+        "/api/v1/namespaces/crossplane-system",
+        "/api/v1/namespaces/klutch-bind",
+        "/api/v1/namespaces/klutch-network",
+        "/apis/apps/v1/deployments?labelSelector=app%3Dcrossplane",
+      ]);
     } finally {
       server.close();
       fs.rmSync(dir, { recursive: true, force: true });

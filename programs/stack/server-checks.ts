@@ -4,14 +4,16 @@ import type { EnvironmentConfig } from "../../lib/config/schema";
 import { IMPLEMENTATIONS } from "../../network/registry";
 import type { ServerCheckAnswers, ServerCheckInput } from "../../network/contract/implementation";
 import { existingCrossplaneCheck } from "./existing-crossplane";
+import { existingNamespacesCheck } from "./existing-namespaces";
 
 /**
  * What only a control plane given by kubeconfig can say, asked before anything is registered:
  * whether it runs a Crossplane this environment did not install (or, with
  * `crossplane.useInstalled`, one it can use: programs/stack/existing-crossplane.ts), and what each
- * implementation in use asks of it (its spec's `pulumi.serverCheck`). A control plane the project
- * makes is known without asking: nothing is asked. Shared by this repository's program and the
- * provider's Environment, so both refuse the same.
+ * implementation in use asks of it (its spec's `pulumi.serverCheck`); and of every cluster
+ * handed over by kubeconfig, whether a namespace the environment makes there is someone else's
+ * (existing-namespaces.ts). A cluster the project makes is known without asking. Shared by this
+ * repository's program and the provider's Environment, so both refuse the same.
  */
 export async function serverCheckAnswers(
   config: EnvironmentConfig,
@@ -19,7 +21,10 @@ export async function serverCheckAnswers(
   crossplaneVersion: string,
 ): Promise<ServerCheckAnswers> {
   const kubeconfig = config.controlPlane.kubeconfig;
-  if (!kubeconfig) return { issues: [], notes: [] };
+  const text = kubeconfig ? fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8") : undefined;
+  // Every cluster handed over by kubeconfig: no namespace of the environment's is someone else's.
+  const namespaces = existingNamespacesCheck(config, projectDir);
+  if (!kubeconfig || text === undefined) return namespaces;
   const used = new Set(config.appClusters.map((a) => a.networkConnector.implementation));
   const checks = [
     (input: ServerCheckInput) => existingCrossplaneCheck(input, crossplaneVersion),
@@ -28,8 +33,7 @@ export async function serverCheckAnswers(
       return check ? [check] : [];
     }),
   ];
-  const text = fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8");
   const input = { config, kubeconfig: text, ...(kubeconfig.context ? { context: kubeconfig.context } : {}) };
-  const answers = await Promise.all(checks.map((check) => check(input)));
+  const answers = [...(await Promise.all(checks.map((check) => check(input)))), await namespaces];
   return { issues: answers.flatMap((a) => a.issues), notes: answers.flatMap((a) => a.notes) };
 }

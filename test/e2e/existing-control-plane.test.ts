@@ -10,6 +10,8 @@ import { Crossplane } from "../../components/crossplane/crossplane";
 import { crossplane as crossplaneSchema, type EnvironmentConfig } from "../../lib/config/schema";
 import { environmentLabels } from "../../lib/environment-plan";
 import { existingCrossplaneCheck } from "../../programs/stack/existing-crossplane";
+import { existingNamespacesCheck } from "../../programs/stack/existing-namespaces";
+import { environmentSchema } from "../../components/config/schema";
 import { clusterSnapshot, snapshotDiff } from "../helpers/cluster-snapshot";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
@@ -259,6 +261,37 @@ describe("a Crossplane already on an existing control plane, asked of a real API
       assert.deepEqual(snapshotDiff(before, clusterSnapshot(kc())), [], "the cluster as it was before up");
     });
   });
+  describe("namespaces the environment makes, on clusters it did not make", () => {
+    const whole = (crossplane: Record<string, unknown> = {}) =>
+      environmentSchema.parse({
+        environment: "ops",
+        controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kc() } },
+        appClusters: [{ name: "shop", infrastructure: "existing", kubeconfig: { path: kc() } }],
+        crossplane,
+      });
+    const refused = async (crossplane: Record<string, unknown> = {}) =>
+      (await existingNamespacesCheck(whole(crossplane), "/")).issues.map(
+        (i) => `${i.path} ${/namespace (\S+),/.exec(i.message)?.[1]}`,
+      );
+
+    it("one that is there and not the environment's own is refused on its cluster's kubeconfig, one get each; its own passes", async () => {
+      // crossplane-system is the operator's here (the cases above installed a core in it).
+      assert.deepEqual(await refused(), ["klutch:controlPlane.kubeconfig crossplane-system"]);
+      assert.deepEqual(
+        await refused({ useInstalled: true }),
+        [],
+        "the operator's Crossplane's namespace is used, not made",
+      );
+      kubectl(kc(), ["create", "namespace", "klutch-bind"]);
+      kubectl(kc(), ["create", "namespace", "bind"]);
+      kubectl(kc(), ["label", "namespace", "bind", "klutch.anynines.com/environment=ops"]);
+      assert.deepEqual(await refused({ useInstalled: true }), [
+        "klutch:appClusters[0].kubeconfig klutch-bind",
+      ]);
+      kubectl(kc(), ["delete", "namespace", "klutch-bind", "bind", "--wait=true"]);
+    });
+  });
+
   describe("the provider's Environment asks the same, through the real engine (examples/environment/yaml)", () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-environment-yaml-"));
     const program = new YamlProgram(path.join("environment", "yaml"), work);
@@ -279,6 +312,11 @@ describe("a Crossplane already on an existing control plane, asked of a real API
       assert.match(
         r.out,
         /Environment klutch: invalid arguments:\s+- controlPlane\.kubeconfig: the control plane ops-cp already runs Crossplane 2\.3\.0 as Deployment crossplane-system\/crossplane, which environment ops did not install/,
+      );
+      // The namespace that core runs in is someone else's too: named in the same message.
+      assert.match(
+        r.out,
+        /- controlPlane\.kubeconfig: the cluster ops-cp already has namespace crossplane-system, which environment ops did not make/,
       );
       assert.deepEqual(
         program.resources().filter((urn) => !/::pulumi:(pulumi:Stack|providers:)/.test(urn)),
