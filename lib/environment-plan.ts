@@ -26,10 +26,13 @@ export function plannedNamespaces(config: EnvironmentConfig): NamespacePlan[] {
   ];
 }
 
+/** The label naming the environment an object belongs to (environmentLabels). */
+export const ENVIRONMENT_LABEL = "klutch.anynines.com/environment";
+
 /** Labels every object of the environment carries, so `kubectl get -l` finds them all. */
 export function environmentLabels(environment: string): Record<string, string> {
   return {
-    "klutch.anynines.com/environment": environment,
+    [ENVIRONMENT_LABEL]: environment,
     "app.kubernetes.io/part-of": "klutch",
     "app.kubernetes.io/managed-by": "pulumi",
   };

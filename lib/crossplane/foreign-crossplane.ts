@@ -14,11 +14,10 @@
  */
 import { imageCrossplaneVersion } from "../config/crossplane-versions";
 import type { ConfigIssue } from "../config/messages";
-import { environmentLabels } from "../environment-plan";
+import { ENVIRONMENT_LABEL } from "../environment-plan";
 
 /** The chart's selector label of Crossplane core's Deployment. */
 export const CROSSPLANE_CORE_SELECTOR = "app=crossplane";
-const ENVIRONMENT_LABEL = Object.keys(environmentLabels("x"))[0]!;
 
 export interface DeploymentLike {
   metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
@@ -41,8 +40,7 @@ export function foreignCrossplaneIssues(
     .filter((d) => d.metadata?.labels?.[ENVIRONMENT_LABEL] !== o.environment)
     .map((d) => {
       const where = `${d.metadata?.namespace ?? "?"}/${d.metadata?.name ?? "?"}`;
-      const containers = d.spec?.template?.spec?.containers ?? [];
-      const image = (containers.find((c) => c.name === "crossplane") ?? containers[0])?.image;
+      const image = coreContainer(d)?.image;
       const version = image ? imageCrossplaneVersion(image) : undefined;
       const owner = d.metadata?.labels?.[ENVIRONMENT_LABEL];
       const runs = version
@@ -58,4 +56,10 @@ export function foreignCrossplaneIssues(
           `or run Klutch on it with crossplane.useInstalled set to true (docs/existing-clusters.md)`,
       };
     });
+}
+
+/** Core's container of a Crossplane Deployment: the one the chart names `crossplane`, else the first. */
+export function coreContainer(d: DeploymentLike) {
+  const containers = d.spec?.template?.spec?.containers ?? [];
+  return containers.find((c) => c.name === "crossplane") ?? containers[0];
 }

@@ -20,11 +20,10 @@ import type { ConfigPath } from "../config/located";
 import type { ConfigIssue } from "../config/messages";
 import { CROSSPLANE_VERSION_PATTERN, imageCrossplaneVersion } from "../config/crossplane-versions";
 import type { ControlPlaneConfig, CrossplaneConfig } from "../config/schema";
-import { environmentLabels } from "../environment-plan";
-import type { DeploymentLike } from "./foreign-crossplane";
+import { ENVIRONMENT_LABEL } from "../environment-plan";
+import { coreContainer, type DeploymentLike } from "./foreign-crossplane";
 
 export const INSTALLED_CROSSPLANE_NAMESPACE = "crossplane-system";
-const ENVIRONMENT_LABEL = Object.keys(environmentLabels("x"))[0]!;
 const SETTING = "klutch:crossplane.useInstalled";
 
 /** What the config alone says against `useInstalled` (each with its setting), before any read. */
@@ -111,11 +110,6 @@ export function installedCrossplaneIssues(
       `${prefix} runs Crossplane ${found} with SSA claims off (Deployment ${where(core)}, ${ssaClaimsArg(container?.args ?? []) ?? "the default before 1.19"}), and Klutch syncs claims with server-side apply: run core with --enable-ssa-claims (the chart's args)`,
     );
   return [];
-}
-
-function coreContainer(d: DeploymentLike) {
-  const containers = d.spec?.template?.spec?.containers ?? [];
-  return containers.find((c) => c.name === "crossplane") ?? containers[0];
 }
 
 function minor(version: string): string {

@@ -13,9 +13,7 @@ import type { ConfigIssue } from "../config/messages";
 import { formatPath } from "../config/messages";
 import type { EnvironmentConfig } from "../config/schema";
 import { consumerNamespace } from "../bind/app-cluster-plan";
-import { environmentLabels, plannedNamespaces } from "../environment-plan";
-
-const ENVIRONMENT_LABEL = Object.keys(environmentLabels("x"))[0]!;
+import { ENVIRONMENT_LABEL, plannedNamespaces } from "../environment-plan";
 
 /** One existing cluster's namespaces the environment makes there, and where its kubeconfig is set. */
 export interface ClusterNamespaces {

@@ -28,3 +28,8 @@ export function isForbidden(err: unknown): boolean {
   const e = err as { code?: number; statusCode?: number } | undefined;
   return (e?.code ?? e?.statusCode) === 403 || /forbidden/i.test(clientErrorMessage(err));
 }
+
+/** Whether the API server answered that the object (or its kind) is not there (404). */
+export function isNotFound(err: unknown): boolean {
+  return (err as { code?: number } | undefined)?.code === 404;
+}

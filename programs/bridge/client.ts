@@ -9,6 +9,7 @@ import {
 import { compositeNudge } from "../../lib/bridge/grouping";
 import { relayStep } from "../../lib/bridge/readiness-relay";
 import { isReady } from "../../lib/kube/owner-conditions";
+import { isNotFound } from "../../lib/kube/client-errors";
 import { COMPOSITE_PLURAL } from "../../lib/connector-api/names";
 import { SETTINGS_KEY, type BridgeSettings } from "../../lib/bridge/settings";
 import { parseBridgeSettings } from "../../network/group-settings";
@@ -168,7 +169,7 @@ export class KubePathWriter implements PathWriter {
       const text = cm.data?.[SETTINGS_KEY];
       return text ? parseBridgeSettings(text) : undefined;
     } catch (e) {
-      if ((e as { code?: number }).code === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
   }

@@ -7,7 +7,7 @@ import {
   type FoundPackage,
 } from "../../lib/crossplane/installed-crossplane";
 import { packageManifests } from "../../lib/crossplane/packages";
-import { clientErrorMessage } from "../../lib/kube/client-errors";
+import { clientErrorMessage, isNotFound } from "../../lib/kube/client-errors";
 
 /** The package kinds the environment makes, by their plural in pkg.crossplane.io/v1. */
 const PACKAGE_PLURALS: Record<string, string> = {
@@ -84,7 +84,7 @@ async function packagesOnControlPlane(kc: k8s.KubeConfig, kinds: Set<string>): P
           ...(o.metadata?.labels ? { labels: o.metadata.labels } : {}),
         }));
       } catch (e) {
-        if ((e as { code?: number }).code === 404) return [];
+        if (isNotFound(e)) return [];
         throw e;
       }
     }),

@@ -4,7 +4,7 @@ import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers } from "../../network/contract/implementation";
 import type { EnvironmentConfig } from "../../lib/config/schema";
 import { foreignNamespaceIssues, namespacesOnExistingClusters } from "../../lib/existing/foreign-namespaces";
-import { clientErrorMessage } from "../../lib/kube/client-errors";
+import { clientErrorMessage, isNotFound } from "../../lib/kube/client-errors";
 
 /**
  * Asks each cluster handed over by kubeconfig for the namespaces the environment would make
@@ -31,7 +31,7 @@ export async function existingNamespacesCheck(
             api.readNamespace({ name }).then(
               (ns) => ({ name, labels: ns.metadata?.labels ?? {} }),
               (e: unknown) => {
-                if ((e as { code?: number }).code === 404) return undefined;
+                if (isNotFound(e)) return undefined;
                 throw e;
               },
             ),
