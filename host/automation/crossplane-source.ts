@@ -11,18 +11,20 @@ export type CrossplaneSource = { chart: { repository: string } | { path: string 
  * local clusters and for a local process (no chart repository is reachable there), else the
  * configured chart folder or repository. The CRDs are applied by Pulumi only where no
  * Crossplane pod's init container does it (a local process). Shared by the program and the
- * provider's Environment, so both install the same Crossplane.
+ * provider's Environment, so both install the same Crossplane. The toolchain is asked for its
+ * folders only when the plan takes its chart: a released plugin has no toolchain (nor this
+ * repository's host/ scripts) and installs no local cluster.
  */
 export function crossplaneSource(
   config: EnvironmentConfig,
   plan: CrossplanePlan,
   projectDir: string,
-  toolchainClusterDirs: readonly (string | undefined)[],
+  toolchainClusterDirs: () => readonly (string | undefined)[],
 ): { ok: true; source: CrossplaneSource } | { ok: false; setting: string; message: string } {
   const xp = config.crossplane;
   if (plan.toolchainChart) {
     try {
-      const local = localCrossplaneSource(toolchainClusterDirs, plan.version);
+      const local = localCrossplaneSource(toolchainClusterDirs(), plan.version);
       return {
         ok: true,
         source: {

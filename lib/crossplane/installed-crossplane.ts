@@ -24,7 +24,6 @@ import { ENVIRONMENT_LABEL } from "../environment-plan";
 import { coreContainer, type DeploymentLike } from "./foreign-crossplane";
 
 export const INSTALLED_CROSSPLANE_NAMESPACE = "crossplane-system";
-const SETTING = "klutch:crossplane.useInstalled";
 
 /** What the config alone says against `useInstalled` (each with its setting), before any read. */
 export function useInstalledConfigProblems(
@@ -53,11 +52,50 @@ export function useInstalledConfigProblems(
 }
 
 export interface InstalledCrossplaneInput {
-  environment: string;
+  /** The environment that asks; none for the provider's Crossplane component. */
+  environment?: string;
   controlPlane: string;
   /** `crossplane.version`, and whether it was left out (the default). */
   version: string;
   versionIsDefault: boolean;
+  /**
+   * Who asks: an environment (the stack's `klutch:crossplane.*` settings, the default), or the
+   * provider's Crossplane component (its own inputs, and the namespace it puts its identity in).
+   */
+  asker?: InstalledCrossplaneAsker;
+}
+
+/** How a refusal names its settings and its installer. */
+export interface InstalledCrossplaneAsker {
+  /** A setting's path (`klutch:crossplane.useInstalled`, or the component's `useInstalled`). */
+  path(key: string): string;
+  /** A setting as a message names it (`crossplane.useInstalled`, or `useInstalled`). */
+  setting(key: string): string;
+  /** Who would install its own Crossplane instead ("this environment"). */
+  installer: string;
+  /** Where the core must run, and why there. */
+  namespace: string;
+  namespaceReason: string;
+}
+
+/** An environment's: the stack's settings, crossplane-system. */
+export const ENVIRONMENT_ASKER: InstalledCrossplaneAsker = {
+  path: (key) => `klutch:crossplane.${key}`,
+  setting: (key) => `crossplane.${key}`,
+  installer: "this environment",
+  namespace: INSTALLED_CROSSPLANE_NAMESPACE,
+  namespaceReason: "Klutch places provider-kubernetes' identity and the bind backend's templates",
+};
+
+/** The provider's Crossplane component's: its own inputs, its `namespace`. */
+export function componentAsker(namespace: string): InstalledCrossplaneAsker {
+  return {
+    path: (key) => key,
+    setting: (key) => key,
+    installer: "this component",
+    namespace,
+    namespaceReason: "this component places provider-kubernetes' identity and the ProviderConfigs' Secrets",
+  };
 }
 
 /** Why the Crossplane cores on the control plane cannot be used, or nothing when exactly one can. */
@@ -65,12 +103,14 @@ export function installedCrossplaneIssues(
   cores: readonly DeploymentLike[],
   o: InstalledCrossplaneInput,
 ): ConfigIssue[] {
-  const issue = (message: string, path = SETTING): ConfigIssue[] => [{ path, message }];
+  const asker = o.asker ?? ENVIRONMENT_ASKER;
+  const issue = (message: string, path = asker.path("useInstalled")): ConfigIssue[] => [{ path, message }];
+  const useInstalled = asker.setting("useInstalled");
   const prefix = `is true, but the control plane ${o.controlPlane}`;
   const where = (d: DeploymentLike) => `${d.metadata?.namespace ?? "?"}/${d.metadata?.name ?? "?"}`;
   if (cores.length === 0)
     return issue(
-      `${prefix} runs no Crossplane core (no Deployment labelled app=crossplane in any namespace): install Crossplane ${o.version} with its chart into ${INSTALLED_CROSSPLANE_NAMESPACE}, or leave crossplane.useInstalled out so that this environment installs its own`,
+      `${prefix} runs no Crossplane core (no Deployment labelled app=crossplane in any namespace): install Crossplane ${o.version} with its chart into ${asker.namespace}, or leave ${useInstalled} out so that ${asker.installer} installs its own`,
     );
   if (cores.length > 1)
     return issue(
@@ -78,17 +118,17 @@ export function installedCrossplaneIssues(
     );
   const core = cores[0]!;
   const owner = core.metadata?.labels?.[ENVIRONMENT_LABEL];
-  if (owner === o.environment)
+  if (owner !== undefined && owner === o.environment)
     return issue(
-      `${prefix} runs this environment's own Crossplane (Deployment ${where(core)}, installed by an earlier \`up\`), which useInstalled would uninstall: leave crossplane.useInstalled out`,
+      `${prefix} runs this environment's own Crossplane (Deployment ${where(core)}, installed by an earlier \`up\`), which useInstalled would uninstall: leave ${useInstalled} out`,
     );
   if (owner !== undefined)
     return issue(
       `${prefix} runs the Crossplane of environment ${owner} (Deployment ${where(core)}), which goes when that environment is destroyed: use a control plane whose Crossplane no environment installed`,
     );
-  if (core.metadata?.namespace !== INSTALLED_CROSSPLANE_NAMESPACE)
+  if (core.metadata?.namespace !== asker.namespace)
     return issue(
-      `${prefix} runs Crossplane in namespace ${core.metadata?.namespace ?? "?"} (Deployment ${where(core)}), but Klutch places provider-kubernetes' identity and the bind backend's templates in ${INSTALLED_CROSSPLANE_NAMESPACE}: install Crossplane there`,
+      `${prefix} runs Crossplane in namespace ${core.metadata?.namespace ?? "?"} (Deployment ${where(core)}), but ${asker.namespaceReason} in ${asker.namespace}: install Crossplane there`,
     );
   const container = coreContainer(core);
   const found = container?.image ? imageCrossplaneVersion(container.image) : undefined;
@@ -102,8 +142,8 @@ export function installedCrossplaneIssues(
     );
   if (minor(found) !== minor(o.version))
     return issue(
-      `is ${o.version}${o.versionIsDefault ? " (the default)" : ""}, but the control plane ${o.controlPlane} runs Crossplane ${found} (Deployment ${where(core)}), and the version decides the API shapes Klutch writes: set crossplane.version to ${found}`,
-      "klutch:crossplane.version",
+      `is ${o.version}${o.versionIsDefault ? " (the default)" : ""}, but the control plane ${o.controlPlane} runs Crossplane ${found} (Deployment ${where(core)}), and the version decides the API shapes Klutch writes: set ${asker.setting("version")} to ${found}`,
+      asker.path("version"),
     );
   if (!ssaClaimsOn(found, container?.args ?? []))
     return issue(
@@ -144,13 +184,53 @@ export interface FoundPackage {
 export function foreignPackageIssues(
   found: readonly FoundPackage[],
   planned: readonly { kind: string; name: string }[],
-  o: { environment: string; controlPlane: string },
+  o: { environment: string; controlPlane: string } | PackageOwner,
 ): ConfigIssue[] {
+  const owner: PackageOwner =
+    "label" in o
+      ? o
+      : {
+          controlPlane: o.controlPlane,
+          label: ENVIRONMENT_LABEL,
+          value: o.environment,
+          who: `environment ${o.environment}`,
+          installer: "this environment",
+          path: ENVIRONMENT_ASKER.path("useInstalled"),
+          comesWith: "the environment",
+        };
   const wanted = new Set(planned.map((p) => `${p.kind}/${p.name}`));
   return found
-    .filter((f) => wanted.has(`${f.kind}/${f.name}`) && f.labels?.[ENVIRONMENT_LABEL] !== o.environment)
+    .filter((f) => wanted.has(`${f.kind}/${f.name}`) && f.labels?.[owner.label] !== owner.value)
     .map((f) => ({
-      path: SETTING,
-      message: `the control plane ${o.controlPlane} already has ${f.kind} ${f.name}, which environment ${o.environment} did not make, and this environment would install its own of that name: remove it (Klutch's packages come with the environment), or use a control plane without it`,
+      path: owner.path,
+      message: `the control plane ${owner.controlPlane} already has ${f.kind} ${f.name}, which ${owner.who} did not make, and ${owner.installer} would install its own of that name: remove it (Klutch's packages come with ${owner.comesWith}), or use a control plane without it`,
     }));
+}
+
+/** Whose packages are not foreign: those carrying `label: value`, as its own are made. */
+export interface PackageOwner {
+  controlPlane: string;
+  label: string;
+  value: string;
+  /** Who made its own, and who would install them, in messages. */
+  who: string;
+  installer: string;
+  path: string;
+  comesWith: string;
+}
+
+/** The label the provider's Crossplane component puts on its packages on an installed core: its name. */
+export const COMPONENT_OWNER_LABEL = "klutch.anynines.com/crossplane";
+
+/** The component `name`'s ownership of packages on an installed core. */
+export function componentPackageOwner(name: string, controlPlane: string): PackageOwner {
+  return {
+    controlPlane,
+    label: COMPONENT_OWNER_LABEL,
+    value: name,
+    who: `the Crossplane component ${name}`,
+    installer: "it",
+    path: "useInstalled",
+    comesWith: "the component",
+  };
 }

@@ -109,13 +109,18 @@ export interface HealthReader {
 /**
  * What only the data-service cluster's API server can say of an implementation's settings (the
  * proxy: whether it takes the node ports, where its range is not known from the infrastructure),
- * asked on `up` before anything is registered (programs/stack/program.ts).
+ * asked on `up` and `preview` before anything is registered (programs/stack/program.ts).
  */
 export interface ServerCheckInput {
   config: EnvironmentConfig;
   /** The control plane's kubeconfig (its text) and context, where the config names one. */
   kubeconfig: string;
   context?: string;
+  /**
+   * A preview: ask nothing that writes. A question that can only be asked by creating something
+   * (the proxy's node ports) waits for `up`; reads and server-side dry-runs are asked.
+   */
+  preview: boolean;
 }
 
 /** What asking gave: the issues that refuse the run, and what could not be asked (said, not refused). */
@@ -200,7 +205,7 @@ export interface ImplementationSpec<
     follower?: () => (opts: TargetFollowerOptions) => TargetFollower;
     /** How the bridge reads its paths' health, on a cluster (a Kubernetes client) or this machine (the proxy: its HAProxy processes, as LocalHaproxy knows them). */
     health?: () => (opts: HealthReaderOptions) => HealthReader;
-    /** What it asks the data-service cluster's API server before `up` (a Kubernetes client). */
+    /** What it asks the data-service cluster's API server before `up` or `preview` registers anything (a Kubernetes client). */
     serverCheck?: () => ServerCheck;
   };
 }

@@ -9,9 +9,11 @@ import { type AdmissionProbe, admissionIssue, admissionProbes } from "./model/se
 /**
  * The proxy's server check (its spec's `pulumi.serverCheck`): the NodePort proxies' ranges, and
  * whether the cluster's admission takes each proxy's Service as the environment would make it.
+ * A preview asks admission only: the range question is a real create (model/node-port-probe.ts
+ * says why), which a preview must not make, so the range is asked on `up`.
  */
 export async function proxyServerCheck(input: ServerCheckInput): Promise<ServerCheckAnswers> {
-  const ranges = nodePortProbes(input.config);
+  const ranges = input.preview ? [] : nodePortProbes(input.config);
   const shapes = admissionProbes(input.config);
   const answers = await Promise.all([
     ranges.length > 0 ? askNodePorts(input.kubeconfig, input.context, ranges) : none(),

@@ -14,8 +14,8 @@ export const API_REFERENCE_DIR = path.join(__dirname, "..", "..", "docs", "api")
 /** The package's front page (package-index.ts), beside installation-configuration.md. */
 export const PACKAGE_INDEX_FILE = path.join(__dirname, "..", "..", "docs", "_index.md");
 
-/** The network-path example of every language (examples/network-path/<language>). */
-const EXAMPLES_DIR = path.join(__dirname, "..", "..", "examples", "network-path");
+/** The examples of every language (examples/<example>/<language>). */
+const EXAMPLES_DIR = path.join(__dirname, "..", "..", "examples");
 
 /** The text of docs/_index.md as generated from the schema and the examples. */
 export function packageIndexText(): string {

@@ -37,6 +37,10 @@ describe("klutch provider schema", () => {
       packageIndexText(),
       /^### Go\n\n`examples\/network-path\/go\/main\.go`:\n\n```go\n\/\/ A network path/m,
     );
+    assert.match(
+      packageIndexText(),
+      /^### Python\n\n`examples\/environment\/python\/__main__\.py`:\n\n```python\n"""A whole Klutch environment/m,
+    );
   });
 
   it("the drift check notices a changed argument", () => {

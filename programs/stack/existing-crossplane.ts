@@ -5,6 +5,7 @@ import {
   foreignPackageIssues,
   installedCrossplaneIssues,
   type FoundPackage,
+  type InstalledCrossplaneInput,
 } from "../../lib/crossplane/installed-crossplane";
 import { packageManifests } from "../../lib/crossplane/packages";
 import { clientErrorMessage, isNotFound } from "../../lib/kube/client-errors";
@@ -35,28 +36,61 @@ export async function existingCrossplaneCheck(
   const { config } = input;
   const who = { environment: config.environment, controlPlane: config.controlPlane.name };
   try {
+    if (config.crossplane?.useInstalled) {
+      return await installedCrossplaneAnswers(kc, {
+        core: { ...who, version, versionIsDefault: config.crossplane.version === undefined },
+        packages: config.crossplane,
+        owner: who,
+      });
+    }
     const list = await kc
       .makeApiClient(k8s.AppsV1Api)
       .listDeploymentForAllNamespaces({ labelSelector: CROSSPLANE_CORE_SELECTOR });
-    if (!config.crossplane?.useInstalled)
-      return { issues: foreignCrossplaneIssues(list.items, { ...who, version }), notes: [] };
-    const coreIssues = installedCrossplaneIssues(list.items, {
-      ...who,
-      version,
-      versionIsDefault: config.crossplane.version === undefined,
-    });
-    const planned = packageManifests(config.crossplane, {}).filter((m) => m.kind in PACKAGE_PLURALS);
-    const found = await packagesOnControlPlane(kc, new Set(planned.map((m) => m.kind)));
-    return {
-      issues: [...coreIssues, ...foreignPackageIssues(found, planned.map(kindAndName), who)],
-      notes: [],
-    };
+    return { issues: foreignCrossplaneIssues(list.items, { ...who, version }), notes: [] };
   } catch (e) {
     const why = clientErrorMessage(e).split("\n")[0];
     return {
       issues: [],
       notes: [
         `could not ask the control plane ${config.controlPlane.name} whether it runs a Crossplane already (${why}); going on`,
+      ],
+    };
+  }
+}
+
+/**
+ * Whether Klutch's packages can go onto the one Crossplane core the control plane runs, and
+ * whether any package of the names they would take is someone else's: read from the cluster
+ * (cores in every namespace, the package objects), judged by lib/crossplane/installed-crossplane.ts.
+ * Shared by the environment and the provider's Crossplane component. A failed read of the cores
+ * throws; one of the packages (a CRD registered a moment ago, not yet served, answers so) keeps
+ * what the cores said and is a note: what could be asked is judged, what could not is said.
+ */
+export async function installedCrossplaneAnswers(
+  kc: k8s.KubeConfig,
+  q: {
+    core: InstalledCrossplaneInput;
+    packages: Parameters<typeof packageManifests>[0];
+    owner: Parameters<typeof foreignPackageIssues>[2];
+  },
+): Promise<ServerCheckAnswers> {
+  const list = await kc
+    .makeApiClient(k8s.AppsV1Api)
+    .listDeploymentForAllNamespaces({ labelSelector: CROSSPLANE_CORE_SELECTOR });
+  const issues = installedCrossplaneIssues(list.items, q.core);
+  const planned = packageManifests(q.packages, {}).filter((m) => m.kind in PACKAGE_PLURALS);
+  try {
+    const found = await packagesOnControlPlane(kc, new Set(planned.map((m) => m.kind)));
+    return {
+      issues: [...issues, ...foreignPackageIssues(found, planned.map(kindAndName), q.owner)],
+      notes: [],
+    };
+  } catch (e) {
+    const why = clientErrorMessage(e).split("\n")[0];
+    return {
+      issues,
+      notes: [
+        `could not ask the control plane ${q.core.controlPlane} which Crossplane packages it has already (${why}); going on`,
       ],
     };
   }

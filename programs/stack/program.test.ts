@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
-import { mockPulumi } from "../../test/helpers/mocks";
+import { mockPulumi, settle } from "../../test/helpers/mocks";
 import { runKlutchProgram } from "./program";
 
 /**
@@ -57,28 +57,30 @@ function kubeconfigFile(url: string): { dir: string; kubeconfig: string } {
   return { dir, kubeconfig };
 }
 
-describe("the stack program asks the data-service cluster's API server on up", () => {
+/** An existing control plane and app cluster (the server at `kubeconfig`), the app's connector as given. */
+const existingStack = (kubeconfig: string, networkConnector: Record<string, unknown>) => ({
+  environment: "ops",
+  controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kubeconfig } },
+  appClusters: [
+    { name: "app-1", infrastructure: "existing", kubeconfig: { path: kubeconfig }, networkConnector },
+  ],
+});
+
+/** With a NodePort proxy on ports 5000-5100, outside every API server's default node ports. */
+const nodePortStack = (kubeconfig: string) =>
+  existingStack(kubeconfig, {
+    implementation: "proxy",
+    serviceType: "NodePort",
+    portRange: { from: 5000, to: 5100 },
+    allowedSources: ["10.20.0.0/16"],
+  });
+
+describe("the stack program asks the data-service cluster's API server on up and preview", () => {
   it("a NodePort range an existing control plane refuses stops the run before anything is registered, naming the field, the value and the cluster's range", async () => {
     const api = await refusingApiServer();
     const { dir, kubeconfig } = kubeconfigFile(api.url);
     try {
-      const run = mockPulumi({
-        environment: "ops",
-        controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kubeconfig } },
-        appClusters: [
-          {
-            name: "app-1",
-            infrastructure: "existing",
-            kubeconfig: { path: kubeconfig },
-            networkConnector: {
-              implementation: "proxy",
-              serviceType: "NodePort",
-              portRange: { from: 5000, to: 5100 },
-              allowedSources: ["10.20.0.0/16"],
-            },
-          },
-        ],
-      });
+      const run = mockPulumi(nodePortStack(kubeconfig));
       await assert.rejects(runKlutchProgram(), (err: Error) => {
         assert.match(
           err.message,
@@ -94,6 +96,22 @@ describe("the stack program asks the data-service cluster's API server on up", (
         "/api/v1/namespaces/default/services",
         "/api/v1/namespaces/klutch-network/services?dryRun=All",
       ]);
+    } finally {
+      api.server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a preview asks what it can without writing: admission's dry-run, not the node-port create", async () => {
+    const api = await refusingApiServer();
+    const { dir, kubeconfig } = kubeconfigFile(api.url);
+    try {
+      const run = mockPulumi(nodePortStack(kubeconfig), "test", { preview: true });
+      // The range is not asked, so not refused: the preview goes on and plans the environment.
+      await runKlutchProgram();
+      await settle();
+      assert.ok(run.resources.length > 0);
+      assert.deepEqual(api.posts, ["/api/v1/namespaces/klutch-network/services?dryRun=All"]);
     } finally {
       api.server.close();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -145,18 +163,7 @@ describe("the stack program asks the data-service cluster's API server on up", (
     const url = await listening(server);
     const { dir, kubeconfig } = kubeconfigFile(url);
     try {
-      const run = mockPulumi({
-        environment: "ops",
-        controlPlane: { name: "ops-cp", infrastructure: "existing", kubeconfig: { path: kubeconfig } },
-        appClusters: [
-          {
-            name: "app-1",
-            infrastructure: "existing",
-            kubeconfig: { path: kubeconfig },
-            networkConnector: { implementation: "noop" },
-          },
-        ],
-      });
+      const run = mockPulumi(existingStack(kubeconfig, { implementation: "noop" }));
       await assert.rejects(runKlutchProgram(), (err: Error) => {
         assert.match(
           err.message,

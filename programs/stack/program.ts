@@ -24,20 +24,20 @@ export function klutchProgram(loaded: LoadedEnvironment = loadEnvironment()): Re
 }
 
 /**
- * The program as the engine runs it: klutchProgram, with the data-service cluster's own API
- * server asked first, on `up` (a preview changes nothing), where only it knows what it takes
- * (network/proxy/node-port-probe.ts); a refusal stops the run before anything is registered.
+ * The program as the engine runs it: klutchProgram, with the existing clusters' own API servers
+ * asked first, where only they know what they take (server-checks.ts); a refusal stops the run
+ * before anything is registered. A preview asks too, but nothing that writes.
  */
 export async function runKlutchProgram(): Promise<Record<string, unknown>> {
   const loaded = loadEnvironment();
   const source = checkedSource(loaded);
-  if (!pulumi.runtime.isDryRun()) await refuseWhatServersRefuse(loaded);
+  await refuseWhatServersRefuse(loaded);
   return registerEnvironment(loaded, source);
 }
 
 /** What the control plane's API server refuses stops the run; what could not be asked is said. */
 async function refuseWhatServersRefuse({ config, projectDir, crossplane }: LoadedEnvironment): Promise<void> {
-  const answers = await serverCheckAnswers(config, projectDir, crossplane.version);
+  const answers = await serverCheckAnswers(config, projectDir, crossplane.version, pulumi.runtime.isDryRun());
   for (const note of answers.notes) void pulumi.log.warn(note);
   if (answers.issues.length > 0) throw new pulumi.RunError(renderIssues(answers.issues, pulumi.getStack()));
 }
@@ -45,7 +45,7 @@ async function refuseWhatServersRefuse({ config, projectDir, crossplane }: Loade
 function checkedSource({ config, projectDir, crossplane }: LoadedEnvironment): CrossplaneSource {
   const unsupported = unsupportedInfrastructure(config);
   if (unsupported.length > 0) throw new pulumi.RunError(renderIssues(unsupported, pulumi.getStack()));
-  const source = crossplaneSource(config, crossplane, projectDir, toolchainCrossplaneClusterDirs());
+  const source = crossplaneSource(config, crossplane, projectDir, () => toolchainCrossplaneClusterDirs());
   if (!source.ok)
     throw new pulumi.RunError(
       renderIssues([{ path: `klutch:${source.setting}`, message: source.message }], pulumi.getStack()),

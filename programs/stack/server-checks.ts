@@ -13,12 +13,15 @@ import { existingNamespacesCheck } from "./existing-namespaces";
  * implementation in use asks of it (its spec's `pulumi.serverCheck`); and of every cluster
  * handed over by kubeconfig, whether a namespace the environment makes there is someone else's
  * (existing-namespaces.ts). A cluster the project makes is known without asking. Shared by this
- * repository's program and the provider's Environment, so both refuse the same.
+ * repository's program and the provider's Environment, so both refuse the same, on `preview` as
+ * on `up`: a preview asks what it can without writing (ServerCheckInput `preview`), so an
+ * operator sees the refusal before the update that would meet it.
  */
 export async function serverCheckAnswers(
   config: EnvironmentConfig,
   projectDir: string,
   crossplaneVersion: string,
+  preview: boolean,
 ): Promise<ServerCheckAnswers> {
   const kubeconfig = config.controlPlane.kubeconfig;
   const text = kubeconfig ? fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8") : undefined;
@@ -33,7 +36,12 @@ export async function serverCheckAnswers(
       return check ? [check] : [];
     }),
   ];
-  const input = { config, kubeconfig: text, ...(kubeconfig.context ? { context: kubeconfig.context } : {}) };
+  const input = {
+    config,
+    kubeconfig: text,
+    ...(kubeconfig.context ? { context: kubeconfig.context } : {}),
+    preview,
+  };
   const answers = [...(await Promise.all(checks.map((check) => check(input)))), await namespaces];
   return { issues: answers.flatMap((a) => a.issues), notes: answers.flatMap((a) => a.notes) };
 }

@@ -16,6 +16,9 @@ import { clusterSnapshot, snapshotDiff } from "../helpers/cluster-snapshot";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
 import { YamlProgram } from "../helpers/yaml-program";
+import { crossplaneDeployment } from "../helpers/foreign-crossplane";
+import { installedCoreProblems } from "../../programs/klutch-provider/construct/crossplane";
+import { COMPONENT_OWNER_LABEL } from "../../lib/crossplane/installed-crossplane";
 
 const CLUSTER = "existing-cp";
 
@@ -27,34 +30,6 @@ const config = (kubeconfig: string, crossplane?: Record<string, unknown>) =>
     appClusters: [],
     ...(crossplane ? { crossplane: crossplaneSchema.parse(crossplane) } : {}),
   }) as unknown as EnvironmentConfig;
-
-/** Crossplane core's Deployment as its chart (2.4.0) labels it, installed by someone else. */
-const crossplaneDeployment = (
-  namespace: string,
-  tag: string,
-  labels: Record<string, string> = {},
-  args: string[] = [],
-) =>
-  JSON.stringify({
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: {
-      name: "crossplane",
-      namespace,
-      labels: { app: "crossplane", release: "crossplane", "app.kubernetes.io/name": "crossplane", ...labels },
-    },
-    spec: {
-      selector: { matchLabels: { app: "crossplane", release: "crossplane" } },
-      template: {
-        metadata: { labels: { app: "crossplane", release: "crossplane" } },
-        spec: {
-          containers: [
-            { name: "crossplane", image: `xpkg.crossplane.io/crossplane/crossplane:${tag}`, args },
-          ],
-        },
-      },
-    },
-  });
 
 /**
  * A control plane handed over by kubeconfig, as an operator's is, on a real kube-apiserver (an
@@ -68,7 +43,10 @@ describe("a Crossplane already on an existing control plane, asked of a real API
   const clusters = new LocalClusters(stateDir);
   const kc = () => clusters.kubeconfigPath(CLUSTER);
   const check = () =>
-    existingCrossplaneCheck({ config: config(kc()), kubeconfig: fs.readFileSync(kc(), "utf8") }, "2.4.0");
+    existingCrossplaneCheck(
+      { config: config(kc()), kubeconfig: fs.readFileSync(kc(), "utf8"), preview: false },
+      "2.4.0",
+    );
   const apply = (doc: string) => {
     const r = kubectlApply(kc(), doc);
     assert.equal(r.status, 0, r.stderr);
@@ -139,7 +117,10 @@ describe("a Crossplane already on an existing control plane, asked of a real API
     const unreachable = fs
       .readFileSync(kc(), "utf8")
       .replace(/server: https:\/\/[^\s]+/, "server: https://127.0.0.1:1");
-    const answers = await existingCrossplaneCheck({ config: config(kc()), kubeconfig: unreachable }, "2.4.0");
+    const answers = await existingCrossplaneCheck(
+      { config: config(kc()), kubeconfig: unreachable, preview: false },
+      "2.4.0",
+    );
     assert.deepEqual(answers.issues, []);
     assert.match(
       answers.notes[0] ?? "",
@@ -152,6 +133,7 @@ describe("a Crossplane already on an existing control plane, asked of a real API
         {
           config: config(kc(), { useInstalled: true, ...crossplane }),
           kubeconfig: fs.readFileSync(kc(), "utf8"),
+          preview: false,
         },
         (crossplane.version as string | undefined) ?? "2.4.0",
       ).then((a) => a.issues.map((i) => `${i.path}: ${i.message}`));
@@ -208,6 +190,39 @@ describe("a Crossplane already on an existing control plane, asked of a real API
       );
       kubectl(kc(), ["delete", "provider", "provider-kubernetes", "--wait=true"]);
       assert.deepEqual(await useInstalled(), []);
+    });
+
+    it("the provider's Crossplane component asks the same of its cluster (its useInstalled), naming its own inputs, and tells its own packages by its name", async () => {
+      const packages = crossplaneSchema.parse({});
+      const ask = (namespace = "crossplane-system", version?: string) =>
+        installedCoreProblems(
+          "xp",
+          { useInstalled: true, kubeconfig: fs.readFileSync(kc(), "utf8"), ...(version ? { version } : {}) },
+          { version: version ?? "2.4.0", namespace, packages },
+        );
+      assert.deepEqual(await ask(), []);
+      const cluster = "the control plane of this component's kubeconfig";
+      assert.deepEqual(await ask("klutch-xp"), [
+        `useInstalled: is true, but ${cluster} runs Crossplane in namespace crossplane-system (Deployment crossplane-system/crossplane), but this component places provider-kubernetes' identity and the ProviderConfigs' Secrets in klutch-xp: install Crossplane there`,
+      ]);
+      assert.deepEqual(await ask("crossplane-system", "2.3.0"), [
+        `version: is 2.3.0, but ${cluster} runs Crossplane 2.4.0 (Deployment crossplane-system/crossplane), and the version decides the API shapes Klutch writes: set version to 2.4.0`,
+      ]);
+      const provider = (owner: string) =>
+        JSON.stringify({
+          apiVersion: "pkg.crossplane.io/v1",
+          kind: "Provider",
+          metadata: { name: "provider-kubernetes", labels: { [COMPONENT_OWNER_LABEL]: owner } },
+          spec: { package: "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.2.0" },
+        });
+      apply(provider("someone-else"));
+      assert.deepEqual(await ask(), [
+        `useInstalled: ${cluster} already has Provider provider-kubernetes, which the Crossplane component xp did not make, and it would install its own of that name: remove it (Klutch's packages come with the component), or use a control plane without it`,
+      ]);
+      // Its own, from an earlier up: not refused.
+      apply(provider("xp"));
+      assert.deepEqual(await ask(), []);
+      kubectl(kc(), ["delete", "provider", "provider-kubernetes", "--wait=true"]);
     });
 
     it("up installs Klutch's packages on it and no core; destroy leaves every object the cluster had, at its resourceVersion", async () => {
@@ -299,30 +314,45 @@ describe("a Crossplane already on an existing control plane, asked of a real API
       program.prepare();
       program.config("controlPlaneKubeconfig", kc());
       program.config("appClusterKubeconfig", kc());
+      // The operator's install (the example uses it): Crossplane's CRDs, its namespace.
+      const crds = localCrossplaneSource(toolchainCrossplaneClusterDirs(), "2.4.0").crdsPath;
+      kubectl(kc(), ["apply", "--server-side", "-f", crds]);
+      kubectl(kc(), ["wait", "--for", "condition=established", "--timeout=60s", "-f", crds]);
+      apply(JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: "crossplane-system" } }));
     });
     after(() => {
       program.cleanUp();
       fs.rmSync(work, { recursive: true, force: true });
     });
+    const registered = () =>
+      program.resources().filter((urn) => !/::pulumi:(pulumi:Stack|providers:)/.test(urn));
 
-    it("`up` onto a control plane with a Crossplane someone else installed: refused before anything is registered, naming it", () => {
-      apply(crossplaneDeployment("crossplane-system", "v2.3.0"));
-      const r = program.run(["up", "--yes", "--skip-preview"]);
-      assert.notEqual(r.status, 0, r.out);
+    it("`preview`, then `up`, onto a control plane whose Crossplane is of another minor: each refused before anything is registered, naming it and the fix", () => {
+      apply(crossplaneDeployment("crossplane-system", "v2.3.0", {}, ["core", "start"]));
+      // The preview an operator runs first already says what the update would meet.
+      for (const command of [["preview"], ["up", "--yes", "--skip-preview"]]) {
+        const r = program.run(command);
+        assert.notEqual(r.status, 0, r.out);
+        assert.match(
+          r.out,
+          /Environment klutch: invalid arguments:\s+- crossplane\.version: is 2\.4\.0 \(the default\), but the control plane ops-cp runs Crossplane 2\.3\.0 \(Deployment crossplane-system\/crossplane\), and the version decides the API shapes Klutch writes: set crossplane\.version to 2\.3\.0/,
+        );
+      }
+      assert.deepEqual(registered(), [], "nothing registered");
+    });
+
+    it("`preview` onto the operator's 2.4 core plans the whole environment and no Crossplane of its own; nothing is made", () => {
+      apply(crossplaneDeployment("crossplane-system", "v2.4.0", {}, ["core", "start"]));
+      const out = program.ok(["preview"]);
+      assert.match(out, /klutch:crossplane:Crossplane klutch-crossplane create/);
       assert.match(
-        r.out,
-        /Environment klutch: invalid arguments:\s+- controlPlane\.kubeconfig: the control plane ops-cp already runs Crossplane 2\.3\.0 as Deployment crossplane-system\/crossplane, which environment ops did not install/,
+        out,
+        /kubernetes:pkg\.crossplane\.io\/v1:Provider klutch-crossplane-provider-provider-kubernetes create/,
       );
-      // The namespace that core runs in is someone else's too: named in the same message.
-      assert.match(
-        r.out,
-        /- controlPlane\.kubeconfig: the cluster ops-cp already has namespace crossplane-system, which environment ops did not make/,
-      );
-      assert.deepEqual(
-        program.resources().filter((urn) => !/::pulumi:(pulumi:Stack|providers:)/.test(urn)),
-        [],
-        "nothing registered",
-      );
+      assert.match(out, /klutch:bind:AppClusterBinding klutch-shop-binding create/);
+      assert.doesNotMatch(out, /helm\.sh/, "no Crossplane chart");
+      assert.match(out, /\+ \d+ to create/);
+      assert.deepEqual(registered(), []);
     });
   });
 });

@@ -66,10 +66,8 @@ describe("NodePort ranges asked of a real API server (e2e)", function () {
 
   it("refuses a range outside the cluster's, naming the field, the value and the range its API server takes; leaves nothing", async () => {
     const text = fs.readFileSync(kc(), "utf8");
-    const answers = await proxyServerCheck({
-      config: configWith(kc(), [30000, 30099], [5000, 5100]),
-      kubeconfig: text,
-    });
+    const config = configWith(kc(), [30000, 30099], [5000, 5100]);
+    const answers = await proxyServerCheck({ config, kubeconfig: text, preview: false });
     assert.deepEqual(answers.notes, []);
     assert.equal(answers.issues.length, 1, JSON.stringify(answers.issues));
     assert.equal(answers.issues[0]!.path, "klutch:appClusters[1].networkConnector.portRange");
@@ -78,12 +76,21 @@ describe("NodePort ranges asked of a real API server (e2e)", function () {
       /^5000-5100 is outside the node ports of the data-service cluster ops-cp: its API server takes 30000-32767/,
     );
     assert.deepEqual(services(), ["kubernetes"], "the probes are gone");
+    // A preview does not ask it: the question is a create, which a preview must not make.
+    assert.deepEqual(await proxyServerCheck({ config, kubeconfig: text, preview: true }), {
+      issues: [],
+      notes: [],
+    });
   });
 
   it("a range whose ports are taken (the proxy's own, on a second up) is no refusal: a note, nothing else", async () => {
     assert.equal(kubectlApply(kc(), nodePortService("holder", 30500)).status, 0);
     const text = fs.readFileSync(kc(), "utf8");
-    const answers = await proxyServerCheck({ config: configWith(kc(), [30500, 30599]), kubeconfig: text });
+    const answers = await proxyServerCheck({
+      config: configWith(kc(), [30500, 30599]),
+      kubeconfig: text,
+      preview: false,
+    });
     assert.deepEqual(answers.issues, []);
     assert.equal(answers.notes.length, 1);
     assert.match(answers.notes[0]!, /provided port is already allocated/);
@@ -156,7 +163,7 @@ describe("NodePort ranges asked of a real API server (e2e)", function () {
       })),
     } as unknown as EnvironmentConfig;
     const text = fs.readFileSync(kc(), "utf8");
-    const answers = await proxyServerCheck({ config, kubeconfig: text });
+    const answers = await proxyServerCheck({ config, kubeconfig: text, preview: false });
     assert.deepEqual(answers.notes, []);
     assert.equal(answers.issues.length, 1, JSON.stringify(answers.issues));
     assert.equal(answers.issues[0]!.path, "klutch:appClusters[1].networkConnector.serviceType");
@@ -165,9 +172,17 @@ describe("NodePort ranges asked of a real API server (e2e)", function () {
       /^LoadBalancer: the data-service cluster ops-cp refuses the proxy's LoadBalancer Service \(a server-side dry-run of it was denied: .*ValidatingAdmissionPolicy 'klutch-e2e-no-load-balancers' .*denied request: LoadBalancer Services are not allowed on this cluster\); choose a serviceType/,
     );
     assert.deepEqual(services(), ["holder", "kubernetes"], "a dry-run makes nothing");
+    // A dry-run writes nothing, so a preview asks it too and is refused the same (but for the
+    // probe Service's random name).
+    const probeNamed = (issues: typeof answers.issues) =>
+      issues.map((i) => ({ ...i, message: i.message.replace(/admission-probe-\w+/, "admission-probe-*") }));
+    assert.deepEqual(
+      probeNamed((await proxyServerCheck({ config, kubeconfig: text, preview: true })).issues),
+      probeNamed(answers.issues),
+    );
     for (const kind of ["validatingadmissionpolicybinding", "validatingadmissionpolicy"])
       kubectl(kc(), ["delete", kind, policy]);
     await eventually("the policy gone", () => kubectlApply(kc(), lb, true).status === 0, 30_000);
-    assert.deepEqual((await proxyServerCheck({ config, kubeconfig: text })).issues, []);
+    assert.deepEqual((await proxyServerCheck({ config, kubeconfig: text, preview: false })).issues, []);
   });
 });

@@ -19,6 +19,7 @@ import { GO_SDK_MODULE } from "../../lib/release/publication";
 import { release, type ReleaseResult } from "../../programs/release/release";
 import { releaseVersion } from "../../programs/release/version";
 import { exampleCases } from "./provider-sdks/examples";
+import { environmentExampleCases } from "./provider-sdks/environment-examples";
 import { pluginDownloadCases } from "./provider-sdks/plugin-download";
 import type { Consumer, Language, SdkParams, UpReport } from "./provider-sdks/consumer";
 import { kubectl, kubectlJson, kubectlTry } from "../helpers/kubectl";
@@ -114,6 +115,8 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
   };
   const exec = (file: string, args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}) =>
     spawnChecked(file, args, cwd, extra).stdout;
+  const spawn = (file: string, args: string[], cwd: string) =>
+    spawnSync(file, args, { cwd, env, encoding: "utf8", maxBuffer: 64 << 20 });
   let cli: PulumiCommand | undefined;
   /** An inline program's workspace in `workDir`: the toolchain's CLI, this file's environment and `extra`. */
   const workspaceOptions = async (
@@ -513,16 +516,19 @@ describe("klutch provider SDKs: Go, Python and Node.js programs through the engi
     });
   }
 
-  exampleCases({
+  const examples = {
     work: () => work,
     exec,
+    spawn,
     workspaceOptions,
     kubeconfigPath: () => kubeconfigPath,
     postgresPort: () => pg!.port,
     venvPython: () => venvPython,
     nodeProject: () => path.join(work, "nodejs-consumer"),
     goFromRelease,
-  });
+  };
+  exampleCases(examples);
+  environmentExampleCases(examples);
 
   pluginDownloadCases({
     work: () => work,

@@ -71,7 +71,7 @@ export function mockPulumi(
     },
     "klutch",
     stack,
-    false,
+    options.preview ?? false,
   );
   const serialized = Object.fromEntries(
     Object.entries(config).map(([k, v]) => [`klutch:${k}`, typeof v === "string" ? v : JSON.stringify(v)]),
@@ -88,6 +88,8 @@ export interface MockOptions {
   dynamicProviders?: Record<string, pulumi.dynamic.ResourceProvider<any, any>>;
   /** How long a registration takes (ms), e.g. a slow namespace, to show what waits for it. */
   delayMs?: (args: pulumi.runtime.MockResourceArgs) => number;
+  /** Run as a preview (`pulumi.runtime.isDryRun()` true); an update otherwise. */
+  preview?: boolean;
 }
 
 // Pulumi's wire form of secret values (lib/pulumi-secret.ts): the mocks see secrets so.

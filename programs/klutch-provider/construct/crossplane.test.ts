@@ -1,11 +1,13 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
+import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { crossplaneProblems } from "./crossplane";
 import { KlutchProvider } from "../provider";
-import { fakeKubeconfig } from "../../../test/helpers/kubeconfig";
+import { fakeKubeconfig, loopbackKubeconfig } from "../../../test/helpers/kubeconfig";
+import { COMPONENT_OWNER_LABEL } from "../../../lib/crossplane/installed-crossplane";
 import { isSecretEnvelope, mockPulumi, plainStrings } from "../../../test/helpers/mocks";
 import { finish, outputsOf } from "../../../test/helpers/provider";
 
@@ -143,5 +145,104 @@ describe("klutch provider: Crossplane", function () {
       "toolchainChart: version is 1.19.0 but the toolchain builds Crossplane 2.4.0; set version to 2.4.0 or change host/toolchain/versions.env",
     ]);
     fs.rmSync(dir, { recursive: true });
+  });
+
+  describe("useInstalled: Klutch's packages on the cluster's own core", () => {
+    /**
+     * A loopback API server answering as kube-apiserver does: the Deployments labelled
+     * app=crossplane (the operator's 2.4.0 core in crossplane-system, or `cores`), and 404 for
+     * the package kinds, whose CRDs an API-only server lacks (existing-crossplane.ts reads both).
+     */
+    const apiServer = (cores: object[]) => {
+      const server = http.createServer((req, res) => {
+        const deployments = req.url?.startsWith("/apis/apps/v1/deployments");
+        res.writeHead(deployments ? 200 : 404, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify(
+            deployments
+              ? { kind: "DeploymentList", apiVersion: "apps/v1", metadata: {}, items: cores }
+              : { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 },
+          ),
+        );
+      });
+      return new Promise<{ server: http.Server; kubeconfig: string }>((resolve) =>
+        server.listen(0, "127.0.0.1", () =>
+          resolve({ server, kubeconfig: loopbackKubeconfig((server.address() as { port: number }).port) }),
+        ),
+      );
+    };
+    const operatorsCore = {
+      metadata: { name: "crossplane", namespace: "crossplane-system", labels: { app: "crossplane" } },
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: "crossplane",
+                image: "xpkg.crossplane.io/crossplane/crossplane:v2.4.0",
+                args: ["core", "start"],
+              },
+            ],
+          },
+        },
+      },
+    };
+
+    it("installs no chart or CRDs; its packages carry its name, which tells its own from someone else's", async () => {
+      const api = await apiServer([operatorsCore]);
+      try {
+        const r = mockPulumi({});
+        await new KlutchProvider().construct(
+          "xp",
+          "klutch:crossplane:Crossplane",
+          { kubeconfig: pulumi.secret(api.kubeconfig), useInstalled: true, installProviderConfigs: false },
+          {},
+        );
+        await finish();
+        assert.deepEqual(r.ofType("kubernetes:helm.sh/v4:Chart"), []);
+        assert.deepEqual(r.ofType("kubernetes:yaml/v2:ConfigGroup"), []);
+        const packages = r.resources.filter((x) => x.type.startsWith("kubernetes:pkg.crossplane.io/v1:"));
+        assert.ok(packages.length > 0);
+        for (const p of packages) assert.equal(p.inputs.metadata.labels[COMPONENT_OWNER_LABEL], "xp", p.name);
+      } finally {
+        api.server.close();
+      }
+    });
+
+    it("refuses, before anything is registered, a cluster without a core, and chart settings beside it", async () => {
+      const api = await apiServer([]);
+      try {
+        const r = mockPulumi({});
+        await assert.rejects(
+          new KlutchProvider().construct(
+            "xp",
+            "klutch:crossplane:Crossplane",
+            { kubeconfig: pulumi.secret(api.kubeconfig), useInstalled: true },
+            {},
+          ),
+          (err: Error) => {
+            assert.match(
+              err.message,
+              /^Crossplane xp: invalid arguments:\n {2}- useInstalled: is true, but the control plane of this component's kubeconfig runs no Crossplane core \(no Deployment labelled app=crossplane in any namespace\): install Crossplane 2\.4\.0 with its chart into crossplane-system, or leave useInstalled out so that this component installs its own$/,
+            );
+            return true;
+          },
+        );
+        assert.deepEqual(r.resources, []);
+      } finally {
+        api.server.close();
+      }
+      assert.deepEqual(
+        crossplaneProblems({
+          useInstalled: true,
+          chartPath: "/charts/crossplane",
+          runLocally: true,
+        }).problems,
+        [
+          'chartPath is "/charts/crossplane", but useInstalled puts Klutch\'s packages on the Crossplane the cluster already runs and installs none: leave chartPath out, or useInstalled',
+          "runLocally is true, but useInstalled puts Klutch's packages on the Crossplane the cluster already runs and installs none: leave runLocally out, or useInstalled",
+        ],
+      );
+    });
   });
 });

@@ -1,7 +1,16 @@
 import * as fs from "node:fs";
+import * as k8s from "@kubernetes/client-node";
+import * as pulumi from "@pulumi/pulumi";
 import { Crossplane } from "../../../components/crossplane/crossplane";
 import { crossplane } from "../../../lib/config/schema";
 import { packageManifests } from "../../../lib/crossplane/packages";
+import {
+  COMPONENT_OWNER_LABEL,
+  componentAsker,
+  componentPackageOwner,
+} from "../../../lib/crossplane/installed-crossplane";
+import { clientErrorMessage } from "../../../lib/kube/client-errors";
+import { installedCrossplaneAnswers } from "../../stack/existing-crossplane";
 import { crossplaneVersionProblem, defaultCrossplaneVersion } from "../../../lib/config/crossplane-versions";
 import { localCrossplaneSource } from "../../../host/automation/local-crossplane-source";
 import { toolchainCrossplaneClusterDirs } from "../../../host/automation/toolchain";
@@ -41,10 +50,18 @@ export function crossplaneProblems(
   });
   const parsed = zodProblems(crossplane, raw);
   const problems = [...parsed.problems];
-  problems.push(
-    ...folderProblem("chartPath", values.chartPath),
-    ...folderProblem("crdsPath", values.crdsPath),
-  );
+  if (values.useInstalled !== true)
+    problems.push(
+      ...folderProblem("chartPath", values.chartPath),
+      ...folderProblem("crdsPath", values.crdsPath),
+    );
+  else {
+    for (const key of ["chartRepository", "chartPath", "crdsPath", "toolchainChart", "runLocally"])
+      if (values[key] !== undefined && values[key] !== false)
+        problems.push(
+          `${key} is ${JSON.stringify(values[key])}, but useInstalled puts Klutch's packages on the Crossplane the cluster already runs and installs none: leave ${key} out, or useInstalled`,
+        );
+  }
   let source: { chart: { repository: string } | { path: string }; crdsPath?: string } | undefined;
   let version: string | undefined;
   if (parsed.data) {
@@ -89,13 +106,56 @@ export function crossplaneProblems(
   return { problems, config: parsed.data, source, version };
 }
 
+/**
+ * With `useInstalled`, what the cluster's API server says of its Crossplane before anything is
+ * registered (programs/stack/existing-crossplane.ts, as an environment asks it): the issues, and
+ * a note when it could not be asked. Not asked while the kubeconfig is not known (a preview of a
+ * cluster made in the same program).
+ */
+export async function installedCoreProblems(
+  name: string,
+  values: Args,
+  checked: { version: string; namespace: string; packages: Parameters<typeof packageManifests>[0] },
+): Promise<string[]> {
+  if (values.useInstalled !== true || !isKnown(values.kubeconfig)) return [];
+  const kc = new k8s.KubeConfig();
+  const cluster = "of this component's kubeconfig";
+  try {
+    kc.loadFromString(values.kubeconfig as string);
+    const answers = await installedCrossplaneAnswers(kc, {
+      core: {
+        controlPlane: cluster,
+        version: checked.version,
+        versionIsDefault: values.version === undefined,
+        asker: componentAsker(checked.namespace),
+      },
+      packages: checked.packages,
+      owner: componentPackageOwner(name, cluster),
+    });
+    for (const note of answers.notes) void pulumi.log.warn(note);
+    return answers.issues.map((i) => `${i.path}: ${i.message}`);
+  } catch (e) {
+    const why = clientErrorMessage(e).split("\n")[0];
+    void pulumi.log.warn(
+      `could not ask the cluster whether it runs a Crossplane Klutch can use (${why}); going on`,
+    );
+    return [];
+  }
+}
+
 export const crossplaneConstructors: Record<string, Constructor> = {
-  "klutch:crossplane:Crossplane": (name, args, opts, values) => {
+  "klutch:crossplane:Crossplane": async (name, args, opts, values) => {
     const checked = crossplaneProblems(values);
     refuse("Crossplane", name, checked.problems);
     const xp = checked.config!;
-    // Never empty: an empty labels map is a diff on every run (the API server drops it).
-    const labels = { "app.kubernetes.io/managed-by": "pulumi", ...args.labels } as Record<string, string>;
+    const useInstalled = values.useInstalled === true;
+    // Never empty: an empty labels map is a diff on every run (the API server drops it). On an
+    // installed core the packages carry the component's name, which tells its own from others'.
+    const labels = {
+      "app.kubernetes.io/managed-by": "pulumi",
+      ...args.labels,
+      ...(useInstalled ? { [COMPONENT_OWNER_LABEL]: name } : {}),
+    } as Record<string, string>;
     const packages = {
       providerKubernetes: xp.providerKubernetes,
       providerAnynines: xp.providerAnynines,
@@ -104,12 +164,14 @@ export const crossplaneConstructors: Record<string, Constructor> = {
       ...(xp.functionKlutch ? { functionKlutch: xp.functionKlutch } : {}),
     };
     const namespace = (args.namespace ?? "crossplane-system") as string;
+    const version = checked.version!;
+    refuse("Crossplane", name, await installedCoreProblems(name, values, { version, namespace, packages }));
     const component = new Crossplane(
       name,
       {
         provider: clusterProvider(name, args.kubeconfig, opts),
         namespace,
-        version: checked.version!,
+        version,
         chart: checked.source!.chart,
         crdsPath: checked.source!.crdsPath,
         packages,
@@ -118,6 +180,7 @@ export const crossplaneConstructors: Record<string, Constructor> = {
         installProviderConfigs: args.installProviderConfigs ?? true,
         skipAwait: args.skipAwait ?? false,
         runLocally: args.runLocally === true,
+        useInstalled,
         labels,
       },
       opts,

@@ -70,7 +70,7 @@ export function environmentConfig(
   let crossplane: CrossplaneSource | undefined;
   try {
     crossplanePlan = crossplanePlanOf(config, projectDir, readFile);
-    const source = crossplaneSource(config, crossplanePlan, projectDir, toolchainDir());
+    const source = crossplaneSource(config, crossplanePlan, projectDir, toolchainDir);
     if (source.ok) crossplane = source.source;
     else problems.push(`${source.setting}: ${source.message.replace(/klutch:/g, "")}`);
   } catch (e) {
@@ -98,16 +98,20 @@ export const environmentConstructors: Record<string, Constructor> = {
     const checked = environmentConfig(values, projectDir);
     refuse("Environment", name, checked.problems);
     const config = checked.config!;
-    // On `up`, what the control plane's API server refuses, as this repository's program asks it.
-    if (!pulumi.runtime.isDryRun()) {
-      const answers = await serverCheckAnswers(config, projectDir, checked.crossplane!.plan.version);
-      for (const note of answers.notes) void pulumi.log.warn(note);
-      refuse(
-        "Environment",
-        name,
-        answers.issues.map((i) => `${i.path.replace(/^klutch:/, "")}: ${i.message}`),
-      );
-    }
+    // What the existing clusters' API servers refuse, as this repository's program asks it (a
+    // preview too, asking nothing that writes).
+    const answers = await serverCheckAnswers(
+      config,
+      projectDir,
+      checked.crossplane!.plan.version,
+      pulumi.runtime.isDryRun(),
+    );
+    for (const note of answers.notes) void pulumi.log.warn(note);
+    refuse(
+      "Environment",
+      name,
+      answers.issues.map((i) => `${i.path.replace(/^klutch:/, "")}: ${i.message}`),
+    );
     const env = new KlutchEnvironment(
       name,
       {

@@ -100,6 +100,10 @@ export const crossplaneComponents: ComponentSpec[] = [
         "Make the ProviderConfigs (they need the providers' CRDs, which only a Crossplane that pulls packages installs). Default true.",
         true,
       ),
+      useInstalled: bool(
+        "Install no Crossplane: Klutch's packages, their runtime configs, provider-kubernetes' RBAC and the ProviderConfigs go onto the core the cluster already runs, which destroy leaves. Refused before anything is registered unless exactly one core runs, in namespace, of version's minor, with SSA claims on, no environment's, and no package of the names Klutch installs is someone else's. Not with chartRepository, chartPath, crdsPath, toolchainChart or runLocally. Default false.",
+        true,
+      ),
       runLocally: bool(
         "Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.",
         true,

@@ -192,6 +192,12 @@ namespace Anynines.Klutch.Crossplane
         public bool? ToolchainChart { get; set; }
 
         /// <summary>
+        /// Install no Crossplane: Klutch's packages, their runtime configs, provider-kubernetes' RBAC and the ProviderConfigs go onto the core the cluster already runs, which destroy leaves. Refused before anything is registered unless exactly one core runs, in namespace, of version's minor, with SSA claims on, no environment's, and no package of the names Klutch installs is someone else's. Not with chartRepository, chartPath, crdsPath, toolchainChart or runLocally. Default false.
+        /// </summary>
+        [Input("useInstalled")]
+        public bool? UseInstalled { get; set; }
+
+        /// <summary>
         /// Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
         /// </summary>
         [Input("version")]

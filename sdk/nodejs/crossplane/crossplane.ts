@@ -64,6 +64,7 @@ export class Crossplane extends pulumi.ComponentResource {
             resourceInputs["runLocally"] = args?.runLocally;
             resourceInputs["skipAwait"] = args?.skipAwait;
             resourceInputs["toolchainChart"] = args?.toolchainChart;
+            resourceInputs["useInstalled"] = args?.useInstalled;
             resourceInputs["version"] = args?.version;
             resourceInputs["packages"] = undefined /*out*/;
         } else {
@@ -147,6 +148,10 @@ export interface CrossplaneArgs {
      * Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
      */
     toolchainChart?: boolean;
+    /**
+     * Install no Crossplane: Klutch's packages, their runtime configs, provider-kubernetes' RBAC and the ProviderConfigs go onto the core the cluster already runs, which destroy leaves. Refused before anything is registered unless exactly one core runs, in namespace, of version's minor, with SSA claims on, no environment's, and no package of the names Klutch installs is someone else's. Not with chartRepository, chartPath, crdsPath, toolchainChart or runLocally. Default false.
+     */
+    useInstalled?: boolean;
     /**
      * Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
      */

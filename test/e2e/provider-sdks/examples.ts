@@ -16,6 +16,12 @@ export interface ExamplesContext {
   work(): string;
   /** A command's stdout, asserting it exits 0 (the file's environment and `extra`). */
   exec: (file: string, args: string[], cwd: string, extra?: NodeJS.ProcessEnv) => string;
+  /** A command run as `exec` runs it, however it exits. */
+  spawn: (
+    file: string,
+    args: string[],
+    cwd: string,
+  ) => { status: number | null; stdout: string; stderr: string };
   /** An inline program's workspace in `workDir` (the toolchain's CLI, the file's environment). */
   workspaceOptions: (workDir: string) => Promise<LocalWorkspaceOptions>;
   kubeconfigPath(): string;
@@ -150,7 +156,7 @@ export function exampleCases(ctx: ExamplesContext): void {
  * file named is the whole program: the consumer's tsconfig.json beside it is not read, which
  * TypeScript 6 wants said (`--ignoreConfig`, else error TS5112).
  */
-const TSC_FLAGS = [
+export const TSC_FLAGS = [
   ...["--strict", "--target", "ES2022", "--module", "nodenext", "--types", "node"],
   "--ignoreConfig",
 ];

@@ -37,6 +37,7 @@ class CrossplaneArgs:
                  run_locally: Optional[_builtins.bool] = None,
                  skip_await: Optional[_builtins.bool] = None,
                  toolchain_chart: Optional[_builtins.bool] = None,
+                 use_installed: Optional[_builtins.bool] = None,
                  version: Optional[_builtins.str] = None):
         """
         The set of arguments for constructing a Crossplane resource.
@@ -58,6 +59,7 @@ class CrossplaneArgs:
         :param _builtins.bool run_locally: Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
         :param _builtins.bool skip_await: Do not wait for workloads to become ready (local clusters without a node run no pods).
         :param _builtins.bool toolchain_chart: Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
+        :param _builtins.bool use_installed: Install no Crossplane: Klutch's packages, their runtime configs, provider-kubernetes' RBAC and the ProviderConfigs go onto the core the cluster already runs, which destroy leaves. Refused before anything is registered unless exactly one core runs, in namespace, of version's minor, with SSA claims on, no environment's, and no package of the names Klutch installs is someone else's. Not with chartRepository, chartPath, crdsPath, toolchainChart or runLocally. Default false.
         :param _builtins.str version: Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
         """
         pulumi.set(__self__, "kubeconfig", kubeconfig)
@@ -93,6 +95,8 @@ class CrossplaneArgs:
             pulumi.set(__self__, "skip_await", skip_await)
         if toolchain_chart is not None:
             pulumi.set(__self__, "toolchain_chart", toolchain_chart)
+        if use_installed is not None:
+            pulumi.set(__self__, "use_installed", use_installed)
         if version is not None:
             pulumi.set(__self__, "version", version)
 
@@ -301,6 +305,18 @@ class CrossplaneArgs:
         pulumi.set(self, "toolchain_chart", value)
 
     @_builtins.property
+    @pulumi.getter(name="useInstalled")
+    def use_installed(self) -> Optional[_builtins.bool]:
+        """
+        Install no Crossplane: Klutch's packages, their runtime configs, provider-kubernetes' RBAC and the ProviderConfigs go onto the core the cluster already runs, which destroy leaves. Refused before anything is registered unless exactly one core runs, in namespace, of version's minor, with SSA claims on, no environment's, and no package of the names Klutch installs is someone else's. Not with chartRepository, chartPath, crdsPath, toolchainChart or runLocally. Default false.
+        """
+        return pulumi.get(self, "use_installed")
+
+    @use_installed.setter
+    def use_installed(self, value: Optional[_builtins.bool]):
+        pulumi.set(self, "use_installed", value)
+
+    @_builtins.property
     @pulumi.getter
     def version(self) -> Optional[_builtins.str]:
         """
@@ -336,6 +352,7 @@ class Crossplane(pulumi.ComponentResource):
                  run_locally: Optional[_builtins.bool] = None,
                  skip_await: Optional[_builtins.bool] = None,
                  toolchain_chart: Optional[_builtins.bool] = None,
+                 use_installed: Optional[_builtins.bool] = None,
                  version: Optional[_builtins.str] = None,
                  __props__=None):
         """
@@ -360,6 +377,7 @@ class Crossplane(pulumi.ComponentResource):
         :param _builtins.bool run_locally: Crossplane core runs as a process against the cluster (as on the local clusters), not as the chart's pods: the chart's core and RBAC manager are kept at zero replicas. Default false.
         :param _builtins.bool skip_await: Do not wait for workloads to become ready (local clusters without a node run no pods).
         :param _builtins.bool toolchain_chart: Take the chart and CRDs from this repository's toolchain (as the local stack does); version must be the toolchain's.
+        :param _builtins.bool use_installed: Install no Crossplane: Klutch's packages, their runtime configs, provider-kubernetes' RBAC and the ProviderConfigs go onto the core the cluster already runs, which destroy leaves. Refused before anything is registered unless exactly one core runs, in namespace, of version's minor, with SSA claims on, no environment's, and no package of the names Klutch installs is someone else's. Not with chartRepository, chartPath, crdsPath, toolchainChart or runLocally. Default false.
         :param _builtins.str version: Crossplane core, 2.0.x to 2.4.x, or 1.17.x to 1.20.x (upstream Klutch's line). Default 2.4.0; 1.20.11 with runLocally (a process core runs 1.x only).
         """
         ...
@@ -403,6 +421,7 @@ class Crossplane(pulumi.ComponentResource):
                  run_locally: Optional[_builtins.bool] = None,
                  skip_await: Optional[_builtins.bool] = None,
                  toolchain_chart: Optional[_builtins.bool] = None,
+                 use_installed: Optional[_builtins.bool] = None,
                  version: Optional[_builtins.str] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -434,6 +453,7 @@ class Crossplane(pulumi.ComponentResource):
             __props__.__dict__["run_locally"] = run_locally
             __props__.__dict__["skip_await"] = skip_await
             __props__.__dict__["toolchain_chart"] = toolchain_chart
+            __props__.__dict__["use_installed"] = use_installed
             __props__.__dict__["version"] = version
             __props__.__dict__["packages"] = None
         super(Crossplane, __self__).__init__(
