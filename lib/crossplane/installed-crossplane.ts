@@ -22,8 +22,14 @@ import { CROSSPLANE_VERSION_PATTERN, imageCrossplaneVersion } from "../config/cr
 import type { ControlPlaneConfig, CrossplaneConfig } from "../config/schema";
 import { ENVIRONMENT_LABEL } from "../environment-plan";
 import { coreContainer, type DeploymentLike } from "./foreign-crossplane";
+import { ENVIRONMENT_ASKER, type InstalledCrossplaneAsker, type PackageOwner } from "./installed-askers";
 
-export const INSTALLED_CROSSPLANE_NAMESPACE = "crossplane-system";
+export {
+  COMPONENT_OWNER_LABEL,
+  componentAsker,
+  componentPackageOwner,
+  INSTALLED_CROSSPLANE_NAMESPACE,
+} from "./installed-askers";
 
 /** What the config alone says against `useInstalled` (each with its setting), before any read. */
 export function useInstalledConfigProblems(
@@ -63,39 +69,6 @@ export interface InstalledCrossplaneInput {
    * provider's Crossplane component (its own inputs, and the namespace it puts its identity in).
    */
   asker?: InstalledCrossplaneAsker;
-}
-
-/** How a refusal names its settings and its installer. */
-export interface InstalledCrossplaneAsker {
-  /** A setting's path (`klutch:crossplane.useInstalled`, or the component's `useInstalled`). */
-  path(key: string): string;
-  /** A setting as a message names it (`crossplane.useInstalled`, or `useInstalled`). */
-  setting(key: string): string;
-  /** Who would install its own Crossplane instead ("this environment"). */
-  installer: string;
-  /** Where the core must run, and why there. */
-  namespace: string;
-  namespaceReason: string;
-}
-
-/** An environment's: the stack's settings, crossplane-system. */
-export const ENVIRONMENT_ASKER: InstalledCrossplaneAsker = {
-  path: (key) => `klutch:crossplane.${key}`,
-  setting: (key) => `crossplane.${key}`,
-  installer: "this environment",
-  namespace: INSTALLED_CROSSPLANE_NAMESPACE,
-  namespaceReason: "Klutch places provider-kubernetes' identity and the bind backend's templates",
-};
-
-/** The provider's Crossplane component's: its own inputs, its `namespace`. */
-export function componentAsker(namespace: string): InstalledCrossplaneAsker {
-  return {
-    path: (key) => key,
-    setting: (key) => key,
-    installer: "this component",
-    namespace,
-    namespaceReason: "this component places provider-kubernetes' identity and the ProviderConfigs' Secrets",
-  };
 }
 
 /** Why the Crossplane cores on the control plane cannot be used, or nothing when exactly one can. */
@@ -205,32 +178,4 @@ export function foreignPackageIssues(
       path: owner.path,
       message: `the control plane ${owner.controlPlane} already has ${f.kind} ${f.name}, which ${owner.who} did not make, and ${owner.installer} would install its own of that name: remove it (Klutch's packages come with ${owner.comesWith}), or use a control plane without it`,
     }));
-}
-
-/** Whose packages are not foreign: those carrying `label: value`, as its own are made. */
-export interface PackageOwner {
-  controlPlane: string;
-  label: string;
-  value: string;
-  /** Who made its own, and who would install them, in messages. */
-  who: string;
-  installer: string;
-  path: string;
-  comesWith: string;
-}
-
-/** The label the provider's Crossplane component puts on its packages on an installed core: its name. */
-export const COMPONENT_OWNER_LABEL = "klutch.anynines.com/crossplane";
-
-/** The component `name`'s ownership of packages on an installed core. */
-export function componentPackageOwner(name: string, controlPlane: string): PackageOwner {
-  return {
-    controlPlane,
-    label: COMPONENT_OWNER_LABEL,
-    value: name,
-    who: `the Crossplane component ${name}`,
-    installer: "it",
-    path: "useInstalled",
-    comesWith: "the component",
-  };
 }

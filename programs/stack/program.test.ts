@@ -123,8 +123,9 @@ describe("the stack program asks the data-service cluster's API server on up and
     const gets: string[] = [];
     const server = http.createServer((req, res) => {
       gets.push(req.url ?? "");
-      // No namespace of the environment's is there yet (existing-namespaces.ts reads each).
-      if (req.url?.startsWith("/api/v1/namespaces/")) {
+      // No namespace of the environment's is there yet, nor any API it defines
+      // (existing-namespaces.ts and existing-apis.ts read each).
+      if (req.url?.startsWith("/api/v1/namespaces/") || req.url?.startsWith("/apis/apiextensions")) {
         res.writeHead(404, { "content-type": "application/json" });
         res.end(
           JSON.stringify({
@@ -179,6 +180,16 @@ describe("the stack program asks the data-service cluster's API server on up and
         "/api/v1/namespaces/crossplane-system",
         "/api/v1/namespaces/klutch-bind",
         "/api/v1/namespaces/klutch-network",
+        "/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xtcpconnections.klutch.anynines.com",
+        ...[
+          "apiservicebindings.klutch.anynines.com",
+          "apiserviceexportrequests.klutch.anynines.com",
+          "apiserviceexports.klutch.anynines.com",
+          "apiserviceexporttemplates.example-backend.klutch.anynines.com",
+          "apiservicenamespaces.klutch.anynines.com",
+          "clusterbindings.klutch.anynines.com",
+          "networkpaths.klutch.anynines.com",
+        ].map((crd) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`),
         "/apis/apps/v1/deployments?labelSelector=app%3Dcrossplane",
       ]);
     } finally {

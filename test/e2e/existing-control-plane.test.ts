@@ -16,7 +16,10 @@ import { clusterSnapshot, snapshotDiff } from "../helpers/cluster-snapshot";
 import { inlineStack, upOrExplain } from "../helpers/inline-stack";
 import { kubectl, kubectlApply, kubectlJson } from "../helpers/kubectl";
 import { YamlProgram } from "../helpers/yaml-program";
-import { crossplaneDeployment } from "../helpers/foreign-crossplane";
+import { crossplaneDeployment, installCrossplaneCrds } from "../helpers/foreign-crossplane";
+import { installBindCrds } from "../helpers/bind-crds";
+import { bindCrds } from "../../lib/bind/crds";
+import { DEFAULT_BIND_RELEASE } from "../../lib/bind/upstream/release";
 import { installedCoreProblems } from "../../programs/klutch-provider/construct/crossplane";
 import { COMPONENT_OWNER_LABEL } from "../../lib/crossplane/installed-crossplane";
 
@@ -310,14 +313,12 @@ describe("a Crossplane already on an existing control plane, asked of a real API
   describe("the provider's Environment asks the same, through the real engine (examples/environment/yaml)", () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "klutch-environment-yaml-"));
     const program = new YamlProgram(path.join("environment", "yaml"), work);
-    before(() => {
+    before(async () => {
       program.prepare();
       program.config("controlPlaneKubeconfig", kc());
       program.config("appClusterKubeconfig", kc());
       // The operator's install (the example uses it): Crossplane's CRDs, its namespace.
-      const crds = localCrossplaneSource(toolchainCrossplaneClusterDirs(), "2.4.0").crdsPath;
-      kubectl(kc(), ["apply", "--server-side", "-f", crds]);
-      kubectl(kc(), ["wait", "--for", "condition=established", "--timeout=60s", "-f", crds]);
+      await installCrossplaneCrds(kc());
       apply(JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: "crossplane-system" } }));
     });
     after(() => {
@@ -341,8 +342,25 @@ describe("a Crossplane already on an existing control plane, asked of a real API
       assert.deepEqual(registered(), [], "nothing registered");
     });
 
-    it("`preview` onto the operator's 2.4 core plans the whole environment and no Crossplane of its own; nothing is made", () => {
+    it("klutch-bind's CRDs someone else installed on the control plane: `preview` refused, each named with what destroy would do; the environment's own (its label) are not", async () => {
       apply(crossplaneDeployment("crossplane-system", "v2.4.0", {}, ["core", "start"]));
+      await installBindCrds(kc(), "30s");
+      const r = program.run(["preview"]);
+      assert.notEqual(r.status, 0, r.out);
+      const names = bindCrds(DEFAULT_BIND_RELEASE).map((c) => c.metadata.name);
+      for (const name of names)
+        assert.match(
+          r.out,
+          new RegExp(
+            `- controlPlane\\.kubeconfig: the control plane ops-cp already has CustomResourceDefinition ${name.replace(/\./g, "\\.")}, which environment ops did not make \\(it has no label klutch\\.anynines\\.com/environment=ops\\); the environment defines that API itself, and would take the definition over and, on destroy, delete it with every object of its kind`,
+          ),
+        );
+      assert.deepEqual(registered(), []);
+      // As an earlier `up` of this environment leaves them.
+      kubectl(kc(), ["label", "crd", ...names, "klutch.anynines.com/environment=ops"]);
+    });
+
+    it("`preview` onto the operator's 2.4 core plans the whole environment and no Crossplane of its own; nothing is made", () => {
       const out = program.ok(["preview"]);
       assert.match(out, /klutch:crossplane:Crossplane klutch-crossplane create/);
       assert.match(

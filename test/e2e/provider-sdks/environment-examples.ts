@@ -4,9 +4,11 @@ import * as path from "node:path";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { stringify } from "yaml";
 import { kubectl, kubectlApply } from "../../helpers/kubectl";
-import { localCrossplaneSource } from "../../../host/automation/local-crossplane-source";
-import { repoRoot, toolchainCrossplaneClusterDirs } from "../../../host/automation/toolchain";
-import { crossplaneDeployment } from "../../helpers/foreign-crossplane";
+import { repoRoot } from "../../../host/automation/toolchain";
+import { bindCrds } from "../../../lib/bind/crds";
+import { DEFAULT_BIND_RELEASE } from "../../../lib/bind/upstream/release";
+import { ENVIRONMENT_LABEL } from "../../../lib/environment-plan";
+import { crossplaneDeployment, installCrossplaneCrds } from "../../helpers/foreign-crossplane";
 import { type ExamplesContext, TSC_FLAGS } from "./examples";
 
 /** The environment example of each language (examples/environment/<language>). */
@@ -55,16 +57,25 @@ export function environmentExampleCases(ctx: ExamplesContext): void {
       assert.equal(r.status, 0, r.stderr);
     };
 
-    before(() => {
-      const crds = localCrossplaneSource(toolchainCrossplaneClusterDirs(), "2.4.0").crdsPath;
-      kubectl(ctx.kubeconfigPath(), ["apply", "--server-side", "-f", crds]);
-      // Served before the first preview lists the packages.
-      kubectl(ctx.kubeconfigPath(), ["wait", "--for", "condition=established", "--timeout=60s", "-f", crds]);
+    /** klutch-bind's CRDs, which the SDK cases installed unlabelled: the example's environment's own here. */
+    const bindCrdsOwnedBy = (owner: string | undefined) =>
+      kubectl(ctx.kubeconfigPath(), [
+        "label",
+        "crd",
+        ...bindCrds(DEFAULT_BIND_RELEASE).map((c) => c.metadata.name),
+        `${ENVIRONMENT_LABEL}${owner === undefined ? "-" : `=${owner}`}`,
+        ...(owner === undefined ? [] : ["--overwrite"]),
+      ]);
+
+    before(async () => {
+      await installCrossplaneCrds(ctx.kubeconfigPath());
       kubectl(ctx.kubeconfigPath(), ["create", "namespace", "crossplane-system"]);
       core("v2.3.0");
+      bindCrdsOwnedBy("ops");
     });
     after(() => {
       kubectl(ctx.kubeconfigPath(), ["delete", "namespace", "crossplane-system", "--wait=true"]);
+      bindCrdsOwnedBy(undefined);
     });
 
     let typescriptStack: Awaited<ReturnType<typeof LocalWorkspace.createOrSelectStack>> | undefined;
