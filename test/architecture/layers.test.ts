@@ -205,7 +205,8 @@ describe("architecture: the layer rules", function () {
       )
       .map((d) => d.name)
       .sort();
-    // Folders of no code: the generated SDKs, the stacks, the docs and the YAML examples.
+    // Folders of no code of the project's own: the generated SDKs, the stacks, the docs and the
+    // examples (programs on the published SDKs, compiled and run by the e2e, not by the build).
     const codeless = ["docs", "examples", "sdk", "stacks"];
     assert.deepEqual(folders, [...order, ...codeless].sort());
     assert.ok(folders.length <= 12, `${folders.length} top-level folders: ${folders.join(", ")}`);
