@@ -13,7 +13,7 @@ import type { ConfigIssue } from "../config/messages";
 import type { EnvironmentConfig } from "../config/schema";
 import { bindCrds } from "../bind/crds";
 import { NETWORK_PATH_CRD_NAME, XRD_NAME } from "../connector-api/names";
-import { ENVIRONMENT_LABEL } from "../environment-plan";
+import { notOwnedBy } from "./ownership";
 
 export type ApiDefinitionKind = "CustomResourceDefinition" | "CompositeResourceDefinition";
 
@@ -44,16 +44,13 @@ export function foreignApiIssues(
   found: readonly (ApiDefinition & { labels?: Record<string, string> })[],
   o: { environment: string; controlPlane: string },
 ): ConfigIssue[] {
-  return found
-    .filter((d) => d.labels?.[ENVIRONMENT_LABEL] !== o.environment)
-    .map((d) => {
-      const owner = d.labels?.[ENVIRONMENT_LABEL];
-      return {
-        path: "klutch:controlPlane.kubeconfig",
-        message:
-          `the control plane ${o.controlPlane} already has ${d.kind} ${d.name}, which environment ${o.environment} did not make (${owner ? `it belongs to environment ${owner}` : `it has no label ${ENVIRONMENT_LABEL}=${o.environment}`}); ` +
-          `the environment defines that API itself, and would take the definition over and, on destroy, delete it with every object of its kind: ` +
-          `use a control plane where no other klutch-bind or Klutch defines it, or remove that installation first`,
-      };
-    });
+  return found.flatMap((d) => {
+    const why = notOwnedBy(d.labels, o.environment);
+    if (why === undefined) return [];
+    const message =
+      `the control plane ${o.controlPlane} already has ${d.kind} ${d.name}, which environment ${o.environment} did not make (${why}); ` +
+      `the environment defines that API itself, and would take the definition over and, on destroy, delete it with every object of its kind: ` +
+      `use a control plane where no other klutch-bind or Klutch defines it, or remove that installation first`;
+    return [{ path: "klutch:controlPlane.kubeconfig", message }];
+  });
 }

@@ -13,7 +13,8 @@ import type { ConfigIssue } from "../config/messages";
 import { formatPath } from "../config/messages";
 import type { EnvironmentConfig } from "../config/schema";
 import { consumerNamespace } from "../bind/app-cluster-plan";
-import { ENVIRONMENT_LABEL, plannedNamespaces } from "../environment-plan";
+import { plannedNamespaces } from "../environment-plan";
+import { notOwnedBy } from "./ownership";
 
 /** One existing cluster's namespaces the environment makes there, and where its kubeconfig is set. */
 export interface ClusterNamespaces {
@@ -51,16 +52,13 @@ export function foreignNamespaceIssues(
   on: ClusterNamespaces,
   environment: string,
 ): ConfigIssue[] {
-  return found
-    .filter((ns) => ns.labels?.[ENVIRONMENT_LABEL] !== environment)
-    .map((ns) => {
-      const owner = ns.labels?.[ENVIRONMENT_LABEL];
-      return {
-        path: on.setting,
-        message:
-          `the cluster ${on.cluster} already has namespace ${ns.name}, which environment ${environment} did not make (${owner ? `it belongs to environment ${owner}` : `it has no label ${ENVIRONMENT_LABEL}=${environment}`}); ` +
-          `the environment makes ${ns.name} itself, and would take it over and delete it, with everything in it, on destroy: ` +
-          `move what it holds elsewhere and delete it, or hand over a cluster without it`,
-      };
-    });
+  return found.flatMap((ns) => {
+    const why = notOwnedBy(ns.labels, environment);
+    if (why === undefined) return [];
+    const message =
+      `the cluster ${on.cluster} already has namespace ${ns.name}, which environment ${environment} did not make (${why}); ` +
+      `the environment makes ${ns.name} itself, and would take it over and delete it, with everything in it, on destroy: ` +
+      `move what it holds elsewhere and delete it, or hand over a cluster without it`;
+    return [{ path: on.setting, message }];
+  });
 }

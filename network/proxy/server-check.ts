@@ -3,6 +3,7 @@ import type { ServerCheckAnswers, ServerCheckInput } from "../contract/implement
 import { SETTINGS_NAMESPACE } from "../../lib/bridge/settings";
 import type { ConfigIssue } from "../../lib/config/messages";
 import { clientErrorMessage } from "../../lib/kube/client-errors";
+import { kubeConfigFrom } from "../../lib/kube/kubeconfig";
 import { type NodePortProbe, nodePortProbes, probeIssue, probeService } from "./model/node-port-probe";
 import { type AdmissionProbe, admissionIssue, admissionProbes } from "./model/service-admission";
 
@@ -25,10 +26,7 @@ export async function proxyServerCheck(input: ServerCheckInput): Promise<ServerC
 const none = (): Promise<ServerCheckAnswers> => Promise.resolve({ issues: [], notes: [] });
 
 function coreClient(kubeconfig: string, context: string | undefined): k8s.CoreV1Api {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(kubeconfig);
-  if (context) kc.setCurrentContext(context);
-  return kc.makeApiClient(k8s.CoreV1Api);
+  return kubeConfigFrom(kubeconfig, context).makeApiClient(k8s.CoreV1Api);
 }
 
 /**

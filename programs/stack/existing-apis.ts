@@ -1,5 +1,3 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers } from "../../network/contract/implementation";
 import type { EnvironmentConfig } from "../../lib/config/schema";
@@ -9,6 +7,7 @@ import {
   foreignApiIssues,
 } from "../../lib/existing/foreign-apis";
 import { clientErrorMessage, isNotFound } from "../../lib/kube/client-errors";
+import { clusterKubeConfig } from "./cluster-kubeconfig";
 
 /**
  * Asks a control plane handed over by kubeconfig for the API definitions the environment would
@@ -24,9 +23,7 @@ export async function existingApisCheck(
   const planned = apiDefinitionsOnExistingControlPlane(config);
   const kubeconfig = config.controlPlane.kubeconfig;
   if (planned.length === 0 || !kubeconfig) return { issues: [], notes: [] };
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8"));
-  if (kubeconfig.context) kc.setCurrentContext(kubeconfig.context);
+  const kc = clusterKubeConfig(kubeconfig, projectDir);
   const crds = kc.makeApiClient(k8s.ApiextensionsV1Api);
   const objects = kc.makeApiClient(k8s.CustomObjectsApi);
   const read = (d: ApiDefinition): Promise<{ metadata?: k8s.V1ObjectMeta }> =>

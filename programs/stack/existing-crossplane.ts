@@ -9,6 +9,7 @@ import {
 } from "../../lib/crossplane/installed-crossplane";
 import { packageManifests } from "../../lib/crossplane/packages";
 import { clientErrorMessage, isNotFound } from "../../lib/kube/client-errors";
+import { kubeConfigFrom } from "../../lib/kube/kubeconfig";
 
 /** The package kinds the environment makes, by their plural in pkg.crossplane.io/v1. */
 const PACKAGE_PLURALS: Record<string, string> = {
@@ -30,9 +31,7 @@ export async function existingCrossplaneCheck(
   input: ServerCheckInput,
   version: string,
 ): Promise<ServerCheckAnswers> {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(input.kubeconfig);
-  if (input.context) kc.setCurrentContext(input.context);
+  const kc = kubeConfigFrom(input.kubeconfig, input.context);
   const { config } = input;
   const who = { environment: config.environment, controlPlane: config.controlPlane.name };
   try {

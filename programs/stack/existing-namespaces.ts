@@ -1,10 +1,9 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { ServerCheckAnswers } from "../../network/contract/implementation";
 import type { EnvironmentConfig } from "../../lib/config/schema";
 import { foreignNamespaceIssues, namespacesOnExistingClusters } from "../../lib/existing/foreign-namespaces";
 import { clientErrorMessage, isNotFound } from "../../lib/kube/client-errors";
+import { clusterKubeConfig } from "./cluster-kubeconfig";
 
 /**
  * Asks each cluster handed over by kubeconfig for the namespaces the environment would make
@@ -21,10 +20,7 @@ export async function existingNamespacesCheck(
       const cluster = [config.controlPlane, ...config.appClusters].find((c) => c.name === on.cluster);
       const kubeconfig = cluster?.kubeconfig;
       if (!kubeconfig) return { issues: [], notes: [] };
-      const kc = new k8s.KubeConfig();
-      kc.loadFromString(fs.readFileSync(path.resolve(projectDir, kubeconfig.path), "utf8"));
-      if (kubeconfig.context) kc.setCurrentContext(kubeconfig.context);
-      const api = kc.makeApiClient(k8s.CoreV1Api);
+      const api = clusterKubeConfig(kubeconfig, projectDir).makeApiClient(k8s.CoreV1Api);
       try {
         const found = await Promise.all(
           on.namespaces.map((name) =>

@@ -1,5 +1,4 @@
 import * as fs from "node:fs";
-import * as k8s from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
 import { Crossplane } from "../../../components/crossplane/crossplane";
 import { crossplane } from "../../../lib/config/schema";
@@ -10,6 +9,7 @@ import {
   componentPackageOwner,
 } from "../../../lib/crossplane/installed-crossplane";
 import { clientErrorMessage } from "../../../lib/kube/client-errors";
+import { kubeConfigFrom } from "../../../lib/kube/kubeconfig";
 import { installedCrossplaneAnswers } from "../../stack/existing-crossplane";
 import { crossplaneVersionProblem, defaultCrossplaneVersion } from "../../../lib/config/crossplane-versions";
 import { localCrossplaneSource } from "../../../host/automation/local-crossplane-source";
@@ -118,10 +118,9 @@ export async function installedCoreProblems(
   checked: { version: string; namespace: string; packages: Parameters<typeof packageManifests>[0] },
 ): Promise<string[]> {
   if (values.useInstalled !== true || !isKnown(values.kubeconfig)) return [];
-  const kc = new k8s.KubeConfig();
   const cluster = "of this component's kubeconfig";
   try {
-    kc.loadFromString(values.kubeconfig as string);
+    const kc = kubeConfigFrom(values.kubeconfig as string);
     const answers = await installedCrossplaneAnswers(kc, {
       core: {
         controlPlane: cluster,
