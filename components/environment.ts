@@ -9,6 +9,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CrossplaneSource } from "../host/automation/crossplane-source";
 import type { EnvironmentConfig } from "./config/schema";
 import type { BridgePlan } from "../lib/bridge/bridge-plan";
+import type { InstanceNamesServer } from "../lib/instance-names/plan";
+import { InstanceNames } from "./instance-names/instance-names";
 import { SETTINGS_NAMESPACE } from "../lib/bridge/settings";
 import type { AnyninesCredentials } from "../lib/crossplane/credentials";
 import type { CrossplanePlan } from "../lib/crossplane/crossplane-plan";
@@ -59,6 +61,8 @@ export interface KlutchEnvironmentArgs {
   projectDir: string;
   /** The bridge Deployment to deploy (lib/bridge/bridge-plan.ts); none when undefined. */
   bridge?: BridgePlan;
+  /** Each app cluster's names server (lib/instance-names/plan.ts); none without instanceNames.zones. */
+  instanceNames?: InstanceNamesServer[];
 }
 
 /**
@@ -199,8 +203,29 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       ? new A8sNetworkBindings(`${name}-a8s-network-bindings`, networkBindings, { parent: this })
       : undefined;
     const a9s = plan.a9sNetworkBindings
-      ? new A9sNetworkBindings(`${name}-a9s-network-bindings`, networkBindings, { parent: this })
+      ? new A9sNetworkBindings(
+          `${name}-a9s-network-bindings`,
+          { ...networkBindings, instanceZones: config.instanceNames.zones },
+          { parent: this },
+        )
       : undefined;
+    // Where instance names are kept: each app cluster answers them with the paths' addresses.
+    for (const server of args.instanceNames ?? []) {
+      const app = this.appClusters[server.cluster]!;
+      const { cluster, ...settings } = server;
+      new InstanceNames(
+        `${name}-${cluster}-instance-names`,
+        {
+          ...settings,
+          // A local node is one machine; elsewhere a second replica keeps the names answered.
+          replicas: server.imagePullPolicy === "Never" ? 1 : 2,
+          provider: app.provider,
+          kubeconfig: app.kubeconfig,
+          labels: plan.labels,
+        },
+        { parent: this },
+      );
+    }
     // A binding to a network-aware composition not offered here is refused when it is written,
     // where it is written (an app cluster, or the control plane), rather than left waiting.
     const offered = offeredNetworkBindings(

@@ -1,6 +1,6 @@
 import { releaseImages } from "../../lib/bind/upstream/release";
 import { PUBLISHED_BRIDGE_IMAGE } from "../../lib/bridge/bridge-plan";
-import { DEFAULT_DEX_IMAGE, DEFAULT_PACKAGES } from "../../lib/config/schema";
+import { DEFAULT_DEX_IMAGE, DEFAULT_NAMES_COREDNS_IMAGE, DEFAULT_PACKAGES } from "../../lib/config/schema";
 import { mirroredImage } from "../../lib/images/mirror";
 import { DEFAULT_HAPROXY_IMAGE } from "../../network/proxy/model/images";
 import type { EnvironmentConfig } from "./schema";
@@ -36,6 +36,10 @@ export function withImageRegistry(config: EnvironmentConfig): EnvironmentConfig 
       ...config.bridge,
       image: config.bridge.image ?? moved(PUBLISHED_BRIDGE_IMAGE),
       proxyImage: config.bridge.proxyImage ?? moved(DEFAULT_HAPROXY_IMAGE),
+    },
+    instanceNames: {
+      ...config.instanceNames,
+      corednsImage: config.instanceNames.corednsImage ?? moved(DEFAULT_NAMES_COREDNS_IMAGE),
     },
     crossplane: {
       ...xp,

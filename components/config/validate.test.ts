@@ -125,9 +125,21 @@ describe("environment config", () => {
         },
         registry: FAKE_REGISTRY,
       });
+      // Each app cluster's node too: its names server runs from the node's bridge and CoreDNS images.
+      const appNode = (name: string) =>
+        JSON.stringify({
+          ...(JSON.parse(node) as object),
+          nodeName: `${name}-node`,
+          images: {
+            bridge: "klutch.local/bridge:0.1.0-node24-0123456789ab",
+            coredns: "klutch.local/coredns:1.15.0-0123456789ab",
+          },
+        });
       const files = {
         ...localFiles,
         "/project/.klutch/local/control-plane/node/node.json": node,
+        "/project/.klutch/local/app-1/node/node.json": appNode("app-1"),
+        "/project/.klutch/local/app-2/node/node.json": appNode("app-2"),
         // What `up` publishes to the local registry (host/local-clusters/packages).
         ...fakePublishedPackages("/project/.klutch/local"),
       };

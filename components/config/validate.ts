@@ -21,7 +21,9 @@ import {
   exportedApi as exportedApiSchema,
   bridge as bridgeSchema,
   crossplane as crossplaneSchema,
+  instanceNames as instanceNamesSchema,
 } from "../../lib/config/schema";
+import { planInstanceNames } from "../../lib/instance-names/plan";
 import {
   AppClusterConfig,
   EnvironmentConfig,
@@ -165,6 +167,7 @@ function crossChecks(
   checkBindBackend(raw.bind, add, exportedApisOrDefault(raw.exportedApis));
   checkBridge(raw.bridge, withSecrets, controlPlane, apps, stateDir, ctx, add);
   checkCrossplane(raw.crossplane, controlPlane, stateDir, ctx, add);
+  checkInstanceNames(raw.instanceNames, raw.bridge, apps, stateDir, ctx, add);
   return issues;
 }
 
@@ -259,6 +262,31 @@ function checkCrossplane(
   // A malformed entry is reported by the schema already.
   if (!parsed.success || !controlPlane) return;
   planCrossplane({ ...plannerContext(controlPlane, stateDir, ctx), crossplane: parsed.data }, add);
+}
+
+/** Where each app cluster's names server can run (lib/instance-names/plan.ts). */
+function checkInstanceNames(
+  rawNames: unknown,
+  rawBridge: unknown,
+  apps: Located<AppClusterConfig>[],
+  stateDir: string,
+  ctx: ValidationContext,
+  add: Add,
+): void {
+  const parsed = instanceNamesSchema.prefault({}).safeParse(rawNames);
+  // A malformed entry is reported by the schema already.
+  if (!parsed.success) return;
+  const bridge = bridgeSchema.prefault({}).safeParse(rawBridge);
+  planInstanceNames(
+    {
+      appClusters: apps,
+      names: parsed.data,
+      ...(bridge.success && bridge.data.image ? { bridgeImage: bridge.data.image } : {}),
+      localStateDir: path.resolve(ctx.projectDir, stateDir),
+      readFile: ctx.readFile,
+    },
+    add,
+  );
 }
 
 /** What the runtime planners (bridge, Crossplane) read: the control plane and its node's state. */

@@ -2,7 +2,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { a9sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
 import { networkBindingCompositions, type NetworkBindingsArgs } from "./network-binding-compositions";
 
-export type A9sNetworkBindingsArgs = NetworkBindingsArgs;
+export interface A9sNetworkBindingsArgs extends NetworkBindingsArgs {
+  /** `instanceNames.zones`: an instance host in one keeps its name in the Secret (lib/instance-names/). */
+  instanceZones?: string[];
+}
 
 /**
  * The network-aware ServiceBinding compositions where anynines' service brokers serve the
@@ -18,9 +21,11 @@ export class A9sNetworkBindings extends pulumi.ComponentResource {
 
   constructor(name: string, args: A9sNetworkBindingsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:dataservices:A9sNetworkBindings", name, {}, opts);
+    const { instanceZones = [], ...bindings } = args;
     this.compositions = networkBindingCompositions(this, name, {
-      ...args,
-      compose: a9sNetworkServiceBindingComposition,
+      ...bindings,
+      compose: (labels, implementation) =>
+        a9sNetworkServiceBindingComposition(labels, implementation, instanceZones),
       package: {
         name: "klutch-a9s-network-bindings",
         description:

@@ -483,7 +483,7 @@ build_coredns() {
     run_logged "coredns: compiling" "$dir/build.log" go build -v -trimpath -ldflags "-s -w" \
       -o "$dir/bin/coredns" .
   )
-  finish "$dir" "coredns v$COREDNS_VERSION (cache, errors, health, kubernetes, loadbalance, ready, reload)"
+  finish "$dir" "coredns v$COREDNS_VERSION (cache, errors, forward, health, hosts, kubernetes, loadbalance, ready, reload)"
 }
 
 # --- The Pulumi YAML language host ----------------------------------------------------------

@@ -441,6 +441,33 @@ export const bridge = z
   })
   .strict();
 
+/** kubeadm 1.37's CoreDNS (k8s.io/kubernetes@v1.37.2 cmd/kubeadm/app/constants CoreDNSVersion). */
+export const DEFAULT_NAMES_COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.14.6";
+
+const dnsZone = z
+  .string()
+  .transform((zone) => zone.toLowerCase().replace(/\.$/, ""))
+  .refine((zone) => zone.length <= 253 && zone.split(".").every((label) => DNS_LABEL.test(label)), {
+    message: "must be a DNS name of labels joined by dots, such as service.dc1.consul",
+  });
+
+/**
+ * Instance names (docs/data-services.md, "TLS that verifies the server's name"): an instance
+ * host in one of `zones` keeps its name in a binding's Secret, and each app cluster answers it
+ * with the path's address: a names server there (CoreDNS with a watcher of the bound claims,
+ * lib/instance-names/) and a stub zone in the cluster's own DNS forwarding the zones to it.
+ */
+export const instanceNames = z
+  .object({
+    /** The DNS zones of the instances' names (a9s: its Consul domain); none turns it off. */
+    zones: z.array(dnsZone).prefault([]),
+    /** The watcher's image: the bridge image (a local node's `klutch.local/bridge`, else the published one). */
+    image: imageReference.optional(),
+    /** The names server's CoreDNS: a local node's `klutch.local/coredns`, else kubeadm's. */
+    corednsImage: imageReference.optional(),
+  })
+  .strict();
+
 export const DEFAULT_EXPORTED_APIS: z.input<typeof exportedApi>[] = [
   { group: "anynines.com", version: "v1", resource: "postgresqlinstances", kind: "PostgresqlInstance" },
   {
@@ -492,6 +519,7 @@ export function environmentSchemaWith<C extends z.ZodTypeAny>(networkConnector: 
       crossplane: crossplane.prefault({}),
       bind: bind.prefault({}),
       bridge: bridge.prefault({}),
+      instanceNames: instanceNames.prefault({}),
     })
     .strict();
   return { appCluster, environmentSchema };
@@ -511,6 +539,7 @@ export type OidcConfig = z.output<typeof oidc>;
 export type CrossplaneConfig = z.output<typeof crossplane>;
 export type BindConfig = z.output<typeof bind>;
 export type BridgeConfig = z.output<typeof bridge>;
+export type InstanceNamesConfig = z.output<typeof instanceNames>;
 export type AwsClusterConfig = z.output<typeof awsCluster>;
 export type OpenstackClusterConfig = z.output<typeof openstackCluster>;
 

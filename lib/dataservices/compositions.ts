@@ -198,6 +198,8 @@ export const A9S_BINDING_RESOURCE = "a9s-servicebinding";
 export function a9sNetworkServiceBindingComposition(
   labels: Record<string, string> = {},
   implementation?: string,
+  /** Zones the app clusters' instance-names servers answer (lib/instance-names/): hosts there keep their names. */
+  instanceZones: readonly string[] = [],
 ): Json {
   return composition(
     networkServiceBindingName(implementation, A9S_NETWORK_SERVICE_BINDING),
@@ -210,6 +212,7 @@ export function a9sNetworkServiceBindingComposition(
           kind: "NetworkConnections",
           credentialsFrom: A9S_BINDING_RESOURCE,
           ...(implementation ? { implementation: implementation.toLowerCase() } : {}),
+          ...(instanceZones.length > 0 ? { instanceZones: [...instanceZones] } : {}),
         },
       },
     ],

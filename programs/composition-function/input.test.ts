@@ -394,4 +394,21 @@ describe("composition function input: the a9s binding and its connections", () =
       /input\.implementation is "Proxy!"/,
     );
   });
+
+  it("NetworkConnections takes instanceZones as DNS names, lower case without the root's dot", () => {
+    const input = { ...head, kind: "NetworkConnections", credentialsFrom: "b" };
+    assert.deepEqual(parseInput({ ...input, instanceZones: ["Service.DC1.consul."] }), {
+      kind: "NetworkConnections",
+      credentialsFrom: "b",
+      instanceZones: ["service.dc1.consul"],
+    });
+    assert.throws(
+      () => parseInput({ ...input, instanceZones: ["a..b"] }),
+      /input\.instanceZones\[0\] is "a\.\.b"; it must be a DNS name/,
+    );
+    assert.throws(
+      () => parseInput({ ...input, instanceZones: "a.b" }),
+      /input\.instanceZones is "a\.b"; it must be a list/,
+    );
+  });
 });

@@ -159,6 +159,11 @@ export interface NetworkConnectionsInput {
   credentialsFrom: string;
   /** The connector implementation to ask for; without it, the XRD's default composition applies. */
   implementation?: string;
+  /**
+   * DNS zones the app clusters' instance-names servers answer: an instance host in one of them
+   * stays in the Secret (only its port is the path's), so TLS clients still verify its name.
+   */
+  instanceZones?: string[];
 }
 
 export type FunctionInput =
@@ -402,7 +407,7 @@ function parseNetworkConnection(input: JsonObject): NetworkConnectionInput {
 }
 
 function parseNetworkConnections(input: JsonObject): NetworkConnectionsInput {
-  onlyKeys("input", input, [...HEADER, "credentialsFrom", "implementation"]);
+  onlyKeys("input", input, [...HEADER, "credentialsFrom", "implementation", "instanceZones"]);
   return {
     kind: NETWORK_CONNECTIONS_KIND,
     credentialsFrom: nonEmptyString(
@@ -411,7 +416,23 @@ function parseNetworkConnections(input: JsonObject): NetworkConnectionsInput {
       "the name of the composed resource whose connection details are the binding's credentials, e.g. a9s-servicebinding",
     ),
     ...(input.implementation !== undefined ? { implementation: implementationOf(input.implementation) } : {}),
+    ...(input.instanceZones !== undefined ? { instanceZones: zonesOf(input.instanceZones) } : {}),
   };
+}
+
+/** DNS names, lower case, without the root's trailing dot: the zones an instance name may be kept in. */
+function zonesOf(value: unknown): string[] {
+  const zones = listOf("input.instanceZones", value);
+  return zones.map((zone, i) => {
+    const where = `input.instanceZones[${i}]`;
+    const name = nonEmptyString(where, zone, "a DNS zone such as service.dc1.consul").toLowerCase();
+    const labels = name.replace(/\.$/, "").split(".");
+    if (name.length > 253 || !labels.every((l) => /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(l)))
+      throw new InputError(
+        `${where} is ${show(zone)}; it must be a DNS name of labels joined by dots, such as service.dc1.consul`,
+      );
+    return labels.join(".");
+  });
 }
 
 function implementationOf(value: unknown): string {

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { CONNECTION_READY } from "./network-connection.js";
 import { composeNetworkConnections, connectionNames } from "./network-connections.js";
 import type { NetworkConnectionsInput } from "./input.js";
-import { bindingComposite, bytes, text, type Json } from "./test-helpers.js";
+import { bindingComposite, bytes, observedConnection, text, type Json } from "./test-helpers.js";
 import type { ObservedResource } from "./step.js";
 
 const INPUT: NetworkConnectionsInput = {
@@ -22,18 +22,8 @@ const CREDS = {
 const binding = (creds: Record<string, string> = CREDS): Record<string, ObservedResource> => ({
   "a9s-servicebinding": { resource: { kind: "ServiceBinding" }, connectionDetails: bytes(creds) },
 });
-const connection = (host: string, port: number, ready: Json): ObservedResource => ({
-  resource: {
-    apiVersion: "klutch.anynines.com/v1",
-    kind: "XTCPConnection",
-    spec: { instanceHost: host, port },
-    status: {
-      conditions: [ready],
-      ...(ready.status === "True" ? { hostForConsumer: "np.app", port: port + 30000 } : {}),
-    },
-  },
-  connectionDetails: {},
-});
+const connection = (host: string, port: number, ready: Json): ObservedResource =>
+  observedConnection(host, port, ready);
 const READY = { type: "Ready", status: "True", reason: "Available" };
 const UNREACHABLE = {
   type: "Ready",

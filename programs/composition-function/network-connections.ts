@@ -23,6 +23,7 @@ import {
   parsePort as portOf,
   tcpConnection,
 } from "./network-connection.js";
+import { instanceNamesOf, instanceNamesPatch } from "./instance-names.js";
 import { joinHostPort } from "./services/contract/addresses.js";
 import { addressOf, endpointsOf, rewriteCredentials, type Endpoint } from "./services/contract/references.js";
 import { dataServiceOf } from "./services/registry.js";
@@ -72,13 +73,25 @@ function waiting(
   message: string,
   warn: boolean,
 ): StepResult {
+  const composed = keptConnections(observed, input.implementation);
   return {
-    composed: keptConnections(observed, input.implementation),
+    composed,
+    ...namesPatch(
+      composed.map((c) => observed[c.name]?.resource),
+      input,
+    ),
     compositeReady: false,
     connectionDetails: {},
     conditions: [{ type: CONNECTION_READY, status: "False", reason, message }],
     results: warn ? [{ severity: "Warning", message }] : [],
   };
+}
+
+/** The claim's instance names, when the composition names zones (instance-names.ts). */
+function namesPatch(connections: readonly (JsonObject | undefined)[], input: NetworkConnectionsInput) {
+  return input.instanceZones && input.instanceZones.length > 0
+    ? { compositePatch: instanceNamesPatch(instanceNamesOf(connections, input.instanceZones)) }
+    : {};
 }
 
 export function composeNetworkConnections(
@@ -133,6 +146,14 @@ export function composeNetworkConnections(
     };
   });
   const composed = paths.map((p) => p.composed);
+  const given = instanceNamesOf(
+    paths.map((p) => p.current),
+    input.instanceZones,
+  );
+  const namePatch = namesPatch(
+    paths.map((p) => p.current),
+    input,
+  );
   const describe = (e: Endpoint) => `${e.label} endpoint ${joinHostPort(e.host, e.port)}`;
   const failing = paths.filter((p) => !p.consumer);
   if (failing.length > 0) {
@@ -142,6 +163,7 @@ export function composeNetworkConnections(
     const message = `${failing.length} of ${paths.length} connections not Ready: ${why.join("; ")}`;
     return {
       composed,
+      ...namePatch,
       compositeReady: false,
       connectionDetails: {},
       conditions: [{ type: CONNECTION_READY, status: "False", reason: "ConnectionNotReady", message }],
@@ -149,13 +171,23 @@ export function composeNetworkConnections(
       results: failing.some((p) => p.current) ? [{ severity: "Warning", message }] : [],
     };
   }
-  const byAddress = new Map(paths.map((p) => [addressOf(p.endpoint), p.consumer!]));
+  // A host the app cluster resolves to its path (instance-names.ts) keeps its name; its port is the path's.
+  const kept = new Set(given.map((n) => n.name));
+  const byAddress = new Map(
+    paths.map((p) => [
+      addressOf(p.endpoint),
+      kept.has(p.endpoint.host.toLowerCase().replace(/\.$/, ""))
+        ? { host: p.endpoint.host, port: p.consumer!.port }
+        : p.consumer!,
+    ]),
+  );
   const details = rewriteCredentials(credentials, refs, (e) => byAddress.get(addressOf(e))!);
   const reached = paths.map(
     (p) => `${describe(p.endpoint)} at ${joinHostPort(p.consumer!.host, p.consumer!.port)}`,
   );
   return {
     composed,
+    ...namePatch,
     connectionDetails: details,
     conditions: [
       {

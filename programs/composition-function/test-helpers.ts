@@ -104,6 +104,20 @@ export const networkPathTemplate = (patches: Json[], extra: Json = {}) => ({
 });
 
 /** A Secret's data as the function gets it: bytes by key. */
+/** A composed XTCPConnection as observed: Ready ones report the path (`address`, port + 30000). */
+export const observedConnection = (host: string, port: number, ready: Json, address = "np.app") => ({
+  resource: {
+    apiVersion: "klutch.anynines.com/v1",
+    kind: "XTCPConnection",
+    spec: { instanceHost: host, port },
+    status: {
+      conditions: [ready],
+      ...(ready.status === "True" ? { hostForConsumer: address, port: port + 30000 } : {}),
+    },
+  },
+  connectionDetails: {},
+});
+
 export const bytes = (o: Record<string, string>): Record<string, Buffer> =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Buffer.from(v)]));
 /** Connection details back as text, to compare. */

@@ -10,6 +10,7 @@ import { randomKeyProvider } from "../../providers/dynamic/random-key";
 import { teardownDrainProvider } from "../../providers/dynamic/teardown-drain";
 import { withClientReasons } from "../../providers/dynamic/client-reasons";
 import { connectivityProbeProvider } from "../../network/shared/connectivity-probe";
+import { corefileStubZonesProvider } from "../../components/instance-names/corefile-stub-zones";
 import { IMPLEMENTATIONS } from "../../network/registry";
 import { rewrap, union, unwrap } from "../../lib/provider/wire-props";
 
@@ -28,6 +29,7 @@ export const INTERNAL_RESOURCES: Record<string, AnyProvider> = {
   PackagePush: packagePushProvider as AnyProvider,
   PackagePause: packagePauseProvider as AnyProvider,
   CrossplaneUpgradeGuard: crossplaneUpgradeGuardProvider as AnyProvider,
+  CorefileStubZones: corefileStubZonesProvider as AnyProvider,
   ...(Object.assign({}, ...IMPLEMENTATIONS.map((i) => i.pulumi.provider?.().resources ?? {})) as Record<
     string,
     AnyProvider

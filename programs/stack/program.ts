@@ -54,7 +54,7 @@ function checkedSource({ config, projectDir, crossplane }: LoadedEnvironment): C
 }
 
 function registerEnvironment(loaded: LoadedEnvironment, source: CrossplaneSource): Record<string, unknown> {
-  const { config, projectDir, secrets, bridge, crossplane } = loaded;
+  const { config, projectDir, secrets, bridge, crossplane, instanceNames } = loaded;
   const env = new KlutchEnvironment(config.environment, {
     config,
     projectDir,
@@ -62,6 +62,7 @@ function registerEnvironment(loaded: LoadedEnvironment, source: CrossplaneSource
     crossplaneSource: source,
     crossplanePlan: crossplane,
     ...(bridge ? { bridge } : {}),
+    instanceNames,
     // The release before the APIs shipped as packages (`loose`) and the one after (`packaged`):
     // the upgrade e2e (test/e2e/local-stack.test.ts) runs from the first through this release to
     // the second. Goes with the loose declarations (components/crossplane/api-objects.ts).

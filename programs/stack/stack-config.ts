@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { formatPath, renderIssues } from "../../lib/config/messages";
 import { planBridge, type BridgePlan } from "../../lib/bridge/bridge-plan";
 import { planCrossplane, type CrossplanePlan } from "../../lib/crossplane/crossplane-plan";
+import { planInstanceNames, type InstanceNamesServer } from "../../lib/instance-names/plan";
 import type { ControlPlaneConfig } from "../../lib/config/schema";
 import type { EnvironmentConfig } from "../../components/config/schema";
 import type { Located } from "../../lib/config/located";
@@ -19,6 +20,8 @@ export interface LoadedEnvironment {
   bridge?: BridgePlan;
   /** How Crossplane core runs (lib/crossplane/crossplane-plan.ts). */
   crossplane: CrossplanePlan;
+  /** Each app cluster's names server (lib/instance-names/plan.ts); none without instanceNames.zones. */
+  instanceNames: InstanceNamesServer[];
   projectDir: string;
 }
 
@@ -64,6 +67,7 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
   if (!result.ok) throw new pulumi.RunError(renderIssues(result.issues, pulumi.getStack()));
   const bridge = bridgePlanOf(result.config, projectDir, readFile);
   const crossplane = crossplanePlanOf(result.config, projectDir, readFile);
+  const instanceNames = instanceNamesPlanOf(result.config, projectDir, readFile);
   const creds = raw.anyninesCredentials;
   const text = (key: string) => {
     const value = raw[key];
@@ -85,6 +89,7 @@ export function loadEnvironment(projectDir: string = repoRoot): LoadedEnvironmen
     },
     ...(bridge ? { bridge } : {}),
     crossplane,
+    instanceNames,
     projectDir,
   };
 }
@@ -148,6 +153,28 @@ export function bridgePlanOf(
       },
       add,
     ),
+  );
+}
+
+/** Each app cluster's names server, of a validated config (none without instanceNames.zones). */
+export function instanceNamesPlanOf(
+  config: EnvironmentConfig,
+  projectDir: string,
+  readFile: (file: string) => string = readOnce(),
+): InstanceNamesServer[] {
+  return (
+    planOf(config, projectDir, readFile, (context, add) =>
+      planInstanceNames(
+        {
+          appClusters: config.appClusters.map((value, i) => ({ value, at: ["appClusters", i] })),
+          names: config.instanceNames,
+          ...(config.bridge.image ? { bridgeImage: config.bridge.image } : {}),
+          localStateDir: context.localStateDir,
+          readFile: context.readFile,
+        },
+        add,
+      ),
+    ) ?? []
   );
 }
 

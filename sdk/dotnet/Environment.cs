@@ -259,6 +259,12 @@ namespace Anynines.Klutch
         public string? ImageRegistry { get; set; }
 
         /// <summary>
+        /// Instance names in the app clusters. Default none.
+        /// </summary>
+        [Input("instanceNames")]
+        public Inputs.InstanceNamesArgs? InstanceNames { get; set; }
+
+        /// <summary>
         /// The local clusters' state.
         /// </summary>
         [Input("localClusters")]

@@ -81,6 +81,7 @@ export class Environment extends pulumi.ComponentResource {
             resourceInputs["environment"] = args?.environment;
             resourceInputs["exportedApis"] = args?.exportedApis;
             resourceInputs["imageRegistry"] = args?.imageRegistry;
+            resourceInputs["instanceNames"] = args?.instanceNames;
             resourceInputs["localClusters"] = args?.localClusters;
             resourceInputs["oidc"] = args?.oidc;
             resourceInputs["oidcClientSecret"] = args?.oidcClientSecret ? pulumi.secret(args.oidcClientSecret) : undefined;
@@ -169,6 +170,10 @@ export interface EnvironmentArgs {
      * An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
      */
     imageRegistry?: string;
+    /**
+     * Instance names in the app clusters. Default none.
+     */
+    instanceNames?: inputs.InstanceNamesArgs;
     /**
      * The local clusters' state.
      */

@@ -50,6 +50,7 @@ import {
 import { a9sServer } from "../helpers/a9s-servers";
 import { MONGODB_USER } from "../helpers/a9s-credentials";
 import { runAppClient } from "../helpers/app-client";
+import { copyClaimToApp, tlsMaterial, tlsPostgres } from "../helpers/tls-instance";
 
 function listFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -668,7 +669,9 @@ describe("local stack on real clusters (e2e)", function () {
       "klutch-network/local-bridge",
       "kube-system/coredns",
     ]);
-    for (const app of ["app-1", "app-2"]) assert.deepEqual(ours[app], ["kube-system/coredns"]);
+    // Each app cluster's instance-names server (the stack's klutch:instanceNames.zones).
+    for (const app of ["app-1", "app-2"])
+      assert.deepEqual(ours[app], ["klutch-instance-names/instance-names", "kube-system/coredns"]);
     const figures = infos.map((i) => {
       const m = nodeMemory(clusters.node(i.name));
       return `${i.name} ${mib(m.processes)} + pods ${mib(m.pods)}`;
@@ -1720,6 +1723,136 @@ describe("local stack on real clusters (e2e)", function () {
         ...types.map((t) => `client-${t}`),
         "--ignore-not-found",
       ]);
+    }
+  });
+
+  it("TLS that verifies the server's name (instanceNames.zones): an a9s PostgreSQL with a certificate for its own name keeps that name in the Secret, only the port the path's; app-1 resolves the name to the path, and psql with sslmode=verify-full and the Secret alone connects over TLS; the path's address alone fails the check; the claim gone from app-1, its name is gone", async () => {
+    const cp = kubeconfig("control-plane");
+    const app = kubeconfig("app-1");
+    const ns = BINDING_NS;
+    const CLAIMS = "servicebindings.anynines.com";
+    // The default stack's zone (stacks/Pulumi.local.yaml klutch:instanceNames), a namespace of the
+    // control plane, so the proxy there resolves the instance as any Service.
+    const INSTANCES = "a9s-instances";
+    const ZONE = `${INSTANCES}.svc.cluster.local`;
+    const host = `pg-tls.${ZONE}`;
+    const composition = a9sNetworkServiceBindingComposition({}, "proxy", [ZONE]) as {
+      metadata: { name: string };
+    };
+    composition.metadata.name = "e2e-a9s-servicebinding-network-names";
+    const images = infos.find((i) => i.name === "control-plane")!.node!.images;
+    const appImages = infos.find((i) => i.name === "app-1")!.node!.images;
+    const password = `pw-${Date.now().toString(36)}`;
+    const tls = tlsMaterial(host);
+    const crdBefore = kubectlTry(app, ["get", "crd", CLAIMS]).status === 0;
+    for (const m of tlsPostgres(INSTANCES, "pg-tls", images.postgres!, password, tls)) applyOnControlPlane(m);
+    installA9sStandIn(cp, repoRoot, composition);
+    const psql = (name: string, conninfo: string) =>
+      runAppClient({
+        controlPlane: cp,
+        app,
+        namespace: ns,
+        secret: "orders-tls-credentials",
+        name,
+        image: appImages.postgres!,
+        // Only what the Secret holds: its uri, its CA as a file, verify-full.
+        script: `psql "${conninfo}" -Atc "select ssl from pg_stat_ssl where pid = pg_backend_pid()"`,
+        env: { URI: "uri", PORT: "port" },
+      });
+    try {
+      kubectl(cp, [
+        "-n",
+        INSTANCES,
+        "wait",
+        "--for=condition=Available",
+        "deployment/pg-tls",
+        "--timeout=180s",
+      ]);
+      applyOnControlPlane(a9sBindingClaim("orders-tls", ns, "postgresql", composition.metadata.name));
+      await eventually(
+        "provider-anynines' ServiceBinding for orders-tls",
+        () => a9sBindingsOf(cp, "orders-tls", ns).length === 1,
+        120_000,
+      );
+      const uri = `postgres://postgres:${password}@${host}:5432/postgres`;
+      implementA9sBinding(cp, a9sBindingsOf(cp, "orders-tls", ns)[0]!, {
+        cacrt: tls.caPem,
+        host,
+        hosts: `[${host}]`,
+        name: "postgres",
+        password,
+        port: "5432",
+        uri,
+        username: "postgres",
+      });
+      await eventually(
+        "binding orders-tls to be Ready",
+        () => objectCondition(cp, ns, CLAIMS, "orders-tls", "Ready")?.status === "True",
+        180_000,
+      );
+      const [connection, ...more] = connectionsOf("orders-tls");
+      assert.deepEqual(more, []);
+      const { hostForConsumer: address, port } = connection.status;
+      assert.deepEqual(secretData("orders-tls-credentials"), {
+        cacrt: tls.caPem,
+        host,
+        hosts: `[${host}]`,
+        name: "postgres",
+        password,
+        port: String(port),
+        uri: uri.replace(`${host}:5432`, `${host}:${port}`),
+        username: "postgres",
+      });
+      const claimed = kubectlJson(cp, ["-n", ns, "get", CLAIMS, "orders-tls"]);
+      assert.deepEqual(claimed.status.managed.instanceNames, [{ name: host, address }]);
+
+      // The konnector's part: the claim, with its status, in app-1; its names server answers from it.
+      const copied = Date.now();
+      copyClaimToApp(cp, app, CLAIMS, CLAIMS, ns, "orders-tls", "data-consumer");
+      const verifyFull = "$URI?sslmode=verify-full&sslrootcert=/creds/cacrt";
+      let through = await psql("client-tls", verifyFull);
+      while (!through.ok && Date.now() - copied < 90_000) through = await psql("client-tls", verifyFull);
+      assert.ok(through.ok, through.out);
+      assert.equal(through.out.trim(), "t", "the session is TLS");
+      console.log(
+        `      (claim in app-1 → verify-full through the name in ${((Date.now() - copied) / 1000).toFixed(1)} s)`,
+      );
+
+      // The check is real: the path's address alone is not the certificate's name.
+      const byAddress = await psql(
+        "client-tls-address",
+        `host=${address} port=$PORT user=postgres dbname=postgres sslmode=verify-full sslrootcert=/creds/cacrt`,
+      );
+      assert.ok(!byAddress.ok, byAddress.out);
+      assert.match(byAddress.out, /does not match host name/);
+
+      // The claim gone from app-1 (the konnector's copy deleted): no name to resolve any more.
+      kubectl(app, ["-n", "data-consumer", "delete", CLAIMS, "orders-tls", "--wait=true"]);
+      const gone = Date.now();
+      let after = await psql("client-tls", verifyFull);
+      while (after.ok && Date.now() - gone < 60_000) after = await psql("client-tls", verifyFull);
+      assert.ok(!after.ok, after.out);
+      assert.match(after.out, /could not translate host name/);
+    } finally {
+      kubectlTry(cp, ["-n", ns, "delete", CLAIMS, "orders-tls", "--ignore-not-found", "--wait=false"]);
+      await eventually(
+        "orders-tls and what it composed to go",
+        () => connectionsOf("orders-tls").length === 0 && a9sBindingsOf(cp, "orders-tls", ns).length === 0,
+        180_000,
+      );
+      removeA9sStandIn(cp, composition.metadata.name);
+      kubectlTry(cp, ["delete", "namespace", INSTANCES, "--wait=false"]);
+      kubectlTry(app, [
+        "-n",
+        "data-consumer",
+        "delete",
+        "pod",
+        "client-tls",
+        "client-tls-address",
+        "--ignore-not-found",
+      ]);
+      kubectlTry(app, ["-n", "data-consumer", "delete", CLAIMS, "orders-tls", "--ignore-not-found"]);
+      if (!crdBefore) kubectlTry(app, ["delete", "crd", CLAIMS, "--ignore-not-found"]);
     }
   });
 

@@ -3,7 +3,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { repoRoot } from "../../automation/toolchain";
-import { NOT_IN_BRIDGE, importClosure, productionPackages } from "./bridge-image";
+import {
+  INSTANCE_NAMES_PROCESS,
+  NOT_IN_BRIDGE,
+  imageClosure,
+  importClosure,
+  productionPackages,
+} from "./bridge-image";
 
 describe("bridge image: what goes in", () => {
   it("follows the entry point's relative imports and names the packages they require", () => {
@@ -51,6 +57,25 @@ describe("bridge image: what goes in", () => {
     );
     // Without the omission the environment sides, and so the cloud SDKs, would come in.
     assert.ok(importClosure(repoRoot, "programs/bridge/main.ts").packages.includes("@pulumi/aws"));
+  });
+
+  it("holds the instance-names watcher and its closure beside the bridge, where its pods run it", () => {
+    const image = imageClosure(repoRoot);
+    const watcher = importClosure(repoRoot, "programs/instance-names/main.ts", NOT_IN_BRIDGE);
+    assert.equal(INSTANCE_NAMES_PROCESS, "/app/programs/instance-names/main.js");
+    assert.ok(image.modules.includes("programs/instance-names/main.ts"));
+    assert.ok(image.modules.includes("programs/bridge/main.ts"));
+    assert.deepEqual(
+      watcher.modules.filter((m) => !image.modules.includes(m)),
+      [],
+    );
+    assert.deepEqual(
+      watcher.packages.filter((p) => !image.packages.includes(p)),
+      [],
+    );
+    // A small process beside CoreDNS in every app cluster: no Pulumi loaded, nor the bridge's controller.
+    assert.deepEqual(watcher.packages, ["@kubernetes/client-node", "commander"]);
+    assert.ok(!watcher.modules.includes("programs/bridge/controller.ts"));
   });
 
   it("takes a package's dependencies as npm placed them (nested first), required peers, no optional peers", () => {

@@ -13,7 +13,9 @@ import type { ImageSpec, LayerEntry } from "./oci-layout";
  * the plugins its programs need, laid out so `programs/bridge/main.js` runs as it does from the checkout:
  *
  * - /app: the bridge's own modules (the import closure of programs/bridge/main.ts, transpiled file by
- *   file, as the TypeScript loader does from the checkout) at their repository paths, and
+ *   file, as the TypeScript loader does from the checkout) at their repository paths, with those of
+ *   the instance-names watcher (programs/instance-names/main.ts: a pod in each app cluster runs it
+ *   from this image, `node` INSTANCE_NAMES_PROCESS, so no other image is built and shipped), and
  *   package.json (the bridge reads the pinned plugin versions from it); `repoRoot` resolves to /app.
  * - /app/node_modules: only the packages that closure requires and their dependencies, as
  *   package-lock.json resolves them (optional peers left out): what `npm ci --omit=dev` would
@@ -35,6 +37,9 @@ const APP = "/app";
 export const BRIDGE_ENTRY = "programs/bridge/main.ts";
 export const BRIDGE_PROCESS = `${APP}/${BRIDGE_ENTRY.replace(/\.ts$/, ".js")}`;
 export const BRIDGE_PULUMI_HOME = `${HOME}/.pulumi`;
+/** The instance-names watcher's entry point, and its process in the image (a pod's command, with /usr/local/bin/node). */
+export const INSTANCE_NAMES_ENTRY = "programs/instance-names/main.ts";
+export const INSTANCE_NAMES_PROCESS = `${APP}/${INSTANCE_NAMES_ENTRY.replace(/\.ts$/, ".js")}`;
 
 interface LockPackage {
   version?: string;
@@ -84,6 +89,15 @@ export function importClosure(
   };
   visit(entry);
   return { modules: [...modules].sort(), packages: [...packages].sort() };
+}
+
+/** What /app holds: the closures of the bridge and of the instance-names watcher, together. */
+export function imageClosure(root: string): { modules: string[]; packages: string[] } {
+  const closures = [BRIDGE_ENTRY, INSTANCE_NAMES_ENTRY].map((e) => importClosure(root, e, NOT_IN_BRIDGE));
+  return {
+    modules: [...new Set(closures.flatMap((c) => c.modules))].sort(),
+    packages: [...new Set(closures.flatMap((c) => c.packages))].sort(),
+  };
 }
 
 /**
@@ -231,7 +245,7 @@ export function bridgeSpec(env: NodeJS.ProcessEnv, root: string, cacheDir: strin
   const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")) as {
     packages: Record<string, LockPackage>;
   };
-  const { modules, packages } = importClosure(root, BRIDGE_ENTRY, NOT_IN_BRIDGE);
+  const { modules, packages } = imageClosure(root);
   const app = transpiled(root, modules, cacheDir);
   const kubernetesPlugin = pkg.dependencies["@pulumi/kubernetes"] as string;
   const pulumiVersion = pkg.dependencies["@pulumi/pulumi"] as string;

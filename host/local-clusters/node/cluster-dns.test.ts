@@ -1,5 +1,13 @@
 import { strict as assert } from "node:assert";
-import { clusterDnsAddress, clusterDnsObjects, clusterDnsPaths, corefile } from "./cluster-dns";
+import {
+  CLUSTER_DNS_CONFIGMAP_PATH,
+  clusterDnsAddress,
+  clusterDnsObjects,
+  clusterDnsPaths,
+  corefile,
+  withCorefileStubs,
+} from "./cluster-dns";
+import { currentStubZones, withStubZones } from "../../../lib/instance-names/corefile";
 
 type Obj = {
   kind: string;
@@ -105,5 +113,17 @@ describe("local node cluster DNS (CoreDNS as kubeadm deploys it)", () => {
       clusterDnsPaths("10.96.0.0/16", "cluster.local"),
       objects.map((o) => o.path),
     );
+  });
+
+  it("applied again, keeps an environment's instance-names stub zones in the Corefile", () => {
+    const configMap = objects.find((o) => o.path === CLUSTER_DNS_CONFIGMAP_PATH)!.body;
+    const live = withStubZones(corefile("cluster.local"), ["a9s.internal"], "10.96.0.53");
+    const stubs = currentStubZones(live)!;
+    const again = withCorefileStubs(configMap, stubs) as { data: { Corefile: string } };
+    assert.equal(again.data.Corefile, live);
+    assert.deepEqual(currentStubZones(again.data.Corefile), {
+      zones: ["a9s.internal"],
+      serverAddress: "10.96.0.53",
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { addressToString, parseCidr } from "../../../lib/net/cidr";
 import { COREDNS_UID } from "../images/catalog";
+import { withStubZones } from "../../../lib/instance-names/corefile";
 
 /**
  * The cluster DNS of a local node: CoreDNS as kubeadm deploys it for Kubernetes 1.37
@@ -9,7 +10,9 @@ import { COREDNS_UID } from "../images/catalog";
  * GetDNSIP picks it), so pods resolve Service names such as a ClusterIP proxy's
  * `hostForConsumer`. Where it differs from kubeadm, and why:
  * - no `forward` (and so no `loop`): names outside the cluster domain are answered SERVFAIL
- *   here and never sent to the host's resolver; tests send traffic only to what they created;
+ *   here and never sent to the host's resolver; tests send traffic only to what they created.
+ *   The one `forward` is an environment's instance-names stub zone, to its names server's
+ *   ClusterIP in this cluster (components/instance-names/), which applying this again keeps;
  * - the image is the one built on this machine (host/toolchain/coredns, host/local-clusters/images);
  * - instead of NET_BIND_SERVICE for root, the pod's own network namespace lets unprivileged
  *   ports start at 53 (a sysctl on the kubelet's safe list), so CoreDNS runs as a non-root user
@@ -27,6 +30,24 @@ export const CLUSTER_DNS_DEPLOYMENT = "coredns";
 export const COREDNS_READY_PORT = 8181;
 /** CoreDNS's `health` plugin's port (kubeadm's liveness probe). */
 export const COREDNS_HEALTH_PORT = 8080;
+
+/** Where the cluster's Corefile is (its ConfigMap, as kubeadm names it). */
+export const CLUSTER_DNS_CONFIGMAP_PATH = `/api/v1/namespaces/${CLUSTER_DNS_NAMESPACE}/configmaps/coredns`;
+
+/**
+ * The Corefile ConfigMap with an environment's instance-names stub zones added again
+ * (lib/instance-names/corefile.ts): applying the node's own Corefile must not drop them.
+ */
+export function withCorefileStubs(
+  configMap: Record<string, unknown>,
+  stubs: { zones: string[]; serverAddress?: string },
+): Record<string, unknown> {
+  const data = configMap.data as { Corefile: string };
+  return {
+    ...configMap,
+    data: { ...data, Corefile: withStubZones(data.Corefile, stubs.zones, stubs.serverAddress!) },
+  };
+}
 
 /** The Service CIDR's tenth address, where kubeadm puts the cluster DNS Service. */
 export function clusterDnsAddress(serviceCidr: string): string {

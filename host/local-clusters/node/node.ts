@@ -23,13 +23,16 @@ import {
 } from "../host/processes";
 import type { ProgressLog } from "../host/types";
 import type { NodeState } from "../../../lib/local/node-state";
+import { currentStubZones } from "../../../lib/instance-names/corefile";
 import { containerdHostsToml } from "../registry/config";
 import { chooseSlot, DEFAULT_POD_CIDR, nodeLink, type NodeLink } from "./addresses";
 import { KUBELET_RACE_RESTARTS, lostRace, restartKubelet } from "./kubelet-restart";
 import {
+  CLUSTER_DNS_CONFIGMAP_PATH,
   CLUSTER_DNS_DEPLOYMENT,
   CLUSTER_DNS_NAMESPACE,
   clusterDnsAddress,
+  withCorefileStubs,
   clusterDnsObjects,
   clusterDnsPaths,
   type AddonObject,
@@ -257,12 +260,25 @@ export class LocalNode {
     timeoutMs: number,
   ): Promise<void> {
     const base = `https://127.0.0.1:${apiServerPort}`;
+    // An environment's instance-names stub zones (components/instance-names/corefile-stub-zones.ts)
+    // are kept: a node started again must not take an app cluster's instance names away.
+    const existing = await adminCall(pki, "GET", `${base}${CLUSTER_DNS_CONFIGMAP_PATH}`);
+    const kept =
+      existing.status === 200
+        ? currentStubZones(
+            (JSON.parse(existing.body) as { data?: { Corefile?: string } }).data?.Corefile ?? "",
+          )
+        : undefined;
     for (const o of this.clusterDns(image)) {
+      const body =
+        kept?.serverAddress && o.path === CLUSTER_DNS_CONFIGMAP_PATH
+          ? withCorefileStubs(o.body, kept)
+          : o.body;
       const r = await adminCall(
         pki,
         "PATCH",
         `${base}${o.path}?fieldManager=klutch-local-node&force=true`,
-        JSON.stringify(o.body),
+        JSON.stringify(body),
         "application/apply-patch+yaml",
       );
       if (r.status !== 200 && r.status !== 201)

@@ -8,7 +8,8 @@ import type { CrossplanePlan } from "../../../lib/crossplane/crossplane-plan";
 import { crossplaneSource, type CrossplaneSource } from "../../../host/automation/crossplane-source";
 import { unsupportedInfrastructure } from "../../../lib/environment-plan";
 import type { BridgePlan } from "../../../lib/bridge/bridge-plan";
-import { bridgePlanOf, crossplanePlanOf, readOnce } from "../../stack/stack-config";
+import type { InstanceNamesServer } from "../../../lib/instance-names/plan";
+import { bridgePlanOf, crossplanePlanOf, instanceNamesPlanOf, readOnce } from "../../stack/stack-config";
 import { serverCheckAnswers } from "../../stack/server-checks";
 import { toolchainCrossplaneClusterDirs } from "../../../host/automation/toolchain";
 import { UNKNOWN } from "../../../providers/kit/schema-model";
@@ -36,6 +37,7 @@ export function environmentConfig(
   config?: EnvironmentConfig;
   crossplane?: { source: CrossplaneSource; plan: CrossplanePlan };
   bridge?: BridgePlan;
+  instanceNames?: InstanceNamesServer[];
 } {
   const raw: Args = given({
     environment: values.environment,
@@ -48,6 +50,7 @@ export function environmentConfig(
     crossplane: values.crossplane,
     bind: values.bind,
     bridge: values.bridge,
+    instanceNames: values.instanceNames,
   });
   // A secret not known yet (a preview) is left to the component: only its presence is checked here.
   const unknownSecrets = SECRETS.filter((k) => values[k] === UNKNOWN);
@@ -83,9 +86,17 @@ export function environmentConfig(
   } catch (e) {
     problems.push((e as Error).message);
   }
+  // Each app cluster's names server, as this repository's program plans it.
+  let instanceNames: InstanceNamesServer[] = [];
+  try {
+    instanceNames = instanceNamesPlanOf(config, projectDir, readFile);
+  } catch (e) {
+    problems.push((e as Error).message);
+  }
   return {
     problems,
     config,
+    instanceNames,
     ...(crossplane && crossplanePlan ? { crossplane: { source: crossplane, plan: crossplanePlan } } : {}),
     ...(bridge ? { bridge } : {}),
   };
@@ -120,6 +131,7 @@ export const environmentConstructors: Record<string, Constructor> = {
         crossplaneSource: checked.crossplane!.source,
         crossplanePlan: checked.crossplane!.plan,
         ...(checked.bridge ? { bridge: checked.bridge } : {}),
+        instanceNames: checked.instanceNames ?? [],
         secrets: given({
           oidcClientSecret: args.oidcClientSecret,
           bindCookieSigningKey: args.bindCookieSigningKey,

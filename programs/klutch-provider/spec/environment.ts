@@ -277,6 +277,21 @@ export const environmentTypes: Record<string, ObjectType> = {
     },
     required: [],
   },
+  "klutch:index:InstanceNames": {
+    description:
+      "Instance names: an instance host in one of the zones keeps its name in a binding's Secret (TLS clients still verify it), and each app cluster's names server answers it with the path's address.",
+    properties: {
+      zones: list(
+        str("zone"),
+        "The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.",
+      ),
+      image: s("The watcher's image, pinned: the bridge image by default."),
+      corednsImage: s(
+        "The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.",
+      ),
+    },
+    required: [],
+  },
   "klutch:index:BindingInfo": {
     description: "One app cluster's binding.",
     properties: {
@@ -312,6 +327,10 @@ export const environmentComponents: ComponentSpec[] = [
       crossplane: plainRef("klutch:index:CrossplaneSettings", "Crossplane."),
       bind: plainRef("klutch:index:BindSettings", "The bind backend."),
       bridge: plainRef("klutch:index:BridgeSettings", "The Crossplane bridge as a Deployment."),
+      instanceNames: plainRef(
+        "klutch:index:InstanceNames",
+        "Instance names in the app clusters. Default none.",
+      ),
       projectDir: str(
         "Directory relative paths (kubeconfigs, localClusters.stateDir, chartPath) are resolved against. Default the program's directory.",
         { plain: true },

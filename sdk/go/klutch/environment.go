@@ -108,6 +108,8 @@ type environmentArgs struct {
 	ExportedApis []bind.Api `pulumi:"exportedApis"`
 	// An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
 	ImageRegistry *string `pulumi:"imageRegistry"`
+	// Instance names in the app clusters. Default none.
+	InstanceNames *InstanceNames `pulumi:"instanceNames"`
 	// The local clusters' state.
 	LocalClusters *LocalClusters `pulumi:"localClusters"`
 	// The OIDC provider. Default dex.
@@ -150,6 +152,8 @@ type EnvironmentArgs struct {
 	ExportedApis []bind.ApiInput
 	// An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
 	ImageRegistry *string
+	// Instance names in the app clusters. Default none.
+	InstanceNames *InstanceNamesArgs
 	// The local clusters' state.
 	LocalClusters *LocalClustersArgs
 	// The OIDC provider. Default dex.

@@ -2393,6 +2393,184 @@ func (o CrossplaneSettingsPtrOutput) Version() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Instance names: an instance host in one of the zones keeps its name in a binding's Secret (TLS clients still verify it), and each app cluster's names server answers it with the path's address.
+type InstanceNames struct {
+	// The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+	CorednsImage *string `pulumi:"corednsImage"`
+	// The watcher's image, pinned: the bridge image by default.
+	Image *string `pulumi:"image"`
+	// The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+	Zones []string `pulumi:"zones"`
+}
+
+// InstanceNamesInput is an input type that accepts InstanceNamesArgs and InstanceNamesOutput values.
+// You can construct a concrete instance of `InstanceNamesInput` via:
+//
+//	InstanceNamesArgs{...}
+type InstanceNamesInput interface {
+	pulumi.Input
+
+	ToInstanceNamesOutput() InstanceNamesOutput
+	ToInstanceNamesOutputWithContext(context.Context) InstanceNamesOutput
+}
+
+// Instance names: an instance host in one of the zones keeps its name in a binding's Secret (TLS clients still verify it), and each app cluster's names server answers it with the path's address.
+type InstanceNamesArgs struct {
+	// The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+	CorednsImage pulumi.StringPtrInput `pulumi:"corednsImage"`
+	// The watcher's image, pinned: the bridge image by default.
+	Image pulumi.StringPtrInput `pulumi:"image"`
+	// The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+	Zones pulumi.StringArrayInput `pulumi:"zones"`
+}
+
+func (InstanceNamesArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*InstanceNames)(nil)).Elem()
+}
+
+func (i InstanceNamesArgs) ToInstanceNamesOutput() InstanceNamesOutput {
+	return i.ToInstanceNamesOutputWithContext(context.Background())
+}
+
+func (i InstanceNamesArgs) ToInstanceNamesOutputWithContext(ctx context.Context) InstanceNamesOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(InstanceNamesOutput)
+}
+
+func (i InstanceNamesArgs) ToInstanceNamesPtrOutput() InstanceNamesPtrOutput {
+	return i.ToInstanceNamesPtrOutputWithContext(context.Background())
+}
+
+func (i InstanceNamesArgs) ToInstanceNamesPtrOutputWithContext(ctx context.Context) InstanceNamesPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(InstanceNamesOutput).ToInstanceNamesPtrOutputWithContext(ctx)
+}
+
+// InstanceNamesPtrInput is an input type that accepts InstanceNamesArgs, InstanceNamesPtr and InstanceNamesPtrOutput values.
+// You can construct a concrete instance of `InstanceNamesPtrInput` via:
+//
+//	        InstanceNamesArgs{...}
+//
+//	or:
+//
+//	        nil
+type InstanceNamesPtrInput interface {
+	pulumi.Input
+
+	ToInstanceNamesPtrOutput() InstanceNamesPtrOutput
+	ToInstanceNamesPtrOutputWithContext(context.Context) InstanceNamesPtrOutput
+}
+
+type instanceNamesPtrType InstanceNamesArgs
+
+func InstanceNamesPtr(v *InstanceNamesArgs) InstanceNamesPtrInput {
+	return (*instanceNamesPtrType)(v)
+}
+
+func (*instanceNamesPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**InstanceNames)(nil)).Elem()
+}
+
+func (i *instanceNamesPtrType) ToInstanceNamesPtrOutput() InstanceNamesPtrOutput {
+	return i.ToInstanceNamesPtrOutputWithContext(context.Background())
+}
+
+func (i *instanceNamesPtrType) ToInstanceNamesPtrOutputWithContext(ctx context.Context) InstanceNamesPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(InstanceNamesPtrOutput)
+}
+
+// Instance names: an instance host in one of the zones keeps its name in a binding's Secret (TLS clients still verify it), and each app cluster's names server answers it with the path's address.
+type InstanceNamesOutput struct{ *pulumi.OutputState }
+
+func (InstanceNamesOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*InstanceNames)(nil)).Elem()
+}
+
+func (o InstanceNamesOutput) ToInstanceNamesOutput() InstanceNamesOutput {
+	return o
+}
+
+func (o InstanceNamesOutput) ToInstanceNamesOutputWithContext(ctx context.Context) InstanceNamesOutput {
+	return o
+}
+
+func (o InstanceNamesOutput) ToInstanceNamesPtrOutput() InstanceNamesPtrOutput {
+	return o.ToInstanceNamesPtrOutputWithContext(context.Background())
+}
+
+func (o InstanceNamesOutput) ToInstanceNamesPtrOutputWithContext(ctx context.Context) InstanceNamesPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v InstanceNames) *InstanceNames {
+		return &v
+	}).(InstanceNamesPtrOutput)
+}
+
+// The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+func (o InstanceNamesOutput) CorednsImage() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v InstanceNames) *string { return v.CorednsImage }).(pulumi.StringPtrOutput)
+}
+
+// The watcher's image, pinned: the bridge image by default.
+func (o InstanceNamesOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v InstanceNames) *string { return v.Image }).(pulumi.StringPtrOutput)
+}
+
+// The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+func (o InstanceNamesOutput) Zones() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v InstanceNames) []string { return v.Zones }).(pulumi.StringArrayOutput)
+}
+
+type InstanceNamesPtrOutput struct{ *pulumi.OutputState }
+
+func (InstanceNamesPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**InstanceNames)(nil)).Elem()
+}
+
+func (o InstanceNamesPtrOutput) ToInstanceNamesPtrOutput() InstanceNamesPtrOutput {
+	return o
+}
+
+func (o InstanceNamesPtrOutput) ToInstanceNamesPtrOutputWithContext(ctx context.Context) InstanceNamesPtrOutput {
+	return o
+}
+
+func (o InstanceNamesPtrOutput) Elem() InstanceNamesOutput {
+	return o.ApplyT(func(v *InstanceNames) InstanceNames {
+		if v != nil {
+			return *v
+		}
+		var ret InstanceNames
+		return ret
+	}).(InstanceNamesOutput)
+}
+
+// The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+func (o InstanceNamesPtrOutput) CorednsImage() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *InstanceNames) *string {
+		if v == nil {
+			return nil
+		}
+		return v.CorednsImage
+	}).(pulumi.StringPtrOutput)
+}
+
+// The watcher's image, pinned: the bridge image by default.
+func (o InstanceNamesPtrOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *InstanceNames) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Image
+	}).(pulumi.StringPtrOutput)
+}
+
+// The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+func (o InstanceNamesPtrOutput) Zones() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *InstanceNames) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Zones
+	}).(pulumi.StringArrayOutput)
+}
+
 // A kubeconfig file (infrastructure existing, or an adopted cloud cluster).
 type KubeconfigSource struct {
 	// Context to use; the file's current-context when omitted.
@@ -4038,6 +4216,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ControlPlaneInput)(nil)).Elem(), ControlPlaneArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*CrossplaneSettingsInput)(nil)).Elem(), CrossplaneSettingsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*CrossplaneSettingsPtrInput)(nil)).Elem(), CrossplaneSettingsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*InstanceNamesInput)(nil)).Elem(), InstanceNamesArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*InstanceNamesPtrInput)(nil)).Elem(), InstanceNamesArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*KubeconfigSourceInput)(nil)).Elem(), KubeconfigSourceArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*KubeconfigSourcePtrInput)(nil)).Elem(), KubeconfigSourceArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*LocalClustersInput)(nil)).Elem(), LocalClustersArgs{})
@@ -4072,6 +4252,8 @@ func init() {
 	pulumi.RegisterOutputType(ControlPlaneOutput{})
 	pulumi.RegisterOutputType(CrossplaneSettingsOutput{})
 	pulumi.RegisterOutputType(CrossplaneSettingsPtrOutput{})
+	pulumi.RegisterOutputType(InstanceNamesOutput{})
+	pulumi.RegisterOutputType(InstanceNamesPtrOutput{})
 	pulumi.RegisterOutputType(KubeconfigSourceOutput{})
 	pulumi.RegisterOutputType(KubeconfigSourcePtrOutput{})
 	pulumi.RegisterOutputType(LocalClustersOutput{})

@@ -370,6 +370,24 @@ export interface CrossplaneSettingsArgs {
 }
 
 /**
+ * Instance names: an instance host in one of the zones keeps its name in a binding's Secret (TLS clients still verify it), and each app cluster's names server answers it with the path's address.
+ */
+export interface InstanceNamesArgs {
+    /**
+     * The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+     */
+    corednsImage?: pulumi.Input<string | undefined>;
+    /**
+     * The watcher's image, pinned: the bridge image by default.
+     */
+    image?: pulumi.Input<string | undefined>;
+    /**
+     * The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+     */
+    zones?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+}
+
+/**
  * A kubeconfig file (infrastructure existing, or an adopted cloud cluster).
  */
 export interface KubeconfigSourceArgs {

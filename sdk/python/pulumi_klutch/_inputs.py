@@ -38,6 +38,8 @@ __all__ = [
     'ControlPlaneArgsDict',
     'CrossplaneSettingsArgs',
     'CrossplaneSettingsArgsDict',
+    'InstanceNamesArgs',
+    'InstanceNamesArgsDict',
     'KubeconfigSourceArgs',
     'KubeconfigSourceArgsDict',
     'LocalClustersArgs',
@@ -1704,6 +1706,80 @@ class CrossplaneSettingsArgs:
     @version.setter
     def version(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "version", value)
+
+
+class InstanceNamesArgsDict(TypedDict):
+    """
+    Instance names: an instance host in one of the zones keeps its name in a binding's Secret (TLS clients still verify it), and each app cluster's names server answers it with the path's address.
+    """
+    coredns_image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+    """
+    image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The watcher's image, pinned: the bridge image by default.
+    """
+    zones: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+    """
+
+@pulumi.input_type
+class InstanceNamesArgs:
+    def __init__(__self__, *,
+                 coredns_image: pulumi.Input[Optional[_builtins.str]] = None,
+                 image: pulumi.Input[Optional[_builtins.str]] = None,
+                 zones: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+        """
+        Instance names: an instance host in one of the zones keeps its name in a binding's Secret (TLS clients still verify it), and each app cluster's names server answers it with the path's address.
+
+        :param pulumi.Input[_builtins.str] coredns_image: The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+        :param pulumi.Input[_builtins.str] image: The watcher's image, pinned: the bridge image by default.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] zones: The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+        """
+        if coredns_image is not None:
+            pulumi.set(__self__, "coredns_image", coredns_image)
+        if image is not None:
+            pulumi.set(__self__, "image", image)
+        if zones is not None:
+            pulumi.set(__self__, "zones", zones)
+
+    @_builtins.property
+    @pulumi.getter(name="corednsImage")
+    def coredns_image(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The names server's CoreDNS, pinned: a local node's klutch.local/coredns, else kubeadm's.
+        """
+        return pulumi.get(self, "coredns_image")
+
+    @coredns_image.setter
+    def coredns_image(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "coredns_image", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The watcher's image, pinned: the bridge image by default.
+        """
+        return pulumi.get(self, "image")
+
+    @image.setter
+    def image(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "image", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def zones(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The DNS zones of the instances' names (a9s: its Consul domain). None turns it off.
+        """
+        return pulumi.get(self, "zones")
+
+    @zones.setter
+    def zones(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "zones", value)
 
 
 class KubeconfigSourceArgsDict(TypedDict):

@@ -39,6 +39,7 @@ class EnvironmentArgs:
                  crossplane: Optional['CrossplaneSettingsArgs'] = None,
                  exported_apis: Optional[Sequence[pulumi.Input['_bind.ApiArgs']]] = None,
                  image_registry: Optional[_builtins.str] = None,
+                 instance_names: Optional['InstanceNamesArgs'] = None,
                  local_clusters: Optional['LocalClustersArgs'] = None,
                  oidc: Optional['OidcArgs'] = None,
                  oidc_client_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -61,6 +62,7 @@ class EnvironmentArgs:
         :param 'CrossplaneSettingsArgs' crossplane: Crossplane.
         :param Sequence[pulumi.Input['_bind.ApiArgs']] exported_apis: The APIs offered for binding. Default the anynines PostgreSQL APIs.
         :param _builtins.str image_registry: An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
+        :param 'InstanceNamesArgs' instance_names: Instance names in the app clusters. Default none.
         :param 'LocalClustersArgs' local_clusters: The local clusters' state.
         :param 'OidcArgs' oidc: The OIDC provider. Default dex.
         :param pulumi.Input[_builtins.str] oidc_client_secret: The OIDC client secret (required for keycloak). Kept a secret.
@@ -94,6 +96,8 @@ class EnvironmentArgs:
             pulumi.set(__self__, "exported_apis", exported_apis)
         if image_registry is not None:
             pulumi.set(__self__, "image_registry", image_registry)
+        if instance_names is not None:
+            pulumi.set(__self__, "instance_names", instance_names)
         if local_clusters is not None:
             pulumi.set(__self__, "local_clusters", local_clusters)
         if oidc is not None:
@@ -284,6 +288,18 @@ class EnvironmentArgs:
         pulumi.set(self, "image_registry", value)
 
     @_builtins.property
+    @pulumi.getter(name="instanceNames")
+    def instance_names(self) -> Optional['InstanceNamesArgs']:
+        """
+        Instance names in the app clusters. Default none.
+        """
+        return pulumi.get(self, "instance_names")
+
+    @instance_names.setter
+    def instance_names(self, value: Optional['InstanceNamesArgs']):
+        pulumi.set(self, "instance_names", value)
+
+    @_builtins.property
     @pulumi.getter(name="localClusters")
     def local_clusters(self) -> Optional['LocalClustersArgs']:
         """
@@ -353,6 +369,7 @@ class Environment(pulumi.ComponentResource):
                  environment: Optional[_builtins.str] = None,
                  exported_apis: Optional[Sequence[pulumi.Input[Union['_bind.ApiArgs', '_bind.ApiArgsDict']]]] = None,
                  image_registry: Optional[_builtins.str] = None,
+                 instance_names: Optional[Union['InstanceNamesArgs', 'InstanceNamesArgsDict']] = None,
                  local_clusters: Optional[Union['LocalClustersArgs', 'LocalClustersArgsDict']] = None,
                  oidc: Optional[Union['OidcArgs', 'OidcArgsDict']] = None,
                  oidc_client_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -378,6 +395,7 @@ class Environment(pulumi.ComponentResource):
         :param _builtins.str environment: The environment's name (a DNS-1123 label); labels every object.
         :param Sequence[pulumi.Input[Union['_bind.ApiArgs', '_bind.ApiArgsDict']]] exported_apis: The APIs offered for binding. Default the anynines PostgreSQL APIs.
         :param _builtins.str image_registry: An operator's registry mirror (host[:port][/path]): every image and Crossplane package that no setting names comes from it, under its repository's own path; an ImageConfig makes Crossplane pull the packages' dependencies from it too. Not with local clusters.
+        :param Union['InstanceNamesArgs', 'InstanceNamesArgsDict'] instance_names: Instance names in the app clusters. Default none.
         :param Union['LocalClustersArgs', 'LocalClustersArgsDict'] local_clusters: The local clusters' state.
         :param Union['OidcArgs', 'OidcArgsDict'] oidc: The OIDC provider. Default dex.
         :param pulumi.Input[_builtins.str] oidc_client_secret: The OIDC client secret (required for keycloak). Kept a secret.
@@ -422,6 +440,7 @@ class Environment(pulumi.ComponentResource):
                  environment: Optional[_builtins.str] = None,
                  exported_apis: Optional[Sequence[pulumi.Input[Union['_bind.ApiArgs', '_bind.ApiArgsDict']]]] = None,
                  image_registry: Optional[_builtins.str] = None,
+                 instance_names: Optional[Union['InstanceNamesArgs', 'InstanceNamesArgsDict']] = None,
                  local_clusters: Optional[Union['LocalClustersArgs', 'LocalClustersArgsDict']] = None,
                  oidc: Optional[Union['OidcArgs', 'OidcArgsDict']] = None,
                  oidc_client_secret: pulumi.Input[Optional[_builtins.str]] = None,
@@ -456,6 +475,7 @@ class Environment(pulumi.ComponentResource):
             __props__.__dict__["environment"] = environment
             __props__.__dict__["exported_apis"] = exported_apis
             __props__.__dict__["image_registry"] = image_registry
+            __props__.__dict__["instance_names"] = instance_names
             __props__.__dict__["local_clusters"] = local_clusters
             __props__.__dict__["oidc"] = oidc
             __props__.__dict__["oidc_client_secret"] = None if oidc_client_secret is None else pulumi.Output.secret(oidc_client_secret)
