@@ -198,16 +198,13 @@ export class KlutchEnvironment extends pulumi.ComponentResource {
       connectionImplementations: this.connectorApi.implementations,
       labels: plan.labels,
       dependsOn: [this.crossplane, this.connectorApi],
+      instanceZones: config.instanceNames.zones,
     };
     const a8s = plan.a8sNetworkBindings
       ? new A8sNetworkBindings(`${name}-a8s-network-bindings`, networkBindings, { parent: this })
       : undefined;
     const a9s = plan.a9sNetworkBindings
-      ? new A9sNetworkBindings(
-          `${name}-a9s-network-bindings`,
-          { ...networkBindings, instanceZones: config.instanceNames.zones },
-          { parent: this },
-        )
+      ? new A9sNetworkBindings(`${name}-a9s-network-bindings`, networkBindings, { parent: this })
       : undefined;
     // Where instance names are kept: each app cluster answers them with the paths' addresses.
     for (const server of args.instanceNames ?? []) {

@@ -2,10 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { a9sNetworkServiceBindingComposition } from "../../lib/dataservices/compositions";
 import { networkBindingCompositions, type NetworkBindingsArgs } from "./network-binding-compositions";
 
-export interface A9sNetworkBindingsArgs extends NetworkBindingsArgs {
-  /** `instanceNames.zones`: an instance host in one keeps its name in the Secret (lib/instance-names/). */
-  instanceZones?: string[];
-}
+export type A9sNetworkBindingsArgs = NetworkBindingsArgs;
 
 /**
  * The network-aware ServiceBinding compositions where anynines' service brokers serve the
@@ -21,11 +18,9 @@ export class A9sNetworkBindings extends pulumi.ComponentResource {
 
   constructor(name: string, args: A9sNetworkBindingsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("klutch:dataservices:A9sNetworkBindings", name, {}, opts);
-    const { instanceZones = [], ...bindings } = args;
     this.compositions = networkBindingCompositions(this, name, {
-      ...bindings,
-      compose: (labels, implementation) =>
-        a9sNetworkServiceBindingComposition(labels, implementation, instanceZones),
+      ...args,
+      compose: a9sNetworkServiceBindingComposition,
       package: {
         name: "klutch-a9s-network-bindings",
         description:

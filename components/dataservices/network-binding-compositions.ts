@@ -17,11 +17,17 @@ export interface NetworkBindingsArgs {
    * compose), and the connector API (whose XTCPConnection they compose).
    */
   dependsOn: pulumi.Resource[];
+  /** `instanceNames.zones`: an instance host in one keeps its name in the Secret (lib/instance-names/). */
+  instanceZones?: string[];
 }
 
 export interface NetworkBindingCompositionsArgs extends NetworkBindingsArgs {
   /** One backend's network-aware binding composition: the default's, or one implementation's. */
-  compose: (labels: Record<string, string>, implementation?: string) => Record<string, unknown>;
+  compose: (
+    labels: Record<string, string>,
+    implementation?: string,
+    instanceZones?: readonly string[],
+  ) => Record<string, unknown>;
   package: { name: string; description: string };
 }
 
@@ -34,9 +40,10 @@ export function networkBindingCompositions(
   name: string,
   args: NetworkBindingCompositionsArgs,
 ): string[] {
+  const zones = args.instanceZones ?? [];
   const compositions = [
-    args.compose(args.labels),
-    ...args.connectionImplementations.map((i) => args.compose(args.labels, i)),
+    args.compose(args.labels, undefined, zones),
+    ...args.connectionImplementations.map((i) => args.compose(args.labels, i, zones)),
   ];
   const nameOf = (o: Record<string, unknown>) => (o as { metadata: { name: string } }).metadata.name;
   apiObjects(parent, `${name}-compositions`, {

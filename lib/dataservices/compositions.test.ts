@@ -161,6 +161,15 @@ describe("the data-service compositions (pure)", () => {
     );
   });
 
+  it("instance names: the a8s and a9s bindings' connection steps get the zones; without zones, no field", () => {
+    const zones = ["service.dc1.consul"];
+    const step = (c: Json) => c.spec.pipeline[1].input;
+    assert.deepEqual(step(a9sNetworkServiceBindingComposition({}, "proxy", zones)).instanceZones, zones);
+    assert.deepEqual(step(a8sNetworkServiceBindingComposition({}, "proxy", zones)).instanceZones, zones);
+    assert.equal("instanceZones" in step(a9sNetworkServiceBindingComposition({}, "proxy")), false);
+    assert.equal("instanceZones" in step(networkServiceBindingComposition(backend, {}, "proxy")), false);
+  });
+
   it("upstream's XRDs: names, claims and the CEL rule that ties other types to other compositions", () => {
     const sb: Json = serviceBindingXrd();
     assert.equal(sb.metadata.name, "xservicebindings.anynines.com");

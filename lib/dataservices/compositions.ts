@@ -140,6 +140,8 @@ export function networkServiceBindingComposition(
 export function a8sNetworkServiceBindingComposition(
   labels: Record<string, string> = {},
   implementation?: string,
+  /** As the a9s binding's: an instance host in one keeps its name (lib/instance-names/). */
+  instanceZones: readonly string[] = [],
 ): Json {
   const binding = {
     step: "binding",
@@ -149,7 +151,7 @@ export function a8sNetworkServiceBindingComposition(
       connectionSecretNamespace: CONNECTION_SECRETS_NAMESPACE,
     },
   };
-  return networkBinding(binding, "binding", labels, implementation);
+  return networkBinding(binding, "binding", labels, implementation, instanceZones);
 }
 
 function networkBinding(
@@ -157,6 +159,7 @@ function networkBinding(
   credentialsFrom: string,
   labels: Record<string, string>,
   implementation: string | undefined,
+  instanceZones: readonly string[] = [],
 ): Json {
   return composition(
     networkServiceBindingName(implementation),
@@ -172,6 +175,7 @@ function networkBinding(
           defaultPort: A8S_POSTGRESQL_PORT,
           // As the connector names its compositions (lib/connector-api/compositions.ts compositionName).
           ...(implementation ? { implementation: implementation.toLowerCase() } : {}),
+          ...(instanceZones.length > 0 ? { instanceZones: [...instanceZones] } : {}),
         },
       },
     ],

@@ -145,6 +145,8 @@ export interface NetworkConnectionInput {
   defaultPort?: number;
   /** The connector implementation to ask for; without it, the XRD's default composition applies. */
   implementation?: string;
+  /** As NetworkConnectionsInput's: an instance host in one keeps its name (instance-names.ts). */
+  instanceZones?: string[];
 }
 
 /** provider-anynines' ServiceBinding as upstream composes it; nothing to choose (a9s-binding.ts). */
@@ -369,6 +371,7 @@ function parseNetworkConnection(input: JsonObject): NetworkConnectionInput {
     "portKey",
     "defaultPort",
     "implementation",
+    "instanceZones",
   ]);
   const parsed: NetworkConnectionInput = {
     kind: NETWORK_CONNECTION_KIND,
@@ -397,6 +400,7 @@ function parseNetworkConnection(input: JsonObject): NetworkConnectionInput {
       );
     parsed.defaultPort = port;
   }
+  if (input.instanceZones !== undefined) parsed.instanceZones = zonesOf(input.instanceZones);
   // The connection needs a port: from the credentials, or the one the backend always uses.
   if (parsed.portKey === undefined && parsed.defaultPort === undefined)
     throw new InputError(

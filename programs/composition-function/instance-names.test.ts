@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import type { NetworkConnectionsInput } from "./input.js";
 import { inZones, instanceNamesOf } from "./instance-names.js";
+import { composeNetworkConnection } from "./network-connection.js";
 import { composeNetworkConnections } from "./network-connections.js";
 import { bindingComposite, bytes, observedConnection, text, type Json } from "./test-helpers.js";
 import type { ObservedResource } from "./step.js";
@@ -111,5 +112,46 @@ describe("composition function: instance names (a host in a zone keeps its name)
       instanceZones: [],
     });
     assert.equal(plain.compositePatch, undefined);
+  });
+
+  it("the single connection of an a8s binding: instance_service, host and uri keep the name, port the path's", () => {
+    const host = "pg-0.ds.svc.cluster.local";
+    const input = {
+      kind: "NetworkConnection" as const,
+      credentialsFrom: "credentials",
+      hostKey: "instance_service",
+      defaultPort: 5432,
+      instanceZones: ["ds.svc.cluster.local"],
+    };
+    const observed = {
+      credentials: {
+        resource: { kind: "Object" },
+        connectionDetails: bytes({
+          instance_service: host,
+          password: "pw",
+          uri: `postgres://u:pw@${host}:5432/db`,
+        }),
+      },
+      connection: connection(host, 5432, "10.0.0.5"),
+    };
+    const out = composeNetworkConnection(observed, input);
+    assert.deepEqual(text(out.connectionDetails), {
+      instance_service: host,
+      host,
+      port: "35432",
+      password: "pw",
+      uri: `postgres://u:pw@${host}:35432/db`,
+    });
+    assert.deepEqual(out.compositePatch, {
+      status: { managed: { instanceNames: [{ name: host, address: "10.0.0.5" }] } },
+    });
+    assert.match(
+      out.conditions[0]!.message!,
+      /at 10\.0\.0\.5:35432 \(its own name pg-0\.ds\.svc\.cluster\.local resolves there\)/,
+    );
+    // Outside the zones: the path's address, as before, and no names.
+    const plain = composeNetworkConnection(observed, { ...input, instanceZones: ["other.zone"] });
+    assert.equal(text(plain.connectionDetails)!.host, "10.0.0.5");
+    assert.deepEqual(plain.compositePatch, { status: { managed: { instanceNames: [] } } });
   });
 });

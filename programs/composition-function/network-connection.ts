@@ -13,6 +13,7 @@
  * Pure: observed resources in, desired state out.
  */
 import type { NetworkConnectionInput } from "./input.js";
+import { instanceNamesOf, instanceNamesPatch } from "./instance-names.js";
 import { parsePort as portOfText } from "./services/contract/addresses.js";
 import { isJsonObject, type JsonObject } from "./json.js";
 import type { Message } from "./patch-and-transform.js";
@@ -150,6 +151,13 @@ export function rewriteUri(uri: string, host: string, port: number): string | un
   return `${scheme[0]}${userinfo}${authority(host, port)}${tail}`;
 }
 
+/** The claim's instance names, when the composition names zones (instance-names.ts). */
+function namesPatch(connection: JsonObject | undefined, input: NetworkConnectionInput) {
+  return input.instanceZones && input.instanceZones.length > 0
+    ? { compositePatch: instanceNamesPatch(instanceNamesOf([connection], input.instanceZones)) }
+    : {};
+}
+
 export function composeNetworkConnection(
   observed: Readonly<Record<string, ObservedResource>>,
   input: NetworkConnectionInput,
@@ -168,6 +176,7 @@ export function composeNetworkConnection(
       composed: kept
         ? [{ name: CONNECTION_RESOURCE, resource: kept, ready: isReadyTrue(observedConnection) }]
         : [],
+      ...namesPatch(kept ? observedConnection : undefined, input),
       compositeReady: false,
       connectionDetails: {},
       conditions: [
@@ -187,11 +196,16 @@ export function composeNetworkConnection(
   const composed = [
     { name: CONNECTION_RESOURCE, resource: connection(endpoint, input, instanceType), ready },
   ];
-  const consumer = ready ? consumerEndpoint(observedConnection!, endpoint) : undefined;
+  const path = ready ? consumerEndpoint(observedConnection!, endpoint) : undefined;
+  const names = namesPatch(observedConnection, input);
+  // A host the app cluster resolves to its path keeps its name; its port is the path's.
+  const named = instanceNamesOf([observedConnection], input.instanceZones).length > 0;
+  const consumer = path && named ? { host: endpoint.host, port: path.port } : path;
   if (!consumer) {
     const message = notReadyMessage(observedConnection, ready);
     return {
       composed,
+      ...names,
       compositeReady: false,
       connectionDetails: {},
       conditions: [{ type: CONNECTION_READY, status: "False", reason: "ConnectionNotReady", message }],
@@ -222,9 +236,9 @@ export function composeNetworkConnection(
     type: CONNECTION_READY,
     status: "True",
     reason: "ConnectionEstablished",
-    message: `the app cluster reaches the instance at ${authority(consumer.host, consumer.port)}`,
+    message: `the app cluster reaches the instance at ${authority(path!.host, path!.port)}${named ? ` (its own name ${endpoint.host} resolves there)` : ""}`,
   };
-  return { composed, connectionDetails: details, conditions: [condition], results };
+  return { composed, ...names, connectionDetails: details, conditions: [condition], results };
 }
 
 /**

@@ -1809,6 +1809,19 @@ describe("local stack on real clusters (e2e)", function () {
       // The konnector's part: the claim, with its status, in app-1; its names server answers from it.
       const copied = Date.now();
       copyClaimToApp(cp, app, CLAIMS, CLAIMS, ns, "orders-tls", "data-consumer");
+      // Least privilege, both halves: the watcher reads the claims (it answers from them below)
+      // and nothing else; the cluster's Corefile is the environment's to edit, not the pod's.
+      const watcher = "--as=system:serviceaccount:klutch-instance-names:instance-names";
+      const can = (...args: string[]) => kubectlTry(app, ["auth", "can-i", ...args, watcher]).stdout.trim();
+      assert.deepEqual(
+        [
+          can("watch", CLAIMS, "-A"),
+          can("list", "secrets", "-A"),
+          can("update", CLAIMS, "-A"),
+          can("update", "configmaps", "-n", "kube-system"),
+        ],
+        ["yes", "no", "no", "no"],
+      );
       const verifyFull = "$URI?sslmode=verify-full&sslrootcert=/creds/cacrt";
       let through = await psql("client-tls", verifyFull);
       while (!through.ok && Date.now() - copied < 90_000) through = await psql("client-tls", verifyFull);
