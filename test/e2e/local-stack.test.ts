@@ -2435,6 +2435,14 @@ describe("local stack on real clusters (e2e)", function () {
         (ns) => kubectlTry(kubeconfig("control-plane"), ["get", "namespace", ns]).status !== 0,
       ),
     );
+    // The app clusters' Corefiles are as their nodes wrote them: the instance-names stub zone is
+    // taken out again, the rest of the cluster's DNS left alone.
+    for (const app of ["app-1", "app-2"]) {
+      const corefile = kubectlJson(kubeconfig(app), ["-n", "kube-system", "get", "configmap", "coredns"]).data
+        .Corefile as string;
+      assert.doesNotMatch(corefile, /klutch-instance-names/, `${app}'s Corefile`);
+      assert.match(corefile, /kubernetes cluster\.local in-addr\.arpa ip6\.arpa/, `${app}'s Corefile`);
+    }
     const state = await stack.exportStack();
     assert.equal((state.deployment as { resources?: unknown[] }).resources?.length ?? 0, 0);
     // Keep the committed stack file: `stack rm` deletes it unless told otherwise.
