@@ -260,9 +260,20 @@ export class LocalNode {
     timeoutMs: number,
   ): Promise<void> {
     const base = `https://127.0.0.1:${apiServerPort}`;
+    // An API server just started, on a loaded machine, may not answer at once: each call is
+    // tried again while it gives no answer or a transient one (answered, below).
+    const call = (method: string, path: string, body?: string, type?: string) =>
+      answered(
+        `the cluster DNS (${method} ${path})`,
+        () => adminCall(pki, method, `${base}${path}`, body, type),
+        timeoutMs,
+      );
     // An environment's instance-names stub zones (components/instance-names/corefile-stub-zones.ts)
-    // are kept: a node started again must not take an app cluster's instance names away.
-    const existing = await adminCall(pki, "GET", `${base}${CLUSTER_DNS_CONFIGMAP_PATH}`);
+    // are kept: a node started again must not take an app cluster's instance names away. A read
+    // that fails stops here rather than apply a Corefile without them.
+    const existing = await call("GET", CLUSTER_DNS_CONFIGMAP_PATH);
+    if (existing.status !== 200 && existing.status !== 404)
+      throw new Error(`reading the cluster DNS's Corefile: HTTP ${existing.status} ${existing.body}`);
     const kept =
       existing.status === 200
         ? currentStubZones(
@@ -274,10 +285,9 @@ export class LocalNode {
         kept?.serverAddress && o.path === CLUSTER_DNS_CONFIGMAP_PATH
           ? withCorefileStubs(o.body, kept)
           : o.body;
-      const r = await adminCall(
-        pki,
+      const r = await call(
         "PATCH",
-        `${base}${o.path}?fieldManager=klutch-local-node&force=true`,
+        `${o.path}?fieldManager=klutch-local-node&force=true`,
         JSON.stringify(body),
         "application/apply-patch+yaml",
       );
@@ -784,6 +794,28 @@ function removeEntries(dir: string, ours: (file: string) => boolean): void {
 }
 
 /** One request to the API server as the cluster's admin; never throws (status 0: no answer). */
+/**
+ * A call's answer once the API server gives one: no answer (HTTP 0: refused, or the 5 s timeout),
+ * 429 and 5xx are tried again every half second until `timeoutMs`.
+ */
+async function answered(
+  what: string,
+  attempt: () => Promise<{ status: number; body: string }>,
+  timeoutMs: number,
+): Promise<{ status: number; body: string }> {
+  let last = { status: 0, body: "" };
+  await waitForOk(
+    what,
+    async () => {
+      last = await attempt();
+      const transient = last.status === 0 || last.status === 429 || last.status >= 500;
+      return transient ? `HTTP ${last.status} ${last.body}` : "ok";
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
+  return last;
+}
+
 function adminCall(
   pki: PkiFiles,
   method: string,
