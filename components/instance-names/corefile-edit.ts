@@ -47,12 +47,13 @@ const placeOf = (at: CorefileLocation) => `ConfigMap ${at.namespace}/${at.config
 
 /** The text under the key, or undefined when the ConfigMap or the key is not there. */
 export async function readCorefile(at: CorefileLocation): Promise<string | undefined> {
+  return (await configMapAt(coreApi(at.kubeconfig), at))?.data?.[at.key];
+}
+
+/** The ConfigMap, or undefined when it is not there. */
+async function configMapAt(api: k8s.CoreV1Api, at: CorefileLocation): Promise<k8s.V1ConfigMap | undefined> {
   try {
-    const map = await coreApi(at.kubeconfig).readNamespacedConfigMap({
-      name: at.configMap,
-      namespace: at.namespace,
-    });
-    return map.data?.[at.key];
+    return await api.readNamespacedConfigMap({ name: at.configMap, namespace: at.namespace });
   } catch (err) {
     if (statusCode(err) === 404) return undefined;
     throw err;
@@ -72,12 +73,7 @@ export async function editCorefile(
   const api = coreApi(at.kubeconfig);
   const where = placeOf(at);
   for (let attempt = 1; ; attempt++) {
-    let map: k8s.V1ConfigMap | undefined;
-    try {
-      map = await api.readNamespacedConfigMap({ name: at.configMap, namespace: at.namespace });
-    } catch (err) {
-      if (statusCode(err) !== 404) throw err;
-    }
+    const map = await configMapAt(api, at);
     const text = map?.data?.[at.key];
     if (map === undefined || text === undefined) {
       if (missing === "skip") return;

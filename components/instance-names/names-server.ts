@@ -1,3 +1,5 @@
+import { INSTANCE_NAMES_PROCESS } from "../../lib/instance-names/watcher-process";
+
 /**
  * The objects of an app cluster's instance-names server, pure: one pod of two containers that
  * share an emptyDir. The watcher (programs/instance-names/, in the bridge image) lists and
@@ -12,8 +14,6 @@ export const NAMES_PORT = 1053;
 const WATCHER_HEALTH_PORT = 8090;
 const COREDNS_READY_PORT = 8181;
 const HOSTS_DIR = "/names";
-/** Where the bridge image holds the watcher (host/local-clusters/images/bridge-image.ts). */
-export const WATCHER_PROCESS = "/app/programs/instance-names/main.js";
 /** The claims whose status.managed.instanceNames the watcher reads, as the konnector names them. */
 export const CLAIM_RESOURCES = ["anynines.com/v1/servicebindings"];
 
@@ -84,7 +84,7 @@ export function namesPodSpec(s: NamesServerSettings, serviceAccount: string, con
         imagePullPolicy: s.imagePullPolicy,
         command: [
           "/usr/local/bin/node",
-          WATCHER_PROCESS,
+          INSTANCE_NAMES_PROCESS,
           ...s.zones.flatMap((z) => ["--zone", z]),
           ...CLAIM_RESOURCES.flatMap((r) => ["--resource", r]),
           "--hosts-file",

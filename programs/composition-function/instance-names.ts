@@ -52,3 +52,15 @@ export function instanceNamesOf(
 export function instanceNamesPatch(names: readonly InstanceName[]): JsonObject {
   return { status: { managed: { instanceNames: names.map((n) => ({ name: n.name, address: n.address })) } } };
 }
+
+/**
+ * The names the connections give, and the step's patch publishing them: none where the
+ * composition names no zones (the claim's status is then left as it was).
+ */
+export function instanceNames(
+  connections: readonly (JsonObject | undefined)[],
+  zones: readonly string[] | undefined,
+): { names: InstanceName[]; patch: { compositePatch?: JsonObject } } {
+  const names = instanceNamesOf(connections, zones);
+  return { names, patch: zones && zones.length > 0 ? { compositePatch: instanceNamesPatch(names) } : {} };
+}

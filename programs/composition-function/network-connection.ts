@@ -13,7 +13,7 @@
  * Pure: observed resources in, desired state out.
  */
 import type { NetworkConnectionInput } from "./input.js";
-import { instanceNamesOf, instanceNamesPatch } from "./instance-names.js";
+import { instanceNames } from "./instance-names.js";
 import { parsePort as portOfText } from "./services/contract/addresses.js";
 import { isJsonObject, type JsonObject } from "./json.js";
 import type { Message } from "./patch-and-transform.js";
@@ -151,13 +151,6 @@ export function rewriteUri(uri: string, host: string, port: number): string | un
   return `${scheme[0]}${userinfo}${authority(host, port)}${tail}`;
 }
 
-/** The claim's instance names, when the composition names zones (instance-names.ts). */
-function namesPatch(connection: JsonObject | undefined, input: NetworkConnectionInput) {
-  return input.instanceZones && input.instanceZones.length > 0
-    ? { compositePatch: instanceNamesPatch(instanceNamesOf([connection], input.instanceZones)) }
-    : {};
-}
-
 export function composeNetworkConnection(
   observed: Readonly<Record<string, ObservedResource>>,
   input: NetworkConnectionInput,
@@ -176,7 +169,7 @@ export function composeNetworkConnection(
       composed: kept
         ? [{ name: CONNECTION_RESOURCE, resource: kept, ready: isReadyTrue(observedConnection) }]
         : [],
-      ...namesPatch(kept ? observedConnection : undefined, input),
+      ...instanceNames([kept ? observedConnection : undefined], input.instanceZones).patch,
       compositeReady: false,
       connectionDetails: {},
       conditions: [
@@ -197,9 +190,10 @@ export function composeNetworkConnection(
     { name: CONNECTION_RESOURCE, resource: connection(endpoint, input, instanceType), ready },
   ];
   const path = ready ? consumerEndpoint(observedConnection!, endpoint) : undefined;
-  const names = namesPatch(observedConnection, input);
+  const given = instanceNames([observedConnection], input.instanceZones);
+  const names = given.patch;
   // A host the app cluster resolves to its path keeps its name; its port is the path's.
-  const named = instanceNamesOf([observedConnection], input.instanceZones).length > 0;
+  const named = given.names.length > 0;
   const consumer = path && named ? { host: endpoint.host, port: path.port } : path;
   if (!consumer) {
     const message = notReadyMessage(observedConnection, ready);

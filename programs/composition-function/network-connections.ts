@@ -23,7 +23,7 @@ import {
   parsePort as portOf,
   tcpConnection,
 } from "./network-connection.js";
-import { instanceNamesOf, instanceNamesPatch } from "./instance-names.js";
+import { instanceNames } from "./instance-names.js";
 import { joinHostPort } from "./services/contract/addresses.js";
 import { addressOf, endpointsOf, rewriteCredentials, type Endpoint } from "./services/contract/references.js";
 import { dataServiceOf } from "./services/registry.js";
@@ -76,22 +76,15 @@ function waiting(
   const composed = keptConnections(observed, input.implementation);
   return {
     composed,
-    ...namesPatch(
+    ...instanceNames(
       composed.map((c) => observed[c.name]?.resource),
-      input,
-    ),
+      input.instanceZones,
+    ).patch,
     compositeReady: false,
     connectionDetails: {},
     conditions: [{ type: CONNECTION_READY, status: "False", reason, message }],
     results: warn ? [{ severity: "Warning", message }] : [],
   };
-}
-
-/** The claim's instance names, when the composition names zones (instance-names.ts). */
-function namesPatch(connections: readonly (JsonObject | undefined)[], input: NetworkConnectionsInput) {
-  return input.instanceZones && input.instanceZones.length > 0
-    ? { compositePatch: instanceNamesPatch(instanceNamesOf(connections, input.instanceZones)) }
-    : {};
 }
 
 export function composeNetworkConnections(
@@ -146,13 +139,9 @@ export function composeNetworkConnections(
     };
   });
   const composed = paths.map((p) => p.composed);
-  const given = instanceNamesOf(
+  const { names: given, patch: namePatch } = instanceNames(
     paths.map((p) => p.current),
     input.instanceZones,
-  );
-  const namePatch = namesPatch(
-    paths.map((p) => p.current),
-    input,
   );
   const describe = (e: Endpoint) => `${e.label} endpoint ${joinHostPort(e.host, e.port)}`;
   const failing = paths.filter((p) => !p.consumer);

@@ -6,6 +6,11 @@ import { which } from "../host/binaries";
 import { BRIDGE_UID } from "../../../lib/bridge/deployment";
 import { hostFiles, userEntries } from "./host-rootfs";
 import type { ImageSpec, LayerEntry } from "./oci-layout";
+import {
+  BRIDGE_IMAGE_APP,
+  INSTANCE_NAMES_ENTRY,
+  INSTANCE_NAMES_PROCESS,
+} from "../../../lib/instance-names/watcher-process";
 
 /**
  * The bridge's image (`klutch.local/bridge`): this machine's Node runtime, this project's
@@ -32,14 +37,14 @@ import type { ImageSpec, LayerEntry } from "./oci-layout";
  */
 
 const HOME = "/home/bridge";
-const APP = "/app";
+const APP = BRIDGE_IMAGE_APP;
 /** The bridge's entry point in the repository, and the process it is in the image (its Entrypoint). */
 export const BRIDGE_ENTRY = "programs/bridge/main.ts";
 export const BRIDGE_PROCESS = `${APP}/${BRIDGE_ENTRY.replace(/\.ts$/, ".js")}`;
 export const BRIDGE_PULUMI_HOME = `${HOME}/.pulumi`;
-/** The instance-names watcher's entry point, and its process in the image (a pod's command, with /usr/local/bin/node). */
-export const INSTANCE_NAMES_ENTRY = "programs/instance-names/main.ts";
-export const INSTANCE_NAMES_PROCESS = `${APP}/${INSTANCE_NAMES_ENTRY.replace(/\.ts$/, ".js")}`;
+// The instance-names watcher's entry point, and its process in the image (a pod's command, with
+// /usr/local/bin/node): lib/instance-names/watcher-process.ts, which the names server's pod reads too.
+export { INSTANCE_NAMES_ENTRY, INSTANCE_NAMES_PROCESS };
 
 interface LockPackage {
   version?: string;
